@@ -1,0 +1,67 @@
+# translate — build, test, install.
+#
+#   make            build ./translate (and the other programs in app/)
+#   make run        translate "I love china" with the default config
+#   make test       build and run every test; ends with "N passed, N failed"
+#   make deps       install the Debian packages the build needs (or print how)
+#   make install PREFIX=/usr/local
+#
+# Objects go to build/.  Every app/*.c that defines main() is listed in
+# PROGRAMS; everything else in common/, tokenizer/, model/ and app/ is
+# library code linked into the programs and the tests.
+
+CC      ?= cc
+PKGS     = yaml-0.1 libutf8proc libcjson
+OPT     ?= -O2 -g
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE $(OPT) -Wall -Wextra -Werror -MMD -MP \
+           $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+PREFIX  ?= /usr/local
+
+PROGRAMS  = translate train
+MAIN_SRCS = $(PROGRAMS:%=app/%.c)
+LIB_SRCS  = $(filter-out $(MAIN_SRCS), $(wildcard common/*.c tokenizer/*.c model/*.c app/*.c))
+LIB_OBJS  = $(LIB_SRCS:%.c=build/%.o)
+TEST_SRCS = $(wildcard tests/test_*.c)
+TEST_BINS = $(TEST_SRCS:tests/%.c=build/tests/%)
+TEST_LIB  = build/tests/testutil.o
+
+.PHONY: all run test deps install uninstall clean
+all: $(PROGRAMS)
+
+$(PROGRAMS): %: build/app/%.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+build/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+build/tests/%: build/tests/%.o $(TEST_LIB) $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcmocka
+
+run: deps
+	@$(MAKE) --no-print-directory translate
+	./translate "I love china"
+
+test: deps
+	@$(MAKE) --no-print-directory $(PROGRAMS) $(TEST_BINS)
+	@sh tests/run_tests.sh $(TEST_BINS)
+
+deps:
+	@sh tools/deps.sh --quiet
+
+install: $(PROGRAMS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/translate/configs \
+	           $(DESTDIR)$(PREFIX)/share/translate/weights
+	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 configs/*.yaml $(DESTDIR)$(PREFIX)/share/translate/configs/
+	install -m 644 weights/* $(DESTDIR)$(PREFIX)/share/translate/weights/
+
+uninstall:
+	rm -f $(PROGRAMS:%=$(DESTDIR)$(PREFIX)/bin/%)
+	rm -rf $(DESTDIR)$(PREFIX)/share/translate
+
+clean:
+	rm -rf build $(PROGRAMS)
+
+-include $(shell find build -name '*.d' 2>/dev/null)

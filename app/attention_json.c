@@ -1,0 +1,181 @@
+/* attention_json.c — building and writing the attention document (see
+ * attention_json.h). */
+#include "attention_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../common/util.h"
+#include "version.h"
+
+struct AttentionJson {
+    cJSON *root;
+    cJSON *sentences;
+};
+
+/* A number with 7 significant digits: enough that every row still sums to
+ * 1 within 1e-6, without printing the 17 digits of a float widened to
+ * double.  Exact zeros (masked cells) stay "0". */
+static cJSON *number(float x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.7g", (double)x);
+    return cJSON_CreateRaw(buf);
+}
+
+/* data[rows][cols] as nested arrays. */
+static cJSON *matrix(const float *data, int rows, int cols)
+{
+    cJSON *m = cJSON_CreateArray();
+    for (int i = 0; i < rows; i++) {
+        cJSON *row = cJSON_CreateArray();
+        for (int j = 0; j < cols; j++) cJSON_AddItemToArray(row, number(data[(size_t)i * cols + j]));
+        cJSON_AddItemToArray(m, row);
+    }
+    return m;
+}
+
+/* [layers][heads][rows][cols] from a dense block. */
+static cJSON *maps(const float *data, int layers, int heads, int rows, int cols)
+{
+    cJSON *all = cJSON_CreateArray();
+    for (int l = 0; l < layers; l++) {
+        cJSON *layer = cJSON_CreateArray();
+        for (int h = 0; h < heads; h++)
+            cJSON_AddItemToArray(layer, matrix(data + ((size_t)l * heads + h) * rows * cols, rows, cols));
+        cJSON_AddItemToArray(all, layer);
+    }
+    return all;
+}
+
+/* {"tokens": [...], "ids": [...]} for ids through a vocabulary. */
+static cJSON *token_list(const int *ids, int n, const Vocab *vocab)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON *tokens = cJSON_AddArrayToObject(obj, "tokens");
+    cJSON *id_list = cJSON_AddArrayToObject(obj, "ids");
+    for (int i = 0; i < n; i++) {
+        cJSON_AddItemToArray(tokens, cJSON_CreateString(vocab_token(vocab, ids[i])));
+        cJSON_AddItemToArray(id_list, cJSON_CreateNumber(ids[i]));
+    }
+    return obj;
+}
+
+static cJSON *architecture(const Config *cfg, const ModelArch *a)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "name", cfg->name);
+    cJSON_AddStringToObject(m, "config_path", cfg->path);
+    cJSON_AddStringToObject(m, "weights_path", cfg->weights_path);
+    cJSON_AddStringToObject(m, "source_language", cfg->source_lang);
+    cJSON_AddStringToObject(m, "target_language", cfg->target_lang);
+    cJSON_AddNumberToObject(m, "d_model", a->d_model);
+    cJSON_AddNumberToObject(m, "heads", a->heads);
+    cJSON_AddNumberToObject(m, "d_k", a->d_model / a->heads);
+    cJSON_AddNumberToObject(m, "encoder_layers", a->encoder_layers);
+    cJSON_AddNumberToObject(m, "decoder_layers", a->decoder_layers);
+    cJSON_AddNumberToObject(m, "d_ff", a->d_ff);
+    cJSON_AddStringToObject(m, "activation", activation_name(a->activation));
+    cJSON_AddStringToObject(m, "norm", a->norm_first ? "pre" : "post");
+    cJSON_AddNumberToObject(m, "max_len", a->max_len);
+    cJSON_AddBoolToObject(m, "scale_attention", a->scale_attention);
+    cJSON_AddBoolToObject(m, "tied_output_embedding", a->tied_output);
+    cJSON_AddNumberToObject(m, "source_vocab_size", a->src_vocab);
+    cJSON_AddNumberToObject(m, "target_vocab_size", a->tgt_vocab);
+    return m;
+}
+
+AttentionJson *attention_json_new(const Config *cfg, const ModelArch *arch)
+{
+    AttentionJson *doc = xcalloc(1, sizeof *doc);
+    doc->root = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc->root, "format", "translate-attention");
+    cJSON_AddStringToObject(doc->root, "format_version", "1.0");
+    cJSON *producer = cJSON_AddObjectToObject(doc->root, "producer");
+    cJSON_AddStringToObject(producer, "name", "translate");
+    cJSON_AddStringToObject(producer, "version", TRANSLATE_VERSION);
+    cJSON_AddItemToObject(doc->root, "model", architecture(cfg, arch));
+    cJSON *info = cJSON_AddObjectToObject(doc->root, "attention_info");
+    cJSON_AddStringToObject(info, "values", "softmax_probabilities");
+    cJSON *layout = cJSON_AddArrayToObject(info, "layout");
+    const char *dims[] = {"layer", "head", "query", "key"};
+    for (int i = 0; i < 4; i++) cJSON_AddItemToArray(layout, cJSON_CreateString(dims[i]));
+    cJSON_AddStringToObject(info, "decoder_mask", "causal: cells with key > query are exactly 0");
+    doc->sentences = cJSON_AddArrayToObject(doc->root, "sentences");
+    return doc;
+}
+
+void attention_json_add(AttentionJson *doc, int line, const char *text, const Translation *t,
+                        const Vocab *src_vocab, const Vocab *tgt_vocab, const char *output_text)
+{
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(doc->root, "model");
+    int Le = cJSON_GetObjectItemCaseSensitive(model, "encoder_layers")->valueint;
+    int Ld = cJSON_GetObjectItemCaseSensitive(model, "decoder_layers")->valueint;
+    int H = cJSON_GetObjectItemCaseSensitive(model, "heads")->valueint;
+    int S = t->src_len, T = t->steps;
+
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "line", line);
+    cJSON_AddStringToObject(s, "text", text);
+    cJSON_AddItemToObject(s, "source", token_list(t->src_ids, S, src_vocab));
+    cJSON_AddItemToObject(s, "decoder_input", token_list(t->input_ids, T, tgt_vocab));
+    cJSON *out = token_list(t->output_ids, T, tgt_vocab);
+    cJSON *logprobs = cJSON_AddArrayToObject(out, "logprobs");
+    cJSON *alternatives = cJSON_AddArrayToObject(out, "top_k");
+    for (int i = 0; i < T; i++) {
+        cJSON_AddItemToArray(logprobs, number(t->logprobs[i]));
+        cJSON *step = cJSON_CreateArray();
+        for (int k = 0; k < DECODE_TOP_K; k++) {
+            int id = t->top_ids[(size_t)i * DECODE_TOP_K + k];
+            if (id < 0) continue;
+            cJSON *alt = cJSON_CreateObject();
+            cJSON_AddStringToObject(alt, "token", vocab_token(tgt_vocab, id));
+            cJSON_AddNumberToObject(alt, "id", id);
+            cJSON_AddItemToObject(alt, "logprob", number(t->top_logprobs[(size_t)i * DECODE_TOP_K + k]));
+            cJSON_AddItemToArray(step, alt);
+        }
+        cJSON_AddItemToArray(alternatives, step);
+    }
+    cJSON_AddBoolToObject(out, "finished", t->finished);
+    cJSON_AddStringToObject(out, "text", output_text);
+    cJSON_AddItemToObject(s, "output", out);
+    cJSON_AddItemToObject(s, "encoder_attentions", maps(t->encoder_attn, Le, H, S, S));
+    cJSON_AddItemToObject(s, "decoder_attentions", maps(t->decoder_attn, Ld, H, T, T));
+    cJSON_AddItemToObject(s, "cross_attentions", maps(t->cross_attn, Ld, H, T, S));
+    cJSON_AddItemToArray(doc->sentences, s);
+}
+
+int attention_json_write(const AttentionJson *doc, const char *path, Error *err)
+{
+    char *text = cJSON_Print(doc->root);
+    if (!text) return error_set(err, "%s: out of memory formatting JSON", path);
+    size_t n = strlen(text);
+    char *tmp = xmalloc(strlen(path) + 5);
+    sprintf(tmp, "%s.tmp", path);
+    int status = 0;
+    FILE *f = fopen(tmp, "wb");
+    if (!f || fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF || fflush(f) != 0 ||
+        fsync(fileno(f)) != 0) {
+        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    }
+    if (f && fclose(f) != 0 && status == 0)
+        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    if (status == 0 && rename(tmp, path) != 0)
+        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    if (status) unlink(tmp);
+    free(tmp);
+    cJSON_free(text);
+    return status;
+}
+
+void attention_json_free(AttentionJson *doc)
+{
+    if (!doc) return;
+    cJSON_Delete(doc->root);
+    free(doc);
+}

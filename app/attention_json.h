@@ -1,0 +1,32 @@
+/* attention_json.h — every head's attention maps as a JSON document.
+ *
+ * Schema "translate-attention" 1.0, documented in docs/attention-json.md.
+ * Names and shapes follow Hugging Face's Seq2SeqLMOutput:
+ *   encoder_attentions [layers][heads][src][src]
+ *   decoder_attentions [layers][heads][tgt][tgt]   (future cells exactly 0)
+ *   cross_attentions   [layers][heads][tgt][src]
+ * with the token roles spelled out: source tokens, decoder *input* tokens
+ * (<s> + output but the last: they label the decoder axes and the
+ * cross-attention rows) and the output tokens.
+ * Only this file and model/safetensors.c include cJSON. */
+#ifndef TRANSLATE_ATTENTION_JSON_H
+#define TRANSLATE_ATTENTION_JSON_H
+
+#include "../common/error.h"
+#include "../model/decode.h"
+#include "../tokenizer/vocab.h"
+#include "config.h"
+
+typedef struct AttentionJson AttentionJson;
+
+/* Start a document for sentences translated with `cfg`'s model. */
+AttentionJson *attention_json_new(const Config *cfg, const ModelArch *arch);
+/* Append one translated sentence (`text` as given, `output_text` the
+ * detokenised result). */
+void attention_json_add(AttentionJson *doc, int line, const char *text, const Translation *t,
+                        const Vocab *src_vocab, const Vocab *tgt_vocab, const char *output_text);
+/* Write the document to `path` atomically (temp file + rename). */
+int attention_json_write(const AttentionJson *doc, const char *path, Error *err);
+void attention_json_free(AttentionJson *doc); /* NULL-safe */
+
+#endif

@@ -1,0 +1,73 @@
+/* config.h — one YAML file describes a model: its files, its shape, how to
+ * decode with it and (optionally) how to train it.
+ *
+ * Paths inside the YAML are relative to the YAML file's own folder and are
+ * stored here already resolved.  Every problem is reported as
+ * "path:line:col: message" (line and column 1-based, from libyaml's marks).
+ * Only app/config.c includes <yaml.h>.  See configs/en-zh.yaml for a
+ * commented example of every key. */
+#ifndef TRANSLATE_CONFIG_H
+#define TRANSLATE_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../model/arch.h"
+
+typedef struct {
+    int beam;               /* beam width; 1 = greedy */
+    float length_penalty;   /* beam scores are divided by length^alpha */
+    float max_output_ratio; /* output limit = ratio * source tokens + extra, */
+    int max_output_extra;   /*   capped at arch.max_len */
+} DecodeConfig;
+
+typedef struct {
+    char *train_path;       /* TSV, default ../shared/data/tatoeba-cmn-eng/train.tsv */
+    char *dev_path;         /* TSV, default ../shared/data/tatoeba-cmn-eng/dev.tsv */
+    int source_column;      /* 0-based TSV column of the source text */
+    int target_column;      /* 0-based TSV column of the target text */
+    int source_vocab_size;  /* vocabulary limits, specials included */
+    int target_vocab_size;
+    int min_count;          /* drop rarer words from the vocabularies */
+    int batch_tokens;       /* source + target tokens per batch */
+    float learning_rate;    /* peak learning rate */
+    int warmup_steps;
+    int epochs;             /* stop after this many epochs ... */
+    int max_steps;          /* ... or this many steps (0 = no limit) */
+    float label_smoothing;
+    float dropout;
+    float weight_decay;
+    float clip_norm;        /* global gradient-norm clip; 0 = off */
+    uint64_t seed;
+    int checkpoint_steps;   /* write a checkpoint every N steps */
+    int eval_epochs;        /* dev BLEU/chrF2 every N epochs */
+    int log_steps;          /* log line every N steps */
+    char *checkpoint_path;  /* resolved; default: <weights>.ckpt */
+    char *log_path;         /* resolved; default: <weights>.log.csv */
+} TrainConfig;
+
+typedef struct {
+    char *path;             /* the YAML file itself, as given */
+    char *name;             /* e.g. "en-zh" */
+    char source_lang[8];    /* "en" or "zh" */
+    char target_lang[8];
+    char *weights_path;     /* resolved safetensors path */
+    char *source_vocab_path;
+    char *target_vocab_path;
+    bool random_init;       /* weights missing → write a seeded random model */
+    uint64_t random_seed;
+    ModelArch arch;         /* src_vocab/tgt_vocab are 0 here: they come from the vocab files */
+    DecodeConfig decode;
+    bool has_train;         /* a train: section was present */
+    TrainConfig train;
+} Config;
+
+/* Parse and validate `path`.  On failure returns -1 with err =
+ * "path:line:col: what" (unknown key, wrong type, missing field, out of
+ * range, d_model not divisible by heads, YAML syntax error) or
+ * "path: cannot open: reason".  On success `cfg` owns its strings. */
+int config_load(const char *path, Config *cfg, Error *err);
+void config_free(Config *cfg); /* NULL-safe; leaves cfg zeroed */
+
+#endif

@@ -1,0 +1,79 @@
+/* corpus.c — reading a TSV parallel corpus (see corpus.h). */
+#include "corpus.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+
+/* Column `index` of a tab-separated line, copied; NULL if there are fewer
+ * columns. */
+static char *column(const char *line, int index)
+{
+    const char *start = line;
+    for (int i = 0; i < index; i++) {
+        start = strchr(start, '\t');
+        if (!start) return NULL;
+        start++;
+    }
+    size_t n = strcspn(start, "\t");
+    char *copy = xmalloc(n + 1);
+    memcpy(copy, start, n);
+    copy[n] = '\0';
+    return copy;
+}
+
+int corpus_load(const char *path, int source_column, int target_column, Corpus *c, Error *err)
+{
+    memset(c, 0, sizeof *c);
+    FILE *f = fopen(path, "rb");
+    if (!f) return error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 0;
+    char *line = NULL;
+    size_t line_cap = 0;
+    ssize_t n;
+    int status = 0;
+    for (int number = 1; (n = getline(&line, &line_cap, f)) != -1; number++) {
+        char *text = line;
+        if (number == 1 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3;
+        text[strcspn(text, "\r\n")] = '\0';
+        if (!*text) continue; /* blank lines are allowed (e.g. at the end) */
+        char *src = column(text, source_column), *tgt = column(text, target_column);
+        if (!src || !tgt) {
+            free(src);
+            free(tgt);
+            status = error_set(err, "%s:%d: expected at least %d tab-separated columns", path,
+                               number, (source_column > target_column ? source_column : target_column) + 1);
+            break;
+        }
+        if (c->count == cap) {
+            cap = cap ? 2 * cap : 1024;
+            c->source = xrealloc(c->source, cap * sizeof *c->source);
+            c->target = xrealloc(c->target, cap * sizeof *c->target);
+            c->line = xrealloc(c->line, cap * sizeof *c->line);
+        }
+        c->source[c->count] = src;
+        c->target[c->count] = tgt;
+        c->line[c->count++] = number;
+    }
+    if (!status && ferror(f)) status = error_set(err, "%s: read error: %s", path, strerror(errno));
+    free(line);
+    fclose(f);
+    if (status) corpus_free(c);
+    return status;
+}
+
+void corpus_free(Corpus *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->count; i++) {
+        free(c->source[i]);
+        free(c->target[i]);
+    }
+    free(c->source);
+    free(c->target);
+    free(c->line);
+    memset(c, 0, sizeof *c);
+}

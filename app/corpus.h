@@ -1,0 +1,25 @@
+/* corpus.h — a parallel corpus read from a TSV file (Tatoeba's layout:
+ * English <TAB> Chinese <TAB> attribution), held in memory.
+ *
+ * Lines are kept as given (the tokenizer validates them later); a UTF-8
+ * byte-order mark at the start of the file and a CR before the newline are
+ * dropped.  A line with too few columns is an error naming path:line. */
+#ifndef TRANSLATE_CORPUS_H
+#define TRANSLATE_CORPUS_H
+
+#include <stddef.h>
+
+#include "../common/error.h"
+
+typedef struct {
+    size_t count;
+    char **source;  /* [count] the source column of each line */
+    char **target;  /* [count] the target column */
+    int *line;      /* [count] 1-based line number in the file, for messages */
+} Corpus;
+
+int corpus_load(const char *path, int source_column, int target_column, Corpus *corpus,
+                Error *err);
+void corpus_free(Corpus *corpus); /* NULL-safe, leaves it zeroed */
+
+#endif

@@ -1,0 +1,323 @@
+/* translate.c — the command line: text in, translation out.
+ *
+ *   translate [OPTIONS] [TEXT...]     one translation per TEXT argument, or
+ *                                     one per stdin line when there is none
+ *
+ * Translations go to stdout, one line per input line and in the same order;
+ * messages go to stderr.  A line that cannot be translated gets its error
+ * on stderr and an empty output line, and the others are still translated.
+ * Exit status: 0 all translated, 1 some line failed, 2 usage/config error,
+ * 3 model file error, 4 output file error (see README.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/util.h"
+#include "../model/weights.h"
+#include "../tokenizer/tokenizer.h"
+#include "attention_json.h"
+#include "translator.h"
+#include "version.h"
+
+#define MAX_LINE_BYTES 65536 /* longer stdin lines are rejected, not read whole */
+
+typedef struct {
+    const char *config_path;   /* -c; NULL: pick by the text's script */
+    const char *attention_path;
+    const char *logits_path;
+    bool init_weights, force, quiet;
+} Options;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: translate [OPTIONS] [TEXT...]\n"
+            "Translate English to Chinese or Chinese to English with a small Transformer,\n"
+            "and show what its attention heads do.\n"
+            "\n"
+            "Each TEXT is one sentence; with no TEXT, every line of standard input is one.\n"
+            "\n"
+            "  -c, --config FILE     model config (default: configs/en-zh.yaml, or\n"
+            "                        configs/zh-en.yaml for text mostly in Han characters)\n"
+            "  -a, --attention FILE  also write every head's attention maps as JSON\n"
+            "                        (schema: docs/attention-json.md)\n"
+            "      --logits FILE     write the output logits as raw float32 [steps, vocab],\n"
+            "                        sentence after sentence (for tools/reference.py)\n"
+            "      --init-weights    write a seeded random model to the config's weights\n"
+            "                        path and exit (refuses to overwrite without --force)\n"
+            "      --force           with --init-weights: overwrite\n"
+            "  -q, --quiet           no notes on stderr (errors are still printed)\n"
+            "  -h, --help            this help\n"
+            "  -V, --version         the version\n"
+            "\n"
+            "Exit status: 0 ok, 1 a sentence could not be translated, 2 usage or config\n"
+            "error, 3 model file error, 4 output file error.\n");
+}
+
+static int parse_options(int argc, char **argv, Options *opt)
+{
+    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE };
+    static const struct option longs[] = {
+        {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
+        {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
+        {"force", no_argument, 0, OPT_FORCE},    {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "c:a:qhV", longs, NULL)) != -1) {
+        switch (c) {
+        case 'c': opt->config_path = optarg; break;
+        case 'a': opt->attention_path = optarg; break;
+        case OPT_LOGITS: opt->logits_path = optarg; break;
+        case OPT_INIT: opt->init_weights = true; break;
+        case OPT_FORCE: opt->force = true; break;
+        case 'q': opt->quiet = true; break;
+        case 'h': usage(stdout); exit(0);
+        case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(0);
+        default:
+            fprintf(stderr, "translate: try 'translate --help'\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- finding the default configs -------------------------------------- */
+
+/* configs/NAME next to the program (a source checkout) or in
+ * ../share/translate/configs (after make install); $TRANSLATE_HOME first. */
+static char *default_config(const char *name)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    const char *home = getenv("TRANSLATE_HOME");
+    char candidates[3][PATH_MAX + 64];
+    int count = 0;
+    if (home) snprintf(candidates[count++], sizeof candidates[0], "%s/configs/%s", home, name);
+    snprintf(candidates[count++], sizeof candidates[0], "%s/configs/%s", exe, name);
+    snprintf(candidates[count++], sizeof candidates[0], "%s/../share/translate/configs/%s", exe, name);
+    for (int i = 0; i < count; i++)
+        if (access(candidates[i], R_OK) == 0) return xstrdup(candidates[i]);
+    return xstrdup(candidates[home ? 1 : 0]); /* the error will name it */
+}
+
+/* ---- the models in use ------------------------------------------------- */
+
+/* With -c, one model; without, up to two, opened when first needed. */
+typedef struct {
+    const Options *opt;
+    char *paths[2];           /* [0] the -c / en-zh config, [1] zh-en */
+    Translator models[2];
+    bool opened[2];
+    TrStatus failed[2];       /* remembered so a broken model is reported once */
+    Error open_error[2];
+    AttentionJson *attention[2];
+} Session;
+
+/* The model for this text, or NULL with *status/err set. */
+static Translator *model_for(Session *s, const char *text, size_t len, TrStatus *status, Error *err)
+{
+    int which = 0;
+    if (!s->opt->config_path && tokenizer_cjk_share(text, len) > 0.5) which = 1;
+    if (s->failed[which]) {
+        *err = s->open_error[which];
+        *status = s->failed[which];
+        return NULL;
+    }
+    if (!s->opened[which]) {
+        if (!s->opt->config_path && !s->opt->quiet)
+            fprintf(stderr, "translate: note: using %s (%s)\n", s->paths[which],
+                    which ? "input is mostly Han characters" : "default");
+        TrStatus st = translator_open(&s->models[which], s->paths[which], &s->open_error[which]);
+        if (st != TR_OK) {
+            s->failed[which] = st;
+            *err = s->open_error[which];
+            *status = st;
+            return NULL;
+        }
+        s->opened[which] = true;
+        Translator *tr = &s->models[which];
+        if (tr->created_weights && !s->opt->quiet)
+            fprintf(stderr, "translate: note: wrote an untrained random model (seed %llu) to %s: "
+                            "its translations are noise\n",
+                    (unsigned long long)tr->config.random_seed, tr->config.weights_path);
+        if (s->opt->attention_path)
+            s->attention[which] = attention_json_new(&tr->config, &tr->config.arch);
+    }
+    return &s->models[which];
+}
+
+static void session_close(Session *s)
+{
+    for (int i = 0; i < 2; i++) {
+        attention_json_free(s->attention[i]);
+        translator_close(&s->models[i]);
+        free(s->paths[i]);
+    }
+}
+
+/* ---- one sentence ------------------------------------------------------ */
+
+/* Translate one line; prints the translation (or an empty line) and returns
+ * a status.  `line` numbers messages (1-based). */
+static TrStatus translate_one(Session *s, const char *text, size_t len, int line, FILE *logits)
+{
+    Error err = {{0}};
+    TrStatus status = TR_OK;
+    Translator *tr = model_for(s, text, len, &status, &err);
+    SourceIds src = {0};
+    if (tr) status = translator_encode(tr, text, len, &src, &err);
+    if (status != TR_OK) {
+        fprintf(stderr, "translate: line %d: %s\n", line, err.message);
+        putchar('\n');
+        return status;
+    }
+    if (src.unknown && !s->opt->quiet)
+        fprintf(stderr, "translate: line %d: note: %d unknown word%s mapped to <unk>: %s\n", line,
+                src.unknown, src.unknown > 1 ? "s" : "", src.unknown_list);
+    Translation t;
+    char *output = translator_run(tr, &src, logits != NULL, &t);
+    printf("%s\n", output);
+    fflush(stdout);
+    if (logits)
+        fwrite(t.logits, sizeof(float), (size_t)t.steps * tr->config.arch.tgt_vocab, logits);
+    int which = tr == &s->models[1];
+    if (s->attention[which])
+        attention_json_add(s->attention[which], line, text, &t, tr->src_vocab, tr->tgt_vocab, output);
+    free(output);
+    translation_free(&t);
+    source_ids_free(&src);
+    return TR_OK;
+}
+
+/* Read one line of at most MAX_LINE_BYTES into buf (NUL-terminated, without
+ * its "\n" or "\r\n"); a longer line is consumed and reported.  Returns the
+ * length, -1 at end of input, -2 for a line that was too long. */
+static long read_line(FILE *in, char *buf)
+{
+    long n = 0;
+    int c;
+    bool too_long = false;
+    while ((c = getc(in)) != EOF && c != '\n') {
+        if (n < MAX_LINE_BYTES) buf[n++] = (char)c;
+        else too_long = true;
+    }
+    if (c == EOF && n == 0 && !too_long) return -1;
+    if (n > 0 && buf[n - 1] == '\r') n--;
+    buf[n] = '\0';
+    return too_long ? -2 : n;
+}
+
+static TrStatus worse(TrStatus a, TrStatus b) { return a > b ? a : b; }
+
+static TrStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
+{
+    TrStatus result = TR_OK;
+    if (optind < argc) {
+        for (int i = optind; i < argc; i++)
+            result = worse(result, translate_one(s, argv[i], strlen(argv[i]), i - optind + 1, logits));
+        return result;
+    }
+    char *buf = xmalloc(MAX_LINE_BYTES + 1);
+    long n;
+    for (int line = 1; (n = read_line(stdin, buf)) != -1; line++) {
+        if (n == -2) {
+            fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", line,
+                    MAX_LINE_BYTES);
+            putchar('\n');
+            result = worse(result, TR_INPUT);
+            continue;
+        }
+        result = worse(result, translate_one(s, buf, (size_t)n, line, logits));
+    }
+    free(buf);
+    return result;
+}
+
+static TrStatus write_attention(Session *s)
+{
+    TrStatus result = TR_OK;
+    for (int i = 0; i < 2; i++) {
+        if (!s->attention[i]) continue;
+        /* Text in both directions (no -c): the zh-en maps go beside. */
+        char *path = xmalloc(strlen(s->opt->attention_path) + 8);
+        sprintf(path, "%s%s", s->opt->attention_path, i == 1 && s->attention[0] ? ".zh-en" : "");
+        Error err = {{0}};
+        if (attention_json_write(s->attention[i], path, &err)) {
+            fprintf(stderr, "translate: %s\n", err.message);
+            result = TR_OUTPUT;
+        } else if (!s->opt->quiet) {
+            fprintf(stderr, "translate: wrote attention maps to %s\n", path);
+        }
+        free(path);
+    }
+    return result;
+}
+
+/* --init-weights: a seeded random model for the config. */
+static int init_weights(const Options *opt, const char *config_path)
+{
+    Translator probe;
+    Error err = {{0}};
+    Config cfg;
+    if (config_load(config_path, &cfg, &err)) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        return TR_CONFIG;
+    }
+    bool exists = access(cfg.weights_path, F_OK) == 0;
+    if (exists && !opt->force) {
+        fprintf(stderr, "translate: %s exists; add --force to overwrite it\n", cfg.weights_path);
+        config_free(&cfg);
+        return TR_OUTPUT;
+    }
+    if (exists) remove(cfg.weights_path);
+    if (!cfg.random_init) {
+        cfg.random_init = true; /* the config names no seed: use 1 */
+        cfg.random_seed = 1;
+    }
+    config_free(&cfg);
+    TrStatus st = translator_open(&probe, config_path, &err);
+    if (st != TR_OK) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        return st;
+    }
+    if (!opt->quiet) fprintf(stderr, "translate: wrote %s\n", probe.config.weights_path);
+    translator_close(&probe);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    Options opt = {0};
+    if (parse_options(argc, argv, &opt)) return TR_CONFIG;
+    Session s = {.opt = &opt};
+    s.paths[0] = opt.config_path ? xstrdup(opt.config_path) : default_config("en-zh.yaml");
+    s.paths[1] = default_config("zh-en.yaml");
+    if (opt.init_weights) {
+        int status = init_weights(&opt, s.paths[0]);
+        session_close(&s);
+        return status;
+    }
+    FILE *logits = NULL;
+    if (opt.logits_path && !(logits = fopen(opt.logits_path, "wb"))) {
+        fprintf(stderr, "translate: %s: cannot write: %s\n", opt.logits_path, strerror(errno));
+        session_close(&s);
+        return TR_OUTPUT;
+    }
+    TrStatus status = translate_all(&s, argc, argv, logits);
+    if (logits && fclose(logits) != 0) {
+        fprintf(stderr, "translate: %s: cannot write: %s\n", opt.logits_path, strerror(errno));
+        status = worse(status, TR_OUTPUT);
+    }
+    status = worse(status, write_attention(&s));
+    session_close(&s);
+    return status;
+}

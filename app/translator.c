@@ -1,0 +1,124 @@
+/* translator.c — opening a model and translating one sentence with it (see
+ * translator.h). */
+#include "translator.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/util.h"
+#include "../model/weights.h"
+#include "../tokenizer/detokenize.h"
+#include "../tokenizer/tokenizer.h"
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Untrained demo configs name a seed: the first run writes the model. */
+static TrStatus create_random_weights(Translator *tr, VocabHashes hashes, Error *err)
+{
+    Model model;
+    model_init_random(&model, &tr->config.arch, tr->config.random_seed);
+    int status = model_save(&model, tr->config.weights_path, hashes, err);
+    model_free(&model);
+    if (status) return TR_MODEL;
+    tr->created_weights = true;
+    return TR_OK;
+}
+
+TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
+{
+    memset(tr, 0, sizeof *tr);
+    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
+    Config *cfg = &tr->config;
+    TrStatus status = TR_MODEL;
+    tr->src_vocab = vocab_load(cfg->source_vocab_path, err);
+    if (tr->src_vocab) tr->tgt_vocab = vocab_load(cfg->target_vocab_path, err);
+    if (!tr->tgt_vocab) goto fail;
+    cfg->arch.src_vocab = vocab_size(tr->src_vocab);
+    cfg->arch.tgt_vocab = vocab_size(tr->tgt_vocab);
+    VocabHashes hashes = {vocab_hash(tr->src_vocab), vocab_hash(tr->tgt_vocab)};
+    if (cfg->random_init && !file_exists(cfg->weights_path) &&
+        create_random_weights(tr, hashes, err) != TR_OK)
+        goto fail;
+    if (model_load(&tr->model, cfg->weights_path, &cfg->arch, hashes, err)) {
+        /* The weights file's own message names it; say which config led there. */
+        char prefix[600];
+        snprintf(prefix, sizeof prefix, "%s", cfg->path);
+        error_prefix(err, prefix);
+        goto fail;
+    }
+    decoder_init(&tr->decoder, &tr->model);
+    return TR_OK;
+fail:
+    translator_close(tr);
+    return status;
+}
+
+void translator_close(Translator *tr)
+{
+    if (!tr) return;
+    decoder_free(&tr->decoder);
+    model_free(&tr->model);
+    vocab_free(tr->src_vocab);
+    vocab_free(tr->tgt_vocab);
+    config_free(&tr->config);
+    memset(tr, 0, sizeof *tr);
+}
+
+/* Remember an unknown token for the user's note (the first few only). */
+static void note_unknown(SourceIds *src, const char *surface)
+{
+    size_t used = strlen(src->unknown_list);
+    if (used + strlen(surface) + 8 < sizeof src->unknown_list)
+        snprintf(src->unknown_list + used, sizeof src->unknown_list - used, "%s'%s'",
+                 used ? ", " : "", surface);
+    src->unknown++;
+}
+
+TrStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
+                           Error *err)
+{
+    memset(src, 0, sizeof *src);
+    TokenList tokens;
+    if (tokenize(text, len, &tokens, err)) return TR_INPUT;
+    int max_len = tr->config.arch.max_len;
+    TrStatus status = TR_INPUT;
+    if (tokens.count == 0)
+        error_set(err, "empty input (nothing to translate)");
+    else if (tokens.count > (size_t)max_len)
+        error_set(err, "%zu tokens, more than max_len %d of %s", tokens.count, max_len,
+                  tr->config.path);
+    else
+        status = TR_OK;
+    if (status == TR_OK) {
+        src->count = (int)tokens.count;
+        src->ids = xmalloc(tokens.count * sizeof(int));
+        for (size_t i = 0; i < tokens.count; i++) {
+            src->ids[i] = vocab_id(tr->src_vocab, tokens.folded[i]);
+            if (src->ids[i] == VOCAB_UNK) note_unknown(src, tokens.surface[i]);
+        }
+    }
+    token_list_free(&tokens);
+    return status;
+}
+
+void source_ids_free(SourceIds *src)
+{
+    if (!src) return;
+    free(src->ids);
+    memset(src, 0, sizeof *src);
+}
+
+char *translator_run(Translator *tr, const SourceIds *src, bool keep_logits, Translation *out)
+{
+    const DecodeConfig *d = &tr->config.decode;
+    int limit = decode_limit(&tr->config.arch, src->count, d->max_output_ratio, d->max_output_extra);
+    decode_greedy(&tr->decoder, src->ids, src->count, limit, keep_logits, out);
+    return detokenize_ids(tr->tgt_vocab, out->output_ids, (size_t)out->steps, tr->config.target_lang);
+}

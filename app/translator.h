@@ -1,0 +1,59 @@
+/* translator.h — a model ready to translate: its config, vocabularies,
+ * weights and decoder, opened together and freed together.
+ *
+ * This is the layer between the command line (app/translate.c) and the
+ * engine (tokenizer/, model/): text in, text and attention maps out, every
+ * failure returned as a status with a one-line message. */
+#ifndef TRANSLATE_TRANSLATOR_H
+#define TRANSLATE_TRANSLATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/error.h"
+#include "../model/decode.h"
+#include "../tokenizer/vocab.h"
+#include "config.h"
+
+/* What went wrong, as the exit statuses documented in README.md. */
+typedef enum {
+    TR_OK = 0,
+    TR_INPUT = 1,   /* a sentence could not be translated (bad text) */
+    TR_CONFIG = 2,  /* usage or config error */
+    TR_MODEL = 3,   /* weights or vocabulary files missing, broken or mismatched */
+    TR_OUTPUT = 4,  /* an output file could not be written */
+} TrStatus;
+
+typedef struct {
+    Config config;
+    Vocab *src_vocab, *tgt_vocab;
+    Model model;
+    Decoder decoder;
+    bool created_weights;   /* the weights were just written by random init */
+} Translator;
+
+/* Load config, vocabularies and weights (writing a seeded random model
+ * first when the config asks for it and the file is absent). */
+TrStatus translator_open(Translator *tr, const char *config_path, Error *err);
+void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
+
+/* Text tokenised and mapped to ids, with what a user should be told. */
+typedef struct {
+    int count;
+    int *ids;               /* [count] */
+    int unknown;            /* how many tokens were not in the vocabulary */
+    char unknown_list[256]; /* the first few of them, quoted, for a note */
+} SourceIds;
+
+/* Tokenise `len` bytes of text for this model's source vocabulary.
+ * TR_INPUT on invalid UTF-8 ("invalid UTF-8 at byte 7"), empty text, or more
+ * tokens than max_len. */
+TrStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
+                           Error *err);
+void source_ids_free(SourceIds *src);
+
+/* Greedy translation of encoded text: the Translation (maps, tokens) and
+ * its detokenised text (malloc'd, caller frees). */
+char *translator_run(Translator *tr, const SourceIds *src, bool keep_logits, Translation *out);
+
+#endif

@@ -1,0 +1,79 @@
+/* util.c — see util.h. */
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void util_assert_fail(const char *what, const char *file, int line)
+{
+    fprintf(stderr, "%s:%d: internal error: assertion failed: %s\n", file, line, what);
+    abort();
+}
+
+static void *checked(void *p, size_t n, const char *file, int line)
+{
+    if (!p && n) {
+        fprintf(stderr, "%s:%d: out of memory allocating %zu bytes\n", file, line, n);
+        abort();
+    }
+    return p;
+}
+
+void *util_xmalloc(size_t n, const char *file, int line)
+{
+    return checked(malloc(n ? n : 1), n, file, line);
+}
+
+void *util_xcalloc(size_t n, size_t size, const char *file, int line)
+{
+    if (size && n > SIZE_MAX / size) util_assert_fail("xcalloc size overflow", file, line);
+    return checked(calloc(n ? n : 1, size ? size : 1), n * size, file, line);
+}
+
+void *util_xrealloc(void *p, size_t n, const char *file, int line)
+{
+    return checked(realloc(p, n ? n : 1), n, file, line);
+}
+
+char *util_xstrdup(const char *s, const char *file, int line)
+{
+    size_t n = strlen(s) + 1;
+    char *copy = util_xmalloc(n, file, line);
+    memcpy(copy, s, n);
+    return copy;
+}
+
+/* splitmix64: one 64-bit state, passes BigCrush, trivially seedable. */
+void rng_seed(Rng *rng, uint64_t seed) { rng->state = seed; }
+
+uint64_t rng_next(Rng *rng)
+{
+    uint64_t z = (rng->state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+float rng_uniform(Rng *rng)
+{
+    return (float)(rng_next(rng) >> 40) / (float)(1ULL << 24); /* 24 random bits */
+}
+
+float rng_normal(Rng *rng)
+{
+    double u1 = ((double)(rng_next(rng) >> 11) + 1.0) / 9007199254740993.0; /* (0,1] */
+    double u2 = (double)(rng_next(rng) >> 11) / 9007199254740992.0;
+    return (float)(sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+}
+
+uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}

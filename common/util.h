@@ -1,0 +1,44 @@
+/* util.h — assertions for bugs, checked allocation, a seeded RNG.
+ *
+ * ASSERT is for things that cannot happen unless our code is wrong; bad
+ * input is never an ASSERT (see error.h).  Allocation failure aborts with
+ * file:line: every size we allocate is bounded by a validated input first. */
+#ifndef TRANSLATE_UTIL_H
+#define TRANSLATE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ASSERT(cond)                                                       \
+    do {                                                                   \
+        if (!(cond)) util_assert_fail(#cond, __FILE__, __LINE__);          \
+    } while (0)
+
+_Noreturn void util_assert_fail(const char *what, const char *file, int line);
+
+#define xmalloc(n) util_xmalloc((n), __FILE__, __LINE__)
+#define xcalloc(n, size) util_xcalloc((n), (size), __FILE__, __LINE__)
+#define xrealloc(p, n) util_xrealloc((p), (n), __FILE__, __LINE__)
+#define xstrdup(s) util_xstrdup((s), __FILE__, __LINE__)
+void *util_xmalloc(size_t n, const char *file, int line);
+void *util_xcalloc(size_t n, size_t size, const char *file, int line);
+void *util_xrealloc(void *p, size_t n, const char *file, int line);
+char *util_xstrdup(const char *s, const char *file, int line);
+
+/* A small, fast, seedable generator (splitmix64 seeding xoshiro128+-like
+ * state).  The same seed gives the same stream on every machine. */
+typedef struct {
+    uint64_t state;
+} Rng;
+
+void rng_seed(Rng *rng, uint64_t seed);
+uint64_t rng_next(Rng *rng);
+float rng_uniform(Rng *rng);            /* [0, 1) */
+float rng_normal(Rng *rng);             /* mean 0, std 1 (Box–Muller) */
+
+/* 64-bit FNV-1a over bytes; chain by passing the previous value as `h`
+ * (start from FNV_OFFSET). */
+#define FNV_OFFSET 1469598103934665603ULL
+uint64_t fnv1a(uint64_t h, const void *data, size_t n);
+
+#endif

@@ -1,0 +1,31 @@
+/* arch.h — the shape of a model: everything needed to lay out its tensors.
+ *
+ * Filled from the YAML config (app/config.c) and checked against the
+ * `__metadata__` of the weights file (model/weights.c).  Vocabulary sizes
+ * come from the vocabulary files, not from the YAML. */
+#ifndef TRANSLATE_ARCH_H
+#define TRANSLATE_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { ACTIVATION_RELU, ACTIVATION_GELU } Activation;
+
+typedef struct {
+    int d_model;          /* D: width of every token vector */
+    int heads;            /* H: attention heads; D % H == 0, d_k = D / H */
+    int encoder_layers;   /* L_enc */
+    int decoder_layers;   /* L_dec */
+    int d_ff;             /* F: hidden width of the feed-forward block */
+    Activation activation;
+    bool norm_first;      /* true: pre-norm (x + f(norm(x))); false: post-norm */
+    int max_len;          /* longest source or target sequence, in tokens */
+    bool scale_attention; /* divide scores by sqrt(d_k) (the paper; T5 does not) */
+    bool tied_output;     /* generator.weight is tgt_embed.weight */
+    int src_vocab;        /* V_src, from the source vocabulary file */
+    int tgt_vocab;        /* V_tgt, from the target vocabulary file */
+} ModelArch;
+
+const char *activation_name(Activation a); /* "relu" / "gelu" */
+
+#endif

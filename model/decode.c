@@ -1,0 +1,185 @@
+/* decode.c — greedy decoding with a key/value cache (see decode.h). */
+#include "decode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "../tokenizer/vocab.h"
+
+void decoder_init(Decoder *dec, const Model *model)
+{
+    const ModelArch *a = &model->arch;
+    dec->model = model;
+    acts_alloc(&dec->acts, a, acts_size_steps(a, 1, a->max_len, a->max_len));
+}
+
+void decoder_free(Decoder *dec)
+{
+    if (!dec) return;
+    acts_free(&dec->acts);
+    dec->model = NULL;
+}
+
+int decode_limit(const ModelArch *arch, int S, float ratio, int extra)
+{
+    double limit = ceil((double)ratio * S) + extra;
+    if (limit > arch->max_len) limit = arch->max_len;
+    return limit < 1 ? 1 : (int)limit;
+}
+
+/* log-softmax of one row of logits, evaluated only where asked: returns
+ * log Σ exp(logits) so that logprob(i) = logits[i] - that. */
+static float log_sum_exp(const float *logits, int V)
+{
+    float max = logits[0];
+    for (int i = 1; i < V; i++)
+        if (logits[i] > max) max = logits[i];
+    double sum = 0.0;
+    for (int i = 0; i < V; i++) sum += exp((double)(logits[i] - max));
+    return max + (float)log(sum);
+}
+
+/* The K largest logits (ties: lower id first), best first. */
+static void top_k(const float *logits, int V, int K, int *ids)
+{
+    for (int k = 0; k < K; k++) ids[k] = -1;
+    for (int i = 0; i < V; i++) {
+        int k = K;
+        while (k > 0 && (ids[k - 1] < 0 || logits[i] > logits[ids[k - 1]])) k--;
+        if (k == K) continue;
+        memmove(ids + k + 1, ids + k, (size_t)(K - k - 1) * sizeof *ids);
+        ids[k] = i;
+    }
+}
+
+static void record_step(Translation *out, int t, const float *logits, int V, int chosen)
+{
+    float lse = log_sum_exp(logits, V);
+    out->output_ids[t] = chosen;
+    out->logprobs[t] = logits[chosen] - lse;
+    int *ids = out->top_ids + (size_t)t * DECODE_TOP_K;
+    top_k(logits, V, DECODE_TOP_K, ids);
+    for (int k = 0; k < DECODE_TOP_K; k++)
+        out->top_logprobs[(size_t)t * DECODE_TOP_K + k] = ids[k] >= 0 ? logits[ids[k]] - lse : -INFINITY;
+}
+
+static void translation_alloc(Translation *out, const ModelArch *a, const int *src, int S, int T,
+                              bool keep_logits)
+{
+    memset(out, 0, sizeof *out);
+    size_t H = (size_t)a->heads;
+    out->src_len = S;
+    out->src_ids = xmalloc((size_t)S * sizeof(int));
+    memcpy(out->src_ids, src, (size_t)S * sizeof(int));
+    out->input_ids = xcalloc((size_t)T, sizeof(int));
+    out->output_ids = xcalloc((size_t)T, sizeof(int));
+    out->logprobs = xcalloc((size_t)T, sizeof(float));
+    out->top_ids = xcalloc((size_t)T * DECODE_TOP_K, sizeof(int));
+    out->top_logprobs = xcalloc((size_t)T * DECODE_TOP_K, sizeof(float));
+    out->encoder_attn = xcalloc((size_t)a->encoder_layers * H * S * S, sizeof(float));
+    out->decoder_attn = xcalloc((size_t)a->decoder_layers * H * T * T, sizeof(float));
+    out->cross_attn = xcalloc((size_t)a->decoder_layers * H * T * S, sizeof(float));
+    if (keep_logits) out->logits = xcalloc((size_t)T * a->tgt_vocab, sizeof(float));
+}
+
+/* Copy the [H, rows, stride] blocks of the activations into the dense
+ * [H, T, cols] layout of a Translation (only the first T rows and `cols`
+ * columns are meaningful). */
+static void copy_map(float *dst, const float *src, int H, int T, int cols, int rows, int stride)
+{
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < T; i++)
+            memcpy(dst + ((size_t)h * T + i) * cols, src + ((size_t)h * rows + i) * stride,
+                   (size_t)cols * sizeof(float));
+}
+
+/* Maps of sequence 0 of `batch` into `out`; `cap` is the rows reserved
+ * per target (the store capacity, or T for a full pass). */
+static void collect_maps(Translation *out, const Activations *acts, const Batch *batch,
+                         const ModelArch *a, int cap)
+{
+    int H = a->heads, S = out->src_len, T = out->steps;
+    for (int l = 0; l < a->encoder_layers; l++)
+        memcpy(out->encoder_attn + (size_t)l * H * S * S, acts_encoder_map(acts, batch, l, 0),
+               (size_t)H * S * S * sizeof(float));
+    for (int l = 0; l < a->decoder_layers; l++) {
+        copy_map(out->decoder_attn + (size_t)l * H * T * T, acts_decoder_map(acts, batch, l, 0), H,
+                 T, T, cap, cap);
+        copy_map(out->cross_attn + (size_t)l * H * T * S, acts_cross_map(acts, batch, l, 0), H, T,
+                 S, cap, S);
+    }
+}
+
+void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep_logits,
+                   Translation *out)
+{
+    const Model *m = dec->model;
+    const ModelArch *a = &m->arch;
+    ASSERT(S >= 1 && S <= a->max_len && limit >= 1 && limit <= a->max_len);
+    translation_alloc(out, a, src_ids, S, limit, keep_logits);
+
+    int src_start[2] = {0, S}, tgt_start[2] = {0, 1}, kv_start[1] = {0};
+    int token = VOCAB_BOS;
+    Batch batch = {.count = 1, .src_ids = src_ids, .src_start = src_start, .tgt_ids = &token,
+                   .tgt_start = tgt_start, .kv_start = kv_start, .kv_capacity = a->max_len};
+    transformer_encode(&dec->acts, m, &batch);
+    for (int t = 0; t < limit; t++) {
+        batch.tgt_pos = t;
+        out->input_ids[t] = token;
+        transformer_decode(&dec->acts, m, &batch);
+        const float *logits = dec->acts.logits; /* [1, V]: this step's row */
+        int best = 0;
+        for (int i = 1; i < a->tgt_vocab; i++)
+            if (logits[i] > logits[best]) best = i;
+        record_step(out, t, logits, a->tgt_vocab, best);
+        if (out->logits) memcpy(out->logits + (size_t)t * a->tgt_vocab, logits, (size_t)a->tgt_vocab * sizeof(float));
+        out->steps = t + 1;
+        token = best;
+        if (best == VOCAB_EOS) {
+            out->finished = true;
+            break;
+        }
+    }
+    collect_maps(out, &dec->acts, &batch, a, a->max_len);
+}
+
+void decode_teacher_forced(const Model *m, const int *src_ids, int S, const int *input_ids,
+                           const int *output_ids, int T, Translation *out)
+{
+    const ModelArch *a = &m->arch;
+    ASSERT(S >= 1 && S <= a->max_len && T >= 1 && T <= a->max_len);
+    translation_alloc(out, a, src_ids, S, T, true);
+    Activations acts;
+    acts_alloc(&acts, a, acts_size_full(a, S, T, S > T ? S : T));
+    int src_start[2] = {0, S}, tgt_start[2] = {0, T};
+    Batch batch = {.count = 1, .src_ids = src_ids, .src_start = src_start, .tgt_ids = input_ids,
+                   .tgt_start = tgt_start};
+    transformer_encode(&acts, m, &batch);
+    transformer_decode(&acts, m, &batch);
+    out->steps = T;
+    memcpy(out->input_ids, input_ids, (size_t)T * sizeof(int));
+    memcpy(out->logits, acts.logits, (size_t)T * a->tgt_vocab * sizeof(float));
+    for (int t = 0; t < T; t++)
+        record_step(out, t, acts.logits + (size_t)t * a->tgt_vocab, a->tgt_vocab, output_ids[t]);
+    out->finished = output_ids[T - 1] == VOCAB_EOS;
+    collect_maps(out, &acts, &batch, a, T);
+    acts_free(&acts);
+}
+
+void translation_free(Translation *t)
+{
+    if (!t) return;
+    free(t->src_ids);
+    free(t->input_ids);
+    free(t->output_ids);
+    free(t->logprobs);
+    free(t->top_ids);
+    free(t->top_logprobs);
+    free(t->encoder_attn);
+    free(t->decoder_attn);
+    free(t->cross_attn);
+    free(t->logits);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,66 @@
+/* decode.h — turning a source sentence into output tokens.
+ *
+ * Greedy decoding with a key/value cache: the source is encoded once (and
+ * projected once to every decoder layer's cross-attention keys and values);
+ * then each step feeds one token through the decoder, whose self-attention
+ * keys and values of earlier steps are kept, not recomputed.  Every head's
+ * attention map is collected on the way, as full matrices (the rows of all
+ * steps stacked), so they equal a teacher-forced pass over the output
+ * (tests/test_decode.c checks that).
+ *
+ * Dimension letters: S source tokens, T output tokens (steps), L layers,
+ * H heads, V target vocabulary, K alternatives kept per step. */
+#ifndef TRANSLATE_DECODE_H
+#define TRANSLATE_DECODE_H
+
+#include <stdbool.h>
+
+#include "transformer.h"
+
+#define DECODE_TOP_K 5
+
+typedef struct {
+    int src_len;            /* S */
+    int *src_ids;           /* [S] */
+    int steps;              /* T */
+    int *input_ids;         /* [T] decoder inputs: <s> then output[0..T-2] */
+    int *output_ids;        /* [T] the chosen tokens (the last is </s> when finished) */
+    float *logprobs;        /* [T] natural-log probability of each chosen token */
+    int *top_ids;           /* [T, K] the K most probable tokens of each step ... */
+    float *top_logprobs;    /* [T, K] ... and their log-probabilities */
+    bool finished;          /* stopped at </s> (false: stopped at the length limit) */
+    float *encoder_attn;    /* [L_enc, H, S, S] */
+    float *decoder_attn;    /* [L_dec, H, T, T], future cells exactly 0 */
+    float *cross_attn;      /* [L_dec, H, T, S] */
+    float *logits;          /* [T, V] when requested, else NULL */
+} Translation;
+
+/* Everything greedy decoding needs between sentences (activations sized
+ * for max_len), so a batch of lines reuses one allocation. */
+typedef struct {
+    const Model *model;
+    Activations acts;
+} Decoder;
+
+void decoder_init(Decoder *dec, const Model *model);
+void decoder_free(Decoder *dec); /* NULL-safe */
+
+/* Output length limit for a source of S tokens: ratio·S + extra, at most
+ * max_len. */
+int decode_limit(const ModelArch *arch, int S, float ratio, int extra);
+
+/* Greedy decoding of src_ids[S] (1 <= S <= max_len) for at most `limit`
+ * steps.  Fills *out (free with translation_free); keeps logits if asked. */
+void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep_logits,
+                   Translation *out);
+
+/* A teacher-forced full pass: the decoder reads input_ids[T] all at once
+ * (masked self-attention), as in training.  Fills the maps, logits and the
+ * log-probabilities of output_ids[T]. */
+void decode_teacher_forced(const Model *model, const int *src_ids, int S,
+                           const int *input_ids, const int *output_ids, int T,
+                           Translation *out);
+
+void translation_free(Translation *t); /* NULL-safe, leaves it zeroed */
+
+#endif

@@ -1,0 +1,60 @@
+/* linear.c — the one matrix multiplication the model needs:
+ *     out[N,O] = in[N,I] · weight[O,I]ᵀ + bias[O]
+ * weight is in PyTorch's [out_features, in_features] layout, so each output
+ * is a dot product of two contiguous rows.
+ *
+ * The dot product keeps 8 independent partial sums: that lets the compiler
+ * use vector registers without -ffast-math (which would let it reorder
+ * floating-point sums behind our back).
+ *
+ * linear_backward is the plain triple loop: it is the reference a faster
+ * version will be tested against. */
+#include "layers.h"
+
+static float dot(const float *a, const float *b, int n)
+{
+    float acc[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += a[i + j] * b[i + j];
+    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+void linear_forward(float *out, const float *in, const float *weight, const float *bias,
+                    int N, int I, int O)
+{
+    for (int n = 0; n < N; n++) {
+        const float *x = in + (size_t)n * I;
+        float *y = out + (size_t)n * O;
+        for (int o = 0; o < O; o++)
+            y[o] = dot(x, weight + (size_t)o * I, I) + (bias ? bias[o] : 0.0f);
+    }
+}
+
+/* The three gradients of out = in · Wᵀ + b, each a sum over the dimension
+ * the forward contracted or broadcast:
+ *     d_in[n,i]     += Σ_o d_out[n,o] · weight[o,i]      d_out · W
+ *     d_weight[o,i] += Σ_n d_out[n,o] · in[n,i]          d_outᵀ · in
+ *     d_bias[o]     += Σ_n d_out[n,o]                     (bias broadcast over rows) */
+void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                     const float *in, const float *weight, int N, int I, int O)
+{
+    for (int n = 0; n < N; n++) {
+        const float *dy = d_out + (size_t)n * O;  /* [O] */
+        const float *x = in + (size_t)n * I;      /* [I] */
+        float *dx = d_in ? d_in + (size_t)n * I : NULL;
+        for (int o = 0; o < O; o++) {
+            const float *w = weight + (size_t)o * I;  /* row o of W: [I] */
+            float g = dy[o];
+            if (dx)
+                for (int i = 0; i < I; i++) dx[i] += g * w[i];
+            if (d_weight) {
+                float *dw = d_weight + (size_t)o * I;
+                for (int i = 0; i < I; i++) dw[i] += g * x[i];
+            }
+            if (d_bias) d_bias[o] += g;
+        }
+    }
+}

@@ -1,0 +1,125 @@
+/* params.c — the descriptor list and the flat parameter block. */
+#include "params.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+
+typedef struct {
+    ParamSpec *items;
+    size_t count, cap;
+} SpecList;
+
+/* Append one tensor named prefix + suffix; cols == 0 means a vector. */
+static void add(SpecList *list, float **slot, int is_matrix, size_t rows, size_t cols,
+                const char *prefix, const char *suffix)
+{
+    if (list->count == list->cap) {
+        list->cap = list->cap ? 2 * list->cap : 64;
+        list->items = xrealloc(list->items, list->cap * sizeof *list->items);
+    }
+    ParamSpec *s = &list->items[list->count++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s%s", prefix, suffix);
+    s->ndim = cols ? 2 : 1;
+    s->shape[0] = rows;
+    s->shape[1] = cols;
+    s->numel = cols ? rows * cols : rows;
+    s->slot = slot;
+    s->data = *slot;
+    s->is_matrix = is_matrix;
+}
+
+/* nn.MultiheadAttention's four tensors, under prefix "...self_attn." */
+static void add_attention(SpecList *l, AttentionParams *p, const char *prefix, size_t D)
+{
+    add(l, &p->in_proj_weight, 1, 3 * D, D, prefix, "in_proj_weight");
+    add(l, &p->in_proj_bias, 0, 3 * D, 0, prefix, "in_proj_bias");
+    add(l, &p->out_proj_weight, 1, D, D, prefix, "out_proj.weight");
+    add(l, &p->out_proj_bias, 0, D, 0, prefix, "out_proj.bias");
+}
+
+static void add_ffn(SpecList *l, FeedForwardParams *p, const char *prefix, size_t D, size_t F)
+{
+    add(l, &p->linear1_weight, 1, F, D, prefix, "linear1.weight");
+    add(l, &p->linear1_bias, 0, F, 0, prefix, "linear1.bias");
+    add(l, &p->linear2_weight, 1, D, F, prefix, "linear2.weight");
+    add(l, &p->linear2_bias, 0, D, 0, prefix, "linear2.bias");
+}
+
+/* A LayerNorm under prefix, e.g. "...layers.0.norm1." */
+static void add_norm(SpecList *l, NormParams *p, const char *prefix, size_t D)
+{
+    add(l, &p->weight, 0, D, 0, prefix, "weight");
+    add(l, &p->bias, 0, D, 0, prefix, "bias");
+}
+
+/* Buffer for "<layer prefix><part>" names. */
+static const char *join(char *buf, size_t size, const char *layer, const char *part)
+{
+    snprintf(buf, size, "%s%s", layer, part);
+    return buf;
+}
+
+size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
+{
+    SpecList l = {0};
+    size_t D = (size_t)arch->d_model, F = (size_t)arch->d_ff;
+    char layer[64], part[96];
+    add(&l, &p->src_embed, 1, (size_t)arch->src_vocab, D, "src_embed.", "weight");
+    add(&l, &p->tgt_embed, 1, (size_t)arch->tgt_vocab, D, "tgt_embed.", "weight");
+    for (int i = 0; i < arch->encoder_layers; i++) {
+        EncoderLayerParams *e = &p->encoder[i];
+        snprintf(layer, sizeof layer, "transformer.encoder.layers.%d.", i);
+        add_attention(&l, &e->self_attn, join(part, sizeof part, layer, "self_attn."), D);
+        add_ffn(&l, &e->ffn, layer, D, F);
+        add_norm(&l, &e->norm1, join(part, sizeof part, layer, "norm1."), D);
+        add_norm(&l, &e->norm2, join(part, sizeof part, layer, "norm2."), D);
+    }
+    add_norm(&l, &p->encoder_norm, "transformer.encoder.norm.", D);
+    for (int i = 0; i < arch->decoder_layers; i++) {
+        DecoderLayerParams *d = &p->decoder[i];
+        snprintf(layer, sizeof layer, "transformer.decoder.layers.%d.", i);
+        add_attention(&l, &d->self_attn, join(part, sizeof part, layer, "self_attn."), D);
+        add_attention(&l, &d->cross_attn, join(part, sizeof part, layer, "multihead_attn."), D);
+        add_ffn(&l, &d->ffn, layer, D, F);
+        add_norm(&l, &d->norm1, join(part, sizeof part, layer, "norm1."), D);
+        add_norm(&l, &d->norm2, join(part, sizeof part, layer, "norm2."), D);
+        add_norm(&l, &d->norm3, join(part, sizeof part, layer, "norm3."), D);
+    }
+    add_norm(&l, &p->decoder_norm, "transformer.decoder.norm.", D);
+    if (!arch->tied_output)
+        add(&l, &p->generator_weight, 1, (size_t)arch->tgt_vocab, D, "generator.", "weight");
+    add(&l, &p->generator_bias, 0, (size_t)arch->tgt_vocab, 0, "generator.", "bias");
+    *specs = l.items;
+    return l.count;
+}
+
+void params_alloc(Params *p, const ModelArch *arch)
+{
+    memset(p, 0, sizeof *p);
+    p->encoder = xcalloc((size_t)arch->encoder_layers, sizeof *p->encoder);
+    p->decoder = xcalloc((size_t)arch->decoder_layers, sizeof *p->decoder);
+    ParamSpec *specs;
+    size_t n = params_describe(arch, p, &specs);
+    for (size_t i = 0; i < n; i++) p->count += specs[i].numel;
+    p->data = xcalloc(p->count, sizeof(float));
+    float *at = p->data;
+    for (size_t i = 0; i < n; i++) {
+        *specs[i].slot = at;
+        at += specs[i].numel;
+    }
+    if (arch->tied_output) p->generator_weight = p->tgt_embed;
+    free(specs);
+}
+
+void params_free(Params *p)
+{
+    if (!p) return;
+    free(p->data);
+    free(p->encoder);
+    free(p->decoder);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,87 @@
+/* params.h — where every parameter lives, and the one list that names them.
+ *
+ * All parameters of a model sit in one flat float block (`Params.data`);
+ * the structs below only point into it.  `params_describe` walks the model
+ * in a fixed order and yields, for every tensor, its PyTorch name, shape and
+ * location.  That single list drives loading, saving, random init, the
+ * checkpoint and the tests: adding a tensor is one line there.
+ *
+ * Names and shapes are exactly those of
+ *     torch.nn.Transformer(...).state_dict()   prefixed by "transformer."
+ * plus src_embed.weight, tgt_embed.weight, generator.weight (absent when
+ * tied to tgt_embed) and generator.bias — so the file loads into stock
+ * PyTorch (tools/reference.py) with load_state_dict(strict=True).
+ *
+ * Dimension letters: D d_model, F d_ff, V vocabulary size. */
+#ifndef TRANSLATE_PARAMS_H
+#define TRANSLATE_PARAMS_H
+
+#include <stddef.h>
+
+#include "arch.h"
+
+typedef struct {
+    float *in_proj_weight;  /* [3D, D]: rows 0..D-1 make Q, D..2D-1 K, 2D..3D-1 V */
+    float *in_proj_bias;    /* [3D] */
+    float *out_proj_weight; /* [D, D] */
+    float *out_proj_bias;   /* [D] */
+} AttentionParams;
+
+typedef struct {
+    float *weight;          /* [D] (gamma) */
+    float *bias;            /* [D] (beta) */
+} NormParams;
+
+typedef struct {
+    float *linear1_weight;  /* [F, D] */
+    float *linear1_bias;    /* [F] */
+    float *linear2_weight;  /* [D, F] */
+    float *linear2_bias;    /* [D] */
+} FeedForwardParams;
+
+typedef struct {
+    AttentionParams self_attn;
+    FeedForwardParams ffn;
+    NormParams norm1, norm2;
+} EncoderLayerParams;
+
+typedef struct {
+    AttentionParams self_attn;   /* masked (causal) self-attention */
+    AttentionParams cross_attn;  /* PyTorch calls it multihead_attn */
+    FeedForwardParams ffn;
+    NormParams norm1, norm2, norm3;
+} DecoderLayerParams;
+
+typedef struct {
+    float *data;                 /* the flat block, `count` floats */
+    size_t count;
+    float *src_embed;            /* [V_src, D] */
+    float *tgt_embed;            /* [V_tgt, D] */
+    EncoderLayerParams *encoder; /* [L_enc] */
+    NormParams encoder_norm;     /* final encoder LayerNorm */
+    DecoderLayerParams *decoder; /* [L_dec] */
+    NormParams decoder_norm;     /* final decoder LayerNorm */
+    float *generator_weight;     /* [V_tgt, D]; == tgt_embed when tied */
+    float *generator_bias;       /* [V_tgt] */
+} Params;
+
+/* One parameter tensor as the descriptor list sees it. */
+typedef struct {
+    char name[96];
+    int ndim;                    /* 1 or 2 */
+    size_t shape[2];
+    size_t numel;
+    float **slot;                /* the Params field that points at it */
+    float *data;                 /* where it is (after params_alloc) */
+    int is_matrix;               /* a weight matrix or embedding (init, weight decay) */
+} ParamSpec;
+
+/* The descriptor list for `arch` bound to `params`' fields, in file order.
+ * Returns the count and a malloc'd array in *specs (caller frees). */
+size_t params_describe(const ModelArch *arch, Params *params, ParamSpec **specs);
+
+/* Allocate the flat block (zeroed) and point every field into it. */
+void params_alloc(Params *params, const ModelArch *arch);
+void params_free(Params *params); /* NULL-safe, leaves it zeroed */
+
+#endif

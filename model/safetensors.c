@@ -1,0 +1,563 @@
+/* safetensors.c — mapping, validating and writing safetensors files.
+ *
+ * Reading maps the whole file read-only and never copies tensor data: a
+ * SafeTensor's `data` points into the mapping.  Before anything is handed
+ * out, every claim of the JSON header is checked against the file (sizes,
+ * dtypes, shapes, offsets), so a truncated or lying file is an Error, not a
+ * crash later in a kernel.
+ *
+ * Deliberate choices:
+ *  - Gaps between tensors and trailing bytes after the last one are
+ *    accepted (the reference reader rejects them); overlaps are not, since
+ *    two tensors sharing bytes is always a broken writer.
+ *  - JSON numbers in "shape" and "data_offsets" must be whole numbers in
+ *    [0, 2^53] (cJSON stores numbers as doubles, so larger values would not
+ *    be exact).  cJSON does not keep the number's text, so "4.0" or "4e0"
+ *    pass as 4; fractions, negatives and huge values do not.
+ *  - Only F32 is written; F16 and BF16 are widened to F32 on load.
+ *
+ * This is the only file in model/ that includes cJSON. */
+#include "safetensors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../common/util.h"
+
+/* F32 data is moved with memcpy, which keeps the file's byte order: that
+ * is only right on a little-endian machine. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "safetensors.c assumes a little-endian host");
+
+#define METADATA_KEY "__metadata__"
+#define MAX_EXACT_INTEGER 9007199254740992.0 /* 2^53: doubles are exact up to here */
+
+/* ------------------------------------------------------------------ dtypes */
+
+/* Every dtype the format defines, so that a valid-but-unsupported one
+ * ("I64") gets a different message from a typo ("F23"). */
+static const char *const KNOWN_UNSUPPORTED[] = {
+    "BOOL", "U8", "I8", "I16", "U16", "I32", "U32", "I64", "U64", "F64",
+    "F8_E5M2", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64",
+};
+
+static const char *dtype_name(Dtype d)
+{
+    switch (d) {
+    case DTYPE_F32: return "F32";
+    case DTYPE_F16: return "F16";
+    case DTYPE_BF16: return "BF16";
+    }
+    ASSERT(0);
+}
+
+static size_t dtype_size(Dtype d)
+{
+    return d == DTYPE_F32 ? 4 : 2;
+}
+
+/* 0 and *out set for F32/F16/BF16; otherwise an Error (no path prefix). */
+static int parse_dtype(const char *tensor, const char *s, Dtype *out, Error *err)
+{
+    static const Dtype supported[] = {DTYPE_F32, DTYPE_F16, DTYPE_BF16};
+    for (size_t i = 0; i < sizeof supported / sizeof supported[0]; i++) {
+        if (strcmp(s, dtype_name(supported[i])) == 0) {
+            *out = supported[i];
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < sizeof KNOWN_UNSUPPORTED / sizeof KNOWN_UNSUPPORTED[0]; i++)
+        if (strcmp(s, KNOWN_UNSUPPORTED[i]) == 0)
+            return error_set(err, "tensor '%s': dtype %s is not supported (F32, F16, BF16)",
+                             tensor, s);
+    return error_set(err, "tensor '%s': unknown dtype '%s'", tensor, s);
+}
+
+/* ----------------------------------------------------------- header checks */
+
+/* The 8-byte header length, little-endian whatever the host. */
+static uint64_t read_u64_le(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* A JSON value that must be a whole number in [0, 2^53]. */
+static int json_size(const cJSON *item, size_t *out)
+{
+    if (!cJSON_IsNumber(item)) return -1;
+    double v = item->valuedouble;
+    if (!isfinite(v) || v < 0 || v != floor(v) || v > MAX_EXACT_INTEGER || v > (double)SIZE_MAX)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* "shape": array of at most SAFETENSORS_MAX_DIMS whole numbers; fills
+ * t->ndim, t->shape and t->numel (product, checked for overflow). */
+static int parse_shape(const cJSON *shape, SafeTensor *t, Error *err)
+{
+    if (!cJSON_IsArray(shape))
+        return error_set(err, "tensor '%s': \"shape\" must be an array", t->name);
+    int ndim = cJSON_GetArraySize(shape);
+    if (ndim > SAFETENSORS_MAX_DIMS)
+        return error_set(err, "tensor '%s': %d dimensions, at most %d are supported", t->name,
+                         ndim, SAFETENSORS_MAX_DIMS);
+    t->ndim = ndim;
+    t->numel = 1;
+    int i = 0;
+    for (const cJSON *dim = shape->child; dim; dim = dim->next, i++) {
+        if (json_size(dim, &t->shape[i]))
+            return error_set(err, "tensor '%s': shape[%d] is not a non-negative integer",
+                             t->name, i);
+        if (t->shape[i] != 0 && t->numel > SIZE_MAX / t->shape[i])
+            return error_set(err, "tensor '%s': shape product overflows", t->name);
+        t->numel *= t->shape[i];
+    }
+    return 0;
+}
+
+/* One tensor entry: {"dtype": .., "shape": [..], "data_offsets": [b, e]}.
+ * Extra fields are ignored.  `data` is the start of the data area. */
+static int parse_tensor(const cJSON *entry, const unsigned char *data, size_t data_size,
+                        SafeTensor *t, Error *err)
+{
+    const char *name = t->name;
+    if (!cJSON_IsObject(entry))
+        return error_set(err, "tensor '%s': entry is not a JSON object", name);
+
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(entry, "dtype");
+    if (!dtype) return error_set(err, "tensor '%s': missing \"dtype\"", name);
+    if (!cJSON_IsString(dtype))
+        return error_set(err, "tensor '%s': \"dtype\" must be a string", name);
+    if (parse_dtype(name, dtype->valuestring, &t->dtype, err)) return -1;
+
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
+    if (!shape) return error_set(err, "tensor '%s': missing \"shape\"", name);
+    if (parse_shape(shape, t, err)) return -1;
+
+    const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(entry, "data_offsets");
+    if (!offsets) return error_set(err, "tensor '%s': missing \"data_offsets\"", name);
+    size_t begin, end;
+    if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2 ||
+        json_size(offsets->child, &begin) || json_size(offsets->child->next, &end))
+        return error_set(err, "tensor '%s': \"data_offsets\" must be [begin, end], "
+                         "two non-negative integers", name);
+    if (begin > end)
+        return error_set(err, "tensor '%s': data_offsets begin %zu is after end %zu", name,
+                         begin, end);
+
+    size_t elem = dtype_size(t->dtype);
+    if (t->numel > SIZE_MAX / elem)
+        return error_set(err, "tensor '%s': shape product overflows", name);
+    t->nbytes = t->numel * elem;
+    if (end - begin != t->nbytes)
+        return error_set(err, "tensor '%s': data_offsets span %zu bytes but %zu %s values "
+                         "need %zu", name, end - begin, t->numel, dtype_name(t->dtype),
+                         t->nbytes);
+    if (end > data_size)
+        return error_set(err, "tensor '%s': data_offsets end %zu is past the end of the "
+                         "data (%zu bytes)", name, end, data_size);
+    t->data = data + begin;
+    return 0;
+}
+
+/* "__metadata__": an object of string -> string, copied into file->meta. */
+static int parse_metadata(const cJSON *obj, SafeFile *file, Error *err)
+{
+    if (!cJSON_IsObject(obj))
+        return error_set(err, "\"" METADATA_KEY "\" is not a JSON object");
+    file->meta = xcalloc((size_t)cJSON_GetArraySize(obj), sizeof *file->meta);
+    for (const cJSON *item = obj->child; item; item = item->next) {
+        if (!cJSON_IsString(item))
+            return error_set(err, METADATA_KEY " value for '%s' is not a string", item->string);
+        SafeMeta *m = &file->meta[file->meta_count++];
+        m->key = xstrdup(item->string);
+        m->value = xstrdup(item->valuestring);
+    }
+    return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* cJSON keeps every member of an object, duplicates included; a file with
+ * two tensors of one name is ambiguous, so refuse it. */
+static int check_unique_keys(const cJSON *root, Error *err)
+{
+    size_t n = (size_t)cJSON_GetArraySize(root), i = 0;
+    const char **names = xcalloc(n, sizeof *names);
+    for (const cJSON *item = root->child; item; item = item->next) names[i++] = item->string;
+    qsort(names, n, sizeof *names, compare_names);
+    int rc = 0;
+    for (i = 1; i < n && rc == 0; i++)
+        if (strcmp(names[i - 1], names[i]) == 0)
+            rc = error_set(err, "'%s' appears twice in the header", names[i]);
+    free(names);
+    return rc;
+}
+
+/* Order by start in the mapping, then by size and name for a stable result. */
+static int compare_by_offset(const void *a, const void *b)
+{
+    const SafeTensor *x = a, *y = b;
+    uintptr_t px = (uintptr_t)x->data, py = (uintptr_t)y->data;
+    if (px != py) return px < py ? -1 : 1;
+    if (x->nbytes != y->nbytes) return x->nbytes < y->nbytes ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Sort by data offset and reject any two tensors sharing a byte.  Empty
+ * tensors occupy no bytes and overlap nothing. */
+static int sort_and_check_overlap(SafeFile *file, Error *err)
+{
+    qsort(file->tensors, file->count, sizeof *file->tensors, compare_by_offset);
+    const SafeTensor *furthest = NULL; /* non-empty tensor reaching furthest so far */
+    for (size_t i = 0; i < file->count; i++) {
+        const SafeTensor *t = &file->tensors[i];
+        if (t->nbytes == 0) continue;
+        const char *start = t->data;
+        if (furthest && start < (const char *)furthest->data + furthest->nbytes)
+            return error_set(err, "tensors '%s' and '%s' overlap in the data area",
+                             furthest->name, t->name);
+        if (!furthest || start + t->nbytes > (const char *)furthest->data + furthest->nbytes)
+            furthest = t;
+    }
+    return 0;
+}
+
+/* Parse and check the JSON header (`header`, n bytes) and fill file's
+ * tensors and metadata.  Messages have no path prefix yet. */
+static int parse_header(const char *header, size_t n, const unsigned char *data,
+                        size_t data_size, SafeFile *file, Error *err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(header, n, &end, 0);
+    if (!root) {
+        size_t at = end ? (size_t)(end - header) : 0;
+        return error_set(err, "header is not valid JSON near byte %zu", at);
+    }
+    int rc = -1;
+    /* The reference writer pads with spaces; anything else after the
+     * object is garbage that cJSON would silently ignore. */
+    for (const char *p = end; p < header + n; p++) {
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            error_set(err, "header is not valid JSON near byte %zu (text after the object)",
+                      (size_t)(p - header));
+            goto done;
+        }
+    }
+    if (!cJSON_IsObject(root)) {
+        error_set(err, "header is not a JSON object");
+        goto done;
+    }
+    if (check_unique_keys(root, err)) goto done;
+
+    file->tensors = xcalloc((size_t)cJSON_GetArraySize(root), sizeof *file->tensors);
+    for (const cJSON *item = root->child; item; item = item->next) {
+        if (strcmp(item->string, METADATA_KEY) == 0) {
+            if (parse_metadata(item, file, err)) goto done;
+            continue;
+        }
+        SafeTensor *t = &file->tensors[file->count++];
+        t->name = xstrdup(item->string);
+        if (parse_tensor(item, data, data_size, t, err)) goto done;
+    }
+    rc = sort_and_check_overlap(file, err);
+done:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- reading */
+
+/* Open and map the whole file; on success file->map and map_size are set. */
+static int map_file(const char *path, SafeFile *file, Error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return error_set(err, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return error_set(err, "cannot stat: %s", strerror(e));
+    }
+    int rc = -1;
+    if (S_ISDIR(st.st_mode))
+        error_set(err, "is a directory");
+    else if (!S_ISREG(st.st_mode))
+        error_set(err, "is not a regular file");
+    else if (st.st_size == 0)
+        error_set(err, "file is empty (0 bytes), expected an 8-byte header length");
+    else if ((uintmax_t)st.st_size > SIZE_MAX)
+        error_set(err, "file is too large to map");
+    else {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            error_set(err, "cannot map: %s", strerror(errno));
+        } else {
+            file->map = map;
+            file->map_size = (size_t)st.st_size;
+            rc = 0;
+        }
+    }
+    close(fd); /* the mapping stays valid without the descriptor */
+    return rc;
+}
+
+int safetensors_open(const char *path, SafeFile *file, Error *err)
+{
+    ASSERT(path && file);
+    SafeFile f = {.path = path};
+    char *header = NULL;
+    if (map_file(path, &f, err)) goto fail;
+
+    const unsigned char *bytes = f.map;
+    if (f.map_size < 8) {
+        error_set(err, "file is %zu bytes, too short for the 8-byte header length",
+                  f.map_size);
+        goto fail;
+    }
+    uint64_t n = read_u64_le(bytes);
+    if (n > SAFETENSORS_MAX_HEADER) {
+        error_set(err, "header length %llu exceeds the limit of %u bytes",
+                  (unsigned long long)n, SAFETENSORS_MAX_HEADER);
+        goto fail;
+    }
+    if (n > f.map_size - 8) {
+        error_set(err, "header length %llu is beyond the end of the file (size %zu)",
+                  (unsigned long long)n, f.map_size);
+        goto fail;
+    }
+    /* A NUL-terminated copy, so no parser can read past the header even if
+     * it ends exactly at the end of the mapping. */
+    header = xmalloc((size_t)n + 1);
+    memcpy(header, bytes + 8, (size_t)n);
+    header[n] = '\0';
+    if (parse_header(header, (size_t)n, bytes + 8 + n, f.map_size - 8 - (size_t)n, &f, err))
+        goto fail;
+    free(header);
+    *file = f;
+    return 0;
+
+fail:
+    free(header);
+    safetensors_close(&f);
+    error_prefix(err, path);
+    memset(file, 0, sizeof *file);
+    return -1;
+}
+
+void safetensors_close(SafeFile *file)
+{
+    if (!file) return;
+    if (file->map) munmap(file->map, file->map_size);
+    for (size_t i = 0; i < file->count; i++) free(file->tensors[i].name);
+    free(file->tensors);
+    for (size_t i = 0; i < file->meta_count; i++) {
+        free(file->meta[i].key);
+        free(file->meta[i].value);
+    }
+    free(file->meta);
+    memset(file, 0, sizeof *file);
+}
+
+const SafeTensor *safetensors_find(const SafeFile *file, const char *name)
+{
+    for (size_t i = 0; i < file->count; i++)
+        if (strcmp(file->tensors[i].name, name) == 0) return &file->tensors[i];
+    return NULL;
+}
+
+const char *safetensors_meta(const SafeFile *file, const char *key)
+{
+    for (size_t i = 0; i < file->meta_count; i++)
+        if (strcmp(file->meta[i].key, key) == 0) return file->meta[i].value;
+    return NULL;
+}
+
+/* -------------------------------------------------------------- converting */
+
+static float f32_from_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* IEEE 754 binary16 -> binary32, exact for every input: each half value
+ * (subnormals included) is representable as a float. */
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    if (exp == 0) {
+        /* zero or subnormal: mant * 2^-24, a normal float, exact */
+        float mag = (float)mant * 0x1p-24f;
+        uint32_t bits;
+        memcpy(&bits, &mag, sizeof bits);
+        return f32_from_bits(sign | bits);
+    }
+    if (exp == 31) /* inf, or NaN keeping its payload */
+        return f32_from_bits(sign | 0x7f800000u | (mant << 13));
+    /* rebias the exponent from 15 to 127 */
+    return f32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+void safetensors_to_f32(const SafeTensor *t, float *out)
+{
+    const unsigned char *p = t->data;
+    switch (t->dtype) {
+    case DTYPE_F32:
+        memcpy(out, p, t->numel * sizeof *out); /* little-endian host, see top */
+        break;
+    case DTYPE_F16:
+        for (size_t i = 0; i < t->numel; i++)
+            out[i] = f16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+        break;
+    case DTYPE_BF16: /* bfloat16 is the high half of a float32 */
+        for (size_t i = 0; i < t->numel; i++)
+            out[i] = f32_from_bits((uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16);
+        break;
+    }
+}
+
+/* ----------------------------------------------------------------- writing */
+
+/* A JSON integer printed exactly (cJSON's double printing could choose
+ * exponent form, which strict readers refuse as an offset). */
+static cJSON *json_integer(size_t v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%zu", v);
+    return cJSON_CreateRaw(text);
+}
+
+/* The unpadded header JSON for `tensors` (free with cJSON_free), or NULL
+ * with an Error (no path prefix) for duplicate names. */
+static char *build_header(const SafeWriteTensor *tensors, size_t count, const SafeMeta *meta,
+                          size_t meta_count, Error *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    char *text = NULL;
+    if (meta_count > 0) {
+        cJSON *m = cJSON_AddObjectToObject(root, METADATA_KEY);
+        for (size_t i = 0; i < meta_count; i++) {
+            ASSERT(meta[i].key && meta[i].value);
+            if (cJSON_GetObjectItemCaseSensitive(m, meta[i].key)) {
+                error_set(err, "metadata key '%s' appears twice", meta[i].key);
+                goto done;
+            }
+            cJSON_AddStringToObject(m, meta[i].key, meta[i].value);
+        }
+    }
+    size_t offset = 0;
+    for (size_t i = 0; i < count; i++) {
+        const SafeWriteTensor *t = &tensors[i];
+        ASSERT(t->name && t->ndim >= 0 && t->ndim <= SAFETENSORS_MAX_DIMS);
+        if (strcmp(t->name, METADATA_KEY) == 0 ||
+            cJSON_GetObjectItemCaseSensitive(root, t->name)) {
+            error_set(err, "tensor name '%s' is used twice", t->name);
+            goto done;
+        }
+        size_t numel = 1;
+        cJSON *entry = cJSON_AddObjectToObject(root, t->name);
+        cJSON_AddStringToObject(entry, "dtype", "F32");
+        cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
+        for (int d = 0; d < t->ndim; d++) {
+            ASSERT(t->shape[d] == 0 || numel <= SIZE_MAX / sizeof(float) / t->shape[d]);
+            numel *= t->shape[d];
+            cJSON_AddItemToArray(shape, json_integer(t->shape[d]));
+        }
+        ASSERT(t->data || numel == 0);
+        cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
+        cJSON_AddItemToArray(offsets, json_integer(offset));
+        offset += numel * sizeof(float);
+        cJSON_AddItemToArray(offsets, json_integer(offset));
+    }
+    text = cJSON_PrintUnformatted(root);
+    ASSERT(text); /* only fails when out of memory */
+done:
+    cJSON_Delete(root);
+    return text;
+}
+
+static int write_all(FILE *f, const void *data, size_t n)
+{
+    return n == 0 || fwrite(data, 1, n, f) == n ? 0 : -1;
+}
+
+/* Length, padded header and data to `f`; -1 with errno set on failure. */
+static int write_contents(FILE *f, const char *json, const SafeWriteTensor *tensors,
+                          size_t count)
+{
+    /* Pad with spaces so the data area starts on a multiple of 8. */
+    size_t len = strlen(json), padded = (len + 7) / 8 * 8;
+    unsigned char prefix[8];
+    for (int i = 0; i < 8; i++) prefix[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    if (write_all(f, prefix, 8) || write_all(f, json, len)) return -1;
+    for (size_t i = len; i < padded; i++)
+        if (fputc(' ', f) == EOF) return -1;
+    for (size_t i = 0; i < count; i++) {
+        size_t numel = 1;
+        for (int d = 0; d < tensors[i].ndim; d++) numel *= tensors[i].shape[d];
+        /* floats are already little-endian on this host, see top */
+        if (write_all(f, tensors[i].data, numel * sizeof(float))) return -1;
+    }
+    return 0;
+}
+
+int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t count,
+                      const SafeMeta *meta, size_t meta_count, Error *err)
+{
+    char *json = build_header(tensors, count, meta, meta_count, err);
+    if (!json) {
+        error_prefix(err, path);
+        return -1;
+    }
+    size_t plen = strlen(path);
+    char *tmp = xmalloc(plen + 5);
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+
+    int rc = -1, e = 0;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        e = errno;
+        goto done;
+    }
+    if (write_contents(f, json, tensors, count) || fflush(f) || fsync(fileno(f))) {
+        e = errno;
+        fclose(f);
+        remove(tmp);
+        goto done;
+    }
+    if (fclose(f)) {
+        e = errno;
+        remove(tmp);
+        goto done;
+    }
+    if (rename(tmp, path)) {
+        e = errno;
+        remove(tmp);
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc) error_set(err, "%s: cannot write: %s", path, strerror(e ? e : EIO));
+    free(tmp);
+    cJSON_free(json);
+    return rc;
+}

@@ -1,0 +1,76 @@
+/* safetensors.h — reading and writing the safetensors format.
+ *
+ * Layout: 8-byte little-endian header length N, then N bytes of JSON
+ * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
+ *  ..., "__metadata__": {"key": "string", ...}}, then the raw little-endian
+ * tensor bytes; offsets are relative to the end of the header.
+ * This module knows nothing about transformers: it maps a file, checks every
+ * claim the header makes against the file, and hands out tensors by name.
+ * Only model/safetensors.c includes cJSON. */
+#ifndef TRANSLATE_SAFETENSORS_H
+#define TRANSLATE_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+
+typedef enum { DTYPE_F32, DTYPE_F16, DTYPE_BF16 } Dtype;
+
+#define SAFETENSORS_MAX_DIMS 8
+#define SAFETENSORS_MAX_HEADER (100u << 20) /* 100 MB, as the reference implementation */
+
+typedef struct {
+    char *name;
+    Dtype dtype;
+    int ndim;
+    size_t shape[SAFETENSORS_MAX_DIMS];
+    size_t numel;           /* product of shape (checked for overflow) */
+    const void *data;       /* points into the mapping; may be unaligned */
+    size_t nbytes;
+} SafeTensor;
+
+typedef struct {
+    char *key, *value;
+} SafeMeta;
+
+typedef struct {
+    const char *path;       /* borrowed from the caller for messages */
+    void *map;              /* mmap of the whole file */
+    size_t map_size;
+    size_t count;
+    SafeTensor *tensors;    /* sorted by data offset */
+    size_t meta_count;
+    SafeMeta *meta;
+} SafeFile;
+
+/* Map and validate `path`: header length within the file and the limit,
+ * valid JSON object, known dtypes (F32, F16, BF16; anything else is an
+ * error naming the tensor), shapes whose product does not overflow, byte
+ * size == numel * dtype size, offsets inside the data area and not
+ * overlapping.  Errors read "path: tensor 'x': ..." or "path: ...". */
+int safetensors_open(const char *path, SafeFile *file, Error *err);
+void safetensors_close(SafeFile *file); /* NULL-safe; leaves file zeroed */
+
+const SafeTensor *safetensors_find(const SafeFile *file, const char *name);
+const char *safetensors_meta(const SafeFile *file, const char *key); /* NULL if absent */
+
+/* Convert a tensor to float32 in `out` (numel floats), widening F16/BF16.
+ * Safe for unaligned data. */
+void safetensors_to_f32(const SafeTensor *t, float *out);
+
+/* Writing: F32 tensors in the order given, metadata as given.  The file is
+ * written to "path.tmp" and renamed into place, so a crash never leaves a
+ * half-written file under `path`.  Data offsets are 8-byte aligned after a
+ * header padded with spaces, as the reference writer does. */
+typedef struct {
+    const char *name;
+    int ndim;
+    size_t shape[SAFETENSORS_MAX_DIMS];
+    const float *data;
+} SafeWriteTensor;
+
+int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t count,
+                      const SafeMeta *meta, size_t meta_count, Error *err);
+
+#endif

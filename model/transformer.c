@@ -1,0 +1,359 @@
+/* transformer.c — forward pass of the encoder and decoder (see
+ * transformer.h), one layer function per block, each a column of kernel
+ * calls from layers.h.  The backward pass (training) mirrors these
+ * functions in reverse. */
+#include "transformer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "layers.h"
+
+/* ---- activation memory ------------------------------------------------ */
+
+ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest)
+{
+    size_t H = (size_t)arch->heads;
+    ActsSize s = {src_rows, tgt_rows, tgt_rows, 0, 0, 0};
+    /* Σ_b S_b² <= longest · Σ_b S_b, and likewise for the other maps. */
+    s.enc_probs = H * (size_t)longest * (size_t)src_rows;
+    s.dec_probs = H * (size_t)longest * (size_t)tgt_rows;
+    s.cross_probs = H * (size_t)longest * (size_t)tgt_rows;
+    return s;
+}
+
+ActsSize acts_size_steps(const ModelArch *arch, int beams, int src_len, int tgt_len)
+{
+    size_t H = (size_t)arch->heads, B = (size_t)beams, S = (size_t)src_len, T = (size_t)tgt_len;
+    ActsSize s = {src_len, beams, beams * tgt_len, H * S * S, H * B * T * T, H * B * T * S};
+    return s;
+}
+
+/* Buffers are carved from one block: a first pass with base == NULL only
+ * measures, the second assigns. */
+typedef struct {
+    float *base;
+    size_t used;
+} Carver;
+
+static float *carve(Carver *c, size_t n)
+{
+    float *p = c->base ? c->base + c->used : NULL;
+    c->used += n;
+    return p;
+}
+
+static void carve_norm(Carver *c, NormActs *a, size_t N, size_t D)
+{
+    a->out = carve(c, N * D);
+    a->mean = carve(c, N);
+    a->rstd = carve(c, N);
+}
+
+static void carve_attention(Carver *c, AttentionActs *a, size_t q_rows, size_t kv_rows,
+                            size_t probs, size_t D)
+{
+    a->q = carve(c, q_rows * D);
+    a->k = carve(c, kv_rows * D);
+    a->v = carve(c, kv_rows * D);
+    a->probs = carve(c, probs);
+    a->context = carve(c, q_rows * D);
+    a->out = carve(c, q_rows * D);
+}
+
+static void carve_ffn(Carver *c, FeedForwardActs *a, size_t N, size_t D, size_t F)
+{
+    a->hidden_pre = carve(c, N * F);
+    a->hidden = carve(c, N * F);
+    a->out = carve(c, N * D);
+}
+
+static void carve_all(Carver *c, Activations *a, const ModelArch *arch)
+{
+    size_t D = (size_t)arch->d_model, F = (size_t)arch->d_ff, V = (size_t)arch->tgt_vocab;
+    size_t Ns = (size_t)a->size.src_rows, Nt = (size_t)a->size.tgt_rows;
+    a->src_x = carve(c, Ns * D);
+    for (int l = 0; l < arch->encoder_layers; l++) {
+        EncoderLayerActs *e = &a->encoder[l];
+        carve_attention(c, &e->self_attn, Ns, Ns, a->size.enc_probs, D);
+        carve_ffn(c, &e->ffn, Ns, D, F);
+        carve_norm(c, &e->norm1, Ns, D);
+        carve_norm(c, &e->norm2, Ns, D);
+        e->res1 = carve(c, Ns * D);
+        e->res2 = carve(c, Ns * D);
+    }
+    carve_norm(c, &a->encoder_norm, Ns, D);
+    a->tgt_x = carve(c, Nt * D);
+    for (int l = 0; l < arch->decoder_layers; l++) {
+        DecoderLayerActs *d = &a->decoder[l];
+        carve_attention(c, &d->self_attn, Nt, (size_t)a->size.kv_rows, a->size.dec_probs, D);
+        carve_attention(c, &d->cross_attn, Nt, Ns, a->size.cross_probs, D);
+        carve_ffn(c, &d->ffn, Nt, D, F);
+        carve_norm(c, &d->norm1, Nt, D);
+        carve_norm(c, &d->norm2, Nt, D);
+        carve_norm(c, &d->norm3, Nt, D);
+        d->res1 = carve(c, Nt * D);
+        d->res2 = carve(c, Nt * D);
+        d->res3 = carve(c, Nt * D);
+    }
+    carve_norm(c, &a->decoder_norm, Nt, D);
+    a->logits = carve(c, Nt * V);
+}
+
+void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
+{
+    memset(a, 0, sizeof *a);
+    a->size = size;
+    a->heads = arch->heads;
+    a->encoder = xcalloc((size_t)arch->encoder_layers, sizeof *a->encoder);
+    a->decoder = xcalloc((size_t)arch->decoder_layers, sizeof *a->decoder);
+    Carver measure = {NULL, 0};
+    carve_all(&measure, a, arch);
+    a->block = xcalloc(measure.used, sizeof(float));
+    Carver assign = {a->block, 0};
+    carve_all(&assign, a, arch);
+}
+
+void acts_free(Activations *a)
+{
+    if (!a) return;
+    free(a->block);
+    free(a->encoder);
+    free(a->decoder);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- where each sequence's attention maps live ------------------------- */
+
+static int src_len(const Batch *b, int i) { return b->src_start[i + 1] - b->src_start[i]; }
+static int tgt_rows(const Batch *b, int i) { return b->tgt_start[i + 1] - b->tgt_start[i]; }
+
+/* Rows reserved for target i: the store capacity when decoding step by
+ * step, the target's own length in a full pass. */
+static int tgt_cap(const Batch *b, int i) { return b->kv_capacity ? b->kv_capacity : tgt_rows(b, i); }
+
+static int kv_start(const Batch *b, int i) { return b->kv_start ? b->kv_start[i] : b->tgt_start[i]; }
+
+/* Offsets (in floats, within one layer) of sequence i's map blocks. */
+static size_t encoder_map_offset(const Batch *b, int i, int H)
+{
+    size_t off = 0;
+    for (int j = 0; j < i; j++) off += (size_t)H * src_len(b, j) * src_len(b, j);
+    return off;
+}
+
+static size_t decoder_map_offset(const Batch *b, int i, int H)
+{
+    size_t off = 0;
+    for (int j = 0; j < i; j++) off += (size_t)H * tgt_cap(b, j) * tgt_cap(b, j);
+    return off;
+}
+
+static size_t cross_map_offset(const Batch *b, int i, int H)
+{
+    size_t off = 0;
+    for (int j = 0; j < i; j++) off += (size_t)H * tgt_cap(b, j) * src_len(b, j);
+    return off;
+}
+
+float *acts_encoder_map(const Activations *a, const Batch *b, int layer, int i)
+{
+    return a->encoder[layer].self_attn.probs + encoder_map_offset(b, i, a->heads);
+}
+
+float *acts_decoder_map(const Activations *a, const Batch *b, int layer, int i)
+{
+    return a->decoder[layer].self_attn.probs + decoder_map_offset(b, i, a->heads);
+}
+
+float *acts_cross_map(const Activations *a, const Batch *b, int layer, int i)
+{
+    return a->decoder[layer].cross_attn.probs + cross_map_offset(b, i, a->heads);
+}
+
+/* ---- the blocks ---------------------------------------------------------- */
+
+static float attention_scale(const ModelArch *arch)
+{
+    return arch->scale_attention ? 1.0f / sqrtf((float)(arch->d_model / arch->heads)) : 1.0f;
+}
+
+static const float *norm_forward(NormActs *a, const NormParams *p, const float *x, int N, int D)
+{
+    layernorm_forward(a->out, a->mean, a->rstd, x, p->weight, p->bias, N, D);
+    return a->out;
+}
+
+/* in_proj_weight stacks W_Q, W_K, W_V: row blocks 0, 1, 2 of [3D, D]. */
+static void project(float *out, const float *x, const AttentionParams *p, int which, int N, int D)
+{
+    size_t off = (size_t)which * D;
+    linear_forward(out, x, p->in_proj_weight + off * D, p->in_proj_bias + off, N, D, D);
+}
+
+enum { PROJ_Q, PROJ_K, PROJ_V };
+
+/* The output projection that follows the heads' concatenation. */
+static void attention_output(AttentionActs *a, const AttentionParams *p, int N, int D)
+{
+    linear_forward(a->out, a->context, p->out_proj_weight, p->out_proj_bias, N, D, D);
+}
+
+/* position-wise feed-forward: linear2(activation(linear1(x))) */
+static void ffn_forward(FeedForwardActs *a, const FeedForwardParams *p, const float *x, int N,
+                        const ModelArch *arch)
+{
+    int D = arch->d_model, F = arch->d_ff;
+    linear_forward(a->hidden_pre, x, p->linear1_weight, p->linear1_bias, N, D, F);
+    activation_forward(a->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
+    linear_forward(a->out, a->hidden, p->linear2_weight, p->linear2_bias, N, F, D);
+}
+
+/* Encoder self-attention: every source token attends to every source token
+ * of its own sentence. */
+static void encoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x,
+                                   const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, H = arch->heads, N = b->src_start[b->count];
+    project(a->q, x, p, PROJ_Q, N, D);
+    project(a->k, x, p, PROJ_K, N, D);
+    project(a->v, x, p, PROJ_V, N, D);
+    for (int i = 0; i < b->count; i++) {
+        size_t row = (size_t)b->src_start[i] * D;
+        int S = src_len(b, i);
+        AttentionShape shape = {0, S, S, S, S};
+        attention_forward(a->context + row, a->probs + encoder_map_offset(b, i, H), a->q + row,
+                          a->k + row, a->v + row, shape, D, H, attention_scale(arch), false);
+    }
+    attention_output(a, p, N, D);
+}
+
+/* Decoder masked self-attention.  The new rows' keys and values are written
+ * into the K/V store first; each query then sees the keys of its own
+ * sequence up to its own position. */
+static void decoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x,
+                                   const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
+    project(a->q, x, p, PROJ_Q, N, D);
+    for (int i = 0; i < b->count; i++) {
+        int n = tgt_rows(b, i);
+        const float *xi = x + (size_t)b->tgt_start[i] * D;
+        size_t store = (size_t)(kv_start(b, i) + b->tgt_pos) * D;
+        project(a->k + store, xi, p, PROJ_K, n, D);
+        project(a->v + store, xi, p, PROJ_V, n, D);
+    }
+    for (int i = 0; i < b->count; i++) {
+        size_t row = (size_t)b->tgt_start[i] * D, kv = (size_t)kv_start(b, i) * D;
+        int cap = tgt_cap(b, i), n = tgt_rows(b, i);
+        AttentionShape shape = {b->tgt_pos, n, b->tgt_pos + n, cap, cap};
+        attention_forward(a->context + row, a->probs + decoder_map_offset(b, i, H), a->q + row,
+                          a->k + kv, a->v + kv, shape, D, H, attention_scale(arch), true);
+    }
+    attention_output(a, p, N, D);
+}
+
+/* Cross-attention: queries from the decoder, keys and values from the
+ * encoder's output (projected once, in transformer_encode). */
+static void cross_attention(AttentionActs *a, const AttentionParams *p, const float *x,
+                            const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
+    project(a->q, x, p, PROJ_Q, N, D);
+    for (int i = 0; i < b->count; i++) {
+        size_t row = (size_t)b->tgt_start[i] * D, mem = (size_t)b->src_start[i] * D;
+        int S = src_len(b, i);
+        AttentionShape shape = {b->tgt_pos, tgt_rows(b, i), S, tgt_cap(b, i), S};
+        attention_forward(a->context + row, a->probs + cross_map_offset(b, i, H), a->q + row,
+                          a->k + mem, a->v + mem, shape, D, H, attention_scale(arch), false);
+    }
+    attention_output(a, p, N, D);
+}
+
+/* One encoder layer, as torch.nn.TransformerEncoderLayer:
+ *   post-norm: x = norm1(x + SA(x));        x = norm2(x + FF(x))
+ *   pre-norm:  x = x + SA(norm1(x));        x = x + FF(norm2(x)) */
+static void encoder_layer_forward(EncoderLayerActs *a, const EncoderLayerParams *p,
+                                  const float *x, const Batch *b, const ModelArch *arch)
+{
+    int N = b->src_start[b->count], D = arch->d_model;
+    size_t n = (size_t)N * D;
+    bool pre = arch->norm_first;
+
+    encoder_self_attention(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
+                           b, arch);
+    residual_forward(a->res1, x, a->self_attn.out, n);
+    const float *h = pre ? a->res1 : norm_forward(&a->norm1, &p->norm1, a->res1, N, D);
+
+    ffn_forward(&a->ffn, &p->ffn, pre ? norm_forward(&a->norm2, &p->norm2, h, N, D) : h, N, arch);
+    residual_forward(a->res2, h, a->ffn.out, n);
+    a->out = pre ? a->res2 : (float *)norm_forward(&a->norm2, &p->norm2, a->res2, N, D);
+}
+
+/* One decoder layer, as torch.nn.TransformerDecoderLayer:
+ *   post-norm: x = norm1(x + SA(x)); x = norm2(x + CA(x, mem)); x = norm3(x + FF(x))
+ *   pre-norm:  x = x + SA(norm1(x)); x = x + CA(norm2(x), mem); x = x + FF(norm3(x)) */
+static void decoder_layer_forward(DecoderLayerActs *a, const DecoderLayerParams *p,
+                                  const float *x, const Batch *b, const ModelArch *arch)
+{
+    int N = b->tgt_start[b->count], D = arch->d_model;
+    size_t n = (size_t)N * D;
+    bool pre = arch->norm_first;
+
+    decoder_self_attention(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
+                           b, arch);
+    residual_forward(a->res1, x, a->self_attn.out, n);
+    const float *h1 = pre ? a->res1 : norm_forward(&a->norm1, &p->norm1, a->res1, N, D);
+
+    cross_attention(&a->cross_attn, &p->cross_attn, pre ? norm_forward(&a->norm2, &p->norm2, h1, N, D) : h1,
+                    b, arch);
+    residual_forward(a->res2, h1, a->cross_attn.out, n);
+    const float *h2 = pre ? a->res2 : norm_forward(&a->norm2, &p->norm2, a->res2, N, D);
+
+    ffn_forward(&a->ffn, &p->ffn, pre ? norm_forward(&a->norm3, &p->norm3, h2, N, D) : h2, N, arch);
+    residual_forward(a->res3, h2, a->ffn.out, n);
+    a->out = pre ? a->res3 : (float *)norm_forward(&a->norm3, &p->norm3, a->res3, N, D);
+}
+
+/* ---- the whole model ----------------------------------------------------- */
+
+void transformer_encode(Activations *a, const Model *m, const Batch *b)
+{
+    const ModelArch *arch = &m->arch;
+    int D = arch->d_model, N = b->src_start[b->count];
+    ASSERT(N <= a->size.src_rows);
+    for (int i = 0; i < b->count; i++)
+        embedding_forward(a->src_x + (size_t)b->src_start[i] * D, b->src_ids + b->src_start[i],
+                          m->params.src_embed, src_len(b, i), D, 0);
+    const float *x = a->src_x;
+    for (int l = 0; l < arch->encoder_layers; l++) {
+        encoder_layer_forward(&a->encoder[l], &m->params.encoder[l], x, b, arch);
+        x = a->encoder[l].out;
+    }
+    const float *memory = norm_forward(&a->encoder_norm, &m->params.encoder_norm, x, N, D);
+    for (int l = 0; l < arch->decoder_layers; l++) {
+        AttentionActs *ca = &a->decoder[l].cross_attn;
+        project(ca->k, memory, &m->params.decoder[l].cross_attn, PROJ_K, N, D);
+        project(ca->v, memory, &m->params.decoder[l].cross_attn, PROJ_V, N, D);
+    }
+}
+
+void transformer_decode(Activations *a, const Model *m, const Batch *b)
+{
+    const ModelArch *arch = &m->arch;
+    int D = arch->d_model, N = b->tgt_start[b->count];
+    ASSERT(N <= a->size.tgt_rows);
+    for (int i = 0; i < b->count; i++)
+        embedding_forward(a->tgt_x + (size_t)b->tgt_start[i] * D, b->tgt_ids + b->tgt_start[i],
+                          m->params.tgt_embed, tgt_rows(b, i), D, b->tgt_pos);
+    const float *x = a->tgt_x;
+    for (int l = 0; l < arch->decoder_layers; l++) {
+        decoder_layer_forward(&a->decoder[l], &m->params.decoder[l], x, b, arch);
+        x = a->decoder[l].out;
+    }
+    const float *y = norm_forward(&a->decoder_norm, &m->params.decoder_norm, x, N, D);
+    linear_forward(a->logits, y, m->params.generator_weight, m->params.generator_bias, N, D,
+                   arch->tgt_vocab);
+}

@@ -1,0 +1,130 @@
+/* transformer.h — the encoder–decoder of "Attention Is All You Need", laid
+ * out exactly as torch.nn.Transformer computes it.
+ *
+ *   source ids ─ embed·√D + PE ─ [encoder layer × L_enc] ─ norm ─ memory [S, D]
+ *   target ids ─ embed·√D + PE ─ [decoder layer × L_dec] ─ norm ─ generator ─ logits [T, V]
+ *                                  (masked self-attention, cross-attention
+ *                                   with Q from the decoder and K, V from
+ *                                   memory, feed-forward)
+ *
+ * Several sequences can be processed at once, packed one after the other
+ * with no padding: rows src_start[b] .. src_start[b+1]-1 belong to source b.
+ * Attention never crosses a sequence boundary, which is exactly what a
+ * padding mask achieves in PyTorch, without computing the padded rows.
+ *
+ * Every intermediate value is kept in Activations, both because the
+ * attention maps are what this program is for and because training
+ * (backward) needs them.  Dimension letters: see layers.h. */
+#ifndef TRANSLATE_TRANSFORMER_H
+#define TRANSLATE_TRANSFORMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "arch.h"
+#include "params.h"
+
+typedef struct {
+    ModelArch arch;
+    Params params;
+} Model;
+
+/* A batch of sequences, packed (see above).  For decoding one step at a
+ * time, each target sequence has one new row at position `tgt_pos`; its
+ * earlier keys and values are already in the self-attention store. */
+typedef struct {
+    int count;            /* B */
+    const int *src_ids;   /* [Ns] source token ids, packed */
+    const int *src_start; /* [B+1] */
+    const int *tgt_ids;   /* [Nt] decoder input ids (<s> + target[:-1]), packed */
+    const int *tgt_start; /* [B+1] */
+    int tgt_pos;          /* position of each target's first row: 0 = full pass */
+    const int *kv_start;  /* [B] row of position 0 of target b in the self-attention
+                             K/V store; NULL means tgt_start (a full pass) */
+    int kv_capacity;      /* rows reserved per target in the K/V store and in the
+                             decoder attention maps; 0 means each target's length */
+} Batch;
+
+typedef struct {
+    float *q, *k, *v;     /* [Nq, D] queries; [Nk, D] keys and values (the K/V store
+                             for decoder self-attention; memory-projected for cross) */
+    float *probs;         /* per sequence [H, rows, keys], packed: the attention maps */
+    float *context;       /* [Nq, D] probs·V, heads side by side */
+    float *out;           /* [Nq, D] after the output projection */
+} AttentionActs;
+
+typedef struct {
+    float *out, *mean, *rstd; /* [N, D], [N], [N] */
+} NormActs;
+
+typedef struct {
+    float *hidden_pre;    /* [N, F] linear1 output */
+    float *hidden;        /* [N, F] after the activation */
+    float *out;           /* [N, D] linear2 output */
+} FeedForwardActs;
+
+typedef struct {
+    AttentionActs self_attn;
+    FeedForwardActs ffn;
+    NormActs norm1, norm2;
+    float *res1, *res2;   /* [N, D] residual sums */
+    float *out;           /* [N, D] the layer's output (res2 or norm2.out) */
+} EncoderLayerActs;
+
+typedef struct {
+    AttentionActs self_attn, cross_attn;
+    FeedForwardActs ffn;
+    NormActs norm1, norm2, norm3;
+    float *res1, *res2, *res3;
+    float *out;
+} DecoderLayerActs;
+
+/* How big the activation buffers are. */
+typedef struct {
+    int src_rows;         /* source tokens in a batch */
+    int tgt_rows;         /* target rows computed per call */
+    int kv_rows;          /* rows of the self-attention K/V store */
+    size_t enc_probs;     /* floats of encoder attention maps per layer */
+    size_t dec_probs;     /* ... decoder self-attention maps per layer */
+    size_t cross_probs;   /* ... cross-attention maps per layer */
+} ActsSize;
+
+typedef struct {
+    ActsSize size;
+    int heads;            /* H, to locate each sequence's maps */
+    float *block;         /* everything below points into this one allocation */
+    float *src_x;         /* [Ns, D] embedded source */
+    EncoderLayerActs *encoder;
+    NormActs encoder_norm;/* .out is the memory [Ns, D] */
+    float *tgt_x;         /* [Nt, D] embedded decoder input */
+    DecoderLayerActs *decoder;
+    NormActs decoder_norm;
+    float *logits;        /* [Nt, V] */
+} Activations;
+
+/* The sizes needed for `batches` sequences of up to `src_len` and `tgt_len`
+ * tokens processed whole (training, teacher forcing). */
+ActsSize acts_size_full(const ModelArch *arch, int batches, int src_len, int tgt_len);
+/* The sizes for decoding `beams` hypotheses of up to `tgt_len` tokens one
+ * step at a time over one source of up to `src_len` tokens. */
+ActsSize acts_size_steps(const ModelArch *arch, int beams, int src_len, int tgt_len);
+
+void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
+void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
+
+/* Encoder: src_x, every encoder layer, and memory (encoder_norm.out).
+ * Also projects memory to each decoder layer's cross-attention K and V,
+ * which stay fixed while the target grows. */
+void transformer_encode(Activations *acts, const Model *model, const Batch *batch);
+
+/* Decoder on the batch's target rows, then logits.  Requires
+ * transformer_encode on the same batch first. */
+void transformer_decode(Activations *acts, const Model *model, const Batch *batch);
+
+/* Probabilities of head h of layer l of sequence b's maps, located in the
+ * packed storage; `rows`/`keys` give the block's layout. */
+float *acts_encoder_map(const Activations *acts, const Batch *batch, int layer, int b);
+float *acts_decoder_map(const Activations *acts, const Batch *batch, int layer, int b);
+float *acts_cross_map(const Activations *acts, const Batch *batch, int layer, int b);
+
+#endif

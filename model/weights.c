@@ -1,0 +1,198 @@
+/* weights.c — loading, saving and randomly initialising a Model (see
+ * weights.h).  The descriptor list from params.h drives all three. */
+#include "weights.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "safetensors.h"
+
+/* ---- metadata: the architecture as strings ----------------------------- */
+
+enum { META_COUNT = 16 };
+
+typedef struct {
+    char key[32];
+    char value[32];
+} MetaField;
+
+/* The architecture and vocabulary hashes as metadata fields, in a fixed
+ * order.  Returns the number of fields. */
+static int describe_meta(const ModelArch *a, VocabHashes h, MetaField f[META_COUNT])
+{
+    int n = 0;
+#define FIELD(k, ...) (snprintf(f[n].key, sizeof f[n].key, "%s", k), \
+                       snprintf(f[n].value, sizeof f[n].value, __VA_ARGS__), n++)
+    FIELD("format", "%s", WEIGHTS_FORMAT);
+    FIELD("format_version", "%s", WEIGHTS_FORMAT_VERSION);
+    FIELD("d_model", "%d", a->d_model);
+    FIELD("heads", "%d", a->heads);
+    FIELD("encoder_layers", "%d", a->encoder_layers);
+    FIELD("decoder_layers", "%d", a->decoder_layers);
+    FIELD("d_ff", "%d", a->d_ff);
+    FIELD("activation", "%s", activation_name(a->activation));
+    FIELD("norm", "%s", a->norm_first ? "pre" : "post");
+    FIELD("max_len", "%d", a->max_len);
+    FIELD("scale_attention", "%s", a->scale_attention ? "true" : "false");
+    FIELD("tied_output_embedding", "%s", a->tied_output ? "true" : "false");
+    FIELD("source_vocab_size", "%d", a->src_vocab);
+    FIELD("target_vocab_size", "%d", a->tgt_vocab);
+    FIELD("source_vocab_hash", "%016" PRIx64, h.source);
+    FIELD("target_vocab_hash", "%016" PRIx64, h.target);
+#undef FIELD
+    ASSERT(n == META_COUNT);
+    return n;
+}
+
+/* Every field must be in the file and equal: the first difference is the
+ * error, phrased so the user knows which side says what. */
+static int check_meta(const SafeFile *file, const char *path, const ModelArch *arch,
+                      VocabHashes hashes, Error *err)
+{
+    MetaField want[META_COUNT];
+    int n = describe_meta(arch, hashes, want);
+    const char *format = safetensors_meta(file, "format");
+    if (!format || strcmp(format, WEIGHTS_FORMAT) != 0)
+        return error_set(err, "%s: not a translate model: __metadata__ has no \"format\": \"%s\"",
+                         path, WEIGHTS_FORMAT);
+    for (int i = 1; i < n; i++) {
+        const char *have = safetensors_meta(file, want[i].key);
+        if (!have)
+            return error_set(err, "%s: __metadata__ has no \"%s\"", path, want[i].key);
+        if (strcmp(have, want[i].value) != 0) {
+            const char *what = strstr(want[i].key, "hash") ? "vocabulary" : "config";
+            return error_set(err, "%s: %s disagrees with the weights: %s is %s there but %s in the file",
+                             path, what, want[i].key, want[i].value, have);
+        }
+    }
+    return 0;
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+static int load_tensor(const SafeTensor *t, const ParamSpec *spec, const char *path, Error *err)
+{
+    bool shape_ok = t->ndim == spec->ndim;
+    for (int d = 0; shape_ok && d < spec->ndim; d++) shape_ok = t->shape[d] == spec->shape[d];
+    if (!shape_ok) {
+        if (spec->ndim == 2)
+            return error_set(err, "%s: tensor '%s' should have shape [%zu, %zu]", path, spec->name,
+                             spec->shape[0], spec->shape[1]);
+        return error_set(err, "%s: tensor '%s' should have shape [%zu]", path, spec->name,
+                         spec->shape[0]);
+    }
+    safetensors_to_f32(t, spec->data);
+    for (size_t i = 0; i < spec->numel; i++)
+        if (!isfinite(spec->data[i]))
+            return error_set(err, "%s: tensor '%s' holds %s at index %zu", path, spec->name,
+                             isnan(spec->data[i]) ? "NaN" : "Inf", i);
+    return 0;
+}
+
+int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+               Error *err)
+{
+    memset(model, 0, sizeof *model);
+    SafeFile file;
+    if (safetensors_open(path, &file, err)) return -1;
+    int status = check_meta(&file, path, arch, hashes, err);
+    ParamSpec *specs = NULL;
+    size_t count = 0;
+    if (status == 0) {
+        model->arch = *arch;
+        params_alloc(&model->params, arch);
+        count = params_describe(arch, &model->params, &specs);
+        for (size_t i = 0; status == 0 && i < count; i++) {
+            const SafeTensor *t = safetensors_find(&file, specs[i].name);
+            status = t ? load_tensor(t, &specs[i], path, err)
+                       : error_set(err, "%s: missing tensor '%s'", path, specs[i].name);
+        }
+    }
+    /* Every tensor of the file must be one we know: anything else means
+     * the file belongs to another model (e.g. untied vs tied output). */
+    for (size_t i = 0; status == 0 && i < file.count; i++) {
+        size_t j = 0;
+        while (j < count && strcmp(specs[j].name, file.tensors[i].name) != 0) j++;
+        if (j == count)
+            status = error_set(err, "%s: unexpected tensor '%s' (not part of this architecture)",
+                               path, file.tensors[i].name);
+    }
+    free(specs);
+    safetensors_close(&file);
+    if (status) model_free(model);
+    return status;
+}
+
+/* ---- saving -------------------------------------------------------------- */
+
+int model_save(const Model *model, const char *path, VocabHashes hashes, Error *err)
+{
+    Params params = model->params; /* a copy whose fields the descriptor may point at */
+    ParamSpec *specs;
+    size_t count = params_describe(&model->arch, &params, &specs);
+    SafeWriteTensor *tensors = xcalloc(count, sizeof *tensors);
+    for (size_t i = 0; i < count; i++) {
+        tensors[i].name = specs[i].name;
+        tensors[i].ndim = specs[i].ndim;
+        tensors[i].shape[0] = specs[i].shape[0];
+        tensors[i].shape[1] = specs[i].shape[1];
+        tensors[i].data = specs[i].data;
+    }
+    MetaField fields[META_COUNT];
+    int n = describe_meta(&model->arch, hashes, fields);
+    SafeMeta meta[META_COUNT];
+    for (int i = 0; i < n; i++) {
+        meta[i].key = fields[i].key;
+        meta[i].value = fields[i].value;
+    }
+    int status = safetensors_write(path, tensors, count, meta, (size_t)n, err);
+    free(tensors);
+    free(specs);
+    return status;
+}
+
+/* ---- random initialisation ---------------------------------------------- */
+
+static void fill_uniform(float *x, size_t n, float lo, float hi, Rng *rng)
+{
+    for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * rng_uniform(rng);
+}
+
+void model_init_random(Model *model, const ModelArch *arch, uint64_t seed)
+{
+    memset(model, 0, sizeof *model);
+    model->arch = *arch;
+    params_alloc(&model->params, arch);
+    ParamSpec *specs;
+    size_t count = params_describe(arch, &model->params, &specs);
+    Rng rng;
+    rng_seed(&rng, seed);
+    for (size_t i = 0; i < count; i++) {
+        ParamSpec *s = &specs[i];
+        bool is_norm_weight = strstr(s->name, "norm") && strstr(s->name, ".weight");
+        if (strstr(s->name, "_embed.")) {
+            float std = 1.0f / sqrtf((float)arch->d_model);
+            for (size_t j = 0; j < s->numel; j++) s->data[j] = std * rng_normal(&rng);
+        } else if (s->is_matrix) {
+            /* Xavier/Glorot uniform, as torch.nn.Transformer._reset_parameters. */
+            float bound = sqrtf(6.0f / (float)(s->shape[0] + s->shape[1]));
+            fill_uniform(s->data, s->numel, -bound, bound, &rng);
+        } else if (is_norm_weight) {
+            fill_uniform(s->data, s->numel, 0.9f, 1.1f, &rng);
+        } else {
+            fill_uniform(s->data, s->numel, -0.1f, 0.1f, &rng);
+        }
+    }
+    free(specs);
+}
+
+void model_free(Model *model)
+{
+    if (!model) return;
+    params_free(&model->params);
+    memset(model, 0, sizeof *model);
+}

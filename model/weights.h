@@ -1,0 +1,42 @@
+/* weights.h — a Model's parameters to and from a safetensors file.
+ *
+ * The file's tensors are named as in params.h (PyTorch's names); its
+ * `__metadata__` records the architecture and the hashes of the two
+ * vocabularies the model was trained with, so that a config or vocabulary
+ * that disagrees with the weights is an error, not silent garbage. */
+#ifndef TRANSLATE_WEIGHTS_H
+#define TRANSLATE_WEIGHTS_H
+
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "transformer.h"
+
+#define WEIGHTS_FORMAT "translate-model"
+#define WEIGHTS_FORMAT_VERSION "1"
+
+/* Which vocabularies a model belongs to (vocab_hash of each). */
+typedef struct {
+    uint64_t source, target;
+} VocabHashes;
+
+/* Load `path` into `model` (allocating its parameters), checking that the
+ * file's metadata matches `arch` and `hashes` field by field, that every
+ * expected tensor is present with the right shape, that there is no other
+ * tensor, and that no value is NaN or infinite.  F16/BF16 are widened.
+ * Errors: "path: ..." naming the field or tensor. */
+int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+               Error *err);
+
+/* Write `model` to `path` (atomically: temp file + rename). */
+int model_save(const Model *model, const char *path, VocabHashes hashes, Error *err);
+
+/* Allocate `model` for `arch` and fill it with seeded random values:
+ * Xavier-uniform matrices, N(0, 1/D) embeddings, and small random biases
+ * and LayerNorm parameters (so that tests exercise every tensor).  The same
+ * seed gives the same model on every machine. */
+void model_init_random(Model *model, const ModelArch *arch, uint64_t seed);
+
+void model_free(Model *model); /* NULL-safe, leaves it zeroed */
+
+#endif

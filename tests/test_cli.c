@@ -1,0 +1,355 @@
+/* test_cli.c — ./translate end to end, as a user runs it: what it prints,
+ * where, and with which exit status, for good and bad input. */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TINY "configs/tiny.yaml"
+
+static RunResult run(const char *const argv[], const char *input)
+{
+    return run_program(argv, input, input ? strlen(input) : 0);
+}
+
+static void expect_in(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
+}
+
+/* The n-th line (0-based) of s, copied into a static buffer. */
+static const char *line_of(const char *s, int n)
+{
+    static char buf[4096];
+    for (int i = 0; i < n && s; i++) {
+        s = strchr(s, '\n');
+        if (s) s++;
+    }
+    if (!s) return NULL;
+    size_t len = strcspn(s, "\n");
+    snprintf(buf, sizeof buf, "%.*s", (int)len, s);
+    return buf;
+}
+
+/* ---- usage ---------------------------------------------------------------- */
+
+static void test_help_and_version(void **state)
+{
+    (void)state;
+    const char *help[] = {"./translate", "--help", NULL};
+    RunResult r = run(help, NULL);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "Usage: translate");
+    expect_in(r.out, "--attention");
+    run_result_free(&r);
+    const char *version[] = {"./translate", "-V", NULL};
+    r = run(version, NULL);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "translate 0.");
+    run_result_free(&r);
+}
+
+static void test_unknown_option_is_usage_error(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "--frobnicate", "x", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 2);
+    expect_in(r.err, "--help");
+    assert_int_equal(r.out_len, 0);
+    run_result_free(&r);
+}
+
+/* ---- translating ------------------------------------------------------------ */
+
+static void test_one_line_per_argument(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-c", TINY, "I love China.", "How are you?", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    assert_true(strlen(line_of(r.out, 0)) > 0);
+    run_result_free(&r);
+}
+
+static void test_batch_keeps_order_and_survives_a_bad_line(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-c", TINY, NULL};
+    RunResult good = run(argv, "I love China.\nHow are you?\n");
+    RunResult r = run(argv, "I love China.\nbad \xC3\x28 byte\nHow are you?\n");
+    assert_int_equal(r.status, 1);
+    assert_int_equal(count_lines(r.out), 3);
+    char first[4096];
+    snprintf(first, sizeof first, "%s", line_of(good.out, 0));
+    assert_string_equal(line_of(r.out, 0), first);
+    assert_string_equal(line_of(r.out, 1), "");
+    assert_string_equal(line_of(r.out, 2), line_of(good.out, 1));
+    expect_in(r.err, "line 2: invalid UTF-8 at byte 4");
+    run_result_free(&good);
+    run_result_free(&r);
+}
+
+static void test_empty_and_blank_lines_are_errors(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-c", TINY, NULL};
+    RunResult r = run(argv, "\n   \t \nI love China.\n");
+    assert_int_equal(r.status, 1);
+    assert_int_equal(count_lines(r.out), 3);
+    expect_in(r.err, "line 1: empty input");
+    expect_in(r.err, "line 2: empty input");
+    assert_true(strlen(line_of(r.out, 2)) > 0);
+    run_result_free(&r);
+}
+
+static void test_input_longer_than_max_len(void **state)
+{
+    (void)state;
+    char text[400] = "";
+    for (int i = 0; i < 40; i++) strcat(text, "love ");
+    const char *argv[] = {"./translate", "-c", TINY, text, NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 1);
+    expect_in(r.err, "40 tokens, more than max_len 32");
+    run_result_free(&r);
+}
+
+static void test_very_long_line_is_rejected_not_read_whole(void **state)
+{
+    (void)state;
+    size_t n = 1 << 20;
+    char *input = malloc(n + 32);
+    memset(input, 'a', n);
+    strcpy(input + n, "\nI love China.\n");
+    const char *argv[] = {"./translate", "-c", TINY, NULL};
+    RunResult r = run(argv, input);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(count_lines(r.out), 2);
+    expect_in(r.err, "line 1: longer than 65536 bytes");
+    assert_true(strlen(line_of(r.out, 1)) > 0);
+    free(input);
+    run_result_free(&r);
+}
+
+static void test_crlf_input_is_the_same_as_lf(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-c", TINY, NULL};
+    RunResult lf = run(argv, "I love China.\nHow are you?\n");
+    RunResult crlf = run(argv, "I love China.\r\nHow are you?\r\n");
+    assert_int_equal(crlf.status, 0);
+    assert_string_equal(lf.out, crlf.out);
+    run_result_free(&lf);
+    run_result_free(&crlf);
+}
+
+static void test_unknown_words_are_reported_not_dropped(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-c", TINY, "I love Zanzibar", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "1 unknown word mapped to <unk>: 'Zanzibar'");
+    run_result_free(&r);
+}
+
+static void test_han_text_picks_the_zh_en_model(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "我想吃酸菜鱼", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "zh-en.yaml (input is mostly Han characters)");
+    run_result_free(&r);
+}
+
+/* ---- the attention JSON --------------------------------------------------------- */
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!item) fail_msg("JSON has no '%s'", key);
+    return item;
+}
+
+/* maps is [layers][heads][rows][cols]; rows are distributions. */
+static void check_maps(const cJSON *maps, int layers, int heads, int rows, int cols, bool causal)
+{
+    assert_int_equal(cJSON_GetArraySize(maps), layers);
+    const cJSON *layer, *head, *row;
+    cJSON_ArrayForEach(layer, maps) {
+        assert_int_equal(cJSON_GetArraySize(layer), heads);
+        cJSON_ArrayForEach(head, layer) {
+            assert_int_equal(cJSON_GetArraySize(head), rows);
+            int i = 0;
+            cJSON_ArrayForEach(row, head) {
+                assert_int_equal(cJSON_GetArraySize(row), cols);
+                double sum = 0;
+                for (int j = 0; j < cols; j++) {
+                    double v = cJSON_GetArrayItem(row, j)->valuedouble;
+                    sum += v;
+                    if (causal && j > i) assert_true(v == 0.0);
+                }
+                assert_true(fabs(sum - 1.0) < 1e-5);
+                i++;
+            }
+        }
+    }
+}
+
+static void test_attention_json_shapes_and_token_roles(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/attn.json", temp_dir());
+    const char *argv[] = {"./translate", "-c", "configs/zh-en.yaml", "--attention", path, "我想吃酸菜鱼", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 0);
+    char *text = read_file(path, NULL);
+    assert_non_null(text);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    assert_string_equal(get(doc, "format")->valuestring, "translate-attention");
+    const cJSON *model = get(doc, "model");
+    int Le = get(model, "encoder_layers")->valueint, Ld = get(model, "decoder_layers")->valueint;
+    int H = get(model, "heads")->valueint;
+    assert_string_equal(get(model, "config_path")->valuestring, "configs/zh-en.yaml");
+    const cJSON *s = cJSON_GetArrayItem(get(doc, "sentences"), 0);
+    const cJSON *src = get(get(s, "source"), "tokens");
+    assert_int_equal(cJSON_GetArraySize(src), 6); /* 我|想|吃|酸|菜|鱼 */
+    assert_string_equal(cJSON_GetArrayItem(src, 0)->valuestring, "我");
+    const cJSON *in = get(get(s, "decoder_input"), "tokens"), *out = get(get(s, "output"), "tokens");
+    int T = cJSON_GetArraySize(out);
+    assert_int_equal(cJSON_GetArraySize(in), T);
+    assert_string_equal(cJSON_GetArrayItem(in, 0)->valuestring, "<s>");
+    for (int t = 1; t < T; t++)
+        assert_string_equal(cJSON_GetArrayItem(in, t)->valuestring, cJSON_GetArrayItem(out, t - 1)->valuestring);
+    check_maps(get(s, "encoder_attentions"), Le, H, 6, 6, false);
+    check_maps(get(s, "decoder_attentions"), Ld, H, T, T, true);
+    check_maps(get(s, "cross_attentions"), Ld, H, T, 6, false);
+    cJSON_Delete(doc);
+    free(text);
+    run_result_free(&r);
+}
+
+static void test_unwritable_attention_path(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-c", TINY, "-a", "/nonexistent-dir/a.json", "I love China.", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 4);
+    assert_int_equal(count_lines(r.out), 1); /* the translation is not lost */
+    expect_in(r.err, "/nonexistent-dir/a.json: cannot write");
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+}
+
+/* ---- broken configs and weights ------------------------------------------------- */
+
+/* A copy of the tiny config with absolute vocabulary paths and the given
+ * weights path and d_model. */
+static const char *config_with(const char *name, const char *weights, int d_model)
+{
+    char cwd[512], yaml[2048];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(yaml, sizeof yaml,
+             "name: broken\nsource_language: en\ntarget_language: zh\nmodel:\n"
+             "  weights: %s\n  source_vocab: %s/tests/data/tiny.src.vocab\n"
+             "  target_vocab: %s/tests/data/tiny.tgt.vocab\narchitecture:\n"
+             "  d_model: %d\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n  d_ff: 32\n"
+             "  activation: gelu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
+             "  tied_output_embedding: true\n",
+             weights, cwd, cwd, d_model);
+    return temp_file(name, yaml, strlen(yaml));
+}
+
+static void expect_failure(const char *config, int status, const char *phrase)
+{
+    const char *argv[] = {"./translate", "-c", config, "I love China.", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, status);
+    expect_in(r.err, phrase);
+    assert_int_equal(count_lines(r.err), 1);
+    assert_string_equal(r.out, "\n");
+    run_result_free(&r);
+}
+
+static void test_missing_config(void **state)
+{
+    (void)state;
+    expect_failure("no/such.yaml", 2, "no/such.yaml: cannot open");
+}
+
+static void test_config_that_is_a_directory(void **state)
+{
+    (void)state;
+    expect_failure("configs", 2, "configs: is a directory");
+}
+
+static void test_yaml_syntax_error_names_line_and_column(void **state)
+{
+    (void)state;
+    const char *yaml = "name: x\narchitecture: {d_model: 4\n";
+    const char *path = temp_file("syntax.yaml", yaml, strlen(yaml));
+    char want[600];
+    snprintf(want, sizeof want, "%s:3:1:", path);
+    expect_failure(path, 2, want);
+}
+
+static void test_truncated_weights(void **state)
+{
+    (void)state;
+    size_t len;
+    char *good = read_file("tests/data/tiny.safetensors", &len);
+    assert_non_null(good);
+    const char *weights = temp_file("truncated.safetensors", good, len / 2);
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", weights);
+    expect_failure(config_with("truncated.yaml", copy, 16), 3, "truncated.safetensors");
+    free(good);
+}
+
+static void test_config_disagreeing_with_weights(void **state)
+{
+    (void)state;
+    char cwd[512], weights[700];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(weights, sizeof weights, "%s/tests/data/tiny.safetensors", cwd);
+    expect_failure(config_with("disagree.yaml", weights, 32), 3, "d_model is 32 there but 16 in the file");
+}
+
+int main(void)
+{
+    /* The tiny model is written on first use: make sure it exists before
+     * tests copy it. */
+    const char *init[] = {"./translate", "-q", "-c", TINY, "I", NULL};
+    RunResult r = run(init, NULL);
+    run_result_free(&r);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help_and_version),
+        cmocka_unit_test(test_unknown_option_is_usage_error),
+        cmocka_unit_test(test_one_line_per_argument),
+        cmocka_unit_test(test_batch_keeps_order_and_survives_a_bad_line),
+        cmocka_unit_test(test_empty_and_blank_lines_are_errors),
+        cmocka_unit_test(test_input_longer_than_max_len),
+        cmocka_unit_test(test_very_long_line_is_rejected_not_read_whole),
+        cmocka_unit_test(test_crlf_input_is_the_same_as_lf),
+        cmocka_unit_test(test_unknown_words_are_reported_not_dropped),
+        cmocka_unit_test(test_han_text_picks_the_zh_en_model),
+        cmocka_unit_test(test_attention_json_shapes_and_token_roles),
+        cmocka_unit_test(test_unwritable_attention_path),
+        cmocka_unit_test(test_missing_config),
+        cmocka_unit_test(test_config_that_is_a_directory),
+        cmocka_unit_test(test_yaml_syntax_error_names_line_and_column),
+        cmocka_unit_test(test_truncated_weights),
+        cmocka_unit_test(test_config_disagreeing_with_weights),
+    };
+    return cmocka_run_group_tests_name("translate command line", tests, NULL, NULL);
+}

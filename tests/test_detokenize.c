@@ -1,0 +1,198 @@
+/* test_detokenize.c — writing tokens back as text: rule tables for English
+ * and Chinese, ids through a vocabulary, and the exact-match rate on the
+ * Tatoeba dev set with a perfect casing oracle. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tokenizer/detokenize.h"
+#include "../tokenizer/tokenizer.h"
+#include "../tokenizer/vocab.h"
+
+/* Tokenise `text` and detokenise its folded tokens, with the surface forms
+ * as casing when `oracle` is set.  The caller frees the result. */
+static char *round_trip(const char *text, const char *lang, int oracle)
+{
+    TokenList l;
+    Error err;
+    if (tokenize(text, strlen(text), &l, &err) != 0) fail_msg("%s: %s", text, err.message);
+    char *out = detokenize((const char *const *)l.folded,
+                           oracle ? (const char *const *)l.surface : NULL, l.count, lang);
+    token_list_free(&l);
+    return out;
+}
+
+typedef struct {
+    const char *input; /* tokenised, then detokenised without casing */
+    const char *want;
+} Case;
+
+static void check_cases(const Case *cases, size_t n, const char *lang)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *got = round_trip(cases[i].input, lang, 0);
+        if (strcmp(got, cases[i].want) != 0)
+            fail_msg("%s %zu: '%s' -> '%s', want '%s'", lang, i, cases[i].input, got,
+                     cases[i].want);
+        free(got);
+    }
+}
+
+static void test_english_rules(void **state)
+{
+    (void)state;
+    static const Case cases[] = {
+        {"i love china", "I love china"},
+        {"don ' t go", "Don't go"},
+        {"tom ' s dog", "Tom's dog"},
+        {"i ' m here , i ' ll stay , i ' ve seen , i ' d go", "I'm here, I'll stay, I've seen, I'd go"},
+        {"it costs 3 . 5 or 1 , 000 at 10 : 30", "It costs 3.5 or 1,000 at 10:30"},
+        {"a well - known man", "A well-known man"},
+        {"it is $ 200 ( or 10 % ) .", "It is $200 (or 10%)."},
+        {"he said , \" hello ! \" then left .", "He said, \"Hello!\" then left."},
+        {"the students ' room", "The students' room"},
+        {"at six o ' clock ?", "At six o'clock?"},
+        {"wait ... what ?", "Wait... what?"},
+        {"stop . go now !", "Stop. Go now!"},
+        {"\" yes , \" she said .", "\"Yes,\" she said."},
+        {"[ see : here ; there ]", "[See: here; there]"},
+        {"born on april 3 , 1950 .", "Born on april 3, 1950."},
+        {"at 2 : 30 p . m . tomorrow", "At 2:30 p.m. tomorrow"},
+        {"mr . and mrs . smith", "Mr. and mrs. smith"},
+        {"the answer is \" no . \"", "The answer is \"no.\""},
+        {"\" are you ok ? \" \" yes . \"", "\"Are you ok?\" \"Yes.\""},
+        {"", ""},
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], "en");
+}
+
+static void test_english_uses_casing(void **state)
+{
+    (void)state;
+    const char *tok[] = {"where", "is", "tom", "'", "s", "iphone", "?"};
+    const char *cased[] = {"where", "is", "Tom", "'", "s", "iPhone", "?"};
+    char *got = detokenize(tok, cased, 7, "en");
+    assert_string_equal(got, "Where is Tom's iPhone?");
+    free(got);
+}
+
+static void test_chinese_rules(void **state)
+{
+    (void)state;
+    static const Case cases[] = {
+        {"我想吃酸菜鱼", "我想吃酸菜鱼"},
+        {"你好 , 汤姆 !", "你好，汤姆！"},
+        {"你是谁?", "你是谁？"},
+        {"他说: \"走吧.\"", "他说：“走吧。”"},
+        {"我有 iPhone 6 (新的).", "我有iphone 6（新的）。"},
+        {"它重 3.5 公斤, 价格 1,000 元.", "它重3.5公斤，价格1,000元。"},
+        {"十点 10:30 到", "十点10:30到"},
+        {"好;", "好；"},
+        {"我不知道…… 也许…", "我不知道……也许…"},
+        {"美国 (U.S.) 下午 3 p.m.", "美国（u.s.）下午3 p.m."},
+        {"", ""},
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], "zh");
+}
+
+static void test_other_language_joins_with_spaces(void **state)
+{
+    (void)state;
+    const char *tok[] = {"a", ",", "b"};
+    char *got = detokenize(tok, NULL, 3, "xx");
+    assert_string_equal(got, "a , b");
+    free(got);
+}
+
+static void test_ids_skip_specials_and_use_cased(void **state)
+{
+    (void)state;
+    static const char text[] = "<pad>\t<pad>\t0\n<unk>\t<unk>\t0\n<s>\t<s>\t0\n</s>\t</s>\t0\n"
+                               "tom\tTom\t5\nis\tis\t4\nhere\there\t3\n.\t.\t9\n";
+    Error err;
+    Vocab *v = vocab_load(temp_file("ids.vocab", text, sizeof text - 1), &err);
+    assert_non_null(v);
+    const int ids[] = {VOCAB_BOS, 4, 5, 6, 7, VOCAB_EOS, VOCAB_PAD};
+    char *got = detokenize_ids(v, ids, 7, "en");
+    assert_string_equal(got, "Tom is here.");
+    free(got);
+    vocab_free(v);
+}
+
+/* ---- Tatoeba dev: how often do we reproduce the reference exactly? ------ */
+
+typedef struct {
+    int lines, en_exact, zh_exact;
+} DevRates;
+
+/* For each dev pair, tokenise each side, detokenise with the surface forms
+ * as casing and compare with the reference as written.  English references
+ * are ASCII apart from a rare ’, so they equal their NFKC form; Chinese ones
+ * keep their original (often full-width) punctuation, which is what the
+ * detokeniser must restore. */
+static DevRates measure_dev(const char *path)
+{
+    DevRates r = {0};
+    size_t len;
+    char *data = read_file(path, &len);
+    if (!data) fail_msg("cannot read %s", path);
+    char *p = data;
+    if (strncmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3; /* BOM */
+    while (*p) {
+        char *eol = strchr(p, '\n');
+        if (eol) *eol = '\0';
+        char *tab1 = strchr(p, '\t');
+        char *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+        if (tab1 && tab2) {
+            *tab1 = *tab2 = '\0';
+            const char *refs[2] = {p, tab1 + 1}, *langs[2] = {"en", "zh"};
+            for (int k = 0; k < 2; k++) {
+                char *got = round_trip(refs[k], langs[k], 1);
+                int same = strcmp(got, refs[k]) == 0;
+                if (k == 0) r.en_exact += same;
+                else r.zh_exact += same;
+                free(got);
+            }
+            r.lines++;
+        }
+        if (!eol) break;
+        p = eol + 1;
+    }
+    free(data);
+    return r;
+}
+
+static void test_tatoeba_dev_exact_match(void **state)
+{
+    (void)state;
+    const char *dir = tatoeba_dir();
+    if (!dir) skip();
+    char path[512];
+    snprintf(path, sizeof path, "%s/dev.tsv", dir);
+    DevRates r = measure_dev(path);
+    assert_true(r.lines > 0);
+    double en = 100.0 * r.en_exact / r.lines, zh = 100.0 * r.zh_exact / r.lines;
+    printf("detokenize on %s (%d pairs, casing oracle): en %.1f%% exact, zh %.1f%% exact\n",
+           path, r.lines, en, zh);
+    /* Measured: en 100.0%, zh 96.1%.  Nearly every Chinese miss is a
+     * reference typed with ASCII "?" or "," (or a stray space); after NFKC
+     * those are the same tokens as the usual full-width forms, which is
+     * what we restore, so no rule can get them right. */
+    assert_true(en >= 99.5);
+    assert_true(zh >= 95.5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_english_rules),
+        cmocka_unit_test(test_english_uses_casing),
+        cmocka_unit_test(test_chinese_rules),
+        cmocka_unit_test(test_other_language_joins_with_spaces),
+        cmocka_unit_test(test_ids_skip_specials_and_use_cased),
+        cmocka_unit_test(test_tatoeba_dev_exact_match),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

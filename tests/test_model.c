@@ -1,0 +1,319 @@
+/* test_model.c — the model: its tensor list, weights files, and decoding.
+ *
+ * The PyTorch comparison lives in test_parity.c; these tests need no
+ * Python: they check the model against itself (cached decoding against a
+ * teacher-forced pass, packed batches against single sentences) and the
+ * weights loader against files that lie. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/decode.h"
+#include "../model/safetensors.h"
+#include "../model/weights.h"
+#include "../tokenizer/vocab.h"
+
+static ModelArch tiny_arch(bool pre, bool tied)
+{
+    ModelArch a = {.d_model = 16, .heads = 2, .encoder_layers = 2, .decoder_layers = 3,
+                   .d_ff = 24, .activation = ACTIVATION_GELU, .norm_first = pre, .max_len = 24,
+                   .scale_attention = true, .tied_output = tied, .src_vocab = 30, .tgt_vocab = 20};
+    return a;
+}
+
+static const VocabHashes hashes = {0x1234, 0x5678};
+
+/* ---- the tensor list ------------------------------------------------------ */
+
+static void test_param_names_follow_pytorch(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    Params p;
+    params_alloc(&p, &a);
+    ParamSpec *specs;
+    size_t n = params_describe(&a, &p, &specs);
+    /* 2 embeddings; per encoder layer 4 attention + 4 ffn + 4 norm; final
+     * norm; per decoder layer 8 attention + 4 + 6; final norm; generator. */
+    assert_int_equal(n, 2 + 2 * 12 + 2 + 3 * 18 + 2 + 2);
+    assert_string_equal(specs[0].name, "src_embed.weight");
+    assert_string_equal(specs[2].name, "transformer.encoder.layers.0.self_attn.in_proj_weight");
+    assert_int_equal(specs[2].shape[0], 48);
+    assert_int_equal(specs[2].shape[1], 16);
+    assert_string_equal(specs[n - 1].name, "generator.bias");
+    assert_string_equal(specs[n - 2].name, "generator.weight");
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += specs[i].numel;
+    assert_int_equal(total, p.count);
+    bool found_cross = false;
+    for (size_t i = 0; i < n; i++)
+        found_cross |= strcmp(specs[i].name, "transformer.decoder.layers.2.multihead_attn.out_proj.bias") == 0;
+    assert_true(found_cross);
+    free(specs);
+    params_free(&p);
+}
+
+static void test_tied_output_has_no_generator_weight(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(true, true);
+    Params p;
+    params_alloc(&p, &a);
+    ParamSpec *specs;
+    size_t n = params_describe(&a, &p, &specs);
+    for (size_t i = 0; i < n; i++) assert_string_not_equal(specs[i].name, "generator.weight");
+    assert_ptr_equal(p.generator_weight, p.tgt_embed);
+    free(specs);
+    params_free(&p);
+}
+
+/* ---- weights files -------------------------------------------------------- */
+
+static const char *saved_model(const ModelArch *a, const char *name)
+{
+    Model m;
+    model_init_random(&m, a, 3);
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", temp_dir(), name);
+    Error err = {{0}};
+    assert_int_equal(model_save(&m, path, hashes, &err), 0);
+    model_free(&m);
+    return path;
+}
+
+static void test_save_load_round_trip(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    const char *path = saved_model(&a, "round.safetensors");
+    Model m, again;
+    model_init_random(&m, &a, 3);
+    Error err = {{0}};
+    assert_int_equal(model_load(&again, path, &a, hashes, &err), 0);
+    assert_int_equal(again.params.count, m.params.count);
+    assert_memory_equal(again.params.data, m.params.data, m.params.count * sizeof(float));
+    model_free(&m);
+    model_free(&again);
+}
+
+static void expect_load_error(const ModelArch *a, VocabHashes h, const char *path, const char *phrase)
+{
+    Model m;
+    Error err = {{0}};
+    assert_int_not_equal(model_load(&m, path, a, h, &err), 0);
+    if (!strstr(err.message, phrase)) fail_msg("message '%s' lacks '%s'", err.message, phrase);
+    assert_null(m.params.data);
+}
+
+static void test_config_disagreeing_with_weights(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    const char *path = saved_model(&a, "disagree.safetensors");
+    ModelArch wrong = a;
+    wrong.d_model = 32;
+    expect_load_error(&wrong, hashes, path, "d_model is 32 there but 16 in the file");
+    wrong = a;
+    wrong.norm_first = true;
+    expect_load_error(&wrong, hashes, path, "norm is pre there but post in the file");
+    wrong = a;
+    wrong.tgt_vocab = 21;
+    expect_load_error(&wrong, hashes, path, "target_vocab_size");
+    VocabHashes other = {hashes.source, 99};
+    expect_load_error(&a, other, path, "vocabulary disagrees");
+}
+
+/* Copy a weights file, leaving out tensor `skip` and/or adding a tensor
+ * named `extra`, metadata unchanged. */
+static const char *edited_copy(const char *from, const char *name, const char *skip, const char *extra)
+{
+    SafeFile f;
+    Error err = {{0}};
+    assert_int_equal(safetensors_open(from, &f, &err), 0);
+    SafeWriteTensor *t = calloc(f.count + 1, sizeof *t);
+    float **data = calloc(f.count + 1, sizeof *data);
+    size_t n = 0;
+    for (size_t i = 0; i < f.count; i++) {
+        if (skip && strcmp(f.tensors[i].name, skip) == 0) continue;
+        data[n] = malloc(f.tensors[i].numel * sizeof(float) + 1);
+        safetensors_to_f32(&f.tensors[i], data[n]);
+        t[n] = (SafeWriteTensor){f.tensors[i].name, f.tensors[i].ndim, {0}, data[n]};
+        memcpy(t[n].shape, f.tensors[i].shape, sizeof t[n].shape);
+        n++;
+    }
+    static float one = 1.0f;
+    if (extra) t[n++] = (SafeWriteTensor){extra, 1, {1}, &one};
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", temp_dir(), name);
+    assert_int_equal(safetensors_write(path, t, n, f.meta, f.meta_count, &err), 0);
+    for (size_t i = 0; i < f.count + 1; i++) free(data[i]);
+    free(data);
+    free(t);
+    safetensors_close(&f);
+    return path;
+}
+
+static void test_missing_and_unexpected_tensors(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, true);
+    char good[512];
+    snprintf(good, sizeof good, "%s", saved_model(&a, "complete.safetensors"));
+    expect_load_error(&a, hashes, edited_copy(good, "missing.safetensors", "transformer.decoder.norm.bias", NULL),
+                      "missing tensor 'transformer.decoder.norm.bias'");
+    expect_load_error(&a, hashes, edited_copy(good, "extra.safetensors", NULL, "generator.weight"),
+                      "unexpected tensor 'generator.weight'");
+}
+
+static void test_nan_in_weights_is_rejected(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(true, true);
+    Model m;
+    model_init_random(&m, &a, 5);
+    m.params.decoder[1].ffn.linear1_bias[3] = NAN;
+    char path[512];
+    snprintf(path, sizeof path, "%s/nan.safetensors", temp_dir());
+    Error err = {{0}};
+    assert_int_equal(model_save(&m, path, hashes, &err), 0);
+    model_free(&m);
+    expect_load_error(&a, hashes, path, "transformer.decoder.layers.1.linear1.bias' holds NaN at index 3");
+}
+
+/* ---- decoding -------------------------------------------------------------- */
+
+static void assert_same_floats(const float *a, const float *b, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) fail_msg("%s differs at %zu: %.9g vs %.9g", what, i, a[i], b[i]);
+}
+
+/* The maps and logits of cached step-by-step decoding must be exactly those
+ * of one teacher-forced pass over the same output. */
+static void check_cached_equals_teacher_forced(bool pre)
+{
+    ModelArch a = tiny_arch(pre, !pre);
+    Model m;
+    model_init_random(&m, &a, pre ? 21 : 22);
+    Decoder dec;
+    decoder_init(&dec, &m);
+    const int src[] = {5, 9, 4, 17, 6, 8, 29};
+    Translation greedy, forced;
+    decode_greedy(&dec, src, 7, 12, true, &greedy);
+    int T = greedy.steps, H = a.heads, S = 7;
+    decode_teacher_forced(&m, src, 7, greedy.input_ids, greedy.output_ids, T, &forced);
+    assert_same_floats(greedy.logits, forced.logits, (size_t)T * a.tgt_vocab, "logits");
+    assert_same_floats(greedy.encoder_attn, forced.encoder_attn, (size_t)a.encoder_layers * H * S * S, "encoder maps");
+    assert_same_floats(greedy.decoder_attn, forced.decoder_attn, (size_t)a.decoder_layers * H * T * T, "decoder maps");
+    assert_same_floats(greedy.cross_attn, forced.cross_attn, (size_t)a.decoder_layers * H * T * S, "cross maps");
+    for (int t = 0; t < T; t++) assert_true(greedy.logprobs[t] == forced.logprobs[t]);
+    translation_free(&greedy);
+    translation_free(&forced);
+    decoder_free(&dec);
+    model_free(&m);
+}
+
+static void test_cached_decoding_equals_teacher_forcing_post(void **state)
+{
+    (void)state;
+    check_cached_equals_teacher_forced(false);
+}
+
+static void test_cached_decoding_equals_teacher_forcing_pre(void **state)
+{
+    (void)state;
+    check_cached_equals_teacher_forced(true);
+}
+
+static void test_maps_are_distributions_and_causal(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, true);
+    Model m;
+    model_init_random(&m, &a, 8);
+    Decoder dec;
+    decoder_init(&dec, &m);
+    const int src[] = {7, 8, 9, 10};
+    Translation t;
+    decode_greedy(&dec, src, 4, 9, false, &t);
+    int T = t.steps, S = 4, H = a.heads;
+    for (int l = 0; l < a.decoder_layers; l++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < T; i++) {
+                const float *dr = t.decoder_attn + (((size_t)l * H + h) * T + i) * T;
+                const float *cr = t.cross_attn + (((size_t)l * H + h) * T + i) * S;
+                double ds = 0, cs = 0;
+                for (int j = 0; j < T; j++) {
+                    ds += dr[j];
+                    if (j > i) assert_true(dr[j] == 0.0f); /* the future, masked */
+                }
+                for (int j = 0; j < S; j++) cs += cr[j];
+                assert_true(fabs(ds - 1) < 1e-5 && fabs(cs - 1) < 1e-5);
+            }
+    assert_null(t.logits);
+    translation_free(&t);
+    decoder_free(&dec);
+    model_free(&m);
+}
+
+/* Two sentences packed into one batch give the same results as each
+ * sentence alone: attention never crosses a sequence boundary. */
+static void test_packed_batch_equals_single_sentences(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(true, false);
+    Model m;
+    model_init_random(&m, &a, 9);
+    const int src[] = {4, 5, 6, 7, 8, 9, 10, 11}; /* 3 + 5 tokens */
+    const int tgt[] = {2, 6, 7, 8, 2, 9, 10};      /* 4 + 3 tokens */
+    int src_start[] = {0, 3, 8}, tgt_start[] = {0, 4, 7};
+    Batch both = {.count = 2, .src_ids = src, .src_start = src_start, .tgt_ids = tgt, .tgt_start = tgt_start};
+    Activations acts;
+    acts_alloc(&acts, &a, acts_size_full(&a, 8, 7, 5));
+    transformer_encode(&acts, &m, &both);
+    transformer_decode(&acts, &m, &both);
+    Translation first, second;
+    const int out1[] = {6, 7, 8, 3}, out2[] = {9, 10, 3};
+    decode_teacher_forced(&m, src, 3, tgt, out1, 4, &first);
+    decode_teacher_forced(&m, src + 3, 5, tgt + 4, out2, 3, &second);
+    size_t V = (size_t)a.tgt_vocab;
+    for (size_t i = 0; i < 4 * V; i++) assert_float_equal(acts.logits[i], first.logits[i], 1e-6);
+    for (size_t i = 0; i < 3 * V; i++) assert_float_equal(acts.logits[4 * V + i], second.logits[i], 1e-6);
+    const float *cross = acts_cross_map(&acts, &both, 1, 1); /* [H, 3, 5] of sentence 2 */
+    for (size_t i = 0; i < (size_t)a.heads * 3 * 5; i++)
+        assert_float_equal(cross[i], second.cross_attn[(size_t)a.heads * 3 * 5 + i], 1e-6);
+    translation_free(&first);
+    translation_free(&second);
+    acts_free(&acts);
+    model_free(&m);
+}
+
+static void test_decode_limit(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    assert_int_equal(decode_limit(&a, 3, 2.0f, 10), 16);
+    assert_int_equal(decode_limit(&a, 20, 2.0f, 10), 24); /* capped at max_len */
+    assert_int_equal(decode_limit(&a, 1, 0.1f, 0), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_param_names_follow_pytorch),
+        cmocka_unit_test(test_tied_output_has_no_generator_weight),
+        cmocka_unit_test(test_save_load_round_trip),
+        cmocka_unit_test(test_config_disagreeing_with_weights),
+        cmocka_unit_test(test_missing_and_unexpected_tensors),
+        cmocka_unit_test(test_nan_in_weights_is_rejected),
+        cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_post),
+        cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_pre),
+        cmocka_unit_test(test_maps_are_distributions_and_causal),
+        cmocka_unit_test(test_packed_batch_equals_single_sentences),
+        cmocka_unit_test(test_decode_limit),
+    };
+    return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}

@@ -1,0 +1,226 @@
+/* test_tokenizer.c — splitting text into tokens: the script rules, NFKC,
+ * case folding, offsets into the original bytes, and the exact byte offset
+ * named for every kind of invalid UTF-8. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tokenizer/tokenizer.h"
+
+/* Tokens of `text` joined with '|' (folded or surface forms). */
+static char *joined(const TokenList *l, int surface)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < l->count; i++) n += strlen(l->folded[i]) + strlen(l->surface[i]) + 1;
+    char *s = calloc(n, 1);
+    for (size_t i = 0; i < l->count; i++) {
+        if (i) strcat(s, "|");
+        strcat(s, surface ? l->surface[i] : l->folded[i]);
+    }
+    return s;
+}
+
+typedef struct {
+    const char *text;
+    const char *folded;  /* tokens joined by '|' */
+    const char *surface; /* NULL: same as folded */
+} Case;
+
+static const Case cases[] = {
+    /* the two seed examples */
+    {"我想吃酸菜鱼", "我|想|吃|酸|菜|鱼", NULL},
+    {"I love china", "i|love|china", "I|love|china"},
+    /* punctuation and symbols are single tokens */
+    {"Don't", "don|'|t", "Don|'|t"},
+    {"3.5", "3|.|5", NULL},
+    {"well-known", "well|-|known", NULL},
+    {"Hello, world!", "hello|,|world|!", "Hello|,|world|!"},
+    {"$200 (10%)", "$|200|(|10|%|)", NULL},
+    /* mixed scripts: Han and kana split off letters and digits */
+    {"我有iPhone6很好。", "我|有|iphone6|很|好|。", "我|有|iPhone6|很|好|。"},
+    {"東京タワーへ行く", "東|京|タ|ワ|ー|へ|行|く", NULL},
+    {"Tom说：“你好！”", "tom|说|:|“|你|好|!|”", "Tom|说|:|“|你|好|!|”"},
+    /* NFKC: full-width forms, ligatures, compatibility characters */
+    {"ＡＢＣ，１２３！", "abc|,|123|!", "ABC|,|123|!"},
+    {"ﬁne ½ ㍻", "fine|1|⁄|2|平|成", NULL},
+    {"ｶﾞｷﾞ", "ガ|ギ", NULL}, /* half-width kana + voiced mark compose */
+    {"…", ".|.|.", NULL},
+    /* other scripts make words; case folding is full Unicode folding */
+    {"안녕하세요 세계", "안녕하세요|세계", NULL},
+    {"Привет, МИР", "привет|,|мир", "Привет|,|МИР"},
+    {"Straße", "strasse", "Straße"},
+    /* combining marks stay with the character before them */
+    {"cafe\xCC\x81 nai\xCC\x88ve", "café|naïve", NULL},
+    {"x\xCC\xA3\xCC\x87", "\xE1\xBA\x8B\xCC\xA3", NULL}, /* NFC reorders: ẋ̣ */
+    {"\xCC\x81" "a", "\xCC\x81|a", NULL},                 /* a lone mark is a token */
+    /* emoji and symbols: one token each, variation selector kept */
+    {"I \xE2\x9D\xA4\xEF\xB8\x8F you\xF0\x9F\x98\x80!", "i|\xE2\x9D\xA4\xEF\xB8\x8F|you|\xF0\x9F\x98\x80|!",
+     "I|\xE2\x9D\xA4\xEF\xB8\x8F|you|\xF0\x9F\x98\x80|!"},
+    {"1+1=2", "1|+|1|=|2", NULL},
+    /* white space, zero-width space, soft hyphen */
+    {"  a \t b\n\r c  ", "a|b|c", NULL},
+    {"a\xE3\x80\x80" "b", "a|b", NULL},      /* ideographic space */
+    {"a\xE2\x80\x8B" "b", "a|b", NULL},      /* zero-width space separates */
+    {"co\xC2\xAD" "operate", "cooperate", NULL}, /* soft hyphen does not */
+    {"", "", NULL},
+    {" \t\n ", "", NULL},
+};
+
+static void test_tokenize_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TokenList l;
+        Error err;
+        if (tokenize(cases[i].text, strlen(cases[i].text), &l, &err) != 0)
+            fail_msg("case %zu '%s': %s", i, cases[i].text, err.message);
+        char *folded = joined(&l, 0), *surface = joined(&l, 1);
+        const char *want_surface = cases[i].surface ? cases[i].surface : cases[i].folded;
+        if (strcmp(folded, cases[i].folded) != 0 || strcmp(surface, want_surface) != 0)
+            fail_msg("case %zu '%s': got %s / %s, want %s / %s", i, cases[i].text, folded,
+                     surface, cases[i].folded, want_surface);
+        free(folded);
+        free(surface);
+        token_list_free(&l);
+    }
+}
+
+static void test_whitespace_only_gives_no_tokens(void **state)
+{
+    (void)state;
+    TokenList l;
+    assert_int_equal(tokenize("   ", 3, &l, NULL), 0);
+    assert_int_equal(l.count, 0);
+    token_list_free(&l);
+    assert_int_equal(tokenize(NULL, 0, &l, NULL), 0);
+    assert_int_equal(l.count, 0);
+    token_list_free(&l);
+}
+
+static void test_length_not_nul_terminator_bounds_text(void **state)
+{
+    (void)state;
+    TokenList l;
+    assert_int_equal(tokenize("ab cd", 4, &l, NULL), 0);
+    assert_int_equal(l.count, 2);
+    assert_string_equal(l.folded[1], "c");
+    token_list_free(&l);
+}
+
+/* Offsets point into the original bytes even where NFKC changed them. */
+static void test_offsets_are_original_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t offsets[6];
+        size_t count;
+    } cases[] = {
+        {"I  love 中文", {0, 3, 8, 11}, 4},
+        {"ＡＢ c", {0, 7}, 2},           /* full-width letters are 3 bytes each */
+        {"ｶﾞx", {0, 6}, 2},              /* two input characters, one token */
+        {"cafe\xCC\x81!", {0, 6}, 2},
+        {"½", {0, 0, 0}, 3},             /* one character, three tokens */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TokenList l;
+        assert_int_equal(tokenize(cases[i].text, strlen(cases[i].text), &l, NULL), 0);
+        assert_int_equal(l.count, cases[i].count);
+        for (size_t k = 0; k < l.count; k++) assert_int_equal(l.offset[k], cases[i].offsets[k]);
+        token_list_free(&l);
+    }
+}
+
+static void test_invalid_utf8_names_byte_offset(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *message;
+    } cases[] = {
+        {"ab\xC0\x80", 4, "invalid UTF-8 at byte 2"},          /* overlong NUL */
+        {"\xE0\x80\xAF", 3, "invalid UTF-8 at byte 0"},        /* overlong '/' */
+        {"\xF0\x80\x80\xAF", 4, "invalid UTF-8 at byte 0"},    /* overlong, 4 bytes */
+        {"a\xED\xA0\x80", 4, "invalid UTF-8 at byte 1"},       /* surrogate D800 */
+        {"abcd\xE4\xBD", 6, "invalid UTF-8 at byte 4"},        /* truncated at end */
+        {"\xE4\xBD" "a", 3, "invalid UTF-8 at byte 0"},        /* truncated mid-text */
+        {"\x80", 1, "invalid UTF-8 at byte 0"},                /* lone continuation */
+        {"xy\xF5\x80\x80\x80", 6, "invalid UTF-8 at byte 2"},  /* F5+ lead byte */
+        {"hello\xFF", 6, "invalid UTF-8 at byte 5"},
+        {"\xF4\x90\x80\x80", 4, "invalid UTF-8 at byte 0"},    /* above U+10FFFF */
+        {"我\xE4", 4, "invalid UTF-8 at byte 3"},
+        {"ab\0c", 4, "NUL byte at byte 2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TokenList l;
+        Error err = {""};
+        assert_int_equal(tokenize(cases[i].bytes, cases[i].len, &l, &err), -1);
+        assert_string_equal(err.message, cases[i].message);
+        assert_int_equal(l.count, 0);
+        token_list_free(&l);
+    }
+}
+
+static void test_largest_code_point_is_valid(void **state)
+{
+    (void)state;
+    TokenList l;
+    assert_int_equal(tokenize("\xF4\x8F\xBF\xBF", 4, &l, NULL), 0); /* U+10FFFF */
+    assert_int_equal(l.count, 1);
+    token_list_free(&l);
+}
+
+static void test_is_cjk(void **state)
+{
+    (void)state;
+    assert_true(tokenizer_is_cjk(0x4E00));  /* 一 */
+    assert_true(tokenizer_is_cjk(0x9C7C));  /* 鱼 */
+    assert_true(tokenizer_is_cjk(0x20000)); /* extension B */
+    assert_true(tokenizer_is_cjk(0x3042));  /* あ */
+    assert_true(tokenizer_is_cjk(0x30AB));  /* カ */
+    assert_true(tokenizer_is_cjk(0x3007));  /* 〇 */
+    assert_false(tokenizer_is_cjk('a'));
+    assert_false(tokenizer_is_cjk(0xAC00)); /* 가: Hangul is split like Latin */
+    assert_false(tokenizer_is_cjk(0x3002)); /* 。 */
+}
+
+static void test_cjk_share(void **state)
+{
+    (void)state;
+    assert_true(tokenizer_cjk_share("我想吃酸菜鱼", strlen("我想吃酸菜鱼")) == 1.0);
+    assert_true(tokenizer_cjk_share("I love china", 12) == 0.0);
+    double share = tokenizer_cjk_share("I love 中国", strlen("I love 中国"));
+    assert_true(share > 2.0 / 7 - 1e-9 && share < 2.0 / 7 + 1e-9); /* spaces not counted */
+    assert_true(tokenizer_cjk_share("", 0) == 0.0);
+    assert_true(tokenizer_cjk_share("  ", 2) == 0.0);
+    assert_true(tokenizer_cjk_share("中\xFF", 4) == 0.0);
+}
+
+static void test_free_is_null_safe_and_idempotent(void **state)
+{
+    (void)state;
+    token_list_free(NULL);
+    TokenList l;
+    assert_int_equal(tokenize("a b", 3, &l, NULL), 0);
+    token_list_free(&l);
+    assert_null(l.folded);
+    token_list_free(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tokenize_table),
+        cmocka_unit_test(test_whitespace_only_gives_no_tokens),
+        cmocka_unit_test(test_length_not_nul_terminator_bounds_text),
+        cmocka_unit_test(test_offsets_are_original_bytes),
+        cmocka_unit_test(test_invalid_utf8_names_byte_offset),
+        cmocka_unit_test(test_largest_code_point_is_valid),
+        cmocka_unit_test(test_is_cjk),
+        cmocka_unit_test(test_cjk_share),
+        cmocka_unit_test(test_free_is_null_safe_and_idempotent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,255 @@
+/* test_vocab.c — vocabulary files: loading and lookup, every rejection with
+ * its path:line, the builder's order and casing, and the hash. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "../tokenizer/tokenizer.h"
+#include "../tokenizer/vocab.h"
+
+#define SPECIALS "<pad>\t<pad>\t0\n<unk>\t<unk>\t0\n<s>\t<s>\t0\n</s>\t</s>\t0\n"
+
+static Vocab *load_text(const char *name, const char *text, Error *err)
+{
+    return vocab_load(temp_file(name, text, strlen(text)), err);
+}
+
+static void test_load_and_lookup(void **state)
+{
+    (void)state;
+    Error err;
+    Vocab *v = load_text("a.vocab", "# a comment\n" SPECIALS "the\tthe\t10\ntom\tTom\t5\n中\t中\t3\n",
+                         &err);
+    assert_non_null(v);
+    assert_int_equal(vocab_size(v), 7);
+    assert_int_equal(vocab_id(v, "<pad>"), VOCAB_PAD);
+    assert_int_equal(vocab_id(v, "</s>"), VOCAB_EOS);
+    assert_int_equal(vocab_id(v, "the"), 4);
+    assert_int_equal(vocab_id(v, "tom"), 5);
+    assert_int_equal(vocab_id(v, "中"), 6);
+    assert_string_equal(vocab_token(v, 5), "tom");
+    assert_string_equal(vocab_cased(v, 5), "Tom");
+    vocab_free(v);
+}
+
+static void test_unknown_token_is_unk(void **state)
+{
+    (void)state;
+    Vocab *v = load_text("b.vocab", SPECIALS "the\tthe\t10\n", NULL);
+    assert_non_null(v);
+    assert_int_equal(vocab_id(v, "cat"), VOCAB_UNK);
+    assert_int_equal(vocab_id(v, "The"), VOCAB_UNK); /* lookup is of folded tokens */
+    assert_int_equal(vocab_id(v, ""), VOCAB_UNK);
+    vocab_free(v);
+}
+
+static void test_crlf_lines_are_accepted(void **state)
+{
+    (void)state;
+    Vocab *v = load_text("crlf.vocab",
+                         "<pad>\t<pad>\t0\r\n<unk>\t<unk>\t0\r\n<s>\t<s>\t0\r\n</s>\t</s>\t0\r\n"
+                         "a\tA\t1\r\n", NULL);
+    assert_non_null(v);
+    assert_int_equal(vocab_id(v, "a"), 4);
+    assert_string_equal(vocab_cased(v, 4), "A");
+    vocab_free(v);
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    Error err;
+    assert_null(vocab_load("no/such/file.vocab", &err));
+    assert_string_equal(err.message, "no/such/file.vocab: cannot open: No such file or directory");
+}
+
+/* Each malformed file is rejected with "path:line: message". */
+static void test_malformed_files(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *message; /* after "path:" */
+    } cases[] = {
+        {"<pad>\t<pad>\t0\n<s>\t<s>\t0\n", "2: expected '<unk>' (id 1), found '<s>'"},
+        {"# c\n<unk>\t<unk>\t0\n", "2: expected '<pad>' (id 0), found '<unk>'"},
+        {"<pad>\t<pad>\t0\n<unk>\t<unk>\t0\n", "3: expected '<s>' (id 2), found end of file"},
+        {SPECIALS "the\tthe\t1\ncat\tcat\t1\nthe\tThe\t1\n", "7: duplicate token 'the' (also id 4)"},
+        {SPECIALS "the\tthe\n", "5: expected 3 tab-separated fields: token, cased, count"},
+        {SPECIALS "the\n", "5: expected 3 tab-separated fields: token, cased, count"},
+        {SPECIALS "the\tthe\t1\tx\n", "5: expected 3 tab-separated fields: token, cased, count"},
+        {SPECIALS "a\ta\t1\n\n", "6: expected 3 tab-separated fields: token, cased, count"},
+        {SPECIALS "\tx\t1\n", "5: empty token"},
+        {SPECIALS "x\t\t1\n", "5: empty cased form for 'x'"},
+        {SPECIALS "x\tx\t-1\n", "5: count '-1' is not a non-negative integer"},
+        {SPECIALS "x\tx\t\n", "5: count '' is not a non-negative integer"},
+        {SPECIALS "ok\tok\t1\nb\xC0\x80\tb\t1\n", "6: invalid UTF-8"},
+        {SPECIALS "\xED\xA0\x80\tx\t1\n", "5: invalid UTF-8"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Error err = {""};
+        const char *path = temp_file("bad.vocab", cases[i].text, strlen(cases[i].text));
+        Vocab *v = vocab_load(path, &err);
+        char want[600];
+        snprintf(want, sizeof want, "%s:%s", path, cases[i].message);
+        if (v || strcmp(err.message, want) != 0)
+            fail_msg("case %zu: got '%s', want '%s'", i, v ? "(loaded)" : err.message, want);
+    }
+}
+
+static void test_nul_byte_in_line_is_rejected(void **state)
+{
+    (void)state;
+    static const char text[] = SPECIALS "a\0b\ta\t1\n";
+    Error err;
+    const char *path = temp_file("nul.vocab", text, sizeof text - 1);
+    assert_null(vocab_load(path, &err));
+    assert_non_null(strstr(err.message, ":5: NUL byte in line"));
+}
+
+static void test_more_than_ten_million_lines_is_rejected(void **state)
+{
+    (void)state;
+    size_t n = 10000001; /* comment lines: cheap to write, legal until the limit */
+    char *text = malloc(2 * n);
+    for (size_t i = 0; i < n; i++) text[2 * i] = '#', text[2 * i + 1] = '\n';
+    Error err;
+    const char *path = temp_file("huge.vocab", text, 2 * n);
+    free(text);
+    assert_null(vocab_load(path, &err));
+    assert_non_null(strstr(err.message, ": more than 10000000 lines"));
+    remove(path);
+}
+
+static void test_lookup_of_many_tokens(void **state)
+{
+    (void)state;
+    /* Enough tokens to grow the hash table several times. */
+    VocabBuilder *b = vocab_builder_new();
+    char word[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(word, sizeof word, "w%d", i);
+        for (int k = 0; k <= i % 3; k++) vocab_builder_add(b, word, word);
+    }
+    const char *path = temp_file("many.vocab", "", 0);
+    Error err;
+    assert_int_equal(vocab_builder_write(b, path, 100000, 1, &err), 0);
+    vocab_builder_free(b);
+    Vocab *v = vocab_load(path, &err);
+    assert_non_null(v);
+    assert_int_equal(vocab_size(v), 5004);
+    for (int id = VOCAB_SPECIALS; id < vocab_size(v); id++)
+        assert_int_equal(vocab_id(v, vocab_token(v, id)), id);
+    vocab_free(v);
+}
+
+static void test_builder_round_trip(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "The cat sat.", "The dog sat.", "THE END.", "Tom saw the cat.", "Tom's cat.",
+    };
+    VocabBuilder *b = vocab_builder_new();
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        TokenList l;
+        assert_int_equal(tokenize(texts[i], strlen(texts[i]), &l, NULL), 0);
+        for (size_t k = 0; k < l.count; k++) vocab_builder_add(b, l.folded[k], l.surface[k]);
+        token_list_free(&l);
+    }
+    const char *path = temp_file("built.vocab", "", 0);
+    Error err;
+    /* .: 5, the: 4 (The ×2, THE, the), cat: 3, sat: 2, tom: 2; the rest once */
+    assert_int_equal(vocab_builder_write(b, path, 9, 2, &err), 0);
+    vocab_builder_free(b);
+    size_t len;
+    char *text = read_file(path, &len);
+    assert_string_equal(text, SPECIALS ".\t.\t5\nthe\tThe\t4\ncat\tcat\t3\nsat\tsat\t2\ntom\tTom\t2\n");
+    free(text);
+    Vocab *v = vocab_load(path, &err);
+    assert_non_null(v);
+    assert_int_equal(vocab_id(v, "the"), 5);
+    assert_string_equal(vocab_cased(v, 5), "The");
+    vocab_free(v);
+    /* The temporary file was renamed away. */
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    assert_null(read_file(tmp, NULL));
+}
+
+static void test_builder_respects_max_size(void **state)
+{
+    (void)state;
+    VocabBuilder *b = vocab_builder_new();
+    vocab_builder_add(b, "b", "b");
+    vocab_builder_add(b, "a", "a");
+    vocab_builder_add(b, "c", "c");
+    vocab_builder_add(b, "c", "C");
+    const char *path = temp_file("small.vocab", "", 0);
+    Error err;
+    assert_int_equal(vocab_builder_write(b, path, 6, 1, &err), 0);
+    char *text = read_file(path, NULL);
+    /* c first (2), then the tie a/b by bytes; "C" < "c" breaks the casing tie. */
+    assert_string_equal(text, SPECIALS "c\tC\t2\na\ta\t1\n");
+    free(text);
+    assert_int_equal(vocab_builder_write(b, path, 3, 1, &err), -1);
+    assert_non_null(strstr(err.message, "below the 4 special tokens"));
+    vocab_builder_free(b);
+}
+
+static void test_builder_write_error_names_path(void **state)
+{
+    (void)state;
+    VocabBuilder *b = vocab_builder_new();
+    Error err;
+    assert_int_equal(vocab_builder_write(b, "no/such/dir/x.vocab", 10, 1, &err), -1);
+    assert_string_equal(err.message,
+                        "no/such/dir/x.vocab.tmp: cannot write: No such file or directory");
+    vocab_builder_free(b);
+    vocab_builder_free(NULL);
+    vocab_free(NULL);
+}
+
+/* The hash is FNV-1a over the tokens in id order, each NUL-terminated; it
+ * ignores casing and counts, and must never change for the same tokens
+ * (weights files record it). */
+static void test_hash_is_stable(void **state)
+{
+    (void)state;
+    Vocab *a = load_text("h1.vocab", SPECIALS "the\tthe\t10\ncat\tcat\t5\n", NULL);
+    Vocab *b = load_text("h2.vocab", SPECIALS "the\tThe\t99\ncat\tCAT\t1\n", NULL);
+    Vocab *c = load_text("h3.vocab", SPECIALS "cat\tcat\t10\nthe\tthe\t5\n", NULL);
+    Vocab *d = load_text("h4.vocab", SPECIALS "thecat\tthecat\t10\n", NULL);
+    assert_true(a && b && c && d);
+    static const char bytes[] = "<pad>\0<unk>\0<s>\0</s>\0the\0cat"; /* + final NUL */
+    assert_true(vocab_hash(a) == fnv1a(FNV_OFFSET, bytes, sizeof bytes));
+    assert_true(vocab_hash(a) == 0xbe2d15c7b1ba2adeULL); /* recorded once; never changes */
+    assert_true(vocab_hash(a) == vocab_hash(b));
+    assert_true(vocab_hash(a) != vocab_hash(c));
+    assert_true(vocab_hash(a) != vocab_hash(d));
+    vocab_free(a);
+    vocab_free(b);
+    vocab_free(c);
+    vocab_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load_and_lookup),
+        cmocka_unit_test(test_unknown_token_is_unk),
+        cmocka_unit_test(test_crlf_lines_are_accepted),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_nul_byte_in_line_is_rejected),
+        cmocka_unit_test(test_more_than_ten_million_lines_is_rejected),
+        cmocka_unit_test(test_lookup_of_many_tokens),
+        cmocka_unit_test(test_builder_round_trip),
+        cmocka_unit_test(test_builder_respects_max_size),
+        cmocka_unit_test(test_builder_write_error_names_path),
+        cmocka_unit_test(test_hash_is_stable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,145 @@
+/* testutil.c — see testutil.h. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        *buf = realloc(*buf, *cap);
+        if (!*buf) abort();
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+}
+
+RunResult run_program(const char *const argv[], const char *input, size_t input_len)
+{
+    RunResult r = {0};
+    int in[2], out[2], err[2];
+    if (pipe(in) || pipe(out) || pipe(err)) abort();
+    signal(SIGPIPE, SIG_IGN);
+    pid_t pid = fork();
+    if (pid < 0) abort();
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(in[0]); close(in[1]); close(out[0]); close(out[1]); close(err[0]); close(err[1]);
+        execv(argv[0], (char *const *)argv);
+        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(in[0]); close(out[1]); close(err[1]);
+    size_t out_cap = 0, err_cap = 0, written = 0;
+    append(&r.out, &r.out_len, &out_cap, "", 0);
+    append(&r.err, &r.err_len, &err_cap, "", 0);
+    if (!input || input_len == 0) { close(in[1]); in[1] = -1; }
+    int open_fds = 2;
+    while (open_fds > 0 || in[1] >= 0) {
+        struct pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {in[1], POLLOUT, 0}};
+        nfds_t nfds = in[1] >= 0 ? 3 : 2;
+        if (poll(fds, nfds, -1) < 0) { if (errno == EINTR) continue; abort(); }
+        char buf[65536];
+        for (int i = 0; i < 2; i++) {
+            if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                ssize_t n = read(fds[i].fd, buf, sizeof buf);
+                if (n > 0) {
+                    if (i == 0) append(&r.out, &r.out_len, &out_cap, buf, (size_t)n);
+                    else append(&r.err, &r.err_len, &err_cap, buf, (size_t)n);
+                } else {
+                    close(fds[i].fd);
+                    if (i == 0) out[0] = -1; else err[0] = -1;
+                    open_fds--;
+                }
+            }
+        }
+        if (in[1] >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            ssize_t n = write(in[1], input + written, input_len - written);
+            if (n > 0) written += (size_t)n;
+            if (n < 0 || written == input_len) { close(in[1]); in[1] = -1; }
+        }
+        if (out[0] < 0 && err[0] < 0) break;
+    }
+    if (in[1] >= 0) close(in[1]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+void run_result_free(RunResult *r)
+{
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof *r);
+}
+
+int count_lines(const char *s)
+{
+    int n = 0;
+    const char *p = s;
+    for (; *p; p++)
+        if (*p == '\n') n++;
+    if (p > s && p[-1] != '\n') n++;
+    return n;
+}
+
+const char *temp_dir(void)
+{
+    static char dir[256];
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "build/tests/tmp-%d", (int)getpid());
+        mkdir("build", 0755);
+        mkdir("build/tests", 0755);
+        mkdir(dir, 0755);
+    }
+    return dir;
+}
+
+const char *temp_file(const char *name, const void *data, size_t len)
+{
+    static char paths[8][512];
+    static int next;
+    char *path = paths[next++ % 8];
+    snprintf(path, 512, "%s/%s", temp_dir(), name);
+    FILE *f = fopen(path, "wb");
+    if (!f) abort();
+    if (len && fwrite(data, 1, len, f) != len) abort();
+    fclose(f);
+    return path;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) append(&buf, &n, &cap, chunk, got);
+    fclose(f);
+    if (!buf) append(&buf, &n, &cap, "", 0);
+    if (len) *len = n;
+    return buf;
+}
+
+const char *tatoeba_dir(void)
+{
+    static const char *dir = "../shared/data/tatoeba-cmn-eng";
+    const char *env = getenv("TATOEBA_DIR");
+    if (env) dir = env;
+    return access(dir, R_OK) == 0 ? dir : NULL;
+}

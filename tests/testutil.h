@@ -1,0 +1,46 @@
+/* testutil.h — what the cmocka tests share: running our programs as a user
+ * would, temporary files, and finding the shared data.
+ *
+ * Every test file includes this first; it pulls in cmocka in the order
+ * cmocka requires. */
+#ifndef TRANSLATE_TESTUTIL_H
+#define TRANSLATE_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* Result of running a command. */
+typedef struct {
+    int status;     /* exit status, or 128 + signal number if killed */
+    char *out;      /* everything written to stdout (NUL-terminated) */
+    size_t out_len;
+    char *err;      /* everything written to stderr */
+    size_t err_len;
+} RunResult;
+
+/* Run argv (argv[0] is looked up relative to the repository root when it
+ * contains a '/', e.g. "./translate"), feeding `input` (may be NULL: empty
+ * stdin; input_len bytes) on stdin.  Tests run from the repository root. */
+RunResult run_program(const char *const argv[], const char *input, size_t input_len);
+void run_result_free(RunResult *r);
+
+/* Number of lines in s (a final line without '\n' counts). */
+int count_lines(const char *s);
+
+/* Write `len` bytes to a fresh file under the test temp folder and return
+ * its path (static buffer rotation: valid until 8 more calls). */
+const char *temp_file(const char *name, const void *data, size_t len);
+/* The test temp folder (created once, e.g. build/tests/tmp). */
+const char *temp_dir(void);
+
+/* Read a whole file (NULL if unreadable); *len receives its size. */
+char *read_file(const char *path, size_t *len);
+
+/* Path of the Tatoeba data folder, or NULL when it is not there
+ * (tests that need it skip). */
+const char *tatoeba_dir(void);
+
+#endif

@@ -1,0 +1,278 @@
+/* detokenize.c — model tokens back to readable text (see detokenize.h).
+ *
+ * The tokenizer drops white space and case, so writing text back is a set
+ * of rules about where spaces go and which characters to restore.  The
+ * rules below were tuned on the Tatoeba dev set (tests/test_detokenize.c
+ * measures them): with perfect casing they reproduce the references
+ * exactly for the rates quoted there.  They are deliberately simple
+ * lookups on neighbouring tokens; no language model, no sentence splitter.
+ *
+ * Everything here works on the tokens' bytes: tokens are valid UTF-8 from
+ * the tokenizer, and the only Unicode property needed (is this Han/kana?)
+ * comes from tokenizer_is_cjk. */
+#include "detokenize.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "tokenizer.h"
+
+/* ---- A growing output string --------------------------------------------- */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+} Str;
+
+static void str_add(Str *o, const char *s)
+{
+    size_t n = strlen(s);
+    if (o->len + n + 1 > o->cap) {
+        o->cap = 2 * (o->len + n + 1);
+        o->s = xrealloc(o->s, o->cap);
+    }
+    memcpy(o->s + o->len, s, n + 1);
+    o->len += n;
+}
+
+/* ---- What a token is ----------------------------------------------------- */
+
+/* First code point of a (valid UTF-8) token. */
+static int32_t first_codepoint(const char *t)
+{
+    const unsigned char *s = (const unsigned char *)t;
+    if (s[0] < 0x80) return s[0];
+    int n = s[0] >= 0xF0 ? 3 : s[0] >= 0xE0 ? 2 : 1; /* continuation bytes */
+    int32_t cp = s[0] & (0x3F >> n);
+    for (int i = 1; i <= n && s[i]; i++) cp = (cp << 6) | (s[i] & 0x3F);
+    return cp;
+}
+
+/* Non-ASCII punctuation and symbols that survive NFKC and matter for
+ * spacing.  Any other non-ASCII token that is not Han/kana is a word. */
+static const char *const opening_marks[] = {"“", "‘", "«", "¿", "¡", "「", "『", "《", "【", "〈", NULL};
+static const char *const closing_marks[] = {"”", "’", "»", "。", "、", "」", "』", "》", "】", "〉",
+                                            "…", NULL};
+static const char *const other_marks[] = {"–", "—", "·", "•", "°", "€", "£", "¥", "×", "÷", NULL};
+
+static int in_list(const char *t, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(t, *list) == 0) return 1;
+    return 0;
+}
+
+/* A word: starts with an ASCII letter or digit, or is non-ASCII text that
+ * is neither Han/kana nor one of the marks above. */
+static int is_word(const char *t)
+{
+    unsigned char c = (unsigned char)t[0];
+    if (c < 0x80) return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+    return !tokenizer_is_cjk(first_codepoint(t)) && !in_list(t, opening_marks) &&
+           !in_list(t, closing_marks) && !in_list(t, other_marks);
+}
+
+/* A word of ASCII letters/digits only (a Latin word inside Chinese). */
+static int is_latin(const char *t)
+{
+    if (!t[0]) return 0;
+    for (; *t; t++)
+        if (!((*t >= '0' && *t <= '9') || ((*t | 0x20) >= 'a' && (*t | 0x20) <= 'z'))) return 0;
+    return 1;
+}
+
+/* A single ASCII letter, as in the parts of "a.m." */
+static int is_letter(const char *t)
+{
+    return t[0] && !t[1] && (t[0] | 0x20) >= 'a' && (t[0] | 0x20) <= 'z';
+}
+
+static int is_number(const char *t)
+{
+    return t[0] && strspn(t, "0123456789") == strlen(t);
+}
+
+static int is_one_of(const char *t, const char *chars)
+{
+    return t[0] && !t[1] && strchr(chars, t[0]);
+}
+
+/* ---- English ---------------------------------------------------------------- */
+
+/* Word endings written after an apostrophe without spaces: don't, Tom's,
+ * I'm, we'll, I've, I'd, you're. */
+static int is_contraction_tail(const char *t)
+{
+    static const char *const tails[] = {"t", "s", "m", "ll", "ve", "d", "re", NULL};
+    return in_list(t, tails);
+}
+
+/* Does the token at i glue to both neighbours ("don't", "well-known",
+ * "3.5", "1,000", "10:30", "o'clock")? */
+static int glues(const char *const *tok, size_t n, size_t i)
+{
+    if (i == 0 || i + 1 >= n) return 0;
+    const char *prev = tok[i - 1], *t = tok[i], *next = tok[i + 1];
+    if (is_one_of(t, "'") || strcmp(t, "’") == 0)
+        return is_word(prev) && is_word(next) &&
+               (is_contraction_tail(next) || strcmp(prev, "o") == 0);
+    if (is_one_of(t, "-")) return is_word(prev) && is_word(next);
+    if (is_one_of(t, ".:") && is_number(prev) && is_number(next)) return 1;
+    if (is_one_of(t, ",") && is_number(prev) && is_number(next)) /* 1,000 but not "3, 1950" */
+        return strlen(next) == 3;
+    if (is_one_of(t, ".")) return is_letter(prev) && is_letter(next); /* a.m., U.S. */
+    return 0;
+}
+
+/* Is the '.' at i part of a letter abbreviation: "a.m.", "U.S."? */
+static int in_abbreviation(const char *const *tok, size_t n, size_t i)
+{
+    if (i > 0 && i + 1 < n && is_letter(tok[i - 1]) && is_letter(tok[i + 1])) return 1;
+    return i >= 2 && is_letter(tok[i - 1]) && is_one_of(tok[i - 2], ".") &&
+           in_abbreviation(tok, n, i - 2);
+}
+
+/* Does the token at i end a sentence, so that the next word is
+ * capitalised?  A '.' does not in "...", 3.5, nor after an abbreviation
+ * ("Mr. and Mrs.", "p.m."). */
+static int ends_sentence(const char *const *tok, size_t n, size_t i)
+{
+    static const char *const abbreviations[] = {"mr", "mrs", "ms", "dr", "st", "jr", "vs", "etc", NULL};
+    if (!is_one_of(tok[i], ".")) return is_one_of(tok[i], "!?");
+    if (glues(tok, n, i) || in_abbreviation(tok, n, i)) return 0;
+    if (i + 1 < n && is_one_of(tok[i + 1], ".")) return 0;
+    return i == 0 || !(is_one_of(tok[i - 1], ".") || in_list(tok[i - 1], abbreviations));
+}
+
+/* Is the apostrophe at i closing a plural possessive ("the students' room")? */
+static int closes_possessive(const char *const *tok, size_t i)
+{
+    if (i == 0 || !is_word(tok[i - 1])) return 0;
+    size_t n = strlen(tok[i - 1]);
+    return tok[i - 1][n - 1] == 's';
+}
+
+/* English: a space between tokens unless a rule above glues them; casing
+ * from `cased`, then "I" and sentence starts capitalised. */
+static char *detok_en(const char *const *tok, const char *const *cased, size_t n)
+{
+    Str out = {0};
+    str_add(&out, "");
+    int quote_open = 0;     /* inside "..." */
+    int no_space_next = 1;  /* the previous token wants the next one attached */
+    int capitalise = 1;     /* the next word starts a sentence */
+    for (size_t i = 0; i < n; i++) {
+        const char *t = tok[i];
+        int space_before = !no_space_next;
+        no_space_next = 0;
+        if (is_one_of(t, "\"")) {
+            quote_open = !quote_open;
+            /* A quotation after a comma, a colon or another quotation is a
+             * sentence; after a word ("the answer is "no."") it is not. */
+            if (quote_open) no_space_next = 1, capitalise |= i > 0 && is_one_of(tok[i - 1], ",:\"");
+            else space_before = 0, capitalise = 0; /* "Hi!" he said. */
+        } else if (is_one_of(t, ",.!?;:)]}%") || in_list(t, closing_marks)) {
+            space_before = 0;
+        } else if (is_one_of(t, "([{$") || in_list(t, opening_marks)) {
+            no_space_next = 1;
+        } else if (is_one_of(t, "'")) {
+            if (closes_possessive(tok, i)) space_before = 0;
+        }
+        if (glues(tok, n, i)) space_before = 0, no_space_next = 1;
+
+        const char *word = cased && cased[i] ? cased[i] : t;
+        if (strcmp(t, "i") == 0) word = "I";
+        if (space_before) str_add(&out, " ");
+        size_t at = out.len;
+        str_add(&out, word);
+        if (is_word(t)) {
+            if (capitalise && out.s[at] >= 'a' && out.s[at] <= 'z') out.s[at] -= 'a' - 'A';
+            capitalise = 0;
+        } else if (ends_sentence(tok, n, i)) {
+            capitalise = 1;
+        }
+    }
+    return out.s;
+}
+
+/* ---- Chinese ---------------------------------------------------------------- */
+
+/* ASCII punctuation restored to its full-width form (NFKC made it ASCII). */
+static const char *full_width(const char *t)
+{
+    static const char *const map[][2] = {
+        {",", "，"}, {"?", "？"}, {"!", "！"}, {":", "："}, {";", "；"}, {"(", "（"}, {")", "）"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(t, map[i][0]) == 0) return map[i][1];
+    return NULL;
+}
+
+/* Chinese text has no spaces; the ASCII punctuation NFKC produced from
+ * full-width forms is written full-width again, except inside numbers. */
+static char *detok_zh(const char *const *tok, const char *const *cased, size_t n)
+{
+    Str out = {0};
+    str_add(&out, "");
+    int quote_open = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *t = tok[i];
+        const char *prev = i > 0 ? tok[i - 1] : "";
+        const char *next = i + 1 < n ? tok[i + 1] : "";
+        const char *word = cased && cased[i] ? cased[i] : t;
+        if (is_latin(prev) && is_latin(t)) str_add(&out, " "); /* "iPhone 6" */
+        if (is_one_of(t, "\"")) {
+            quote_open = !quote_open;
+            word = quote_open ? "“" : "”";
+        } else if (is_one_of(t, ".") && is_one_of(next, ".")) {
+            /* NFKC turned each "…" into "...": write a run of dots back as
+             * ellipses ("……" is six dots). */
+            size_t run = 1;
+            while (i + run < n && is_one_of(tok[i + run], ".")) run++;
+            for (size_t k = 0; k < (run + 2) / 3; k++) str_add(&out, "…");
+            i += run - 1;
+            continue;
+        } else if (is_one_of(t, ".")) {
+            /* A full stop, but 3.5 and a.m. keep their dot. */
+            if (!(is_number(prev) && is_number(next)) && !in_abbreviation(tok, n, i)) word = "。";
+        } else if (full_width(t) && !(is_one_of(t, ",:") && is_number(prev) && is_number(next))) {
+            word = full_width(t); /* but 1,000 and 10:30 */
+        }
+        str_add(&out, word);
+    }
+    return out.s;
+}
+
+/* ---- Public ------------------------------------------------------------------ */
+
+char *detokenize(const char *const *tokens, const char *const *cased, size_t n, const char *lang)
+{
+    if (strcmp(lang, "en") == 0) return detok_en(tokens, cased, n);
+    if (strcmp(lang, "zh") == 0) return detok_zh(tokens, cased, n);
+    Str out = {0};
+    str_add(&out, "");
+    for (size_t i = 0; i < n; i++) {
+        if (i) str_add(&out, " ");
+        str_add(&out, cased && cased[i] ? cased[i] : tokens[i]);
+    }
+    return out.s;
+}
+
+char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang)
+{
+    const char **tok = xmalloc((n ? n : 1) * sizeof *tok);
+    const char **cased = xmalloc((n ? n : 1) * sizeof *cased);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        ASSERT(ids[i] >= 0 && ids[i] < vocab_size(vocab));
+        if (ids[i] < VOCAB_SPECIALS) continue;
+        tok[m] = vocab_token(vocab, ids[i]);
+        cased[m] = vocab_cased(vocab, ids[i]);
+        m++;
+    }
+    char *text = detokenize(tok, cased, m, lang);
+    free(tok);
+    free(cased);
+    return text;
+}

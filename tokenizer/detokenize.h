@@ -1,0 +1,28 @@
+/* detokenize.h — model tokens back to readable text.
+ *
+ * Chinese ("zh"): tokens joined without spaces; ASCII punctuation that NFKC
+ * folded from full-width forms is restored (, ? ! : ; ( ) → ，？！：；（）,
+ * and a final '.' → 。).
+ * English ("en"): words separated by spaces, no space before closing
+ * punctuation or after opening brackets/quotes; contractions (don ' t),
+ * possessives, numbers (3 . 5, 1 , 000) and hyphenated words rejoined; each
+ * word written in its usual casing from the vocabulary, `i` → `I`, and the
+ * first letter of the sentence capitalised. */
+#ifndef TRANSLATE_DETOKENIZE_H
+#define TRANSLATE_DETOKENIZE_H
+
+#include <stddef.h>
+
+#include "vocab.h"
+
+/* `tokens` are case-folded model tokens (specials already removed);
+ * `cased` (may be NULL) gives each token's preferred casing.
+ * `lang` is "en" or "zh" (anything else: tokens joined by spaces).
+ * Returns a malloc'd NUL-terminated string the caller frees. */
+char *detokenize(const char *const *tokens, const char *const *cased, size_t n,
+                 const char *lang);
+
+/* Convenience: ids → text through a vocabulary, skipping special ids. */
+char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang);
+
+#endif

@@ -1,0 +1,321 @@
+/* tokenizer.c — text to tokens: validate UTF-8, NFKC, split by script,
+ * case-fold (see tokenizer.h).
+ *
+ * This is the only file that includes <utf8proc.h>; everything Unicode
+ * (normalisation, categories, case folding) goes through it, so swapping
+ * the library touches one file.  It deliberately does no sub-word
+ * splitting: the model's vocabulary is whole words plus single characters.
+ *
+ * Offsets.  Each token records the byte offset in the *original* input
+ * where it starts, but tokens are cut from the NFKC text.  So we normalise
+ * one "cluster" at a time — a character plus everything that NFKC might
+ * compose with it (combining marks, Hangul vowel/final jamo) — and give
+ * every normalised code point the offset of its cluster.  Normalising
+ * cluster by cluster gives the same text as normalising the whole string,
+ * because NFKC never composes or reorders across a starter. */
+#include "tokenizer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#include "../common/util.h"
+
+/* ---- Scripts ------------------------------------------------------------
+ *
+ * utf8proc has no script property, so Han and kana are code point ranges
+ * (Unicode 15 Scripts.txt, rounded out to whole blocks):
+ *   Han:  2E80–2FDF  CJK radicals supplement, Kangxi radicals
+ *         3005–3007  々 〆 〇 (iteration mark, closing mark, ideographic zero)
+ *         3021–3029, 3038–303B  Hangzhou numerals, more iteration marks
+ *         3400–4DBF  extension A          4E00–9FFF  unified ideographs
+ *         F900–FAFF  compatibility ideographs
+ *         20000–2A6DF, 2A700–2EBEF, 30000–323AF  extensions B–H
+ *         2F800–2FA1F  compatibility ideographs supplement
+ *   Kana: 3040–309F hiragana, 30A0–30FF katakana (with ・ and ー),
+ *         31F0–31FF katakana phonetic extensions, 32D0–32FE circled
+ *         katakana, FF66–FF9F half-width katakana, 1B000–1B16F kana
+ *         supplement and extended-A.
+ * The full-width and circled forms become ordinary kana under NFKC; they
+ * are listed so that tokenizer_cjk_share, which looks at raw text, counts
+ * them too.  Hangul is not here: Korean is written in words with spaces,
+ * so it is split like Latin. */
+static const struct {
+    int32_t lo, hi;
+} cjk_ranges[] = {
+    {0x2E80, 0x2FDF},   {0x3005, 0x3007},   {0x3021, 0x3029},   {0x3038, 0x303B},
+    {0x3040, 0x309F},   {0x30A0, 0x30FF},   {0x31F0, 0x31FF},   {0x32D0, 0x32FE},
+    {0x3400, 0x4DBF},   {0x4E00, 0x9FFF},   {0xF900, 0xFAFF},   {0xFF66, 0xFF9F},
+    {0x1B000, 0x1B16F}, {0x20000, 0x2A6DF}, {0x2A700, 0x2EBEF}, {0x2F800, 0x2FA1F},
+    {0x30000, 0x323AF},
+};
+
+int tokenizer_is_cjk(int32_t codepoint)
+{
+    for (size_t i = 0; i < sizeof cjk_ranges / sizeof cjk_ranges[0]; i++)
+        if (codepoint >= cjk_ranges[i].lo && codepoint <= cjk_ranges[i].hi) return 1;
+    return 0;
+}
+
+/* What a normalised code point does to tokenisation. */
+typedef enum {
+    CH_SPACE,  /* separates tokens and is dropped: Z*, controls, U+200B */
+    CH_IGNORE, /* invisible format character (soft hyphen, ZWJ, BOM): dropped
+                  without separating, so "co\u00ADoperate" stays one word */
+    CH_MARK,   /* combining mark: belongs to the token before it */
+    CH_WORD,   /* letter or digit of a space-separated script: runs */
+    CH_SINGLE, /* Han, kana, punctuation, symbol, unassigned: alone */
+} CharClass;
+
+static CharClass char_class(int32_t cp)
+{
+    if (tokenizer_is_cjk(cp)) {
+        /* The kana blocks hold two combining marks (U+3099, U+309A). */
+        return utf8proc_category(cp) == UTF8PROC_CATEGORY_MN ? CH_MARK : CH_SINGLE;
+    }
+    switch (utf8proc_category(cp)) {
+    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+        return CH_WORD;
+    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
+        return CH_MARK;
+    case UTF8PROC_CATEGORY_ZS: case UTF8PROC_CATEGORY_ZL: case UTF8PROC_CATEGORY_ZP:
+    case UTF8PROC_CATEGORY_CC:
+        return CH_SPACE;
+    case UTF8PROC_CATEGORY_CF:
+        return cp == 0x200B ? CH_SPACE : CH_IGNORE; /* ZERO WIDTH SPACE is a space */
+    default: /* P*, S*, private use, unassigned: the model sees one <unk> */
+        return CH_SINGLE;
+    }
+}
+
+/* ---- UTF-8 --------------------------------------------------------------- */
+
+/* Decode one code point from s[0..len).  Returns its length in bytes, or 0
+ * when the bytes there are not well-formed UTF-8 (RFC 3629 table: no
+ * overlong forms, no surrogates, nothing above U+10FFFF, no truncation). */
+static size_t utf8_decode(const unsigned char *s, size_t len, int32_t *cp)
+{
+    unsigned char b = s[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the 2nd byte */
+    if (b < 0x80) { *cp = b; return 1; }
+    if (b >= 0xC2 && b <= 0xDF) { n = 2; *cp = b & 0x1F; }
+    else if (b >= 0xE0 && b <= 0xEF) {
+        n = 3; *cp = b & 0x0F;
+        if (b == 0xE0) lo = 0xA0;      /* overlong below U+0800 */
+        if (b == 0xED) hi = 0x9F;      /* surrogates D800–DFFF */
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        n = 4; *cp = b & 0x07;
+        if (b == 0xF0) lo = 0x90;      /* overlong below U+10000 */
+        if (b == 0xF4) hi = 0x8F;      /* above U+10FFFF */
+    } else {
+        return 0;                      /* continuation byte, C0/C1, F5–FF */
+    }
+    if (len < n) return 0;
+    for (size_t i = 1; i < n; i++) {
+        unsigned char c = s[i];
+        if (c < (i == 1 ? lo : 0x80) || c > (i == 1 ? hi : 0xBF)) return 0;
+        *cp = (*cp << 6) | (c & 0x3F);
+    }
+    return n;
+}
+
+/* Decode all of text into code points and their byte offsets (each array
+ * len + 1 long).  Returns the count, or -1 with err filled. */
+static long decode_all(const char *text, size_t len, int32_t *cps, size_t *offs, Error *err)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        if (s[i] == 0) return error_set(err, "NUL byte at byte %zu", i);
+        size_t k = utf8_decode(s + i, len - i, &cps[n]);
+        if (k == 0) return error_set(err, "invalid UTF-8 at byte %zu", i);
+        offs[n++] = i;
+        i += k;
+    }
+    offs[n] = len;
+    return (long)n;
+}
+
+/* ---- Normalisation -------------------------------------------------------- */
+
+/* Does a cluster start at cp, i.e. can NFKC never compose it with what came
+ * before?  That is so unless its compatibility decomposition begins with a
+ * combining mark (e.g. U+FF9E half-width voiced mark → U+3099) or a Hangul
+ * vowel/final jamo (which compose into the syllable before them). */
+static int starts_cluster(int32_t cp)
+{
+    int32_t first[32];
+    int last_boundclass = 0;
+    utf8proc_ssize_t n = utf8proc_decompose_char(cp, first, 32,
+                                                 UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT,
+                                                 &last_boundclass);
+    ASSERT(n >= 1 && n <= 32); /* the longest decomposition is 18 */
+    const utf8proc_property_t *p = utf8proc_get_property(first[0]);
+    if (p->combining_class != 0) return 0;
+    if (p->category == UTF8PROC_CATEGORY_MN || p->category == UTF8PROC_CATEGORY_MC ||
+        p->category == UTF8PROC_CATEGORY_ME)
+        return 0;
+    return !(first[0] >= 0x1160 && first[0] <= 0x11FF);
+}
+
+/* A growable array of code points. */
+typedef struct {
+    int32_t *cp;
+    size_t n, cap;
+} CodeBuf;
+
+/* NFKC of the UTF-8 bytes s[0..len) into buf (replacing its contents). */
+static void nfkc(const char *s, size_t len, CodeBuf *buf)
+{
+    /* As utf8proc_map does: COMPOSE makes decompose() decompose fully
+     * (with canonical reordering), normalize_utf32() then composes. */
+    const utf8proc_option_t opts = UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE;
+    for (;;) {
+        utf8proc_ssize_t n = utf8proc_decompose((const utf8proc_uint8_t *)s,
+                                                (utf8proc_ssize_t)len, buf->cp,
+                                                (utf8proc_ssize_t)buf->cap, opts);
+        ASSERT(n >= 0); /* the input was validated */
+        if ((size_t)n <= buf->cap) {
+            n = utf8proc_normalize_utf32(buf->cp, n, opts);
+            ASSERT(n >= 0);
+            buf->n = (size_t)n;
+            return;
+        }
+        buf->cap = (size_t)n;
+        buf->cp = xrealloc(buf->cp, buf->cap * sizeof *buf->cp);
+    }
+}
+
+/* ---- Building tokens ------------------------------------------------------- */
+
+typedef struct {
+    TokenList *list;
+    size_t cap;
+    char *cur;          /* UTF-8 of the token being built */
+    size_t cur_len, cur_cap;
+    size_t cur_offset;
+    CharClass cur_kind; /* CH_SPACE when no token is open */
+} Builder;
+
+/* The case-folded form of an NFKC token: utf8proc's full case folding,
+ * then NFKC again (folding may decompose). */
+static char *casefold(const char *s)
+{
+    utf8proc_uint8_t *out = NULL;
+    utf8proc_ssize_t n = utf8proc_map((const utf8proc_uint8_t *)s, 0, &out,
+                                      UTF8PROC_NULLTERM | UTF8PROC_STABLE |
+                                          UTF8PROC_COMPOSE | UTF8PROC_COMPAT |
+                                          UTF8PROC_CASEFOLD);
+    ASSERT(n >= 0 && out); /* valid input; only fails when out of memory */
+    char *copy = xstrdup((const char *)out);
+    free(out); /* utf8proc allocates with malloc */
+    return copy;
+}
+
+static void end_token(Builder *b)
+{
+    if (b->cur_kind == CH_SPACE) return;
+    TokenList *l = b->list;
+    if (l->count == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 16;
+        l->folded = xrealloc(l->folded, b->cap * sizeof *l->folded);
+        l->surface = xrealloc(l->surface, b->cap * sizeof *l->surface);
+        l->offset = xrealloc(l->offset, b->cap * sizeof *l->offset);
+    }
+    b->cur[b->cur_len] = '\0';
+    l->surface[l->count] = xstrdup(b->cur);
+    l->folded[l->count] = casefold(b->cur);
+    l->offset[l->count] = b->cur_offset;
+    l->count++;
+    b->cur_len = 0;
+    b->cur_kind = CH_SPACE;
+}
+
+static void append_cp(Builder *b, int32_t cp)
+{
+    if (b->cur_len + 5 > b->cur_cap) {
+        b->cur_cap = 2 * b->cur_cap + 16;
+        b->cur = xrealloc(b->cur, b->cur_cap);
+    }
+    b->cur_len += (size_t)utf8proc_encode_char(cp, (utf8proc_uint8_t *)b->cur + b->cur_len);
+}
+
+/* Feed one normalised code point that came from input byte `offset`. */
+static void feed(Builder *b, int32_t cp, size_t offset)
+{
+    CharClass c = char_class(cp);
+    if (c == CH_IGNORE) return;
+    if (c == CH_SPACE) { end_token(b); return; }
+    /* A mark joins whatever token is open (a word, or a Han character or
+     * emoji followed by a variation selector); a word letter joins a word. */
+    int joins = (c == CH_MARK && b->cur_kind != CH_SPACE) ||
+                (c == CH_WORD && b->cur_kind == CH_WORD);
+    if (!joins) {
+        end_token(b);
+        b->cur_kind = c == CH_WORD ? CH_WORD : CH_SINGLE; /* a lone mark is single */
+        b->cur_offset = offset;
+    }
+    append_cp(b, cp);
+}
+
+int tokenize(const char *text, size_t len, TokenList *out, Error *err)
+{
+    ASSERT(text || len == 0);
+    memset(out, 0, sizeof *out);
+    int32_t *cps = xmalloc((len + 1) * sizeof *cps);
+    size_t *offs = xmalloc((len + 1) * sizeof *offs);
+    long n = decode_all(text, len, cps, offs, err);
+    if (n < 0) {
+        free(cps);
+        free(offs);
+        return -1;
+    }
+    Builder b = {.list = out, .cur_kind = CH_SPACE};
+    CodeBuf norm = {0};
+    for (size_t i = 0; i < (size_t)n;) {
+        size_t j = i + 1;
+        while (j < (size_t)n && !starts_cluster(cps[j])) j++;
+        nfkc(text + offs[i], offs[j] - offs[i], &norm);
+        for (size_t k = 0; k < norm.n; k++) feed(&b, norm.cp[k], offs[i]);
+        i = j;
+    }
+    end_token(&b);
+    free(norm.cp);
+    free(b.cur);
+    free(cps);
+    free(offs);
+    return 0;
+}
+
+void token_list_free(TokenList *list)
+{
+    if (!list) return;
+    for (size_t i = 0; i < list->count; i++) {
+        free(list->folded[i]);
+        free(list->surface[i]);
+    }
+    free(list->folded);
+    free(list->surface);
+    free(list->offset);
+    memset(list, 0, sizeof *list);
+}
+
+double tokenizer_cjk_share(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t shown = 0, cjk = 0;
+    for (size_t i = 0; i < len;) {
+        int32_t cp;
+        size_t k = utf8_decode(s + i, len - i, &cp);
+        if (k == 0) return 0.0;
+        i += k;
+        CharClass c = char_class(cp);
+        if (c == CH_SPACE || c == CH_IGNORE) continue;
+        shown++;
+        cjk += (size_t)tokenizer_is_cjk(cp);
+    }
+    return shown ? (double)cjk / (double)shown : 0.0;
+}

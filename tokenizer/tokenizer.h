@@ -1,0 +1,46 @@
+/* tokenizer.h — text to tokens and back.
+ *
+ * Pipeline: validate UTF-8 → NFKC → split by script → (for modelling)
+ * case-fold.  Every Han ideograph and kana character is one token; a run of
+ * letters/digits (with their combining marks) of any other script is one
+ * word; every punctuation or symbol character is its own token; white space
+ * separates and is dropped.  So "我想吃酸菜鱼" is 我|想|吃|酸|菜|鱼 and
+ * "I love china" is i|love|china.
+ *
+ * Only tokenizer/tokenizer.c includes utf8proc. */
+#ifndef TRANSLATE_TOKENIZER_H
+#define TRANSLATE_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+
+/* Tokens of one text.  `folded[i]` is the case-folded form used by the
+ * model; `surface[i]` is the same token NFKC-normalised but with its
+ * original case (the vocabulary builder counts casings from it);
+ * `offset[i]` is the byte offset in the input where the token starts. */
+typedef struct {
+    size_t count;
+    char **folded;
+    char **surface;
+    size_t *offset;
+} TokenList;
+
+/* Tokenise `len` bytes of `text` (need not be NUL-terminated).
+ * Fails (returns -1, fills err) on invalid UTF-8 naming the byte offset
+ * ("invalid UTF-8 at byte 7"), and on a NUL byte.  Empty or white-space-only
+ * text succeeds with count == 0 (callers decide whether that is an error).
+ * On success *out owns its strings: free with token_list_free. */
+int tokenize(const char *text, size_t len, TokenList *out, Error *err);
+void token_list_free(TokenList *list); /* NULL-safe, leaves list zeroed */
+
+/* Is this code point's token a "CJK" one (Han ideograph or kana)?  Used by
+ * the CLI to guess the language of its input. */
+int tokenizer_is_cjk(int32_t codepoint);
+
+/* Share of the text's non-space characters that are Han/kana, in [0,1];
+ * 0 for invalid UTF-8 or empty text. */
+double tokenizer_cjk_share(const char *text, size_t len);
+
+#endif

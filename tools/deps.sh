@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install the Debian packages translate needs to build and test, or print the
+# command when not root.  Used by `make deps` and .ci/run.
+#   libyaml-dev libutf8proc-dev libcjson-dev  the three libraries we link
+#   libcmocka-dev                             the C test framework
+#   pkg-config make gcc                       the build
+# Optional: python3-torch (the PyTorch parity test; skipped when absent).
+set -e
+quiet=false
+for arg in "$@"; do
+    case "$arg" in
+        --quiet) quiet=true ;;
+        --with-torch) torch=true ;;
+    esac
+done
+need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
+[ "${torch:-false}" = true ] && need="$need python3-torch"
+missing=""
+for p in $need; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then $quiet || echo "deps: all installed"; exit 0; fi
+if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+else
+    echo "deps: missing:$missing"
+    echo "deps: run: sudo apt-get install -y$missing"
+    exit 1
+fi

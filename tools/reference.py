@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""PyTorch twin of translate's model: checks the C program against stock
+torch.nn.Transformer.
+
+    /usr/bin/python3 tools/reference.py check ATTENTION.json LOGITS.bin
+
+
+`check` reads the attention JSON and raw logits that
+`./translate --attention A.json --logits L.bin ...` wrote, loads the same
+safetensors file into a stock torch.nn.Transformer (load_state_dict with
+strict=True: our tensor names are PyTorch's), and for every sentence
+compares, within 1e-4 (absolute, plus 1e-4 relative for logits):
+  - the logits of every decoding step (a full teacher-forced pass here),
+  - every head's encoder, decoder (masked) and cross attention map,
+    taken from nn.MultiheadAttention(need_weights=True,
+    average_attn_weights=False),
+  - the greedy output, decoded the usual nn.Transformer way (the decoder
+    re-run over the whole prefix at every step, no cache).
+It prints the largest differences and exits 1 on any mismatch.
+
+Only Debian's python3-torch is needed (no safetensors package: the format
+is read here with json + torch.frombuffer).  translate never needs Python.
+"""
+import json
+import math
+import struct
+import sys
+
+import torch
+import torch.nn as nn
+
+TOL = 1e-4
+DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+
+
+def read_safetensors(path):
+    """name -> float32 tensor, and the __metadata__ dict."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    base = 8 + n
+    tensors = {}
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        raw = bytearray(data[base + begin:base + end])
+        t = torch.frombuffer(raw, dtype=DTYPES[info["dtype"]]) if raw else torch.zeros(0)
+        tensors[name] = t.float().reshape(info["shape"])
+    return tensors, meta
+
+
+class TiedGenerator(nn.Module):
+    """The output projection when it shares tgt_embed's matrix: only the
+    bias is its own parameter (so the file has no generator.weight)."""
+
+    def __init__(self, embedding, vocab):
+        super().__init__()
+        self.embedding = [embedding]  # a list: not registered as a submodule
+        self.bias = nn.Parameter(torch.zeros(vocab))
+
+    def forward(self, x):
+        return nn.functional.linear(x, self.embedding[0].weight, self.bias)
+
+
+class Translator(nn.Module):
+    """Embeddings + stock torch.nn.Transformer + generator: the model of
+    model/transformer.h, with the same state_dict names."""
+
+    def __init__(self, meta):
+        super().__init__()
+        D = int(meta["d_model"])
+        self.d_model = D
+        self.src_embed = nn.Embedding(int(meta["source_vocab_size"]), D)
+        self.tgt_embed = nn.Embedding(int(meta["target_vocab_size"]), D)
+        self.transformer = nn.Transformer(
+            d_model=D, nhead=int(meta["heads"]),
+            num_encoder_layers=int(meta["encoder_layers"]),
+            num_decoder_layers=int(meta["decoder_layers"]),
+            dim_feedforward=int(meta["d_ff"]), dropout=0.0,
+            activation=meta["activation"], batch_first=True,
+            norm_first=meta["norm"] == "pre")
+        vocab = int(meta["target_vocab_size"])
+        if meta["tied_output_embedding"] == "true":
+            self.generator = TiedGenerator(self.tgt_embed, vocab)
+        else:
+            self.generator = nn.Linear(D, vocab)
+
+    def positions(self, length):
+        """Sinusoidal encoding, computed as the Annotated Transformer does."""
+        pe = torch.zeros(length, self.d_model)
+        pos = torch.arange(length, dtype=torch.float32).unsqueeze(1)
+        div = torch.exp(torch.arange(0, self.d_model, 2, dtype=torch.float32)
+                        * -(math.log(10000.0) / self.d_model))
+        pe[:, 0::2] = torch.sin(pos * div)
+        pe[:, 1::2] = torch.cos(pos * div)[:, : self.d_model // 2]
+        return pe
+
+    def embed(self, table, ids):
+        x = table(torch.tensor([ids])) * math.sqrt(self.d_model)
+        return x + self.positions(len(ids)).unsqueeze(0)
+
+    def forward(self, src_ids, tgt_ids):
+        """The stock path: logits [T, V]."""
+        T = len(tgt_ids)
+        mask = self.transformer.generate_square_subsequent_mask(T)
+        y = self.transformer(self.embed(self.src_embed, src_ids),
+                             self.embed(self.tgt_embed, tgt_ids), tgt_mask=mask)
+        return self.generator(y)[0]
+
+
+def attend(mha, q, kv, mask=None):
+    """One nn.MultiheadAttention call keeping every head's map [H, Tq, Tk]."""
+    out, w = mha(q, kv, kv, attn_mask=mask, need_weights=True, average_attn_weights=False)
+    return out, w[0]
+
+
+def layer_by_layer(model, src_ids, tgt_ids):
+    """The same forward pass, written out layer by layer exactly as
+    TransformerEncoderLayer / TransformerDecoderLayer compute it, so that
+    every head's attention map can be kept.  Returns logits and the maps."""
+    tr = model.transformer
+    pre = tr.encoder.layers[0].norm_first
+    x = model.embed(model.src_embed, src_ids)
+    enc_maps, dec_maps, cross_maps = [], [], []
+    for layer in tr.encoder.layers:
+        ff = lambda h: layer.linear2(layer.activation(layer.linear1(h)))
+        if pre:
+            a, w = attend(layer.self_attn, layer.norm1(x), layer.norm1(x))
+            x = x + a
+            x = x + ff(layer.norm2(x))
+        else:
+            a, w = attend(layer.self_attn, x, x)
+            x = layer.norm1(x + a)
+            x = layer.norm2(x + ff(x))
+        enc_maps.append(w)
+    memory = tr.encoder.norm(x)
+    T = len(tgt_ids)
+    mask = tr.generate_square_subsequent_mask(T)
+    y = model.embed(model.tgt_embed, tgt_ids)
+    for layer in tr.decoder.layers:
+        ff = lambda h: layer.linear2(layer.activation(layer.linear1(h)))
+        if pre:
+            a, w1 = attend(layer.self_attn, layer.norm1(y), layer.norm1(y), mask)
+            y = y + a
+            a, w2 = attend(layer.multihead_attn, layer.norm2(y), memory)
+            y = y + a
+            y = y + ff(layer.norm3(y))
+        else:
+            a, w1 = attend(layer.self_attn, y, y, mask)
+            y = layer.norm1(y + a)
+            a, w2 = attend(layer.multihead_attn, y, memory)
+            y = layer.norm2(y + a)
+            y = layer.norm3(y + ff(y))
+        dec_maps.append(w1)
+        cross_maps.append(w2)
+    logits = model.generator(tr.decoder.norm(y))[0]
+    return logits, torch.stack(enc_maps), torch.stack(dec_maps), torch.stack(cross_maps)
+
+
+def greedy(model, src_ids, steps, bos=2, eos=3):
+    """The usual nn.Transformer greedy loop: no cache, the decoder re-runs
+    over the whole prefix at each step."""
+    out = [bos]
+    for _ in range(steps):
+        nxt = int(model(src_ids, out)[-1].argmax())
+        out.append(nxt)
+        if nxt == eos:
+            break
+    return out[1:]
+
+
+def load_model(weights_path):
+    tensors, meta = read_safetensors(weights_path)
+    if meta.get("format") != "translate-model":
+        sys.exit(f"{weights_path}: not a translate model")
+    model = Translator(meta)
+    model.load_state_dict(tensors, strict=True)
+    if meta["scale_attention"] == "false":
+        # nn.MultiheadAttention always divides scores by sqrt(d_k); a model
+        # trained without that scaling is the same as one whose W_Q and b_Q
+        # are sqrt(d_k) times larger.
+        dk = int(meta["d_model"]) // int(meta["heads"])
+        with torch.no_grad():
+            for layer in list(model.transformer.encoder.layers) + list(model.transformer.decoder.layers):
+                for mha in [layer.self_attn] + ([layer.multihead_attn] if hasattr(layer, "multihead_attn") else []):
+                    D = int(meta["d_model"])
+                    mha.in_proj_weight[:D] *= math.sqrt(dk)
+                    mha.in_proj_bias[:D] *= math.sqrt(dk)
+    model.eval()
+    return model, meta
+
+
+class Report:
+    def __init__(self):
+        self.failures = 0
+
+    def compare(self, what, ours, theirs, rel=0.0):
+        ours = torch.as_tensor(ours, dtype=torch.float32)
+        if ours.shape != theirs.shape:
+            print(f"  FAIL {what}: shape {list(ours.shape)} vs PyTorch {list(theirs.shape)}")
+            self.failures += 1
+            return
+        diff = (ours - theirs).abs()
+        limit = TOL + rel * theirs.abs()
+        worst = float(diff.max()) if diff.numel() else 0.0
+        ok = bool((diff <= limit).all())
+        print(f"  {'ok  ' if ok else 'FAIL'} {what}: max |diff| {worst:.2e}")
+        self.failures += 0 if ok else 1
+
+
+def check(attention_path, logits_path):
+    with open(attention_path) as f:
+        doc = json.load(f)
+    model, meta = load_model(doc["model"]["weights_path"])
+    V = int(meta["target_vocab_size"])
+    logits_all = torch.frombuffer(bytearray(open(logits_path, "rb").read()), dtype=torch.float32)
+    at = 0
+    report = Report()
+    torch.set_grad_enabled(False)
+    for s in doc["sentences"]:
+        src = s["source"]["ids"]
+        dec_in = s["decoder_input"]["ids"]
+        out = s["output"]["ids"]
+        T = len(out)
+        print(f"sentence {s['line']}: {len(src)} source tokens, {T} steps: {s['text']!r}")
+        ours_logits = logits_all[at:at + T * V].reshape(T, V)
+        at += T * V
+        stock = model(src, dec_in)
+        logits, enc, dec, cross = layer_by_layer(model, src, dec_in)
+        report.compare("layer-by-layer pass == stock nn.Transformer", logits, stock)
+        report.compare("logits", ours_logits, stock, rel=TOL)
+        report.compare("encoder_attentions", s["encoder_attentions"], enc)
+        report.compare("decoder_attentions", s["decoder_attentions"], dec)
+        report.compare("cross_attentions", s["cross_attentions"], cross)
+        theirs = greedy(model, src, T if not s["output"]["finished"] else T + 5)
+        theirs = theirs[:T] if not s["output"]["finished"] else theirs
+        same = theirs == out
+        print(f"  {'ok  ' if same else 'FAIL'} greedy output {'matches' if same else 'differs'}: "
+              f"{out} vs PyTorch {theirs}")
+        report.failures += 0 if same else 1
+    print(f"reference: {report.failures} mismatches")
+    return 1 if report.failures else 0
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "check":
+        return check(argv[2], argv[3])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
