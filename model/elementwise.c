@@ -82,3 +82,17 @@ void embedding_backward(float *d_table, const float *d_out, const int *ids, int 
         for (int i = 0; i < D; i++) row[i] += dy[i] * scale;
     }
 }
+
+void dropout_forward(float *x, float *mask, size_t n, float p, Rng *rng)
+{
+    float keep = 1.0f / (1.0f - p);
+    for (size_t i = 0; i < n; i++) {
+        mask[i] = rng_uniform(rng) < p ? 0.0f : keep;
+        x[i] *= mask[i];
+    }
+}
+
+void dropout_backward(float *d_x, const float *mask, size_t n)
+{
+    for (size_t i = 0; i < n; i++) d_x[i] *= mask[i];
+}

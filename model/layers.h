@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../common/util.h"
 #include "arch.h"
 
 /* out[N,O] = in[N,I] · weight[O,I]ᵀ + bias[O]   (torch.nn.functional.linear;
@@ -53,6 +54,13 @@ void activation_forward(float *out, const float *in, size_t n, Activation act);
  * GELU derivative Φ(x) + x·φ(x)). */
 void activation_backward(float *d_in, const float *d_out, const float *in, size_t n,
                          Activation act);
+
+/* Inverted dropout, in place: each x[i] is zeroed with probability p, or
+ * scaled by 1/(1-p) so the expected value is unchanged; mask[n] keeps the
+ * multiplier of each element for the backward pass. */
+void dropout_forward(float *x, float *mask, size_t n, float p, Rng *rng);
+/* d_x[n] *= mask[n], in place (the gradient through the same multipliers). */
+void dropout_backward(float *d_x, const float *mask, size_t n);
 
 /* out[T,D] = table[ids[t]] * sqrt(D) + PE[first_pos + t]: token embedding
  * scaled as in "Attention Is All You Need" §3.4, plus the sinusoidal

@@ -16,7 +16,7 @@
 ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest)
 {
     size_t H = (size_t)arch->heads;
-    ActsSize s = {src_rows, tgt_rows, tgt_rows, 0, 0, 0};
+    ActsSize s = {src_rows, tgt_rows, tgt_rows, 0, 0, 0, false};
     /* Σ_b S_b² <= longest · Σ_b S_b, and likewise for the other maps. */
     s.enc_probs = H * (size_t)longest * (size_t)src_rows;
     s.dec_probs = H * (size_t)longest * (size_t)tgt_rows;
@@ -27,7 +27,7 @@ ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int l
 ActsSize acts_size_steps(const ModelArch *arch, int beams, int src_len, int tgt_len)
 {
     size_t H = (size_t)arch->heads, B = (size_t)beams, S = (size_t)src_len, T = (size_t)tgt_len;
-    ActsSize s = {src_len, beams, beams * tgt_len, H * S * S, H * B * T * T, H * B * T * S};
+    ActsSize s = {src_len, beams, beams * tgt_len, H * S * S, H * B * T * T, H * B * T * S, false};
     return s;
 }
 
@@ -53,7 +53,7 @@ static void carve_norm(Carver *c, NormActs *a, size_t N, size_t D)
 }
 
 static void carve_attention(Carver *c, AttentionActs *a, size_t q_rows, size_t kv_rows,
-                            size_t probs, size_t D)
+                            size_t probs, size_t D, bool dropout)
 {
     a->q = carve(c, q_rows * D);
     a->k = carve(c, kv_rows * D);
@@ -61,24 +61,29 @@ static void carve_attention(Carver *c, AttentionActs *a, size_t q_rows, size_t k
     a->probs = carve(c, probs);
     a->context = carve(c, q_rows * D);
     a->out = carve(c, q_rows * D);
+    a->out_mask = dropout ? carve(c, q_rows * D) : NULL;
 }
 
-static void carve_ffn(Carver *c, FeedForwardActs *a, size_t N, size_t D, size_t F)
+static void carve_ffn(Carver *c, FeedForwardActs *a, size_t N, size_t D, size_t F, bool dropout)
 {
     a->hidden_pre = carve(c, N * F);
     a->hidden = carve(c, N * F);
     a->out = carve(c, N * D);
+    a->hidden_mask = dropout ? carve(c, N * F) : NULL;
+    a->out_mask = dropout ? carve(c, N * D) : NULL;
 }
 
 static void carve_all(Carver *c, Activations *a, const ModelArch *arch)
 {
     size_t D = (size_t)arch->d_model, F = (size_t)arch->d_ff, V = (size_t)arch->tgt_vocab;
     size_t Ns = (size_t)a->size.src_rows, Nt = (size_t)a->size.tgt_rows;
+    bool drop = a->size.dropout;
     a->src_x = carve(c, Ns * D);
+    a->src_mask = drop ? carve(c, Ns * D) : NULL;
     for (int l = 0; l < arch->encoder_layers; l++) {
         EncoderLayerActs *e = &a->encoder[l];
-        carve_attention(c, &e->self_attn, Ns, Ns, a->size.enc_probs, D);
-        carve_ffn(c, &e->ffn, Ns, D, F);
+        carve_attention(c, &e->self_attn, Ns, Ns, a->size.enc_probs, D, drop);
+        carve_ffn(c, &e->ffn, Ns, D, F, drop);
         carve_norm(c, &e->norm1, Ns, D);
         carve_norm(c, &e->norm2, Ns, D);
         e->res1 = carve(c, Ns * D);
@@ -86,11 +91,12 @@ static void carve_all(Carver *c, Activations *a, const ModelArch *arch)
     }
     carve_norm(c, &a->encoder_norm, Ns, D);
     a->tgt_x = carve(c, Nt * D);
+    a->tgt_mask = drop ? carve(c, Nt * D) : NULL;
     for (int l = 0; l < arch->decoder_layers; l++) {
         DecoderLayerActs *d = &a->decoder[l];
-        carve_attention(c, &d->self_attn, Nt, (size_t)a->size.kv_rows, a->size.dec_probs, D);
-        carve_attention(c, &d->cross_attn, Nt, Ns, a->size.cross_probs, D);
-        carve_ffn(c, &d->ffn, Nt, D, F);
+        carve_attention(c, &d->self_attn, Nt, (size_t)a->size.kv_rows, a->size.dec_probs, D, drop);
+        carve_attention(c, &d->cross_attn, Nt, Ns, a->size.cross_probs, D, drop);
+        carve_ffn(c, &d->ffn, Nt, D, F, drop);
         carve_norm(c, &d->norm1, Nt, D);
         carve_norm(c, &d->norm2, Nt, D);
         carve_norm(c, &d->norm3, Nt, D);
@@ -112,9 +118,12 @@ void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
     Carver measure = {NULL, 0};
     carve_all(&measure, a, arch);
     a->block = xcalloc(measure.used, sizeof(float));
+    a->block_size = measure.used;
     Carver assign = {a->block, 0};
     carve_all(&assign, a, arch);
 }
+
+void acts_zero(Activations *a) { memset(a->block, 0, a->block_size * sizeof(float)); }
 
 void acts_free(Activations *a)
 {
@@ -195,25 +204,42 @@ static void project(float *out, const float *x, const AttentionParams *p, int wh
 
 enum { PROJ_Q, PROJ_K, PROJ_V };
 
-/* The output projection that follows the heads' concatenation. */
-static void attention_output(AttentionActs *a, const AttentionParams *p, int N, int D)
+/* Dropout as torch.nn.Transformer places it (training only): on the
+ * embeddings, on every sublayer's output before its residual addition, and
+ * on the feed-forward hidden layer.  (PyTorch also drops attention
+ * probabilities; we keep them whole, so the maps stay exact.) */
+typedef struct {
+    float p;
+    Rng *rng;
+} Dropout;
+
+static void maybe_dropout(float *x, float *mask, size_t n, Dropout drop)
 {
-    linear_forward(a->out, a->context, p->out_proj_weight, p->out_proj_bias, N, D, D);
+    if (drop.p > 0.0f) dropout_forward(x, mask, n, drop.p, drop.rng);
 }
 
-/* position-wise feed-forward: linear2(activation(linear1(x))) */
+/* The output projection that follows the heads' concatenation. */
+static void attention_output(AttentionActs *a, const AttentionParams *p, int N, int D, Dropout drop)
+{
+    linear_forward(a->out, a->context, p->out_proj_weight, p->out_proj_bias, N, D, D);
+    maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
+}
+
+/* position-wise feed-forward: linear2(dropout(activation(linear1(x)))) */
 static void ffn_forward(FeedForwardActs *a, const FeedForwardParams *p, const float *x, int N,
-                        const ModelArch *arch)
+                        const ModelArch *arch, Dropout drop)
 {
     int D = arch->d_model, F = arch->d_ff;
     linear_forward(a->hidden_pre, x, p->linear1_weight, p->linear1_bias, N, D, F);
     activation_forward(a->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
+    maybe_dropout(a->hidden, a->hidden_mask, (size_t)N * F, drop);
     linear_forward(a->out, a->hidden, p->linear2_weight, p->linear2_bias, N, F, D);
+    maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
 /* Encoder self-attention: every source token attends to every source token
  * of its own sentence. */
-static void encoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x,
+static void encoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
                                    const Batch *b, const ModelArch *arch)
 {
     int D = arch->d_model, H = arch->heads, N = b->src_start[b->count];
@@ -227,13 +253,13 @@ static void encoder_self_attention(AttentionActs *a, const AttentionParams *p, c
         attention_forward(a->context + row, a->probs + encoder_map_offset(b, i, H), a->q + row,
                           a->k + row, a->v + row, shape, D, H, attention_scale(arch), false);
     }
-    attention_output(a, p, N, D);
+    attention_output(a, p, N, D, drop);
 }
 
 /* Decoder masked self-attention.  The new rows' keys and values are written
  * into the K/V store first; each query then sees the keys of its own
  * sequence up to its own position. */
-static void decoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x,
+static void decoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
                                    const Batch *b, const ModelArch *arch)
 {
     int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
@@ -252,12 +278,12 @@ static void decoder_self_attention(AttentionActs *a, const AttentionParams *p, c
         attention_forward(a->context + row, a->probs + decoder_map_offset(b, i, H), a->q + row,
                           a->k + kv, a->v + kv, shape, D, H, attention_scale(arch), true);
     }
-    attention_output(a, p, N, D);
+    attention_output(a, p, N, D, drop);
 }
 
 /* Cross-attention: queries from the decoder, keys and values from the
  * encoder's output (projected once, in transformer_encode). */
-static void cross_attention(AttentionActs *a, const AttentionParams *p, const float *x,
+static void cross_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
                             const Batch *b, const ModelArch *arch)
 {
     int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
@@ -269,25 +295,25 @@ static void cross_attention(AttentionActs *a, const AttentionParams *p, const fl
         attention_forward(a->context + row, a->probs + cross_map_offset(b, i, H), a->q + row,
                           a->k + mem, a->v + mem, shape, D, H, attention_scale(arch), false);
     }
-    attention_output(a, p, N, D);
+    attention_output(a, p, N, D, drop);
 }
 
 /* One encoder layer, as torch.nn.TransformerEncoderLayer:
  *   post-norm: x = norm1(x + SA(x));        x = norm2(x + FF(x))
  *   pre-norm:  x = x + SA(norm1(x));        x = x + FF(norm2(x)) */
 static void encoder_layer_forward(EncoderLayerActs *a, const EncoderLayerParams *p,
-                                  const float *x, const Batch *b, const ModelArch *arch)
+                                  const float *x, const Batch *b, const ModelArch *arch, Dropout drop)
 {
     int N = b->src_start[b->count], D = arch->d_model;
     size_t n = (size_t)N * D;
     bool pre = arch->norm_first;
 
     encoder_self_attention(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
-                           b, arch);
+                           drop, b, arch);
     residual_forward(a->res1, x, a->self_attn.out, n);
     const float *h = pre ? a->res1 : norm_forward(&a->norm1, &p->norm1, a->res1, N, D);
 
-    ffn_forward(&a->ffn, &p->ffn, pre ? norm_forward(&a->norm2, &p->norm2, h, N, D) : h, N, arch);
+    ffn_forward(&a->ffn, &p->ffn, pre ? norm_forward(&a->norm2, &p->norm2, h, N, D) : h, N, arch, drop);
     residual_forward(a->res2, h, a->ffn.out, n);
     a->out = pre ? a->res2 : (float *)norm_forward(&a->norm2, &p->norm2, a->res2, N, D);
 }
@@ -296,23 +322,23 @@ static void encoder_layer_forward(EncoderLayerActs *a, const EncoderLayerParams 
  *   post-norm: x = norm1(x + SA(x)); x = norm2(x + CA(x, mem)); x = norm3(x + FF(x))
  *   pre-norm:  x = x + SA(norm1(x)); x = x + CA(norm2(x), mem); x = x + FF(norm3(x)) */
 static void decoder_layer_forward(DecoderLayerActs *a, const DecoderLayerParams *p,
-                                  const float *x, const Batch *b, const ModelArch *arch)
+                                  const float *x, const Batch *b, const ModelArch *arch, Dropout drop)
 {
     int N = b->tgt_start[b->count], D = arch->d_model;
     size_t n = (size_t)N * D;
     bool pre = arch->norm_first;
 
     decoder_self_attention(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
-                           b, arch);
+                           drop, b, arch);
     residual_forward(a->res1, x, a->self_attn.out, n);
     const float *h1 = pre ? a->res1 : norm_forward(&a->norm1, &p->norm1, a->res1, N, D);
 
     cross_attention(&a->cross_attn, &p->cross_attn, pre ? norm_forward(&a->norm2, &p->norm2, h1, N, D) : h1,
-                    b, arch);
+                    drop, b, arch);
     residual_forward(a->res2, h1, a->cross_attn.out, n);
     const float *h2 = pre ? a->res2 : norm_forward(&a->norm2, &p->norm2, a->res2, N, D);
 
-    ffn_forward(&a->ffn, &p->ffn, pre ? norm_forward(&a->norm3, &p->norm3, h2, N, D) : h2, N, arch);
+    ffn_forward(&a->ffn, &p->ffn, pre ? norm_forward(&a->norm3, &p->norm3, h2, N, D) : h2, N, arch, drop);
     residual_forward(a->res3, h2, a->ffn.out, n);
     a->out = pre ? a->res3 : (float *)norm_forward(&a->norm3, &p->norm3, a->res3, N, D);
 }
@@ -327,9 +353,11 @@ void transformer_encode(Activations *a, const Model *m, const Batch *b)
     for (int i = 0; i < b->count; i++)
         embedding_forward(a->src_x + (size_t)b->src_start[i] * D, b->src_ids + b->src_start[i],
                           m->params.src_embed, src_len(b, i), D, 0);
+    Dropout drop = {a->dropout, a->rng};
+    maybe_dropout(a->src_x, a->src_mask, (size_t)N * D, drop);
     const float *x = a->src_x;
     for (int l = 0; l < arch->encoder_layers; l++) {
-        encoder_layer_forward(&a->encoder[l], &m->params.encoder[l], x, b, arch);
+        encoder_layer_forward(&a->encoder[l], &m->params.encoder[l], x, b, arch, drop);
         x = a->encoder[l].out;
     }
     const float *memory = norm_forward(&a->encoder_norm, &m->params.encoder_norm, x, N, D);
@@ -348,12 +376,226 @@ void transformer_decode(Activations *a, const Model *m, const Batch *b)
     for (int i = 0; i < b->count; i++)
         embedding_forward(a->tgt_x + (size_t)b->tgt_start[i] * D, b->tgt_ids + b->tgt_start[i],
                           m->params.tgt_embed, tgt_rows(b, i), D, b->tgt_pos);
+    Dropout drop = {a->dropout, a->rng};
+    maybe_dropout(a->tgt_x, a->tgt_mask, (size_t)N * D, drop);
     const float *x = a->tgt_x;
     for (int l = 0; l < arch->decoder_layers; l++) {
-        decoder_layer_forward(&a->decoder[l], &m->params.decoder[l], x, b, arch);
+        decoder_layer_forward(&a->decoder[l], &m->params.decoder[l], x, b, arch, drop);
         x = a->decoder[l].out;
     }
     const float *y = norm_forward(&a->decoder_norm, &m->params.decoder_norm, x, N, D);
     linear_forward(a->logits, y, m->params.generator_weight, m->params.generator_bias, N, D,
                    arch->tgt_vocab);
+}
+
+/* ---- backward ------------------------------------------------------------
+ *
+ * Each function below undoes its forward namesake in reverse order.  `g`
+ * holds gradients with the layout of the activations `a`: g->res1 is
+ * d(loss)/d(a->res1), and so on.  Kernels accumulate (+=), so a value used
+ * twice (an input feeding both a sublayer and its residual) simply receives
+ * both contributions. */
+
+static void project_backward(float *d_x, AttentionParams *dp, const float *d_out, const float *x,
+                             const AttentionParams *p, int which, int N, int D)
+{
+    size_t off = (size_t)which * D;
+    linear_backward(d_x, dp->in_proj_weight + off * D, dp->in_proj_bias + off, d_out, x,
+                    p->in_proj_weight + off * D, N, D, D);
+}
+
+static void norm_backward(float *d_x, NormParams *dp, const float *d_out, const NormActs *a,
+                          const NormParams *p, const float *x, int N, int D)
+{
+    layernorm_backward(d_x, dp->weight, dp->bias, d_out, x, a->mean, a->rstd, p->weight, N, D);
+}
+
+/* Through the output projection (and its dropout) to d(context). */
+static void attention_output_backward(AttentionActs *g, AttentionParams *dp, const AttentionActs *a,
+                                      const AttentionParams *p, int N, int D)
+{
+    if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
+    linear_backward(g->context, dp->out_proj_weight, dp->out_proj_bias, g->out, a->context,
+                    p->out_proj_weight, N, D, D);
+}
+
+static void encoder_self_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
+                                            const AttentionActs *a, const AttentionParams *p,
+                                            const float *x, const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, H = arch->heads, N = b->src_start[b->count];
+    attention_output_backward(g, dp, a, p, N, D);
+    for (int i = 0; i < b->count; i++) {
+        size_t row = (size_t)b->src_start[i] * D, off = encoder_map_offset(b, i, H);
+        int S = src_len(b, i);
+        AttentionShape shape = {0, S, S, S, S};
+        attention_backward(g->q + row, g->k + row, g->v + row, g->context + row, a->probs + off,
+                           a->q + row, a->k + row, a->v + row, shape, D, H, attention_scale(arch), false);
+    }
+    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
+    project_backward(d_x, dp, g->k, x, p, PROJ_K, N, D);
+    project_backward(d_x, dp, g->v, x, p, PROJ_V, N, D);
+}
+
+/* Training always runs full passes: the K/V store rows are the target rows. */
+static void decoder_self_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
+                                            const AttentionActs *a, const AttentionParams *p,
+                                            const float *x, const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
+    attention_output_backward(g, dp, a, p, N, D);
+    for (int i = 0; i < b->count; i++) {
+        size_t row = (size_t)b->tgt_start[i] * D, off = decoder_map_offset(b, i, H);
+        int T = tgt_rows(b, i);
+        AttentionShape shape = {0, T, T, T, T};
+        attention_backward(g->q + row, g->k + row, g->v + row, g->context + row, a->probs + off,
+                           a->q + row, a->k + row, a->v + row, shape, D, H, attention_scale(arch), true);
+    }
+    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
+    project_backward(d_x, dp, g->k, x, p, PROJ_K, N, D);
+    project_backward(d_x, dp, g->v, x, p, PROJ_V, N, D);
+}
+
+/* d(keys) and d(values) stay in g->k, g->v: they flow to memory once all
+ * decoder layers are done (transformer_backward). */
+static void cross_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
+                                     const AttentionActs *a, const AttentionParams *p,
+                                     const float *x, const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
+    attention_output_backward(g, dp, a, p, N, D);
+    for (int i = 0; i < b->count; i++) {
+        size_t row = (size_t)b->tgt_start[i] * D, mem = (size_t)b->src_start[i] * D;
+        int S = src_len(b, i), T = tgt_rows(b, i);
+        AttentionShape shape = {0, T, S, T, S};
+        attention_backward(g->q + row, g->k + mem, g->v + mem, g->context + row,
+                           a->probs + cross_map_offset(b, i, H), a->q + row, a->k + mem, a->v + mem,
+                           shape, D, H, attention_scale(arch), false);
+    }
+    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
+}
+
+static void ffn_backward(FeedForwardActs *g, FeedForwardParams *dp, float *d_x,
+                         const FeedForwardActs *a, const FeedForwardParams *p, const float *x, int N,
+                         const ModelArch *arch)
+{
+    int D = arch->d_model, F = arch->d_ff;
+    if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
+    linear_backward(g->hidden, dp->linear2_weight, dp->linear2_bias, g->out, a->hidden,
+                    p->linear2_weight, N, F, D);
+    if (a->hidden_mask) dropout_backward(g->hidden, a->hidden_mask, (size_t)N * F);
+    activation_backward(g->hidden_pre, g->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
+    linear_backward(d_x, dp->linear1_weight, dp->linear1_bias, g->hidden_pre, x, p->linear1_weight,
+                    N, D, F);
+}
+
+/* Where the gradient of a layer's output lives (its `out` buffer). */
+static float *encoder_out_grad(EncoderLayerActs *g, bool pre) { return pre ? g->res2 : g->norm2.out; }
+static float *decoder_out_grad(DecoderLayerActs *g, bool pre) { return pre ? g->res3 : g->norm3.out; }
+
+static void encoder_layer_backward(EncoderLayerActs *g, EncoderLayerParams *dp, float *d_x,
+                                   const EncoderLayerActs *a, const EncoderLayerParams *p,
+                                   const float *x, const Batch *b, const ModelArch *arch)
+{
+    int N = b->src_start[b->count], D = arch->d_model;
+    size_t n = (size_t)N * D;
+    if (arch->norm_first) {
+        residual_backward(g->res1, g->ffn.out, g->res2, n);
+        ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
+        norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
+        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        encoder_self_attention_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
+                                        &p->self_attn, a->norm1.out, b, arch);
+        norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
+    } else {
+        norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
+        residual_backward(g->norm1.out, g->ffn.out, g->res2, n);
+        ffn_backward(&g->ffn, &dp->ffn, g->norm1.out, &a->ffn, &p->ffn, a->norm1.out, N, arch);
+        norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
+        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        encoder_self_attention_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
+                                        &p->self_attn, x, b, arch);
+    }
+}
+
+static void decoder_layer_backward(DecoderLayerActs *g, DecoderLayerParams *dp, float *d_x,
+                                   const DecoderLayerActs *a, const DecoderLayerParams *p,
+                                   const float *x, const Batch *b, const ModelArch *arch)
+{
+    int N = b->tgt_start[b->count], D = arch->d_model;
+    size_t n = (size_t)N * D;
+    if (arch->norm_first) {
+        residual_backward(g->res2, g->ffn.out, g->res3, n);
+        ffn_backward(&g->ffn, &dp->ffn, g->norm3.out, &a->ffn, &p->ffn, a->norm3.out, N, arch);
+        norm_backward(g->res2, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res2, N, D);
+        residual_backward(g->res1, g->cross_attn.out, g->res2, n);
+        cross_attention_backward(&g->cross_attn, &dp->cross_attn, g->norm2.out, &a->cross_attn,
+                                 &p->cross_attn, a->norm2.out, b, arch);
+        norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
+        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        decoder_self_attention_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
+                                        &p->self_attn, a->norm1.out, b, arch);
+        norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
+    } else {
+        norm_backward(g->res3, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res3, N, D);
+        residual_backward(g->norm2.out, g->ffn.out, g->res3, n);
+        ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
+        norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
+        residual_backward(g->norm1.out, g->cross_attn.out, g->res2, n);
+        cross_attention_backward(&g->cross_attn, &dp->cross_attn, g->norm1.out, &a->cross_attn,
+                                 &p->cross_attn, a->norm1.out, b, arch);
+        norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
+        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        decoder_self_attention_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
+                                        &p->self_attn, x, b, arch);
+    }
+}
+
+void transformer_backward(Activations *g, Params *dp, const Activations *a, const Model *m,
+                          const Batch *b)
+{
+    const ModelArch *arch = &m->arch;
+    const Params *P = &m->params;
+    ASSERT(b->tgt_pos == 0 && b->kv_start == NULL);
+    int D = arch->d_model, Ns = b->src_start[b->count], Nt = b->tgt_start[b->count];
+    int Le = arch->encoder_layers, Ld = arch->decoder_layers;
+    bool pre = arch->norm_first;
+
+    /* generator and final decoder norm */
+    linear_backward(g->decoder_norm.out, dp->generator_weight, dp->generator_bias, g->logits,
+                    a->decoder_norm.out, P->generator_weight, Nt, D, arch->tgt_vocab);
+    norm_backward(decoder_out_grad(&g->decoder[Ld - 1], pre), &dp->decoder_norm, g->decoder_norm.out,
+                  &a->decoder_norm, &P->decoder_norm, a->decoder[Ld - 1].out, Nt, D);
+    for (int l = Ld - 1; l >= 0; l--) {
+        const float *x = l ? a->decoder[l - 1].out : a->tgt_x;
+        float *d_x = l ? decoder_out_grad(&g->decoder[l - 1], pre) : g->tgt_x;
+        decoder_layer_backward(&g->decoder[l], &dp->decoder[l], d_x, &a->decoder[l], &P->decoder[l],
+                               x, b, arch);
+    }
+    if (a->tgt_mask) dropout_backward(g->tgt_x, a->tgt_mask, (size_t)Nt * D);
+    for (int i = 0; i < b->count; i++)
+        embedding_backward(dp->tgt_embed, g->tgt_x + (size_t)b->tgt_start[i] * D,
+                           b->tgt_ids + b->tgt_start[i], tgt_rows(b, i), D);
+
+    /* memory feeds every decoder layer's cross-attention keys and values */
+    const float *memory = a->encoder_norm.out;
+    for (int l = 0; l < Ld; l++) {
+        const AttentionActs *gc = &g->decoder[l].cross_attn;
+        project_backward(g->encoder_norm.out, &dp->decoder[l].cross_attn, gc->k, memory,
+                         &P->decoder[l].cross_attn, PROJ_K, Ns, D);
+        project_backward(g->encoder_norm.out, &dp->decoder[l].cross_attn, gc->v, memory,
+                         &P->decoder[l].cross_attn, PROJ_V, Ns, D);
+    }
+    norm_backward(encoder_out_grad(&g->encoder[Le - 1], pre), &dp->encoder_norm, g->encoder_norm.out,
+                  &a->encoder_norm, &P->encoder_norm, a->encoder[Le - 1].out, Ns, D);
+    for (int l = Le - 1; l >= 0; l--) {
+        const float *x = l ? a->encoder[l - 1].out : a->src_x;
+        float *d_x = l ? encoder_out_grad(&g->encoder[l - 1], pre) : g->src_x;
+        encoder_layer_backward(&g->encoder[l], &dp->encoder[l], d_x, &a->encoder[l], &P->encoder[l],
+                               x, b, arch);
+    }
+    if (a->src_mask) dropout_backward(g->src_x, a->src_mask, (size_t)Ns * D);
+    for (int i = 0; i < b->count; i++)
+        embedding_backward(dp->src_embed, g->src_x + (size_t)b->src_start[i] * D,
+                           b->src_ids + b->src_start[i], src_len(b, i), D);
 }

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../common/util.h"
 #include "arch.h"
 #include "params.h"
 
@@ -50,7 +51,8 @@ typedef struct {
                              for decoder self-attention; memory-projected for cross) */
     float *probs;         /* per sequence [H, rows, keys], packed: the attention maps */
     float *context;       /* [Nq, D] probs·V, heads side by side */
-    float *out;           /* [Nq, D] after the output projection */
+    float *out;           /* [Nq, D] after the output projection (and dropout) */
+    float *out_mask;      /* [Nq, D] dropout multipliers of out (training only) */
 } AttentionActs;
 
 typedef struct {
@@ -59,8 +61,10 @@ typedef struct {
 
 typedef struct {
     float *hidden_pre;    /* [N, F] linear1 output */
-    float *hidden;        /* [N, F] after the activation */
-    float *out;           /* [N, D] linear2 output */
+    float *hidden;        /* [N, F] after the activation (and dropout) */
+    float *out;           /* [N, D] linear2 output (and dropout) */
+    float *hidden_mask;   /* [N, F] dropout multipliers (training only) */
+    float *out_mask;      /* [N, D] */
 } FeedForwardActs;
 
 typedef struct {
@@ -87,16 +91,22 @@ typedef struct {
     size_t enc_probs;     /* floats of encoder attention maps per layer */
     size_t dec_probs;     /* ... decoder self-attention maps per layer */
     size_t cross_probs;   /* ... cross-attention maps per layer */
+    bool dropout;         /* reserve dropout masks (training) */
 } ActsSize;
 
 typedef struct {
     ActsSize size;
     int heads;            /* H, to locate each sequence's maps */
     float *block;         /* everything below points into this one allocation */
-    float *src_x;         /* [Ns, D] embedded source */
+    size_t block_size;    /* floats in block */
+    float dropout;        /* probability of zeroing a value; 0 at inference */
+    Rng *rng;             /* draws the dropout masks when dropout > 0 */
+    float *src_x;         /* [Ns, D] embedded source (and dropout) */
+    float *src_mask;      /* [Ns, D] its dropout multipliers */
     EncoderLayerActs *encoder;
     NormActs encoder_norm;/* .out is the memory [Ns, D] */
-    float *tgt_x;         /* [Nt, D] embedded decoder input */
+    float *tgt_x;         /* [Nt, D] embedded decoder input (and dropout) */
+    float *tgt_mask;      /* [Nt, D] */
     DecoderLayerActs *decoder;
     NormActs decoder_norm;
     float *logits;        /* [Nt, V] */
@@ -120,6 +130,15 @@ void transformer_encode(Activations *acts, const Model *model, const Batch *batc
 /* Decoder on the batch's target rows, then logits.  Requires
  * transformer_encode on the same batch first. */
 void transformer_decode(Activations *acts, const Model *model, const Batch *batch);
+
+/* Training.  `grad` has the layout of `acts` (acts_alloc with the same
+ * size) and holds d(loss)/d(activation); the caller zeroes it
+ * (acts_zero), then writes grad->logits (cross_entropy_backward).  The
+ * parameter gradients are ADDED to `grads` (params_alloc'd for the same
+ * arch; zero it between steps).  Dropout masks are read from `acts`. */
+void transformer_backward(Activations *grad, Params *grads, const Activations *acts,
+                          const Model *model, const Batch *batch);
+void acts_zero(Activations *acts);
 
 /* Probabilities of head h of layer l of sequence b's maps, located in the
  * packed storage; `rows`/`keys` give the block's layout. */

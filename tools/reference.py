@@ -3,6 +3,7 @@
 torch.nn.Transformer.
 
     /usr/bin/python3 tools/reference.py check ATTENTION.json LOGITS.bin
+    /usr/bin/python3 tools/reference.py step MODEL BATCH GRADS AFTER   (see step())
 
 
 `check` reads the attention JSON and raw logits that
@@ -243,9 +244,85 @@ def check(attention_path, logits_path):
     return 1 if report.failures else 0
 
 
+# ---- one training step ----------------------------------------------------
+
+
+def step(model_path, batch_path, grads_path, after_path):
+    """Compare one training step with PyTorch autograd and torch.optim.AdamW.
+
+    The C test (tests/test_train.c) wrote the model before the step, the
+    batch (packed sequences, as float tensors, with the settings in the
+    metadata), the gradients it computed and the parameters after its AdamW
+    update.  Here the batch is padded the PyTorch way, with key padding
+    masks and ignore_index for the padded labels."""
+    model, meta = load_model(model_path)
+    batch, bmeta = read_safetensors(batch_path)
+    ours_grads, _ = read_safetensors(grads_path)
+    ours_after, _ = read_safetensors(after_path)
+    ids = {k: [int(x) for x in v.tolist()] for k, v in batch.items()}
+    B = len(ids["src_start"]) - 1
+    pad = 0
+
+    def padded(flat, start):
+        seqs = [flat[start[i]:start[i + 1]] for i in range(B)]
+        width = max(len(s) for s in seqs)
+        return torch.tensor([s + [pad] * (width - len(s)) for s in seqs])
+
+    src = padded(ids["src_ids"], ids["src_start"])
+    tgt = padded(ids["tgt_ids"], ids["tgt_start"])
+    labels = padded(ids["labels"], ids["tgt_start"])
+    model.train()
+    D = model.d_model
+    x = model.src_embed(src) * math.sqrt(D) + model.positions(src.shape[1])
+    y = model.tgt_embed(tgt) * math.sqrt(D) + model.positions(tgt.shape[1])
+    mask = model.transformer.generate_square_subsequent_mask(tgt.shape[1])
+    out = model.transformer(x, y, tgt_mask=mask, src_key_padding_mask=src == pad,
+                            tgt_key_padding_mask=tgt == pad, memory_key_padding_mask=src == pad)
+    logits = model.generator(out)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=pad, label_smoothing=float(bmeta["label_smoothing"]))
+    loss = loss_fn(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+    loss.backward()
+    print(f"loss: ours {float(bmeta['loss']):.7f}, PyTorch {float(loss):.7f}")
+    failures = 0 if abs(float(bmeta["loss"]) - float(loss)) <= 1e-5 else 1
+    worst = 0.0
+    named = dict(model.named_parameters())
+    for name, p in named.items():
+        theirs = p.grad
+        scale = max(float(theirs.abs().max()), 1e-8)
+        rel = float((ours_grads[name] - theirs).abs().max()) / scale
+        worst = max(worst, rel)
+        if rel > 1e-4:
+            print(f"  FAIL gradient of {name}: max |diff| / max |grad| = {rel:.2e}")
+            failures += 1
+    print(f"gradients: {len(named)} tensors, worst max|diff|/max|grad| {worst:.2e}")
+    decay = [p for n, p in named.items() if p.dim() > 1]
+    no_decay = [p for n, p in named.items() if p.dim() <= 1]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": float(bmeta["weight_decay"])},
+         {"params": no_decay, "weight_decay": 0.0}],
+        lr=float(bmeta["lr"]), betas=(float(bmeta["beta1"]), float(bmeta["beta2"])),
+        eps=float(bmeta["eps"]))
+    # Use our gradients, so that the update alone is compared.
+    for name, p in named.items():
+        p.grad = ours_grads[name].clone()
+    opt.step()
+    worst = 0.0
+    for name, p in named.items():
+        diff = float((ours_after[name] - p.detach()).abs().max())
+        worst = max(worst, diff)
+        if diff > 1e-6:
+            print(f"  FAIL AdamW update of {name}: max |diff| {diff:.2e}")
+            failures += 1
+    print(f"AdamW update: worst max|diff| {worst:.2e}")
+    print(f"reference: {failures} mismatches")
+    return 1 if failures else 0
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "check":
         return check(argv[2], argv[3])
+    if len(argv) == 6 and argv[1] == "step":
+        return step(*argv[2:6])
     print(__doc__, file=sys.stderr)
     return 2
 

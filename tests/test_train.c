@@ -1,0 +1,189 @@
+/* test_train.c — a whole training step: the model's gradients against
+ * finite differences and against PyTorch autograd, and AdamW against
+ * torch.optim.AdamW. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/safetensors.h"
+#include "../model/trainer.h"
+#include "../model/weights.h"
+
+#define PYTHON "/usr/bin/python3"
+
+static ModelArch small_arch(bool pre)
+{
+    ModelArch a = {.d_model = 16, .heads = 4, .encoder_layers = 2, .decoder_layers = 2,
+                   .d_ff = 24, .activation = ACTIVATION_GELU,
+                   .norm_first = pre, .max_len = 16, .scale_attention = true,
+                   .tied_output = !pre, .src_vocab = 23, .tgt_vocab = 19};
+    return a;
+}
+
+/* Two sentences, packed: 5 + 3 source tokens, 4 + 6 target tokens. */
+static const int src[] = {4, 9, 13, 22, 7, 5, 6, 8};
+static int src_start[] = {0, 5, 8};
+static const int tgt[] = {2, 5, 11, 17, 2, 6, 7, 8, 9, 10};
+static const int labels[] = {5, 11, 17, 3, 6, 7, 8, 9, 10, 3};
+static int tgt_start[] = {0, 4, 10};
+static const Batch batch = {.count = 2, .src_ids = src, .src_start = src_start,
+                            .tgt_ids = tgt, .tgt_start = tgt_start};
+
+static void make_trainer(Trainer *tr, bool pre, float smoothing, Activation act)
+{
+    ModelArch a = small_arch(pre);
+    a.activation = act;
+    Model m;
+    model_init_random(&m, &a, pre ? 31 : 32);
+    trainer_init(tr, &m, 8, 10, 0.0f, smoothing, 1);
+}
+
+static double central_difference(Trainer *tr, float *p, float eps)
+{
+    float saved = *p;
+    *p = saved + eps;
+    double up = trainer_step(tr, &batch, labels, false);
+    *p = saved - eps;
+    double down = trainer_step(tr, &batch, labels, false);
+    *p = saved;
+    return (up - down) / (2.0 * eps);
+}
+
+/* Central differences of the loss for a few entries of every tensor. */
+static void check_finite_differences(bool pre)
+{
+    Trainer tr;
+    /* GELU: ReLU's kink at 0 makes finite differences lie near it (ReLU is
+     * checked by the PyTorch comparison below and in test_layers.c). */
+    make_trainer(&tr, pre, 0.1f, ACTIVATION_GELU);
+    trainer_step(&tr, &batch, labels, true);
+    ParamSpec *specs;
+    size_t n = params_describe(&tr.model.arch, &tr.model.params, &specs);
+    Params *g = &tr.grads;
+    Rng rng;
+    rng_seed(&rng, 5);
+    double worst = 0;
+    for (size_t s = 0; s < n; s++) {
+        for (int k = 0; k < 3; k++) {
+            size_t i = rng_next(&rng) % specs[s].numel;
+            float *p = specs[s].data + i;
+            float grad = g->data[p - tr.model.params.data];
+            /* Richardson: two step sizes cancel the h² error term, so the
+             * step can stay large enough for float32 rounding not to matter. */
+            double numeric = (4.0 * central_difference(&tr, p, 5e-3f) - central_difference(&tr, p, 1e-2f)) / 3.0;
+            double err = fabs(numeric - grad) / (fabs(numeric) + 1e-2);
+            if (err > worst) worst = err;
+            if (err > 2e-2)
+                fail_msg("%s[%zu]: backward %.6g, finite difference %.6g", specs[s].name, i, grad, numeric);
+        }
+    }
+    print_message("%s-norm model: worst relative error %.2e over %zu tensors\n", pre ? "pre" : "post", worst, n);
+    free(specs);
+    trainer_free(&tr);
+}
+
+static void test_gradients_match_finite_differences_post_norm(void **state)
+{
+    (void)state;
+    check_finite_differences(false);
+}
+
+static void test_gradients_match_finite_differences_pre_norm(void **state)
+{
+    (void)state;
+    check_finite_differences(true);
+}
+
+/* ---- against PyTorch ----------------------------------------------------- */
+
+static bool torch_available(void)
+{
+    const char *argv[] = {PYTHON, "-c", "import torch", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    bool ok = r.status == 0;
+    run_result_free(&r);
+    return ok;
+}
+
+static void ints_tensor(SafeWriteTensor *t, const char *name, const int *ids, size_t n, float *buf)
+{
+    for (size_t i = 0; i < n; i++) buf[i] = (float)ids[i];
+    *t = (SafeWriteTensor){name, 1, {n}, buf};
+}
+
+static const char *tmp_path(char *buf, const char *name)
+{
+    snprintf(buf, 512, "%s/%s", temp_dir(), name);
+    return buf;
+}
+
+static void check_step_against_pytorch(bool pre)
+{
+    if (!torch_available()) {
+        print_message("skipped: python3-torch not installed (apt-get install python3-torch)\n");
+        skip();
+    }
+    char model_path[512], batch_path[512], grads_path[512], after_path[512];
+    Trainer tr;
+    make_trainer(&tr, pre, 0.1f, pre ? ACTIVATION_GELU : ACTIVATION_RELU);
+    Error err = {{0}};
+    VocabHashes none = {0, 0};
+    assert_int_equal(model_save(&tr.model, tmp_path(model_path, "step-model.safetensors"), none, &err), 0);
+    float loss = trainer_step(&tr, &batch, labels, true);
+    Model grads = {tr.model.arch, tr.grads};
+    assert_int_equal(model_save(&grads, tmp_path(grads_path, "step-grads.safetensors"), none, &err), 0);
+    AdamWSettings s = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = 0.01f};
+    trainer_update(&tr, &s, 0.0f);
+    assert_int_equal(model_save(&tr.model, tmp_path(after_path, "step-after.safetensors"), none, &err), 0);
+
+    float buf[5][16];
+    SafeWriteTensor t[5];
+    ints_tensor(&t[0], "src_ids", src, 8, buf[0]);
+    ints_tensor(&t[1], "src_start", src_start, 3, buf[1]);
+    ints_tensor(&t[2], "tgt_ids", tgt, 10, buf[2]);
+    ints_tensor(&t[3], "tgt_start", tgt_start, 3, buf[3]);
+    ints_tensor(&t[4], "labels", labels, 10, buf[4]);
+    char values[7][32];
+    const char *keys[7] = {"label_smoothing", "loss", "lr", "beta1", "beta2", "eps", "weight_decay"};
+    double nums[7] = {0.1, loss, s.lr, s.beta1, s.beta2, s.eps, s.weight_decay};
+    SafeMeta meta[7];
+    for (int i = 0; i < 7; i++) {
+        snprintf(values[i], sizeof values[i], "%.9g", nums[i]);
+        meta[i] = (SafeMeta){(char *)keys[i], values[i]};
+    }
+    assert_int_equal(safetensors_write(tmp_path(batch_path, "step-batch.safetensors"), t, 5, meta, 7, &err), 0);
+    trainer_free(&tr);
+
+    const char *argv[] = {PYTHON, "tools/reference.py", "step", model_path, batch_path, grads_path, after_path, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    print_message("%s", r.out);
+    if (r.status != 0) fail_msg("reference.py step found mismatches (%d): %s", r.status, r.err);
+    run_result_free(&r);
+}
+
+static void test_step_matches_pytorch_post_norm_tied(void **state)
+{
+    (void)state;
+    check_step_against_pytorch(false);
+}
+
+static void test_step_matches_pytorch_pre_norm_untied(void **state)
+{
+    (void)state;
+    check_step_against_pytorch(true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gradients_match_finite_differences_post_norm),
+        cmocka_unit_test(test_gradients_match_finite_differences_pre_norm),
+        cmocka_unit_test(test_step_matches_pytorch_post_norm_tied),
+        cmocka_unit_test(test_step_matches_pytorch_pre_norm_untied),
+    };
+    return cmocka_run_group_tests_name("training step", tests, NULL, NULL);
+}
