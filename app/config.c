@@ -487,6 +487,7 @@ static const Key train_keys[] = {
     INT("warmup_steps", train.warmup_steps, OPT, 0, INT_MAX),
     INT("epochs", train.epochs, OPT, 1, INT_MAX),
     INT("max_steps", train.max_steps, OPT, 0, INT_MAX),
+    FLOAT("max_minutes", train.max_minutes, 0, NO_MAX, 0),
     FLOAT("label_smoothing", train.label_smoothing, 0, 1, OPEN_HI),
     FLOAT("dropout", train.dropout, 0, 1, OPEN_HI),
     FLOAT("weight_decay", train.weight_decay, 0, NO_MAX, 0),
@@ -495,6 +496,7 @@ static const Key train_keys[] = {
     INT("checkpoint_steps", train.checkpoint_steps, OPT, 1, INT_MAX),
     INT("eval_epochs", train.eval_epochs, OPT, 1, INT_MAX),
     INT("log_steps", train.log_steps, OPT, 1, INT_MAX),
+    VALUE("weights_f16", T_BOOL, train.weights_f16, OPT),
     VALUE("checkpoint", T_PATH, train.checkpoint_path, OPT),
     VALUE("log", T_PATH, train.log_path, OPT),
 };

@@ -35,6 +35,7 @@ typedef struct {
     int warmup_steps;
     int epochs;             /* stop after this many epochs ... */
     int max_steps;          /* ... or this many steps (0 = no limit) */
+    float max_minutes;      /* ... or when this much wall-clock time has passed (0 = no limit) */
     float label_smoothing;
     float dropout;
     float weight_decay;
@@ -43,6 +44,7 @@ typedef struct {
     int checkpoint_steps;   /* write a checkpoint every N steps */
     int eval_epochs;        /* dev BLEU/chrF2 every N epochs */
     int log_steps;          /* log line every N steps */
+    bool weights_f16;       /* write the trained weights as float16 (half the size) */
     char *checkpoint_path;  /* resolved; default: <weights>.ckpt */
     char *log_path;         /* resolved; default: <weights>.log.csv */
 } TrainConfig;

@@ -1,41 +1,78 @@
-/* train.c — building a model from a parallel corpus.
+/* train.c — training a model from its config.
  *
- *   train --vocab CONFIG     build the source and target vocabularies from
- *                            the config's train: data and write them where
- *                            the config's model: section says
+ *   train CONFIG              train (building the vocabularies first if
+ *                             their files do not exist yet)
+ *   train CONFIG --resume     continue from the config's checkpoint
+ *   train CONFIG --vocab      only (re)build the vocabularies
  *
- * The vocabularies are the first stage of training: every word of the
- * training data, tokenised exactly as translate tokenises its input, most
- * frequent first, each with its most frequent casing (for writing English).
- * Exit status: 0 ok, 2 usage or config error, 3 data error, 4 write error. */
+ * Each epoch: the batches in a new shuffled order, dev loss at its end,
+ * and every `eval_epochs` epochs dev BLEU and chrF2 from greedy decoding;
+ * the best model by dev BLEU is written to the config's weights path.
+ * A checkpoint (weights + optimizer + progress) is written every
+ * `checkpoint_steps` steps and at every epoch's end; Ctrl-C (SIGINT) or
+ * SIGTERM finishes the step under way, writes one and exits.
+ * Exit status: 0 done, 2 usage or config error, 3 data or model file
+ * error, 4 a file could not be written, 130 interrupted (checkpoint saved). */
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "../model/gemm.h"
+#include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
-#include "../tokenizer/vocab.h"
+#include "checkpoint.h"
 #include "config.h"
 #include "corpus.h"
+#include "dataset.h"
+#include "evaluate.h"
 #include "version.h"
+
+enum { EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_WRITE = 4, EXIT_INTERRUPTED = 130 };
+
+typedef struct {
+    const char *config_path, *data_path;
+    int threads;
+    bool resume, vocab_only, quiet;
+} Options;
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: train --vocab CONFIG [--data TSV]\n"
-            "Build the vocabularies of a model from its training data.\n"
+            "Usage: train CONFIG [--resume] [--vocab [--data TSV]]\n"
+            "Train the model CONFIG describes on its train: data.\n"
             "\n"
-            "      --vocab       build the vocabularies named in CONFIG's model: section\n"
-            "                    from CONFIG's train: data (tokenised as translate does)\n"
-            "      --data TSV    read this TSV instead of the config's train_data\n"
+            "      --resume      continue from the config's checkpoint\n"
+            "      --vocab       only build the vocabularies (from --data TSV if given)\n"
+            "  -t, --threads N   threads for matrix products (default: all cores)\n"
+            "  -q, --quiet       no progress line\n"
             "  -h, --help        this help\n"
             "  -V, --version     the version\n"
             "\n"
-            "Exit status: 0 ok, 2 usage or config error, 3 data error, 4 write error.\n");
+            "The best model by dev BLEU is written to the config's weights path; a CSV log\n"
+            "of every logged value goes to the config's train.log path.\n"
+            "Exit status: 0 done, 2 usage or config error, 3 data or model file error,\n"
+            "4 write error, 130 interrupted (a checkpoint was saved: use --resume).\n");
 }
 
-/* Count every token of one column of the corpus. */
+static volatile sig_atomic_t stop_requested;
+static void on_signal(int sig) { stop_requested = sig; }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- vocabularies --------------------------------------------------------- */
+
 static int count_column(VocabBuilder *b, char *const *texts, const int *lines, size_t n,
                         const char *path, Error *err)
 {
@@ -47,8 +84,7 @@ static int count_column(VocabBuilder *b, char *const *texts, const int *lines, s
             error_prefix(err, where);
             return -1;
         }
-        for (size_t t = 0; t < tokens.count; t++)
-            vocab_builder_add(b, tokens.folded[t], tokens.surface[t]);
+        for (size_t t = 0; t < tokens.count; t++) vocab_builder_add(b, tokens.folded[t], tokens.surface[t]);
         token_list_free(&tokens);
     }
     return 0;
@@ -61,21 +97,20 @@ static int build_vocab(const Config *cfg, const char *data_path)
     const TrainConfig *t = &cfg->train;
     if (corpus_load(data_path, t->source_column, t->target_column, &corpus, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
-        return 3;
+        return EXIT_DATA;
     }
     int status = 0;
     VocabBuilder *src = vocab_builder_new(), *tgt = vocab_builder_new();
     if (count_column(src, corpus.source, corpus.line, corpus.count, data_path, &err) ||
-        count_column(tgt, corpus.target, corpus.line, corpus.count, data_path, &err)) {
-        status = 3;
-    } else if (vocab_builder_write(src, cfg->source_vocab_path, t->source_vocab_size, t->min_count, &err) ||
-               vocab_builder_write(tgt, cfg->target_vocab_path, t->target_vocab_size, t->min_count, &err)) {
-        status = 4;
-    }
+        count_column(tgt, corpus.target, corpus.line, corpus.count, data_path, &err))
+        status = EXIT_DATA;
+    else if (vocab_builder_write(src, cfg->source_vocab_path, t->source_vocab_size, t->min_count, &err) ||
+             vocab_builder_write(tgt, cfg->target_vocab_path, t->target_vocab_size, t->min_count, &err))
+        status = EXIT_WRITE;
     if (status)
         fprintf(stderr, "train: %s\n", err.message);
     else
-        fprintf(stderr, "train: %zu sentence pairs from %s: wrote %s and %s\n", corpus.count,
+        fprintf(stderr, "train: vocabularies from %zu pairs of %s: %s, %s\n", corpus.count,
                 data_path, cfg->source_vocab_path, cfg->target_vocab_path);
     vocab_builder_free(src);
     vocab_builder_free(tgt);
@@ -83,49 +118,328 @@ static int build_vocab(const Config *cfg, const char *data_path)
     return status;
 }
 
+/* ---- the run -------------------------------------------------------------- */
+
+typedef struct {
+    const Options *opt;
+    Config cfg;
+    Vocab *src_vocab, *tgt_vocab;
+    VocabHashes hashes;
+    Dataset train, dev;
+    Batches batches, dev_batches;
+    PackedBatch packed;
+    Trainer trainer;
+    TrainProgress progress;
+    FILE *log;
+    bool live;             /* a terminal: redraw one progress line */
+    double run_start;      /* when this run started, and ... */
+    double elapsed_before; /* ... the seconds earlier runs (before --resume) took */
+    double last_log, tokens_since_log;
+} Run;
+
+static int open_data(Run *r)
+{
+    Error err = {{0}};
+    const TrainConfig *t = &r->cfg.train;
+    int max_len = r->cfg.arch.max_len;
+    if (!(r->src_vocab = vocab_load(r->cfg.source_vocab_path, &err)) ||
+        !(r->tgt_vocab = vocab_load(r->cfg.target_vocab_path, &err)) ||
+        dataset_load(&r->train, t->train_path, t->source_column, t->target_column, r->src_vocab,
+                     r->tgt_vocab, max_len, &err) ||
+        dataset_load(&r->dev, t->dev_path, t->source_column, t->target_column, r->src_vocab,
+                     r->tgt_vocab, max_len, &err)) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_DATA;
+    }
+    r->cfg.arch.src_vocab = vocab_size(r->src_vocab);
+    r->cfg.arch.tgt_vocab = vocab_size(r->tgt_vocab);
+    r->hashes = (VocabHashes){vocab_hash(r->src_vocab), vocab_hash(r->tgt_vocab)};
+    batches_build(&r->batches, &r->train, t->batch_tokens);
+    batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
+    fprintf(stderr, "train: %s: %zu pairs (%zu usable, %zu tokens, %zu <unk>) in %zu batches; dev %zu pairs\n",
+            t->train_path, r->train.count, r->train.usable_count, r->train.tokens, r->train.unknown,
+            r->batches.count, r->dev.count);
+    return 0;
+}
+
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+static void open_trainer(Run *r)
+{
+    const TrainConfig *t = &r->cfg.train;
+    Model model;
+    model_init_training(&model, &r->cfg.arch, t->seed);
+    int src_rows = max_int(r->batches.max_src_rows, r->dev_batches.max_src_rows);
+    int tgt_rows = max_int(r->batches.max_tgt_rows, r->dev_batches.max_tgt_rows);
+    trainer_init(&r->trainer, &model, src_rows, tgt_rows, t->dropout, t->label_smoothing, t->seed);
+    packed_batch_init(&r->packed, src_rows, tgt_rows, max_int(r->batches.max_pairs, r->dev_batches.max_pairs));
+}
+
+/* Mean loss over the dev set (teacher forcing, no dropout), weighted by
+ * target tokens. */
+static double dev_loss(Run *r)
+{
+    double sum = 0, tokens = 0;
+    for (size_t b = 0; b < r->dev_batches.count; b++) {
+        packed_batch_fill(&r->packed, &r->dev, &r->dev_batches, (int)b);
+        int Nt = r->packed.tgt_start[r->packed.batch.count];
+        sum += (double)trainer_step(&r->trainer, &r->packed.batch, r->packed.labels, false) * Nt;
+        tokens += Nt;
+    }
+    return tokens ? sum / tokens : 0.0;
+}
+
+static void log_row(Run *r, const char *event, double loss, double lr, double tok_s, double norm,
+                    double dloss, double bleu, double chrf)
+{
+    if (!r->log) return;
+    fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f\n", event, r->trainer.opt.step,
+            r->progress.epoch, loss, lr, tok_s, norm, dloss, bleu, chrf, r->progress.elapsed);
+    fflush(r->log);
+}
+
+static int save_checkpoint(Run *r)
+{
+    Error err = {{0}};
+    r->progress.elapsed = r->elapsed_before + now() - r->run_start; /* wall clock, evaluations included */
+    if (checkpoint_save(r->cfg.train.checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
+        fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
+        return EXIT_WRITE;
+    }
+    return 0;
+}
+
+/* Dev loss, and (when `score`) dev BLEU/chrF2 with the best model kept. */
+static int evaluate_dev(Run *r, bool score, const char *when)
+{
+    const TrainConfig *t = &r->cfg.train;
+    double dloss = dev_loss(r), bleu = NAN, chrf = NAN;
+    const char *verdict = "";
+    if (score) {
+        EvalScores s;
+        evaluate(&r->trainer.model, &r->dev, r->tgt_vocab, &r->cfg.decode, r->cfg.target_lang, NULL, &s);
+        bleu = s.bleu;
+        chrf = s.chrf;
+        if (bleu > r->progress.best_bleu) {
+            Error err = {{0}};
+            r->progress.best_bleu = bleu;
+            Dtype dtype = t->weights_f16 ? DTYPE_F16 : DTYPE_F32;
+            if (model_save_with(&r->trainer.model, r->cfg.weights_path, r->hashes, dtype, NULL, 0,
+                                NULL, 0, &err)) {
+                fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
+                return EXIT_WRITE;
+            }
+            verdict = " (best so far: saved)";
+        }
+    }
+    r->progress.elapsed = r->elapsed_before + now() - r->run_start;
+    fprintf(stderr, "%strain: %s: dev loss %.4f", r->live ? "\r\033[K" : "", when, dloss);
+    if (score) fprintf(stderr, ", dev BLEU %.2f, chrF2 %.2f%s", bleu, chrf, verdict);
+    fprintf(stderr, "  [%.0f s]\n", r->progress.elapsed);
+    log_row(r, "eval", NAN, NAN, NAN, NAN, dloss, bleu, chrf);
+    return 0;
+}
+
+static int end_of_epoch(Run *r)
+{
+    const TrainConfig *t = &r->cfg.train;
+    int epoch = r->progress.epoch + 1;
+    char when[32];
+    snprintf(when, sizeof when, "epoch %d", epoch);
+    int status = evaluate_dev(r, epoch % t->eval_epochs == 0 || epoch == t->epochs, when);
+    if (status) return status;
+    r->progress.epoch++;
+    r->progress.batch = 0;
+    return save_checkpoint(r);
+}
+
+static void show_progress(Run *r, double loss, double lr, double norm, bool force)
+{
+    double t = now();
+    const TrainConfig *c = &r->cfg.train;
+    bool due = r->trainer.opt.step % c->log_steps == 0;
+    if (!due && !(r->live && t - r->last_log > 0.5) && !force) return;
+    double tok_s = r->tokens_since_log / (t - r->last_log + 1e-9);
+    size_t left = (size_t)(c->epochs - r->progress.epoch) * r->batches.count - (size_t)r->progress.batch;
+    double per_batch = r->progress.elapsed / (r->progress.tokens / (r->train.tokens / (double)r->batches.count) + 1e-9);
+    if (due) log_row(r, "step", loss, lr, tok_s, norm, NAN, NAN, NAN);
+    if (!r->opt->quiet && (r->live || due))
+        fprintf(stderr, "%sepoch %d/%d  step %ld  batch %d/%zu  loss %.4f  %.0f tok/s  lr %.2e  ETA %.0f min%s",
+                r->live ? "\r\033[K" : "train: ", r->progress.epoch + 1, c->epochs, r->trainer.opt.step,
+                r->progress.batch, r->batches.count, loss, tok_s, lr, left * per_batch / 60.0,
+                r->live ? "" : "\n");
+    r->last_log = t;
+    r->tokens_since_log = 0;
+}
+
+static int train_loop(Run *r)
+{
+    const TrainConfig *t = &r->cfg.train;
+    AdamWSettings s = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = t->weight_decay};
+    r->last_log = now();
+    while (r->progress.epoch < t->epochs) {
+        batches_shuffle(&r->batches, t->seed, r->progress.epoch);
+        while ((size_t)r->progress.batch < r->batches.count) {
+            double minutes = (r->elapsed_before + now() - r->run_start) / 60.0;
+            bool out_of_steps = t->max_steps && r->trainer.opt.step >= t->max_steps;
+            bool out_of_time = t->max_minutes > 0 && minutes >= t->max_minutes;
+            if (out_of_steps || out_of_time) {
+                /* Stopped mid-epoch: score what we have, keep a checkpoint
+                 * (a later run with a larger limit can --resume). */
+                int status = evaluate_dev(r, true, out_of_steps ? "max_steps reached" : "max_minutes reached");
+                return status ? status : save_checkpoint(r);
+            }
+            packed_batch_fill(&r->packed, &r->train, &r->batches, r->batches.order[r->progress.batch]);
+            float loss = trainer_step(&r->trainer, &r->packed.batch, r->packed.labels, true);
+            s.lr = lr_schedule(r->trainer.opt.step + 1, t->learning_rate, t->warmup_steps);
+            float norm = trainer_update(&r->trainer, &s, t->clip_norm);
+            r->progress.batch++;
+            r->progress.tokens += r->packed.tokens;
+            r->progress.elapsed = r->elapsed_before + now() - r->run_start;
+            r->tokens_since_log += r->packed.tokens;
+            show_progress(r, loss, s.lr, norm, false);
+            if (!isfinite(loss)) {
+                fprintf(stderr, "\ntrain: the loss became %f at step %ld: stopping (lower the learning rate?)\n",
+                        loss, r->trainer.opt.step);
+                return EXIT_DATA;
+            }
+            if (r->trainer.opt.step % t->checkpoint_steps == 0 && save_checkpoint(r)) return EXIT_WRITE;
+            if (stop_requested) {
+                int status = save_checkpoint(r);
+                fprintf(stderr, "%strain: interrupted at step %ld: checkpoint saved to %s; continue with --resume\n",
+                        r->live ? "\n" : "", r->trainer.opt.step, t->checkpoint_path);
+                return status ? status : EXIT_INTERRUPTED;
+            }
+        }
+        int status = end_of_epoch(r);
+        if (status) return status;
+    }
+    return 0;
+}
+
+static int start(Run *r)
+{
+    const TrainConfig *t = &r->cfg.train;
+    bool exists = access(t->checkpoint_path, F_OK) == 0;
+    r->progress.best_bleu = -1.0;
+    if (r->opt->resume) {
+        Error err = {{0}};
+        if (!exists) {
+            fprintf(stderr, "train: %s: no checkpoint to resume from\n", t->checkpoint_path);
+            return EXIT_DATA;
+        }
+        if (checkpoint_load(t->checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
+            fprintf(stderr, "train: %s\n", err.message);
+            return EXIT_DATA;
+        }
+        fprintf(stderr, "train: resuming from %s: epoch %d, batch %d, step %ld\n", t->checkpoint_path,
+                r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
+        r->elapsed_before = r->progress.elapsed;
+    } else if (exists) {
+        fprintf(stderr, "train: %s exists: continue with --resume, or delete it to start over\n",
+                t->checkpoint_path);
+        return EXIT_USAGE;
+    }
+    r->log = fopen(t->log_path, r->opt->resume ? "a" : "w");
+    if (!r->log) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", t->log_path, strerror(errno));
+        return EXIT_WRITE;
+    }
+    if (!r->opt->resume)
+        fprintf(r->log, "event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds\n");
+    return 0;
+}
+
+static void run_close(Run *r)
+{
+    if (r->log) fclose(r->log);
+    packed_batch_free(&r->packed);
+    trainer_free(&r->trainer);
+    batches_free(&r->batches);
+    batches_free(&r->dev_batches);
+    dataset_free(&r->train);
+    dataset_free(&r->dev);
+    vocab_free(r->src_vocab);
+    vocab_free(r->tgt_vocab);
+    config_free(&r->cfg);
+}
+
+static int parse_options(int argc, char **argv, Options *opt)
+{
+    static const struct option longs[] = {
+        {"resume", no_argument, 0, 'r'}, {"vocab", no_argument, 0, 'v'},
+        {"data", required_argument, 0, 'd'}, {"quiet", no_argument, 0, 'q'},
+        {"threads", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
+        switch (c) {
+        case 'r': opt->resume = true; break;
+        case 'v': opt->vocab_only = true; break;
+        case 'd': opt->data_path = optarg; break;
+        case 'q': opt->quiet = true; break;
+        case 't': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 256) {
+                fprintf(stderr, "train: --threads: expected a number from 1 to 256, got '%s'\n", optarg);
+                return -1;
+            }
+            opt->threads = (int)n;
+            break;
+        }
+        case 'h': usage(stdout); exit(0);
+        case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(0);
+        default: fprintf(stderr, "train: try 'train --help'\n"); return -1;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "train: expected one CONFIG (try 'train --help')\n");
+        return -1;
+    }
+    opt->config_path = argv[optind];
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    static const struct option longs[] = {{"vocab", no_argument, 0, 'v'},
-                                          {"data", required_argument, 0, 'd'},
-                                          {"help", no_argument, 0, 'h'},
-                                          {"version", no_argument, 0, 'V'},
-                                          {0, 0, 0, 0}};
-    bool vocab = false;
-    const char *data = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "hV", longs, NULL)) != -1) {
-        switch (c) {
-        case 'v': vocab = true; break;
-        case 'd': data = optarg; break;
-        case 'h': usage(stdout); return 0;
-        case 'V': printf("train %s\n", TRANSLATE_VERSION); return 0;
-        default: fprintf(stderr, "train: try 'train --help'\n"); return 2;
-        }
-    }
-    if (!vocab || optind != argc - 1) {
-        fprintf(stderr, "train: %s\n", vocab ? "expected one CONFIG" :
-                        "only --vocab is available so far (see 'train --help')");
-        return 2;
-    }
-    Config cfg;
+    Options opt = {0};
+    if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    gemm_set_threads(opt.threads ? opt.threads : (cores > 0 ? (int)cores : 1));
+    Run r = {.opt = &opt, .live = isatty(2) && !opt.quiet};
     Error err = {{0}};
-    if (config_load(argv[optind], &cfg, &err)) {
+    if (config_load(opt.config_path, &r.cfg, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
-        return 2;
+        return EXIT_USAGE;
     }
-    int status;
-    if (!cfg.has_train && !data) {
-        fprintf(stderr, "train: %s: no train: section (or give --data TSV)\n", cfg.path);
-        status = 2;
-    } else {
-        if (!cfg.has_train) { /* defaults for a config made only for inference */
-            cfg.train.source_column = strcmp(cfg.source_lang, "en") == 0 ? 0 : 1;
-            cfg.train.target_column = 1 - cfg.train.source_column;
-            cfg.train.source_vocab_size = cfg.train.target_vocab_size = 8000;
-            cfg.train.min_count = 1;
-        }
-        status = build_vocab(&cfg, data ? data : cfg.train.train_path);
+    int status = 0;
+    if (!r.cfg.has_train) {
+        fprintf(stderr, "train: %s: no train: section\n", r.cfg.path);
+        status = EXIT_USAGE;
+    } else if (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK)) {
+        status = build_vocab(&r.cfg, opt.data_path ? opt.data_path : r.cfg.train.train_path);
     }
-    config_free(&cfg);
+    if (status || opt.vocab_only) {
+        config_free(&r.cfg);
+        return status;
+    }
+    status = open_data(&r);
+    if (!status) {
+        open_trainer(&r);
+        status = start(&r);
+    }
+    if (!status) {
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        r.run_start = now();
+        status = train_loop(&r);
+        if (!status)
+            fprintf(stderr, "train: done: %ld steps, %.0f s (wall clock, evaluations included), "
+                            "%.0f tokens/s, best dev BLEU %.2f; model in %s\n",
+                    r.trainer.opt.step, r.progress.elapsed, r.progress.tokens / (r.progress.elapsed + 1e-9),
+                    r.progress.best_bleu, r.cfg.weights_path);
+    }
+    run_close(&r);
     return status;
 }

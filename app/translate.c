@@ -20,7 +20,10 @@
 #include "../common/util.h"
 #include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
+#include "../model/gemm.h"
 #include "attention_json.h"
+#include "dataset.h"
+#include "evaluate.h"
 #include "translator.h"
 #include "version.h"
 
@@ -30,6 +33,9 @@ typedef struct {
     const char *config_path;   /* -c; NULL: pick by the text's script */
     const char *attention_path;
     const char *logits_path;
+    const char *eval_path;     /* --eval: a TSV to translate and score */
+    const char *hyps_path;     /* --hyps: where --eval writes its translations */
+    int threads;
     bool init_weights, force, quiet;
 } Options;
 
@@ -48,6 +54,10 @@ static void usage(FILE *out)
             "                        (schema: docs/attention-json.md)\n"
             "      --logits FILE     write the output logits as raw float32 [steps, vocab],\n"
             "                        sentence after sentence (for tools/reference.py)\n"
+            "      --eval TSV        translate the source column of TSV (e.g. dev.tsv) and\n"
+            "                        print corpus BLEU and chrF2 against its target column\n"
+            "      --hyps FILE       with --eval: also write the translations to FILE\n"
+            "  -t, --threads N       threads for matrix products (default: all cores)\n"
             "      --init-weights    write a seeded random model to the config's weights\n"
             "                        path and exit (refuses to overwrite without --force)\n"
             "      --force           with --init-weights: overwrite\n"
@@ -61,21 +71,35 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, Options *opt)
 {
-    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE };
+    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS };
     static const struct option longs[] = {
         {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
         {"force", no_argument, 0, OPT_FORCE},    {"quiet", no_argument, 0, 'q'},
+        {"eval", required_argument, 0, OPT_EVAL}, {"hyps", required_argument, 0, OPT_HYPS},
+        {"threads", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "c:a:qhV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:a:t:qhV", longs, NULL)) != -1) {
         switch (c) {
         case 'c': opt->config_path = optarg; break;
         case 'a': opt->attention_path = optarg; break;
         case OPT_LOGITS: opt->logits_path = optarg; break;
         case OPT_INIT: opt->init_weights = true; break;
         case OPT_FORCE: opt->force = true; break;
+        case OPT_EVAL: opt->eval_path = optarg; break;
+        case OPT_HYPS: opt->hyps_path = optarg; break;
+        case 't': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 256) {
+                fprintf(stderr, "translate: --threads: expected a number from 1 to 256, got '%s'\n", optarg);
+                return -1;
+            }
+            opt->threads = (int)n;
+            break;
+        }
         case 'q': opt->quiet = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(0);
@@ -294,15 +318,54 @@ static int init_weights(const Options *opt, const char *config_path)
     return 0;
 }
 
+/* --eval: translate a TSV's source column, score against its target. */
+static int eval_file(const Options *opt, const char *config_path)
+{
+    Translator tr;
+    Error err = {{0}};
+    TrStatus st = translator_open(&tr, config_path, &err);
+    if (st != TR_OK) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        return st;
+    }
+    int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;
+    Dataset data;
+    if (dataset_load(&data, opt->eval_path, src_col, 1 - src_col, tr.src_vocab, tr.tgt_vocab,
+                     tr.config.arch.max_len, &err)) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        translator_close(&tr);
+        return TR_INPUT;
+    }
+    FILE *hyps = NULL;
+    if (opt->hyps_path && !(hyps = fopen(opt->hyps_path, "w"))) {
+        fprintf(stderr, "translate: %s: cannot write: %s\n", opt->hyps_path, strerror(errno));
+        st = TR_OUTPUT;
+    } else {
+        EvalScores s;
+        evaluate(&tr.model, &data, tr.tgt_vocab, &tr.config.decode, tr.config.target_lang, hyps, &s);
+        printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (greedy; %.1f s, %zu not translatable)\n",
+               opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, s.seconds, s.skipped);
+        if (hyps && fclose(hyps) != 0) {
+            fprintf(stderr, "translate: %s: cannot write: %s\n", opt->hyps_path, strerror(errno));
+            st = TR_OUTPUT;
+        }
+    }
+    dataset_free(&data);
+    translator_close(&tr);
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     Options opt = {0};
     if (parse_options(argc, argv, &opt)) return TR_CONFIG;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    gemm_set_threads(opt.threads ? opt.threads : (cores > 0 ? (int)cores : 1));
     Session s = {.opt = &opt};
     s.paths[0] = opt.config_path ? xstrdup(opt.config_path) : default_config("en-zh.yaml");
     s.paths[1] = default_config("zh-en.yaml");
-    if (opt.init_weights) {
-        int status = init_weights(&opt, s.paths[0]);
+    if (opt.init_weights || opt.eval_path) {
+        int status = opt.init_weights ? init_weights(&opt, s.paths[0]) : eval_file(&opt, s.paths[0]);
         session_close(&s);
         return status;
     }

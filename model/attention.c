@@ -9,7 +9,28 @@
 #include <math.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "layers.h"
+
+/* Dot product of two d_k-long head slices, with 8 independent partial
+ * sums: the compiler can keep them in one vector register without
+ * -ffast-math (which would let it reorder float sums behind our back). */
+static float dot(const float *a, const float *b, int n)
+{
+    float acc[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += a[i + j] * b[i + j];
+    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+/* y[n] += a · x[n]: no reduction, so it vectorises as it stands. */
+static void axpy(float *y, float a, const float *x, int n)
+{
+    for (int i = 0; i < n; i++) y[i] += a * x[i];
+}
 
 /* Row-wise softmax over the first `len` entries of row; the rest are the
  * masked (future) positions and become exactly 0. */
@@ -28,6 +49,13 @@ static void softmax_prefix(float *row, int len, int total)
     for (int j = len; j < total; j++) row[j] = 0.0f;
 }
 
+/* Keys query i of the shape may see. */
+static int visible_keys(AttentionShape shape, int i, bool causal)
+{
+    int visible = causal ? shape.first + i + 1 : shape.keys;
+    return visible < shape.keys ? visible : shape.keys;
+}
+
 void attention_forward(float *out, float *probs, const float *q, const float *k,
                        const float *v, AttentionShape shape, int D, int H, float scale,
                        bool causal)
@@ -37,68 +65,47 @@ void attention_forward(float *out, float *probs, const float *q, const float *k,
         for (int i = 0; i < shape.count; i++) {
             const float *qi = q + (size_t)i * D + h * dk;
             float *p = probs + ((size_t)h * shape.rows + shape.first + i) * shape.stride;
-            int visible = causal ? shape.first + i + 1 : shape.keys;
-            if (visible > shape.keys) visible = shape.keys;
-            for (int j = 0; j < visible; j++) {
-                const float *kj = k + (size_t)j * D + h * dk;
-                float s = 0.0f;
-                for (int c = 0; c < dk; c++) s += qi[c] * kj[c];
-                p[j] = s * scale;
-            }
+            int visible = visible_keys(shape, i, causal);
+            for (int j = 0; j < visible; j++) p[j] = dot(qi, k + (size_t)j * D + h * dk, dk) * scale;
             softmax_prefix(p, visible, shape.stride);
             float *oi = out + (size_t)i * D + h * dk;
             memset(oi, 0, (size_t)dk * sizeof *oi);
-            for (int j = 0; j < visible; j++) {
-                const float *vj = v + (size_t)j * D + h * dk;
-                for (int c = 0; c < dk; c++) oi[c] += p[j] * vj[c];
-            }
+            for (int j = 0; j < visible; j++) axpy(oi, p[j], v + (size_t)j * D + h * dk, dk);
         }
     }
 }
 
-/* Backward of attention_forward, head by head and query by query, through
- * the probabilities the forward saved.  For one query row with visible
- * keys j (s = scores, p = softmax(s), o = Σ_j p_j v_j, g = d_out row):
- *     d_v[j] += p_j · g                       (o is linear in v)
- *     dp_j    = g · v_j
- *     ds_j    = p_j · (dp_j - Σ_l p_l dp_l)   (softmax's Jacobian)
- *     d_q    += scale · Σ_j ds_j k_j,   d_k[j] += scale · ds_j q
- * Masked keys (j >= visible) had p = 0 and no score: they get nothing.
- * dp_j is recomputed in the second pass rather than stored, so the kernel
- * needs no scratch memory. */
+/* With s = scores, p = softmax(s), o = Σ_j p_j v_j, for one query:
+ *     dp_j = d_o · v_j                     d_v_j += p_j d_o
+ *     ds_j = p_j (dp_j - Σ_l p_l dp_l)     (the softmax Jacobian)
+ *     d_q  += scale Σ_j ds_j k_j           d_k_j += scale ds_j q
+ * Masked keys have p_j = 0 and receive nothing. */
 void attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
                         const float *probs, const float *q, const float *k, const float *v,
                         AttentionShape shape, int D, int H, float scale, bool causal)
 {
+    enum { MAX_KEYS = 4096 }; /* config.c caps max_len at 4096 */
+    float dp[MAX_KEYS];
+    ASSERT(shape.keys <= MAX_KEYS);
     int dk = D / H;
     for (int h = 0; h < H; h++) {
         for (int i = 0; i < shape.count; i++) {
             size_t qrow = (size_t)i * D + h * dk;  /* query i, head h: [dk] */
             const float *p = probs + ((size_t)h * shape.rows + shape.first + i) * shape.stride;
             const float *g = d_out + qrow;
-            /* the keys this query saw, exactly as in attention_forward */
-            int visible = causal ? shape.first + i + 1 : shape.keys;
-            if (visible > shape.keys) visible = shape.keys;
-
+            int visible = visible_keys(shape, i, causal);
             float p_dot_dp = 0.0f; /* Σ_l p_l dp_l */
             for (int j = 0; j < visible; j++) {
                 size_t krow = (size_t)j * D + h * dk;
-                float dp = 0.0f;
-                for (int c = 0; c < dk; c++) {
-                    dp += g[c] * v[krow + c];
-                    d_v[krow + c] += p[j] * g[c];
-                }
-                p_dot_dp += p[j] * dp;
+                dp[j] = dot(g, v + krow, dk);
+                axpy(d_v + krow, p[j], g, dk);
+                p_dot_dp += p[j] * dp[j];
             }
             for (int j = 0; j < visible; j++) {
                 size_t krow = (size_t)j * D + h * dk;
-                float dp = 0.0f;
-                for (int c = 0; c < dk; c++) dp += g[c] * v[krow + c];
-                float ds = p[j] * (dp - p_dot_dp) * scale;
-                for (int c = 0; c < dk; c++) {
-                    d_q[qrow + c] += ds * k[krow + c];
-                    d_k[krow + c] += ds * q[qrow + c];
-                }
+                float ds = p[j] * (dp[j] - p_dot_dp) * scale;
+                axpy(d_q + qrow, ds, k + krow, dk);
+                axpy(d_k + krow, ds, q + qrow, dk);
             }
         }
     }

@@ -31,7 +31,7 @@ int decode_limit(const ModelArch *arch, int S, float ratio, int extra)
 
 /* log-softmax of one row of logits, evaluated only where asked: returns
  * log Σ exp(logits) so that logprob(i) = logits[i] - that. */
-static float log_sum_exp(const float *logits, int V)
+float decode_log_sum_exp(const float *logits, int V)
 {
     float max = logits[0];
     for (int i = 1; i < V; i++)
@@ -42,7 +42,7 @@ static float log_sum_exp(const float *logits, int V)
 }
 
 /* The K largest logits (ties: lower id first), best first. */
-static void top_k(const float *logits, int V, int K, int *ids)
+void decode_top_k(const float *logits, int V, int K, int *ids)
 {
     for (int k = 0; k < K; k++) ids[k] = -1;
     for (int i = 0; i < V; i++) {
@@ -56,11 +56,11 @@ static void top_k(const float *logits, int V, int K, int *ids)
 
 static void record_step(Translation *out, int t, const float *logits, int V, int chosen)
 {
-    float lse = log_sum_exp(logits, V);
+    float lse = decode_log_sum_exp(logits, V);
     out->output_ids[t] = chosen;
     out->logprobs[t] = logits[chosen] - lse;
     int *ids = out->top_ids + (size_t)t * DECODE_TOP_K;
-    top_k(logits, V, DECODE_TOP_K, ids);
+    decode_top_k(logits, V, DECODE_TOP_K, ids);
     for (int k = 0; k < DECODE_TOP_K; k++)
         out->top_logprobs[(size_t)t * DECODE_TOP_K + k] = ids[k] >= 0 ? logits[ids[k]] - lse : -INFINITY;
 }
@@ -87,7 +87,7 @@ static void translation_alloc(Translation *out, const ModelArch *a, const int *s
 /* Copy the [H, rows, stride] blocks of the activations into the dense
  * [H, T, cols] layout of a Translation (only the first T rows and `cols`
  * columns are meaningful). */
-static void copy_map(float *dst, const float *src, int H, int T, int cols, int rows, int stride)
+void decode_copy_map(float *dst, const float *src, int H, int T, int cols, int rows, int stride)
 {
     for (int h = 0; h < H; h++)
         for (int i = 0; i < T; i++)
@@ -105,9 +105,9 @@ static void collect_maps(Translation *out, const Activations *acts, const Batch 
         memcpy(out->encoder_attn + (size_t)l * H * S * S, acts_encoder_map(acts, batch, l, 0),
                (size_t)H * S * S * sizeof(float));
     for (int l = 0; l < a->decoder_layers; l++) {
-        copy_map(out->decoder_attn + (size_t)l * H * T * T, acts_decoder_map(acts, batch, l, 0), H,
+        decode_copy_map(out->decoder_attn + (size_t)l * H * T * T, acts_decoder_map(acts, batch, l, 0), H,
                  T, T, cap, cap);
-        copy_map(out->cross_attn + (size_t)l * H * T * S, acts_cross_map(acts, batch, l, 0), H, T,
+        decode_copy_map(out->cross_attn + (size_t)l * H * T * S, acts_cross_map(acts, batch, l, 0), H, T,
                  S, cap, S);
     }
 }
@@ -182,4 +182,58 @@ void translation_free(Translation *t)
     free(t->cross_attn);
     free(t->logits);
     memset(t, 0, sizeof *t);
+}
+
+void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start, int count,
+                        const int *limits, int **outputs, int *lengths)
+{
+    const ModelArch *a = &m->arch;
+    int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0;
+    size_t H = (size_t)a->heads;
+    for (int b = 0; b < count; b++) {
+        int S = src_start[b + 1] - src_start[b];
+        ASSERT(S >= 1 && S <= cap && limits[b] >= 1 && limits[b] <= cap);
+        if (S > longest) longest = S;
+        if (limits[b] > steps) steps = limits[b];
+        lengths[b] = 0;
+    }
+    ActsSize size = {.src_rows = Ns, .tgt_rows = count, .kv_rows = count * cap,
+                     .enc_probs = H * (size_t)longest * Ns, .dec_probs = H * (size_t)count * cap * cap,
+                     .cross_probs = H * (size_t)cap * Ns};
+    Activations acts;
+    acts_alloc(&acts, a, size);
+    int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
+    int *kv_start = xcalloc((size_t)count, sizeof(int));
+    bool *done = xcalloc((size_t)count, sizeof(bool));
+    for (int b = 0; b < count; b++) {
+        tokens[b] = VOCAB_BOS;
+        tgt_start[b + 1] = b + 1;
+        kv_start[b] = b * cap;
+    }
+    Batch batch = {.count = count, .src_ids = src_ids, .src_start = src_start, .tgt_ids = tokens,
+                   .tgt_start = tgt_start, .kv_start = kv_start, .kv_capacity = cap};
+    transformer_encode(&acts, m, &batch);
+    int active = count;
+    for (int t = 0; t < steps && active > 0; t++) {
+        batch.tgt_pos = t;
+        transformer_decode(&acts, m, &batch); /* finished rows are computed and ignored */
+        for (int b = 0; b < count; b++) {
+            if (done[b]) continue;
+            const float *logits = acts.logits + (size_t)b * a->tgt_vocab;
+            int best = 0;
+            for (int i = 1; i < a->tgt_vocab; i++)
+                if (logits[i] > logits[best]) best = i;
+            outputs[b][lengths[b]++] = best;
+            tokens[b] = best;
+            if (best == VOCAB_EOS || lengths[b] == limits[b]) {
+                done[b] = true;
+                active--;
+            }
+        }
+    }
+    free(done);
+    free(kv_start);
+    free(tgt_start);
+    free(tokens);
+    acts_free(&acts);
 }

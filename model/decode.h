@@ -63,4 +63,22 @@ void decode_teacher_forced(const Model *model, const int *src_ids, int S,
 
 void translation_free(Translation *t); /* NULL-safe, leaves it zeroed */
 
+/* Pieces shared with beam search (beam.c). */
+/* log Σ exp(logits[0..V-1]), so that logprob(i) = logits[i] - that. */
+float decode_log_sum_exp(const float *logits, int V);
+/* The K largest logits' ids (ties: lower id first), best first; -1 past V. */
+void decode_top_k(const float *logits, int V, int K, int *ids);
+/* Rows 0..T-1 of an [H, rows, stride] map block into a dense [H, T, cols]. */
+void decode_copy_map(float *dst, const float *src, int H, int T, int cols, int rows, int stride);
+
+/* Greedy decoding of `count` sentences at once, packed as in a Batch
+ * (src_ids with src_start[count+1]), each with its own step limit: the
+ * matrix products then work on `count` rows per step instead of one, which
+ * is what makes scoring a whole dev set quick.  Only the tokens are kept:
+ * outputs[b] receives up to limits[b] ids (ending with </s> if reached),
+ * lengths[b] their number.  Same tokens as decode_greedy, sentence by
+ * sentence. */
+void decode_greedy_many(const Model *model, const int *src_ids, const int *src_start, int count,
+                        const int *limits, int **outputs, int *lengths);
+
 #endif

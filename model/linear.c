@@ -3,13 +3,36 @@
  * weight is in PyTorch's [out_features, in_features] layout, so each output
  * is a dot product of two contiguous rows.
  *
- * The dot product keeps 8 independent partial sums: that lets the compiler
- * use vector registers without -ffast-math (which would let it reorder
- * floating-point sums behind our back).
- *
- * linear_backward is the plain triple loop: it is the reference a faster
- * version will be tested against. */
+ * linear_forward/backward run on the blocked, vectorised kernels of
+ * model/gemm.c.  The plain loops below them (the _reference functions) are
+ * what those kernels are tested against (tests/test_layers.c). */
+#include "gemm.h"
 #include "layers.h"
+
+void linear_forward(float *out, const float *in, const float *weight, const float *bias,
+                    int N, int I, int O)
+{
+    gemm_nt(out, in, weight, N, O, I, false);
+    if (bias)
+        for (int n = 0; n < N; n++) {
+            float *y = out + (size_t)n * O;
+            for (int o = 0; o < O; o++) y[o] += bias[o];
+        }
+}
+
+void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                     const float *in, const float *weight, int N, int I, int O)
+{
+    if (d_in) gemm_nn(d_in, d_out, weight, N, I, O, true);        /* d_out · W */
+    if (d_weight) gemm_tn(d_weight, d_out, in, O, I, N, true);    /* d_outᵀ · in */
+    if (d_bias)
+        for (int n = 0; n < N; n++) {
+            const float *dy = d_out + (size_t)n * O;
+            for (int o = 0; o < O; o++) d_bias[o] += dy[o];
+        }
+}
+
+/* ---- the plain reference loops ----------------------------------------- */
 
 static float dot(const float *a, const float *b, int n)
 {
@@ -22,8 +45,10 @@ static float dot(const float *a, const float *b, int n)
     return sum;
 }
 
-void linear_forward(float *out, const float *in, const float *weight, const float *bias,
-                    int N, int I, int O)
+/* The dot product keeps 8 independent partial sums: that lets the compiler
+ * use vector registers without -ffast-math. */
+void linear_forward_reference(float *out, const float *in, const float *weight, const float *bias,
+                              int N, int I, int O)
 {
     for (int n = 0; n < N; n++) {
         const float *x = in + (size_t)n * I;
@@ -38,8 +63,8 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
  *     d_in[n,i]     += Σ_o d_out[n,o] · weight[o,i]      d_out · W
  *     d_weight[o,i] += Σ_n d_out[n,o] · in[n,i]          d_outᵀ · in
  *     d_bias[o]     += Σ_n d_out[n,o]                     (bias broadcast over rows) */
-void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
-                     const float *in, const float *weight, int N, int I, int O)
+void linear_backward_reference(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                               const float *in, const float *weight, int N, int I, int O)
 {
     for (int n = 0; n < N; n++) {
         const float *dy = d_out + (size_t)n * O;  /* [O] */

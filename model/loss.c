@@ -27,7 +27,10 @@ static double log_sum_exp(const float *z, int V)
     for (int c = 1; c < V; c++)
         if (z[c] > max) max = z[c];
     double sum = 0.0;
-    for (int c = 0; c < V; c++) sum += exp((double)z[c] - max);
+    /* expf, not exp: this loop runs over every logit of every row (the
+     * largest activation there is), and float precision is plenty for
+     * terms that are summed in double. */
+    for (int c = 0; c < V; c++) sum += expf(z[c] - max);
     return max + log(sum);
 }
 
@@ -76,10 +79,9 @@ void cross_entropy_backward(float *d_logits, const float *logits, const int *tar
             continue;
         }
         ASSERT(t >= 0 && t < V);
-        double lse = log_sum_exp(z, V);
-        for (int c = 0; c < V; c++) {
-            double q = smoothing / V + (c == t ? 1.0 - smoothing : 0.0);
-            dz[c] = (float)((exp(z[c] - lse) - q) * inv);
-        }
+        double lse = log_sum_exp(z, V); /* kept in double: z - lse must stay exact for large z */
+        float scale = (float)inv, q_other = smoothing / V, q_target = q_other + 1.0f - smoothing;
+        for (int c = 0; c < V; c++) dz[c] = (expf((float)(z[c] - lse)) - q_other) * scale;
+        dz[t] -= (q_target - q_other) * scale;
     }
 }

@@ -473,8 +473,9 @@ static char *build_header(const SafeWriteTensor *tensors, size_t count, const Sa
             goto done;
         }
         size_t numel = 1;
+        ASSERT(t->dtype == DTYPE_F32 || t->dtype == DTYPE_F16);
         cJSON *entry = cJSON_AddObjectToObject(root, t->name);
-        cJSON_AddStringToObject(entry, "dtype", "F32");
+        cJSON_AddStringToObject(entry, "dtype", dtype_name(t->dtype));
         cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
         for (int d = 0; d < t->ndim; d++) {
             ASSERT(t->shape[d] == 0 || numel <= SIZE_MAX / sizeof(float) / t->shape[d]);
@@ -484,7 +485,7 @@ static char *build_header(const SafeWriteTensor *tensors, size_t count, const Sa
         ASSERT(t->data || numel == 0);
         cJSON *offsets = cJSON_AddArrayToObject(entry, "data_offsets");
         cJSON_AddItemToArray(offsets, json_integer(offset));
-        offset += numel * sizeof(float);
+        offset += numel * dtype_size(t->dtype);
         cJSON_AddItemToArray(offsets, json_integer(offset));
     }
     text = cJSON_PrintUnformatted(root);
@@ -497,6 +498,43 @@ done:
 static int write_all(FILE *f, const void *data, size_t n)
 {
     return n == 0 || fwrite(data, 1, n, f) == n ? 0 : -1;
+}
+
+/* float32 → float16 bits, round to nearest even; overflow becomes ±inf,
+ * tiny values become subnormals or ±0, NaN stays NaN. */
+static uint16_t f32_to_f16(float value)
+{
+    uint32_t x;
+    memcpy(&x, &value, 4);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t exp = (x >> 23) & 0xff, mant = x & 0x7fffff;
+    if (exp == 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+    int e = (int)exp - 127 + 15;
+    if (e >= 31) return sign | 0x7c00;
+    if (e <= 0) {
+        if (e < -10) return sign;
+        mant |= 0x800000; /* the implicit 1, then shift into a subnormal */
+        int shift = 14 - e;
+        uint32_t half = mant >> shift, rest = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rest > mid || (rest == mid && (half & 1))) half++;
+        return sign | (uint16_t)half;
+    }
+    uint32_t half = ((uint32_t)e << 10) | (mant >> 13), rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++; /* may carry into exp: correct */
+    return sign | (uint16_t)half;
+}
+
+static int write_tensor(FILE *f, const SafeWriteTensor *t, size_t numel)
+{
+    /* floats are already little-endian on this host, see top */
+    if (t->dtype == DTYPE_F32) return write_all(f, t->data, numel * sizeof(float));
+    uint16_t buf[4096];
+    for (size_t i = 0; i < numel; i += 4096) {
+        size_t n = numel - i < 4096 ? numel - i : 4096;
+        for (size_t j = 0; j < n; j++) buf[j] = f32_to_f16(t->data[i + j]);
+        if (write_all(f, buf, n * sizeof *buf)) return -1;
+    }
+    return 0;
 }
 
 /* Length, padded header and data to `f`; -1 with errno set on failure. */
@@ -513,8 +551,7 @@ static int write_contents(FILE *f, const char *json, const SafeWriteTensor *tens
     for (size_t i = 0; i < count; i++) {
         size_t numel = 1;
         for (int d = 0; d < tensors[i].ndim; d++) numel *= tensors[i].shape[d];
-        /* floats are already little-endian on this host, see top */
-        if (write_all(f, tensors[i].data, numel * sizeof(float))) return -1;
+        if (write_tensor(f, &tensors[i], numel)) return -1;
     }
     return 0;
 }

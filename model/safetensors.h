@@ -59,7 +59,7 @@ const char *safetensors_meta(const SafeFile *file, const char *key); /* NULL if 
  * Safe for unaligned data. */
 void safetensors_to_f32(const SafeTensor *t, float *out);
 
-/* Writing: F32 tensors in the order given, metadata as given.  The file is
+/* Writing: F32 (or F16) tensors in the order given, metadata as given.  The file is
  * written to "path.tmp" and renamed into place, so a crash never leaves a
  * half-written file under `path`.  Data offsets are 8-byte aligned after a
  * header padded with spaces, as the reference writer does. */
@@ -68,6 +68,8 @@ typedef struct {
     int ndim;
     size_t shape[SAFETENSORS_MAX_DIMS];
     const float *data;
+    Dtype dtype;            /* how to store it: DTYPE_F32 (0, the default) or DTYPE_F16
+                               (rounded to nearest even; halves the file) */
 } SafeWriteTensor;
 
 int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t count,

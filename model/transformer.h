@@ -112,9 +112,10 @@ typedef struct {
     float *logits;        /* [Nt, V] */
 } Activations;
 
-/* The sizes needed for `batches` sequences of up to `src_len` and `tgt_len`
- * tokens processed whole (training, teacher forcing). */
-ActsSize acts_size_full(const ModelArch *arch, int batches, int src_len, int tgt_len);
+/* The sizes needed for batches of up to `src_rows` source and `tgt_rows`
+ * target tokens, no sequence longer than `longest`, processed whole
+ * (training, teacher forcing). */
+ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest);
 /* The sizes for decoding `beams` hypotheses of up to `tgt_len` tokens one
  * step at a time over one source of up to `src_len` tokens. */
 ActsSize acts_size_steps(const ModelArch *arch, int beams, int src_len, int tgt_len);

@@ -50,9 +50,9 @@ static int describe_meta(const ModelArch *a, VocabHashes h, MetaField f[META_COU
 
 /* Every field must be in the file and equal: the first difference is the
  * error, phrased so the user knows which side says what. */
-static int check_meta(const SafeFile *file, const char *path, const ModelArch *arch,
-                      VocabHashes hashes, Error *err)
+static int check_meta(const SafeFile *file, const ModelArch *arch, VocabHashes hashes, Error *err)
 {
+    const char *path = file->path;
     MetaField want[META_COUNT];
     int n = describe_meta(arch, hashes, want);
     const char *format = safetensors_meta(file, "format");
@@ -93,13 +93,12 @@ static int load_tensor(const SafeTensor *t, const ParamSpec *spec, const char *p
     return 0;
 }
 
-int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
-               Error *err)
+int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
+                    VocabHashes hashes, const char *extra_prefix, Error *err)
 {
     memset(model, 0, sizeof *model);
-    SafeFile file;
-    if (safetensors_open(path, &file, err)) return -1;
-    int status = check_meta(&file, path, arch, hashes, err);
+    const char *path = file->path;
+    int status = check_meta(file, arch, hashes, err);
     ParamSpec *specs = NULL;
     size_t count = 0;
     if (status == 0) {
@@ -107,52 +106,76 @@ int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashe
         params_alloc(&model->params, arch);
         count = params_describe(arch, &model->params, &specs);
         for (size_t i = 0; status == 0 && i < count; i++) {
-            const SafeTensor *t = safetensors_find(&file, specs[i].name);
+            const SafeTensor *t = safetensors_find(file, specs[i].name);
             status = t ? load_tensor(t, &specs[i], path, err)
                        : error_set(err, "%s: missing tensor '%s'", path, specs[i].name);
         }
     }
     /* Every tensor of the file must be one we know: anything else means
      * the file belongs to another model (e.g. untied vs tied output). */
-    for (size_t i = 0; status == 0 && i < file.count; i++) {
+    for (size_t i = 0; status == 0 && i < file->count; i++) {
+        const char *name = file->tensors[i].name;
+        if (extra_prefix && strncmp(name, extra_prefix, strlen(extra_prefix)) == 0) continue;
         size_t j = 0;
-        while (j < count && strcmp(specs[j].name, file.tensors[i].name) != 0) j++;
+        while (j < count && strcmp(specs[j].name, name) != 0) j++;
         if (j == count)
             status = error_set(err, "%s: unexpected tensor '%s' (not part of this architecture)",
-                               path, file.tensors[i].name);
+                               path, name);
     }
     free(specs);
-    safetensors_close(&file);
     if (status) model_free(model);
+    return status;
+}
+
+int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+               Error *err)
+{
+    memset(model, 0, sizeof *model);
+    SafeFile file;
+    if (safetensors_open(path, &file, err)) return -1;
+    int status = model_load_from(model, &file, arch, hashes, NULL, err);
+    safetensors_close(&file);
     return status;
 }
 
 /* ---- saving -------------------------------------------------------------- */
 
-int model_save(const Model *model, const char *path, VocabHashes hashes, Error *err)
+int model_save_with(const Model *model, const char *path, VocabHashes hashes, Dtype dtype,
+                    const SafeWriteTensor *extra, size_t extra_count, const SafeMeta *extra_meta,
+                    size_t extra_meta_count, Error *err)
 {
     Params params = model->params; /* a copy whose fields the descriptor may point at */
     ParamSpec *specs;
     size_t count = params_describe(&model->arch, &params, &specs);
-    SafeWriteTensor *tensors = xcalloc(count, sizeof *tensors);
+    SafeWriteTensor *tensors = xcalloc(count + extra_count, sizeof *tensors);
     for (size_t i = 0; i < count; i++) {
         tensors[i].name = specs[i].name;
         tensors[i].ndim = specs[i].ndim;
         tensors[i].shape[0] = specs[i].shape[0];
         tensors[i].shape[1] = specs[i].shape[1];
         tensors[i].data = specs[i].data;
+        tensors[i].dtype = dtype;
     }
+    for (size_t i = 0; i < extra_count; i++) tensors[count + i] = extra[i];
     MetaField fields[META_COUNT];
     int n = describe_meta(&model->arch, hashes, fields);
-    SafeMeta meta[META_COUNT];
+    SafeMeta *meta = xcalloc((size_t)n + extra_meta_count, sizeof *meta);
     for (int i = 0; i < n; i++) {
         meta[i].key = fields[i].key;
         meta[i].value = fields[i].value;
     }
-    int status = safetensors_write(path, tensors, count, meta, (size_t)n, err);
+    for (size_t i = 0; i < extra_meta_count; i++) meta[n + i] = extra_meta[i];
+    int status = safetensors_write(path, tensors, count + extra_count, meta,
+                                   (size_t)n + extra_meta_count, err);
+    free(meta);
     free(tensors);
     free(specs);
     return status;
+}
+
+int model_save(const Model *model, const char *path, VocabHashes hashes, Error *err)
+{
+    return model_save_with(model, path, hashes, DTYPE_F32, NULL, 0, NULL, 0, err);
 }
 
 /* ---- random initialisation ---------------------------------------------- */
@@ -162,7 +185,7 @@ static void fill_uniform(float *x, size_t n, float lo, float hi, Rng *rng)
     for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * rng_uniform(rng);
 }
 
-void model_init_random(Model *model, const ModelArch *arch, uint64_t seed)
+static void init(Model *model, const ModelArch *arch, uint64_t seed, bool for_training)
 {
     memset(model, 0, sizeof *model);
     model->arch = *arch;
@@ -182,12 +205,25 @@ void model_init_random(Model *model, const ModelArch *arch, uint64_t seed)
             float bound = sqrtf(6.0f / (float)(s->shape[0] + s->shape[1]));
             fill_uniform(s->data, s->numel, -bound, bound, &rng);
         } else if (is_norm_weight) {
-            fill_uniform(s->data, s->numel, 0.9f, 1.1f, &rng);
-        } else {
+            if (for_training)
+                for (size_t j = 0; j < s->numel; j++) s->data[j] = 1.0f;
+            else
+                fill_uniform(s->data, s->numel, 0.9f, 1.1f, &rng);
+        } else if (!for_training) {
             fill_uniform(s->data, s->numel, -0.1f, 0.1f, &rng);
-        }
+        } /* else: biases start at 0 (params_alloc zeroed them) */
     }
     free(specs);
+}
+
+void model_init_random(Model *model, const ModelArch *arch, uint64_t seed)
+{
+    init(model, arch, seed, false);
+}
+
+void model_init_training(Model *model, const ModelArch *arch, uint64_t seed)
+{
+    init(model, arch, seed, true);
 }
 
 void model_free(Model *model)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../common/error.h"
+#include "safetensors.h"
 #include "transformer.h"
 
 #define WEIGHTS_FORMAT "translate-model"
@@ -31,11 +32,28 @@ int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashe
 /* Write `model` to `path` (atomically: temp file + rename). */
 int model_save(const Model *model, const char *path, VocabHashes hashes, Error *err);
 
+/* The same with the parameters stored as `dtype` (DTYPE_F32 or DTYPE_F16)
+ * and more tensors and metadata in the file (a training checkpoint adds
+ * the optimizer state). */
+int model_save_with(const Model *model, const char *path, VocabHashes hashes, Dtype dtype,
+                    const SafeWriteTensor *extra, size_t extra_count, const SafeMeta *meta,
+                    size_t meta_count, Error *err);
+
+/* model_load from a file already opened, accepting (and leaving to the
+ * caller) tensors whose names start with `extra_prefix`. */
+int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
+                    VocabHashes hashes, const char *extra_prefix, Error *err);
+
 /* Allocate `model` for `arch` and fill it with seeded random values:
  * Xavier-uniform matrices, N(0, 1/D) embeddings, and small random biases
  * and LayerNorm parameters (so that tests exercise every tensor).  The same
  * seed gives the same model on every machine. */
 void model_init_random(Model *model, const ModelArch *arch, uint64_t seed);
+
+/* The initialisation training starts from: the same matrices and
+ * embeddings, but zero biases and LayerNorms at weight 1, bias 0 (as
+ * PyTorch initialises them). */
+void model_init_training(Model *model, const ModelArch *arch, uint64_t seed);
 
 void model_free(Model *model); /* NULL-safe, leaves it zeroed */
 

@@ -61,7 +61,7 @@ static void en_zh_config_loads_with_expected_values(void **state)
     assert_int_equal(a->decoder_layers, 3);
     assert_int_equal(a->d_ff, 1024);
     assert_int_equal(a->activation, ACTIVATION_RELU);
-    assert_false(a->norm_first);
+    assert_true(a->norm_first);
     assert_int_equal(a->max_len, 128);
     assert_true(a->scale_attention);
     assert_true(a->tied_output);
@@ -86,9 +86,10 @@ static void en_zh_train_section_loads(void **state)
     assert_int_equal(t->source_column, 0);
     assert_int_equal(t->target_column, 1);
     assert_int_equal(t->source_vocab_size, 8000);
-    assert_int_equal(t->batch_tokens, 4096);
+    assert_int_equal(t->batch_tokens, 2500);
     assert_true(t->learning_rate == 0.001f && t->label_smoothing == 0.1f);
-    assert_int_equal(t->epochs, 20);
+    assert_int_equal(t->epochs, 30);
+    assert_true(t->max_minutes == 56.0f && t->weights_f16);
     assert_int_equal(t->seed, 1);
     assert_string_equal(t->checkpoint_path, "configs/../weights/en-zh.ckpt");
     assert_string_equal(t->log_path, "configs/../weights/en-zh.log.csv");

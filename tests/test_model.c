@@ -140,12 +140,12 @@ static const char *edited_copy(const char *from, const char *name, const char *s
         if (skip && strcmp(f.tensors[i].name, skip) == 0) continue;
         data[n] = malloc(f.tensors[i].numel * sizeof(float) + 1);
         safetensors_to_f32(&f.tensors[i], data[n]);
-        t[n] = (SafeWriteTensor){f.tensors[i].name, f.tensors[i].ndim, {0}, data[n]};
+        t[n] = (SafeWriteTensor){f.tensors[i].name, f.tensors[i].ndim, {0}, data[n], DTYPE_F32};
         memcpy(t[n].shape, f.tensors[i].shape, sizeof t[n].shape);
         n++;
     }
     static float one = 1.0f;
-    if (extra) t[n++] = (SafeWriteTensor){extra, 1, {1}, &one};
+    if (extra) t[n++] = (SafeWriteTensor){extra, 1, {1}, &one, DTYPE_F32};
     static char path[512];
     snprintf(path, sizeof path, "%s/%s", temp_dir(), name);
     assert_int_equal(safetensors_write(path, t, n, f.meta, f.meta_count, &err), 0);

@@ -74,9 +74,9 @@ static const float SCALAR = 42;
 static const char *write_sample(Error *err)
 {
     const SafeWriteTensor tensors[] = {
-        {"encoder.w", 2, {2, 3}, &MATRIX[0][0]},
-        {"encoder.b", 1, {5}, VECTOR},
-        {"scale", 0, {0}, &SCALAR},
+        {"encoder.w", 2, {2, 3}, &MATRIX[0][0], DTYPE_F32},
+        {"encoder.b", 1, {5}, VECTOR, DTYPE_F32},
+        {"scale", 0, {0}, &SCALAR, DTYPE_F32},
     };
     const SafeMeta meta[] = {{"format", "translate-1"}, {"arch", "{\"d_model\": 8}"}};
     static char path[512];
@@ -190,7 +190,7 @@ static void test_write_replaces_existing_file(void **state)
     (void)state;
     const char *path = temp_file("replace.safetensors", "old junk", 8);
     const float one = 1;
-    const SafeWriteTensor t = {"x", 1, {1}, &one};
+    const SafeWriteTensor t = {"x", 1, {1}, &one, DTYPE_F32};
     Error err = {{0}};
     assert_int_equal(safetensors_write(path, &t, 1, NULL, 0, &err), 0);
     SafeFile file;
@@ -205,7 +205,7 @@ static void test_write_refuses_duplicate_names(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/dup.safetensors", temp_dir());
     const float v = 1;
-    const SafeWriteTensor t[] = {{"x", 1, {1}, &v}, {"x", 1, {1}, &v}};
+    const SafeWriteTensor t[] = {{"x", 1, {1}, &v, DTYPE_F32}, {"x", 1, {1}, &v, DTYPE_F32}};
     Error err = {{0}};
     assert_int_not_equal(safetensors_write(path, t, 2, NULL, 0, &err), 0);
     assert_non_null(strstr(err.message, "'x' is used twice"));
@@ -219,7 +219,7 @@ static void test_write_refuses_unwritable_path(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/no-such-folder/w.safetensors", temp_dir());
     const float v = 1;
-    const SafeWriteTensor t = {"x", 1, {1}, &v};
+    const SafeWriteTensor t = {"x", 1, {1}, &v, DTYPE_F32};
     Error err = {{0}};
     assert_int_not_equal(safetensors_write(path, &t, 1, NULL, 0, &err), 0);
     assert_non_null(strstr(err.message, path));

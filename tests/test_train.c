@@ -112,7 +112,7 @@ static bool torch_available(void)
 static void ints_tensor(SafeWriteTensor *t, const char *name, const int *ids, size_t n, float *buf)
 {
     for (size_t i = 0; i < n; i++) buf[i] = (float)ids[i];
-    *t = (SafeWriteTensor){name, 1, {n}, buf};
+    *t = (SafeWriteTensor){name, 1, {n}, buf, DTYPE_F32};
 }
 
 static const char *tmp_path(char *buf, const char *name)

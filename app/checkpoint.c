@@ -1,0 +1,82 @@
+/* checkpoint.c — saving and restoring training state (see checkpoint.h). */
+#include "checkpoint.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECKPOINT_FORMAT "translate-checkpoint-1"
+
+int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
+                    const TrainProgress *p, Error *err)
+{
+    SafeWriteTensor moments[2] = {{"optimizer.m", 1, {tr->opt.count}, tr->opt.m, DTYPE_F32},
+                                  {"optimizer.v", 1, {tr->opt.count}, tr->opt.v, DTYPE_F32}};
+    char values[7][64];
+    snprintf(values[0], sizeof values[0], "%s", CHECKPOINT_FORMAT);
+    snprintf(values[1], sizeof values[1], "%ld", tr->opt.step);
+    snprintf(values[2], sizeof values[2], "%d", p->epoch);
+    snprintf(values[3], sizeof values[3], "%d", p->batch);
+    snprintf(values[4], sizeof values[4], "%016" PRIx64, tr->dropout_rng.state);
+    snprintf(values[5], sizeof values[5], "%.17g", p->best_bleu);
+    snprintf(values[6], sizeof values[6], "%.17g %.17g", p->elapsed, p->tokens);
+    SafeMeta meta[7] = {{"checkpoint", values[0]}, {"step", values[1]},
+                        {"epoch", values[2]},      {"batch", values[3]},
+                        {"dropout_rng", values[4]}, {"best_bleu", values[5]},
+                        {"elapsed_tokens", values[6]}};
+    return model_save_with(&tr->model, path, hashes, DTYPE_F32, moments, 2, meta, 7, err);
+}
+
+/* A metadata value, or an error naming the missing key. */
+static const char *need(const SafeFile *f, const char *key, Error *err)
+{
+    const char *v = safetensors_meta(f, key);
+    if (!v) error_set(err, "%s: not a checkpoint: no \"%s\" in __metadata__", f->path, key);
+    return v;
+}
+
+static int read_moments(const SafeFile *f, const char *name, float *out, size_t count, Error *err)
+{
+    const SafeTensor *t = safetensors_find(f, name);
+    if (!t || t->ndim != 1 || t->numel != count)
+        return error_set(err, "%s: tensor '%s' missing or not [%zu]", f->path, name, count);
+    safetensors_to_f32(t, out);
+    return 0;
+}
+
+int checkpoint_load(const char *path, Trainer *tr, VocabHashes hashes, TrainProgress *p, Error *err)
+{
+    SafeFile f;
+    if (safetensors_open(path, &f, err)) return -1;
+    Model saved;
+    int status = -1;
+    const char *format = need(&f, "checkpoint", err), *step, *epoch, *batch, *rng, *best, *et;
+    if (format && strcmp(format, CHECKPOINT_FORMAT) != 0) {
+        error_set(err, "%s: checkpoint format %s, expected %s", path, format, CHECKPOINT_FORMAT);
+        format = NULL;
+    }
+    if (!format || !(step = need(&f, "step", err)) || !(epoch = need(&f, "epoch", err)) ||
+        !(batch = need(&f, "batch", err)) || !(rng = need(&f, "dropout_rng", err)) ||
+        !(best = need(&f, "best_bleu", err)) || !(et = need(&f, "elapsed_tokens", err)))
+        goto done;
+    if (model_load_from(&saved, &f, &tr->model.arch, hashes, "optimizer.", err)) goto done;
+    memcpy(tr->model.params.data, saved.params.data, saved.params.count * sizeof(float));
+    model_free(&saved);
+    if (read_moments(&f, "optimizer.m", tr->opt.m, tr->opt.count, err) ||
+        read_moments(&f, "optimizer.v", tr->opt.v, tr->opt.count, err))
+        goto done;
+    tr->opt.step = strtol(step, NULL, 10);
+    tr->dropout_rng.state = strtoull(rng, NULL, 16);
+    p->epoch = (int)strtol(epoch, NULL, 10);
+    p->batch = (int)strtol(batch, NULL, 10);
+    p->best_bleu = strtod(best, NULL);
+    if (sscanf(et, "%lf %lf", &p->elapsed, &p->tokens) != 2) {
+        error_set(err, "%s: bad \"elapsed_tokens\" in __metadata__", path);
+        goto done;
+    }
+    status = 0;
+done:
+    safetensors_close(&f);
+    return status;
+}

@@ -1,0 +1,32 @@
+/* checkpoint.h — everything needed to continue training exactly where it
+ * stopped: the parameters, AdamW's moments and step, where in which epoch
+ * training was, the dropout generator's state, and the best dev score.
+ *
+ * A checkpoint is a safetensors file: the model's tensors under their
+ * usual names (so it also loads as a model), plus "optimizer.m" and
+ * "optimizer.v" (flat, in parameter order) and the progress as metadata.
+ * It is written to a temporary file, fsync'ed and renamed, so killing the
+ * trainer at any moment leaves the previous checkpoint intact. */
+#ifndef TRANSLATE_CHECKPOINT_H
+#define TRANSLATE_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "../model/trainer.h"
+#include "../model/weights.h"
+
+typedef struct {
+    int epoch;          /* the epoch under way (0-based) */
+    int batch;          /* batches of that epoch already done */
+    double best_bleu;   /* best dev BLEU so far; -1 before the first evaluation */
+    double elapsed;     /* seconds of training so far, over all runs */
+    double tokens;      /* tokens trained on so far */
+} TrainProgress;
+
+int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
+                    const TrainProgress *progress, Error *err);
+/* Restore into a trainer already initialised for the same architecture. */
+int checkpoint_load(const char *path, Trainer *tr, VocabHashes hashes, TrainProgress *progress,
+                    Error *err);
+
+#endif

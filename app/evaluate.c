@@ -1,0 +1,78 @@
+/* evaluate.c — translate a data set and score it (see evaluate.h). */
+#include "evaluate.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/util.h"
+
+#include "../model/metrics.h"
+#include "../tokenizer/detokenize.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Sentences decoded together: enough rows for the matrix products to run
+ * at full speed, few enough to keep the attention maps' memory small. */
+enum { EVAL_BATCH = 64 };
+
+/* Translate lines [first, first+n) of data, the translatable ones together;
+ * hyps[i] receives a malloc'd translation or NULL. */
+static void translate_chunk(const Model *model, const Dataset *data, size_t first, size_t n,
+                            const Vocab *tgt_vocab, const DecodeConfig *decode,
+                            const char *target_lang, char **hyps)
+{
+    int ids[EVAL_BATCH * 128 + 1], src_start[EVAL_BATCH + 1] = {0}, limits[EVAL_BATCH];
+    int *outputs[EVAL_BATCH], lengths[EVAL_BATCH];
+    size_t line_of[EVAL_BATCH];
+    int count = 0, max_len = model->arch.max_len;
+    int *id_buf = max_len <= 128 ? ids : xmalloc((size_t)EVAL_BATCH * max_len * sizeof(int));
+    for (size_t i = first; i < first + n; i++) {
+        int S = data->src_start[i + 1] - data->src_start[i];
+        hyps[i - first] = NULL;
+        if (S < 1 || S > max_len) continue;
+        memcpy(id_buf + src_start[count], data->src_ids + data->src_start[i], (size_t)S * sizeof(int));
+        src_start[count + 1] = src_start[count] + S;
+        limits[count] = decode_limit(&model->arch, S, decode->max_output_ratio, decode->max_output_extra);
+        outputs[count] = xmalloc((size_t)limits[count] * sizeof(int));
+        line_of[count++] = i - first;
+    }
+    if (count) decode_greedy_many(model, id_buf, src_start, count, limits, outputs, lengths);
+    for (int b = 0; b < count; b++) {
+        hyps[line_of[b]] = detokenize_ids(tgt_vocab, outputs[b], (size_t)lengths[b], target_lang);
+        free(outputs[b]);
+    }
+    if (id_buf != ids) free(id_buf);
+}
+
+void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
+              const DecodeConfig *decode, const char *target_lang, FILE *hyps, EvalScores *out)
+{
+    double start = now();
+    BleuStats bleu = {0};
+    ChrfStats chrf = {0};
+    MetricTokenize tok = metric_tokenize_for_lang(target_lang);
+    out->skipped = 0;
+    char *chunk[EVAL_BATCH];
+    for (size_t first = 0; first < data->count; first += EVAL_BATCH) {
+        size_t n = data->count - first < EVAL_BATCH ? data->count - first : EVAL_BATCH;
+        translate_chunk(model, data, first, n, tgt_vocab, decode, target_lang, chunk);
+        for (size_t i = 0; i < n; i++) {
+            const char *h = chunk[i] ? chunk[i] : "";
+            out->skipped += chunk[i] == NULL;
+            bleu_add(&bleu, h, data->target_text[first + i], tok);
+            chrf_add(&chrf, h, data->target_text[first + i]);
+            if (hyps) fprintf(hyps, "%s\n", h);
+            free(chunk[i]);
+        }
+    }
+    out->bleu = bleu_score(&bleu);
+    out->chrf = chrf_score(&chrf);
+    out->sentences = data->count;
+    out->seconds = now() - start;
+}

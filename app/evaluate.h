@@ -1,0 +1,27 @@
+/* evaluate.h — translating a whole dev/test set and scoring it with corpus
+ * BLEU and chrF2, as sacrebleu computes them (model/metrics.h): 13a
+ * tokenisation for English output, sacrebleu's "zh" for Chinese.
+ *
+ * Every line counts: a source that cannot be translated (invalid text, or
+ * longer than max_len) is scored as an empty hypothesis. */
+#ifndef TRANSLATE_EVALUATE_H
+#define TRANSLATE_EVALUATE_H
+
+#include <stdio.h>
+
+#include "../model/decode.h"
+#include "config.h"
+#include "dataset.h"
+
+typedef struct {
+    double bleu, chrf;
+    size_t sentences, skipped;
+    double seconds;
+} EvalScores;
+
+/* Greedy-decode every line of `data` with `model`; write each hypothesis
+ * to `hyps` when it is not NULL. */
+void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
+              const DecodeConfig *decode, const char *target_lang, FILE *hyps, EvalScores *out);
+
+#endif

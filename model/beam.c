@@ -1,0 +1,432 @@
+/* beam.c — beam search with per-hypothesis attention maps (see beam.h).
+ *
+ * The live hypotheses occupy "slots" 0..live-1 of one step-decoding batch:
+ * slot b owns rows b·cap .. b·cap+cap-1 of every decoder layer's
+ * self-attention K/V store and the [H, cap, cap] / [H, cap, S] blocks of
+ * that sequence's self- and cross-attention maps (cap = limit).  Those
+ * blocks double as the hypothesis's history: row t is written by step t.
+ * Beside them each slot keeps its tokens, log-probabilities and top-5
+ * alternatives so far.  After each step the survivors are moved into the
+ * slots in rank order, every per-slot array copied from the parent's slot
+ * (reorder below), so a slot's rows always describe its own path.
+ *
+ * Sharing one source among B targets: cross-attention finds sequence b's
+ * memory keys/values at rows src_start[b].. of the projected memory, so the
+ * source is encoded once (a batch of 1) and its projected keys/values are
+ * copied to rows b·S.. for every other slot; decoding steps then use
+ * src_start = {0, S, 2S, ...}.  The encoder runs once, only the copy is B×.
+ *
+ * Stopping rule: a candidate ending in </s> leaves the beam and joins the
+ * ended list, which keeps the `beam` best by normalised score.  The search
+ * stops when no hypothesis is live, or when that list is full and no live
+ * hypothesis can beat its worst entry even in the best case (its raw score
+ * can only fall; see settled), or after `limit` steps, when the live
+ * hypotheses join the list unfinished.
+ *
+ * Not done here: several sources at once, coverage or repetition
+ * penalties, keeping logits. */
+#include "beam.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "../tokenizer/vocab.h"
+
+enum { K = DECODE_TOP_K };
+
+/* One proposed extension of a live hypothesis. */
+typedef struct {
+    int parent;    /* slot of the hypothesis it extends */
+    int token;
+    float logprob; /* of token */
+    float raw;     /* the parent's raw score + logprob */
+} Candidate;
+
+/* A hypothesis that has left the beam (</s> or the length limit). */
+typedef struct {
+    Translation t;
+    float score;   /* normalised */
+    int arrival;   /* order of arrival: the earlier wins a tie */
+} Ended;
+
+typedef struct {
+    const Model *model;
+    int beam, width; /* hypotheses kept; tokens proposed per hypothesis (<= V) */
+    int S, cap;      /* source length; steps at most (rows per slot) */
+    float alpha;     /* length penalty */
+    const int *src_ids;
+    Activations acts;
+    Batch batch;                     /* the decoding steps' batch, count = live */
+    int *src_start, *tgt_start;      /* [beam+1] */
+    int *kv_start, *tokens, *parent; /* [beam]: K/V rows, next inputs, parent slots */
+    int live;
+    float *raw;                      /* [beam] Σ logprob of each slot's path */
+    int *output_ids;                 /* [beam, cap] */
+    float *logprobs;                 /* [beam, cap] */
+    int *top_ids;                    /* [beam, cap, K] */
+    float *top_logprobs;             /* [beam, cap, K] */
+    float *encoder_attn;             /* [L_enc, H, S, S], shared by every hypothesis */
+    Candidate *cand;                 /* [beam·width] */
+    int *ids;                        /* [max(width, K)] top_k's output */
+    char *scratch;                   /* reorder's staging area */
+    Ended *ended;                    /* [beam] the best so far, unsorted */
+    int n_ended, arrivals;
+} Search;
+
+/* ---- scores and top-k (log_sum_exp and top_k as in decode.c) ------------- */
+
+static float normalise(float raw, int T, float alpha) { return raw / powf((float)T, alpha); }
+
+float beam_score(const Translation *t, float length_penalty)
+{
+    float raw = 0.0f; /* summed in step order, as the search does */
+    for (int i = 0; i < t->steps; i++) raw += t->logprobs[i];
+    return normalise(raw, t->steps, length_penalty);
+}
+
+/* Best first: higher raw score, then lower parent slot, then lower token
+ * (a total order, so qsort's instability cannot show). */
+static int by_rank(const void *pa, const void *pb)
+{
+    const Candidate *a = pa, *b = pb;
+    if (a->raw != b->raw) return a->raw > b->raw ? -1 : 1;
+    if (a->parent != b->parent) return a->parent - b->parent;
+    return a->token - b->token;
+}
+
+/* ---- moving hypotheses between slots ---------------------------------------- */
+
+/* One per-slot array: slot b's data starts at base + b·stride (bytes) and
+ * the part to move is `runs` runs of `len` bytes, `gap` apart (one run per
+ * head for the attention maps, whose rows t+1.. are not written yet). */
+typedef struct {
+    void *base;
+    size_t stride, gap, len;
+    int runs;
+} SlotSpan;
+
+/* Slot j (< n) receives slot parent[j]'s data.  Every moving slot is staged
+ * before any is written, because a slot can be both a parent and a child;
+ * a slot that is its own parent stays put. */
+static void reorder(SlotSpan s, const int *parent, int n, char *scratch)
+{
+    char *base = s.base;
+    for (int j = 0; j < n; j++)
+        for (int r = 0; parent[j] != j && r < s.runs; r++)
+            memcpy(scratch + ((size_t)j * s.runs + r) * s.len,
+                   base + (size_t)parent[j] * s.stride + (size_t)r * s.gap, s.len);
+    for (int j = 0; j < n; j++)
+        for (int r = 0; parent[j] != j && r < s.runs; r++)
+            memcpy(base + (size_t)j * s.stride + (size_t)r * s.gap,
+                   scratch + ((size_t)j * s.runs + r) * s.len, s.len);
+}
+
+static SlotSpan span(void *base, size_t stride, size_t gap, size_t len, int runs)
+{
+    return (SlotSpan){base, stride, gap, len, runs};
+}
+
+/* Everything a slot holds after step t (rows 0..t) follows its parent. */
+static void reorder_slots(Search *s, int t, int n)
+{
+    const ModelArch *a = &s->model->arch;
+    size_t D = (size_t)a->d_model, cap = (size_t)s->cap, S = (size_t)s->S, rows = (size_t)t + 1;
+    size_t f = sizeof(float), i = sizeof(int);
+    int H = a->heads;
+    for (int l = 0; l < a->decoder_layers; l++) {
+        AttentionActs *sa = &s->acts.decoder[l].self_attn;
+        reorder(span(sa->k, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
+        reorder(span(sa->v, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
+        reorder(span(acts_decoder_map(&s->acts, &s->batch, l, 0), H * cap * cap * f, cap * cap * f,
+                     rows * cap * f, H), s->parent, n, s->scratch);
+        reorder(span(acts_cross_map(&s->acts, &s->batch, l, 0), H * cap * S * f, cap * S * f,
+                     rows * S * f, H), s->parent, n, s->scratch);
+    }
+    reorder(span(s->output_ids, cap * i, 0, rows * i, 1), s->parent, n, s->scratch);
+    reorder(span(s->logprobs, cap * f, 0, rows * f, 1), s->parent, n, s->scratch);
+    reorder(span(s->top_ids, cap * K * i, 0, rows * K * i, 1), s->parent, n, s->scratch);
+    reorder(span(s->top_logprobs, cap * K * f, 0, rows * K * f, 1), s->parent, n, s->scratch);
+    reorder(span(s->raw, f, 0, f, 1), s->parent, n, s->scratch);
+}
+
+/* ---- ended hypotheses -------------------------------------------------------- */
+
+/* The Translation of slot b's first T steps. */
+static void extract(const Search *s, int b, int T, bool finished, Translation *out)
+{
+    const ModelArch *a = &s->model->arch;
+    size_t H = (size_t)a->heads, S = (size_t)s->S, n = (size_t)T, row = (size_t)b * s->cap;
+    memset(out, 0, sizeof *out);
+    out->src_len = s->S;
+    out->src_ids = xmalloc(S * sizeof(int));
+    memcpy(out->src_ids, s->src_ids, S * sizeof(int));
+    out->steps = T;
+    out->finished = finished;
+    out->output_ids = xmalloc(n * sizeof(int));
+    memcpy(out->output_ids, s->output_ids + row, n * sizeof(int));
+    out->input_ids = xmalloc(n * sizeof(int));
+    out->input_ids[0] = VOCAB_BOS; /* the decoder reads <s>, then the output shifted */
+    memcpy(out->input_ids + 1, out->output_ids, (n - 1) * sizeof(int));
+    out->logprobs = xmalloc(n * sizeof(float));
+    memcpy(out->logprobs, s->logprobs + row, n * sizeof(float));
+    out->top_ids = xmalloc(n * K * sizeof(int));
+    memcpy(out->top_ids, s->top_ids + row * K, n * K * sizeof(int));
+    out->top_logprobs = xmalloc(n * K * sizeof(float));
+    memcpy(out->top_logprobs, s->top_logprobs + row * K, n * K * sizeof(float));
+    size_t enc = (size_t)a->encoder_layers * H * S * S;
+    out->encoder_attn = xmalloc(enc * sizeof(float));
+    memcpy(out->encoder_attn, s->encoder_attn, enc * sizeof(float));
+    out->decoder_attn = xmalloc((size_t)a->decoder_layers * H * n * n * sizeof(float));
+    out->cross_attn = xmalloc((size_t)a->decoder_layers * H * n * S * sizeof(float));
+    for (int l = 0; l < a->decoder_layers; l++) {
+        decode_copy_map(out->decoder_attn + l * H * n * n, acts_decoder_map(&s->acts, &s->batch, l, b),
+                 (int)H, T, T, s->cap, s->cap);
+        decode_copy_map(out->cross_attn + l * H * n * S, acts_cross_map(&s->acts, &s->batch, l, b),
+                 (int)H, T, s->S, s->cap, s->S);
+    }
+}
+
+/* The worst kept: lowest score, the later arrival on a tie. */
+static Ended *worst_ended(const Search *s)
+{
+    Ended *w = &s->ended[0];
+    for (int i = 1; i < s->n_ended; i++) {
+        Ended *e = &s->ended[i];
+        if (e->score < w->score || (e->score == w->score && e->arrival > w->arrival)) w = e;
+    }
+    return w;
+}
+
+/* Slot b's first T steps (raw score `raw`) leave the beam; kept if among
+ * the `beam` best so far.  The Translation is built only when kept. */
+static void offer(Search *s, int b, int T, float raw, bool finished)
+{
+    float score = normalise(raw, T, s->alpha);
+    Ended *e;
+    if (s->n_ended < s->beam) {
+        e = &s->ended[s->n_ended++];
+    } else {
+        e = worst_ended(s);
+        if (score <= e->score) return;
+        translation_free(&e->t);
+    }
+    e->score = score;
+    e->arrival = s->arrivals++;
+    extract(s, b, T, finished, &e->t);
+}
+
+/* Best first, the earlier arrival on a tie. */
+static int by_score(const void *pa, const void *pb)
+{
+    const Ended *a = pa, *b = pb;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    return a->arrival - b->arrival;
+}
+
+/* ---- the search -------------------------------------------------------------- */
+
+static void search_init(Search *s, const Model *m, const int *src_ids, int S, int limit,
+                        const BeamSettings *set)
+{
+    const ModelArch *a = &m->arch;
+    int B = set->beam, H = a->heads, D = a->d_model;
+    memset(s, 0, sizeof *s);
+    s->model = m;
+    s->beam = B;
+    s->width = B < a->tgt_vocab ? B : a->tgt_vocab;
+    s->S = S;
+    s->cap = limit;
+    s->alpha = set->length_penalty;
+    s->src_ids = src_ids;
+    /* Source rows for B copies of the memory's keys/values (see the top). */
+    ActsSize size = acts_size_steps(a, B, S, limit);
+    size.src_rows = B * S;
+    acts_alloc(&s->acts, a, size);
+
+    size_t beams = (size_t)B, cap = (size_t)limit;
+    s->src_start = xmalloc((beams + 1) * sizeof(int));
+    s->tgt_start = xmalloc((beams + 1) * sizeof(int));
+    s->kv_start = xmalloc(beams * sizeof(int));
+    for (int i = 0; i <= B; i++) {
+        s->src_start[i] = i * S;
+        s->tgt_start[i] = i; /* one new row per hypothesis per step */
+        if (i < B) s->kv_start[i] = i * limit;
+    }
+    s->tokens = xmalloc(beams * sizeof(int));
+    s->parent = xmalloc(beams * sizeof(int));
+    s->raw = xcalloc(beams, sizeof(float));
+    s->output_ids = xcalloc(beams * cap, sizeof(int));
+    s->logprobs = xcalloc(beams * cap, sizeof(float));
+    s->top_ids = xcalloc(beams * cap * K, sizeof(int));
+    s->top_logprobs = xcalloc(beams * cap * K, sizeof(float));
+    s->encoder_attn = xmalloc((size_t)a->encoder_layers * H * S * S * sizeof(float));
+    s->cand = xmalloc(beams * (size_t)s->width * sizeof(Candidate));
+    s->ids = xmalloc((size_t)(s->width > K ? s->width : K) * sizeof(int));
+    s->ended = xcalloc(beams, sizeof(Ended));
+    /* The largest slot part reorder moves (bytes): K/V rows, a map block, or
+     * the top-5 history. */
+    size_t f = sizeof(float), per_slot = cap * (size_t)D * f;
+    if ((size_t)H * cap * cap * f > per_slot) per_slot = (size_t)H * cap * cap * f;
+    if ((size_t)H * cap * S * f > per_slot) per_slot = (size_t)H * cap * S * f;
+    if (cap * K * sizeof(int) > per_slot) per_slot = cap * K * sizeof(int);
+    s->scratch = xmalloc(beams * per_slot);
+
+    /* transformer_decode reads only src_start of the source side (where
+     * each sequence's memory rows are), so src_ids stays NULL. */
+    s->batch = (Batch){.count = 1, .src_start = s->src_start, .tgt_ids = s->tokens,
+                       .tgt_start = s->tgt_start, .kv_start = s->kv_start, .kv_capacity = limit};
+    s->live = 1;
+    s->tokens[0] = VOCAB_BOS;
+}
+
+static void search_free(Search *s)
+{
+    acts_free(&s->acts);
+    for (int i = 0; i < s->n_ended; i++) translation_free(&s->ended[i].t);
+    free(s->src_start);
+    free(s->tgt_start);
+    free(s->kv_start);
+    free(s->tokens);
+    free(s->parent);
+    free(s->raw);
+    free(s->output_ids);
+    free(s->logprobs);
+    free(s->top_ids);
+    free(s->top_logprobs);
+    free(s->encoder_attn);
+    free(s->cand);
+    free(s->ids);
+    free(s->scratch);
+    free(s->ended);
+}
+
+/* Encode the source once, keep its maps, and give every slot its own copy
+ * of each decoder layer's cross-attention keys and values. */
+static void encode(Search *s)
+{
+    const ModelArch *a = &s->model->arch;
+    size_t S = (size_t)s->S, D = (size_t)a->d_model, H = (size_t)a->heads;
+    int src_start[2] = {0, s->S};
+    Batch one = {.count = 1, .src_ids = s->src_ids, .src_start = src_start};
+    transformer_encode(&s->acts, s->model, &one);
+    for (int l = 0; l < a->encoder_layers; l++)
+        memcpy(s->encoder_attn + l * H * S * S, acts_encoder_map(&s->acts, &one, l, 0),
+               H * S * S * sizeof(float));
+    for (int l = 0; l < a->decoder_layers; l++) {
+        AttentionActs *ca = &s->acts.decoder[l].cross_attn;
+        for (int b = 1; b < s->beam; b++) {
+            memcpy(ca->k + b * S * D, ca->k, S * D * sizeof(float));
+            memcpy(ca->v + b * S * D, ca->v, S * D * sizeof(float));
+        }
+    }
+}
+
+/* After step t: log-softmax each live hypothesis's logits, note its top-5
+ * for the Translation, propose its `width` best tokens, and rank all
+ * proposals.  Returns how many are kept (the first of s->cand). */
+static int expand(Search *s, int t)
+{
+    int V = s->model->arch.tgt_vocab, n = 0;
+    for (int b = 0; b < s->live; b++) {
+        const float *logits = s->acts.logits + (size_t)b * V; /* row b: this step's */
+        float lse = decode_log_sum_exp(logits, V);
+        size_t at = ((size_t)b * s->cap + t) * K;
+        decode_top_k(logits, V, K, s->ids);
+        for (int k = 0; k < K; k++) {
+            s->top_ids[at + k] = s->ids[k];
+            s->top_logprobs[at + k] = s->ids[k] >= 0 ? logits[s->ids[k]] - lse : -INFINITY;
+        }
+        /* ranking by logits within one hypothesis equals ranking by
+         * log-probability, and keeps beam 1 identical to greedy's argmax */
+        decode_top_k(logits, V, s->width, s->ids);
+        for (int k = 0; k < s->width; k++) {
+            float lp = logits[s->ids[k]] - lse;
+            s->cand[n++] = (Candidate){b, s->ids[k], lp, s->raw[b] + lp};
+        }
+    }
+    qsort(s->cand, (size_t)n, sizeof *s->cand, by_rank);
+    return n < s->beam ? n : s->beam;
+}
+
+/* The kept candidates of step t take their places: those ending in </s>
+ * leave the beam, the others become slots 0..live-1 in rank order. */
+static void advance(Search *s, int t, int kept)
+{
+    int live = 0;
+    for (int i = 0; i < kept; i++) {
+        const Candidate *c = &s->cand[i];
+        if (c->token != VOCAB_EOS) {
+            s->parent[live++] = c->parent;
+            continue;
+        }
+        /* The parent's slot holds the path through step t; write the </s>
+         * there (its children get their own token after reorder_slots). */
+        size_t at = (size_t)c->parent * s->cap + t;
+        s->output_ids[at] = c->token;
+        s->logprobs[at] = c->logprob;
+        offer(s, c->parent, t + 1, c->raw, true);
+    }
+    reorder_slots(s, t, live);
+    live = 0;
+    for (int i = 0; i < kept; i++) {
+        const Candidate *c = &s->cand[i];
+        if (c->token == VOCAB_EOS) continue;
+        size_t at = (size_t)live * s->cap + t;
+        s->output_ids[at] = c->token;
+        s->logprobs[at] = c->logprob;
+        s->raw[live] = c->raw;
+        s->tokens[live++] = c->token;
+    }
+    s->live = live;
+}
+
+/* After step t, can no live hypothesis still enter the ended list?  Its
+ * raw score can only fall (log-probabilities are <= 0) and it would end
+ * with between t+2 and cap tokens; raw / L^alpha is monotonic in L, so
+ * its best possible score is at one of those two lengths. */
+static bool settled(const Search *s, int t)
+{
+    if (s->live == 0) return true;
+    if (s->n_ended < s->beam || t + 2 > s->cap) return false;
+    float worst = worst_ended(s)->score;
+    for (int b = 0; b < s->live; b++) {
+        float r = s->raw[b];
+        if (fmaxf(normalise(r, t + 2, s->alpha), normalise(r, s->cap, s->alpha)) > worst)
+            return false;
+    }
+    return true;
+}
+
+int beam_decode(const Model *model, const int *src_ids, int S, int limit,
+                const BeamSettings *set, Translation *out, float *scores)
+{
+    const ModelArch *a = &model->arch;
+    ASSERT(S >= 1 && S <= a->max_len && limit >= 1 && limit <= a->max_len);
+    ASSERT(set->beam >= 1 && set->n_best >= 1 && set->n_best <= set->beam);
+    Search s;
+    search_init(&s, model, src_ids, S, limit, set);
+    encode(&s);
+    int t = 0;
+    for (; t < limit; t++) {
+        s.batch.count = s.live;
+        s.batch.tgt_pos = t;
+        transformer_decode(&s.acts, model, &s.batch);
+        advance(&s, t, expand(&s, t));
+        if (settled(&s, t)) break;
+    }
+    /* At the length limit the live hypotheses compete unfinished. */
+    if (t == limit)
+        for (int b = 0; b < s.live; b++) offer(&s, b, limit, s.raw[b], false);
+
+    qsort(s.ended, (size_t)s.n_ended, sizeof *s.ended, by_score);
+    int n = s.n_ended < set->n_best ? s.n_ended : set->n_best;
+    for (int i = 0; i < n; i++) {
+        out[i] = s.ended[i].t; /* moved: search_free must not free it */
+        if (scores) scores[i] = s.ended[i].score;
+        memset(&s.ended[i].t, 0, sizeof s.ended[i].t);
+    }
+    search_free(&s);
+    return n;
+}

@@ -1,0 +1,41 @@
+/* beam.h — beam search: the `beam` most probable partial translations are
+ * kept at every step instead of greedy's single one, and the n best
+ * finished ones are returned, each with its own attention maps.
+ *
+ * The hypotheses run as one batch of `beam` target sequences over the same
+ * source: the source is encoded once, every step feeds each live
+ * hypothesis's last token through the decoder with the key/value cache of
+ * decode.h, and when the survivors of a step descend from other
+ * hypotheses, their cached keys/values and attention-map rows are copied
+ * along, so each returned Translation holds exactly the maps of the tokens
+ * it consists of (equal to a teacher-forced pass over them; see
+ * tests/test_beam.c).
+ *
+ * Scores are GNMT-style length-normalised log-probabilities:
+ *     score = Σ_t logprob_t / T^length_penalty
+ * where T counts the output tokens including the final </s>. */
+#ifndef TRANSLATE_BEAM_H
+#define TRANSLATE_BEAM_H
+
+#include "decode.h"
+
+typedef struct {
+    int beam;             /* hypotheses kept per step, >= 1 (1 is greedy) */
+    float length_penalty; /* alpha >= 0 in the score above (0: raw sum) */
+    int n_best;           /* translations wanted, 1 <= n_best <= beam */
+} BeamSettings;
+
+/* The score above of a Translation's tokens (t->logprobs[0..steps-1]). */
+float beam_score(const Translation *t, float length_penalty);
+
+/* Beam search over src_ids[S] (1 <= S <= max_len) for at most `limit`
+ * (1..max_len) steps.  Fills out[0..n-1] best first and, when `scores` is
+ * not NULL, scores[0..n-1] (beam_score of each); returns n, 1 <= n <=
+ * n_best.  A hypothesis that reached `limit` without </s> competes too,
+ * with finished = false.  The caller frees each out[i] with
+ * translation_free; logits are not kept (out[i].logits is NULL).  With
+ * beam 1 the result is bitwise that of decode_greedy. */
+int beam_decode(const Model *model, const int *src_ids, int S, int limit,
+                const BeamSettings *settings, Translation *out, float *scores);
+
+#endif

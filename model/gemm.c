@@ -1,0 +1,497 @@
+/* gemm.c — see gemm.h.
+ *
+ * The fast path follows the classic layout of BLIS and GotoBLAS ("Anatomy of
+ * High-Performance Matrix Multiplication", Goto & van de Geijn, 2008):
+ *
+ *   for each block of NC columns of C              (jc)
+ *     for each block of KC along the sum           (pc)
+ *       pack B[pc.., jc..] into panels NR wide      -> bpack (stays in L2/L3)
+ *       for each block of MC rows of C             (ic)
+ *         pack A[ic.., pc..] into panels MR high   -> apack (stays in L2)
+ *         for each NR-wide panel of B, each MR-high panel of A:
+ *           micro-kernel: an MR×NR tile of C += panel_A · panel_B
+ *
+ * A packed panel stores, for k = 0..kc-1, the MR (or NR) values of column
+ * (row) k side by side, zero-padded past the matrix edge.  So the
+ * micro-kernel reads both operands sequentially whatever the form, and the
+ * three forms differ only in the strides the packing reads with: that is
+ * the whole difference between gemm_nt, gemm_nn and gemm_tn.  The
+ * micro-kernel keeps its MR×NR tile of C in vector registers: per k it
+ * loads NR/16 vectors of B, broadcasts MR values of A and does MR·NR/16
+ * fused multiply-adds.  Packing gemm_nt's B is a transpose; with AVX-512
+ * it is done with gathers (it costs as much as the multiplication itself
+ * when A has few rows, as in decoding).
+ *
+ * Why results do not depend on the thread count: every element of C is
+ * summed by one micro-kernel call per KC block, k in increasing order, then
+ * added to C; threads only decide which tiles a thread computes, never how
+ * a tile is computed.  Edge tiles run the same arithmetic (zero padding adds
+ * exact zeros) and go through a small buffer instead of straight to C.
+ *
+ * Deliberately not here: a persistent thread pool (threads are started per
+ * call, and only for products big enough to repay it), hand-written
+ * prefetching, and a vectorised path for CPUs without AVX2 (they get the
+ * reference loops). */
+#include "gemm.h"
+
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+
+/* Block sizes (in floats).  KC·NR·4 bytes of B (32 KiB for AVX-512) is the
+ * B panel the inner loop re-reads while it walks down A; MC·KC·4 bytes
+ * (192 KiB) of packed A stays in L2; KC·NC·4 bytes of packed B in L2/L3.
+ * MC must be a multiple of every kernel's MR and NC of every NR. */
+enum { KC = 256, MC = 192, NC = 4096 };
+
+/* Below this many multiply-adds a product runs on the calling thread:
+ * starting a thread costs tens of microseconds. */
+#define THREAD_MIN_FMAS (1u << 22)
+
+/* ---- the references --------------------------------------------------- */
+
+/* Sum in double: the reference is then the more accurate side of every
+ * comparison, so a test's tolerance measures the fast kernel's error. */
+void gemm_nt_reference(float *C, const float *A, const float *B, int M, int N, int K,
+                       bool accumulate)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = accumulate ? C[(size_t)i * N + j] : 0.0;
+            for (int k = 0; k < K; k++)
+                sum += (double)A[(size_t)i * K + k] * B[(size_t)j * K + k];
+            C[(size_t)i * N + j] = (float)sum;
+        }
+}
+
+void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, int K,
+                       bool accumulate)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = accumulate ? C[(size_t)i * N + j] : 0.0;
+            for (int k = 0; k < K; k++)
+                sum += (double)A[(size_t)i * K + k] * B[(size_t)k * N + j];
+            C[(size_t)i * N + j] = (float)sum;
+        }
+}
+
+void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, int K,
+                       bool accumulate)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = accumulate ? C[(size_t)i * N + j] : 0.0;
+            for (int k = 0; k < K; k++)
+                sum += (double)A[(size_t)k * M + i] * B[(size_t)k * N + j];
+            C[(size_t)i * N + j] = (float)sum;
+        }
+}
+
+/* ---- micro-kernels ---------------------------------------------------- */
+
+/* C[mr,nr] (+)= Ap · Bp over kc steps, where Ap is a packed panel
+ * [kc][MR] and Bp a packed panel [kc][NR] (both 64-byte aligned), C has
+ * row stride ldc and mr ≤ MR, nr ≤ NR are the part of the tile inside C. */
+typedef void MicroKernel(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                         int mr, int nr, bool accumulate);
+
+/* Copy an edge tile (row stride nr_full) into the mr×nr corner of C that
+ * exists, with the same single addition the full-tile path does. */
+static void tile_to_c(float *C, size_t ldc, const float *tile, int nr_full, int mr, int nr,
+                      bool accumulate)
+{
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            float v = tile[i * nr_full + j];
+            C[(size_t)i * ldc + j] = accumulate ? C[(size_t)i * ldc + j] + v : v;
+        }
+}
+
+/* AVX-512: 12 rows × 32 columns = 24 zmm accumulators, plus two for B and
+ * the broadcasts folded into the FMAs' memory operands (32 registers). */
+enum { MR_512 = 12, NR_512 = 32 };
+
+__attribute__((target("avx512f,fma")))
+static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                         int mr, int nr, bool accumulate)
+{
+    __m512 acc[MR_512][2];
+#pragma GCC unroll 12
+    for (int r = 0; r < MR_512; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int k = 0; k < kc; k++, Ap += MR_512, Bp += NR_512) {
+        __m512 b0 = _mm512_load_ps(Bp), b1 = _mm512_load_ps(Bp + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < MR_512; r++) {
+            __m512 a = _mm512_set1_ps(Ap[r]);
+            acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
+        }
+    }
+    if (mr == MR_512 && nr == NR_512) {
+#pragma GCC unroll 12
+        for (int r = 0; r < MR_512; r++) {
+            float *c = C + (size_t)r * ldc;
+            if (accumulate) {
+                acc[r][0] = _mm512_add_ps(_mm512_loadu_ps(c), acc[r][0]);
+                acc[r][1] = _mm512_add_ps(_mm512_loadu_ps(c + 16), acc[r][1]);
+            }
+            _mm512_storeu_ps(c, acc[r][0]);
+            _mm512_storeu_ps(c + 16, acc[r][1]);
+        }
+    } else {
+        _Alignas(64) float tile[MR_512 * NR_512];
+        for (int r = 0; r < MR_512; r++) {
+            _mm512_store_ps(tile + r * NR_512, acc[r][0]);
+            _mm512_store_ps(tile + r * NR_512 + 16, acc[r][1]);
+        }
+        tile_to_c(C, ldc, tile, NR_512, mr, nr, accumulate);
+    }
+}
+
+/* Pack a B panel for gemm_nt: `count` ≤ NR_512 rows of B, each contiguous
+ * along k, `stride` floats apart, into dst[k*NR_512 + x] (zero past count).
+ * A transpose: done with gathers, 16 rows at a time, it is several times
+ * faster than scalar copies, which matters when M is small and packing B
+ * costs as much as multiplying. */
+__attribute__((target("avx512f")))
+static void pack_b_rows_avx512(float *dst, const float *src, size_t stride, int kc, int count)
+{
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i offsets = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)stride));
+    for (int x0 = 0; x0 < NR_512; x0 += 16) {
+        int n = count - x0 < 0 ? 0 : count - x0 > 16 ? 16 : count - x0;
+        __mmask16 rows = (__mmask16)((1u << n) - 1);
+        const float *s = src + (size_t)x0 * stride;
+        for (int k = 0; k < kc; k++)
+            _mm512_store_ps(dst + (size_t)k * NR_512 + x0,
+                            _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, offsets, s + k, 4));
+    }
+}
+
+/* AVX2: 6 rows × 16 columns = 12 ymm accumulators of the 16 registers. */
+enum { MR_256 = 6, NR_256 = 16 };
+
+__attribute__((target("avx2,fma")))
+static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc, int mr,
+                       int nr, bool accumulate)
+{
+    __m256 acc[MR_256][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR_256; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int k = 0; k < kc; k++, Ap += MR_256, Bp += NR_256) {
+        __m256 b0 = _mm256_load_ps(Bp), b1 = _mm256_load_ps(Bp + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < MR_256; r++) {
+            __m256 a = _mm256_broadcast_ss(Ap + r);
+            acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
+        }
+    }
+    if (mr == MR_256 && nr == NR_256) {
+#pragma GCC unroll 6
+        for (int r = 0; r < MR_256; r++) {
+            float *c = C + (size_t)r * ldc;
+            if (accumulate) {
+                acc[r][0] = _mm256_add_ps(_mm256_loadu_ps(c), acc[r][0]);
+                acc[r][1] = _mm256_add_ps(_mm256_loadu_ps(c + 8), acc[r][1]);
+            }
+            _mm256_storeu_ps(c, acc[r][0]);
+            _mm256_storeu_ps(c + 8, acc[r][1]);
+        }
+    } else {
+        _Alignas(32) float tile[MR_256 * NR_256];
+        for (int r = 0; r < MR_256; r++) {
+            _mm256_store_ps(tile + r * NR_256, acc[r][0]);
+            _mm256_store_ps(tile + r * NR_256 + 8, acc[r][1]);
+        }
+        tile_to_c(C, ldc, tile, NR_256, mr, nr, accumulate);
+    }
+}
+
+/* ---- kernel choice ---------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    int mr, nr;
+    MicroKernel *micro; /* NULL: run the references */
+    /* Optional fast pack_panel for B panels whose lines run along k with
+     * the given stride (gemm_nt's B); NULL: pack_panel does it. */
+    void (*pack_b_rows)(float *dst, const float *src, size_t stride, int kc, int count);
+} Kernel;
+
+static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512,
+                                       pack_b_rows_avx512};
+static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL};
+static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL};
+
+static bool cpu_runs(const Kernel *k)
+{
+    if (k == &KERNEL_AVX512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    if (k == &KERNEL_AVX2)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return true;
+}
+
+static const Kernel *const KERNELS[] = {&KERNEL_AVX512, &KERNEL_AVX2, &KERNEL_GENERIC};
+
+static const Kernel *auto_kernel;   /* best this CPU runs; set once */
+static const Kernel *forced_kernel; /* gemm_force_kernel's choice, or NULL */
+static pthread_once_t auto_once = PTHREAD_ONCE_INIT;
+static int n_threads = 1;
+
+static void choose_auto_kernel(void)
+{
+    __builtin_cpu_init();
+    for (size_t i = 0; i < sizeof KERNELS / sizeof *KERNELS; i++)
+        if (cpu_runs(KERNELS[i])) {
+            auto_kernel = KERNELS[i];
+            break;
+        }
+}
+
+static const Kernel *current_kernel(void)
+{
+    pthread_once(&auto_once, choose_auto_kernel);
+    return forced_kernel ? forced_kernel : auto_kernel;
+}
+
+const char *gemm_kernel_name(void) { return current_kernel()->name; }
+
+bool gemm_force_kernel(const char *name)
+{
+    pthread_once(&auto_once, choose_auto_kernel);
+    if (!name) {
+        forced_kernel = NULL;
+        return true;
+    }
+    for (size_t i = 0; i < sizeof KERNELS / sizeof *KERNELS; i++)
+        if (strcmp(KERNELS[i]->name, name) == 0 && cpu_runs(KERNELS[i])) {
+            forced_kernel = KERNELS[i];
+            return true;
+        }
+    return false;
+}
+
+void gemm_set_threads(int n) { n_threads = n < 1 ? 1 : n; }
+int gemm_threads(void) { return n_threads; }
+
+/* ---- packing and the blocked loops ------------------------------------ */
+
+/* One product C[m,n] (+)= A·B with A and B given by strides:
+ * A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs]. */
+typedef struct {
+    float *c;
+    size_t ldc;
+    const float *a, *b;
+    size_t a_rs, a_cs, b_rs, b_cs;
+    int m, n, k;
+    bool accumulate;
+} Product;
+
+/* Pack a panel of `width` (MR or NR) lines, `count` ≤ width of which exist,
+ * kc long: dst[k*width + x] = src[k*k_stride + x*x_stride], zero past count.
+ * The loop order follows whichever stride is 1 so reads are sequential. */
+static void pack_panel(float *dst, const float *src, size_t k_stride, size_t x_stride, int kc,
+                       int count, int width)
+{
+    if (x_stride == 1) {
+        for (int k = 0; k < kc; k++, dst += width) {
+            memcpy(dst, src + (size_t)k * k_stride, (size_t)count * sizeof *dst);
+            memset(dst + count, 0, (size_t)(width - count) * sizeof *dst);
+        }
+        return;
+    }
+    for (int x = 0; x < count; x++) {
+        const float *s = src + (size_t)x * x_stride;
+        for (int k = 0; k < kc; k++) dst[(size_t)k * width + x] = s[(size_t)k * k_stride];
+    }
+    for (int k = 0; k < kc; k++)
+        for (int x = count; x < width; x++) dst[(size_t)k * width + x] = 0.0f;
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+static int round_up(int x, int to) { return (x + to - 1) / to * to; }
+
+/* 64-byte aligned float buffer carved out of an xmalloc'd block. */
+static float *align64(void *raw) { return (float *)(((uintptr_t)raw + 63) & ~(uintptr_t)63); }
+
+/* Each thread's packing buffer, kept between calls: a fresh allocation per
+ * call costs page faults (large blocks are mmap'ed anew each time), which
+ * showed up as ~15% of a training step.  Worker threads free theirs when
+ * their job ends (job_run); the calling thread keeps its own. */
+static _Thread_local void *pack_buffer;
+static _Thread_local size_t pack_buffer_size;
+
+static void *pack_space(size_t bytes)
+{
+    if (bytes > pack_buffer_size) {
+        free(pack_buffer);
+        pack_buffer = xmalloc(bytes);
+        pack_buffer_size = bytes;
+    }
+    return pack_buffer;
+}
+
+/* The blocked loops of the file's opening comment, on the calling thread. */
+static void product_run(const Kernel *kern, const Product *p)
+{
+    const int MR = kern->mr, NR = kern->nr;
+    int kc_max = min_int(p->k, KC);
+    /* a_len is rounded to 16 floats so bpack is 64-byte aligned too */
+    size_t a_len = (size_t)round_up(round_up(min_int(p->m, MC), MR) * kc_max, 16);
+    size_t b_len = (size_t)round_up(min_int(p->n, NC), NR) * kc_max;
+    void *raw = pack_space((a_len + b_len) * sizeof(float) + 64);
+    float *apack = align64(raw), *bpack = apack + a_len;
+
+    /* gathers take 32-bit offsets: up to 15 rows of B apart */
+    bool gather_b = kern->pack_b_rows && p->b_rs == 1 && p->b_cs <= INT32_MAX / 16;
+    for (int jc = 0; jc < p->n; jc += NC) {
+        int nc = min_int(p->n - jc, NC);
+        for (int pc = 0; pc < p->k; pc += KC) {
+            int kc = min_int(p->k - pc, KC);
+            bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
+            for (int jr = 0; jr < nc; jr += NR) {
+                const float *b = p->b + (size_t)pc * p->b_rs + (size_t)(jc + jr) * p->b_cs;
+                if (gather_b)
+                    kern->pack_b_rows(bpack + (size_t)jr * kc, b, p->b_cs, kc,
+                                      min_int(NR, nc - jr));
+                else
+                    pack_panel(bpack + (size_t)jr * kc, b, p->b_rs, p->b_cs, kc,
+                               min_int(NR, nc - jr), NR);
+            }
+            for (int ic = 0; ic < p->m; ic += MC) {
+                int mc = min_int(p->m - ic, MC);
+                for (int ir = 0; ir < mc; ir += MR)
+                    pack_panel(apack + (size_t)ir * kc,
+                               p->a + (size_t)(ic + ir) * p->a_rs + (size_t)pc * p->a_cs,
+                               p->a_cs, p->a_rs, kc, min_int(MR, mc - ir), MR);
+                for (int jr = 0; jr < nc; jr += NR)
+                    for (int ir = 0; ir < mc; ir += MR)
+                        kern->micro(kc, apack + (size_t)ir * kc, bpack + (size_t)jr * kc,
+                                    p->c + (size_t)(ic + ir) * p->ldc + jc + jr, p->ldc,
+                                    min_int(MR, mc - ir), min_int(NR, nc - jr), acc);
+            }
+        }
+    }
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+typedef struct Job {
+    const Kernel *kern;
+    Product part;
+    const struct Job *first; /* jobs[0], run by the calling thread */
+} Job;
+
+static void *job_run(void *arg)
+{
+    const Job *job = arg;
+    product_run(job->kern, &job->part);
+    if (job != job->first) { /* a worker thread: its buffer dies with it */
+        free(pack_buffer);
+        pack_buffer = NULL;
+        pack_buffer_size = 0;
+    }
+    return NULL;
+}
+
+/* Rows i0..i1 (or columns j0..j1) of p's C, as a product of its own. */
+static Product rows_of(const Product *p, int i0, int i1)
+{
+    Product q = *p;
+    q.c += (size_t)i0 * p->ldc;
+    q.a += (size_t)i0 * p->a_rs;
+    q.m = i1 - i0;
+    return q;
+}
+
+static Product cols_of(const Product *p, int j0, int j1)
+{
+    Product q = *p;
+    q.c += j0;
+    q.b += (size_t)j0 * p->b_cs;
+    q.n = j1 - j0;
+    return q;
+}
+
+/* Split C into one band per thread along its longer side, in whole tiles,
+ * and run the bands at once: thread 0 is the caller.  If a thread cannot
+ * be started its band runs on the caller afterwards: slower, same bits. */
+static void product_run_threaded(const Kernel *kern, const Product *p)
+{
+    bool by_rows = p->m >= p->n;
+    int len = by_rows ? p->m : p->n, tile = by_rows ? kern->mr : kern->nr;
+    int tiles = (len + tile - 1) / tile;
+    int n = n_threads < tiles ? n_threads : tiles;
+    if ((double)p->m * p->n * p->k < THREAD_MIN_FMAS) n = 1;
+    if (n <= 1) {
+        product_run(kern, p);
+        return;
+    }
+    Job *jobs = xmalloc((size_t)n * sizeof *jobs);
+    pthread_t *ids = xmalloc((size_t)n * sizeof *ids);
+    bool *started = xcalloc((size_t)n, sizeof *started);
+    for (int t = 0; t < n; t++) {
+        int lo = min_int(len, tiles * t / n * tile), hi = min_int(len, tiles * (t + 1) / n * tile);
+        jobs[t].kern = kern;
+        jobs[t].first = &jobs[0];
+        jobs[t].part = by_rows ? rows_of(p, lo, hi) : cols_of(p, lo, hi);
+    }
+    for (int t = 1; t < n; t++) started[t] = pthread_create(&ids[t], NULL, job_run, &jobs[t]) == 0;
+    job_run(&jobs[0]);
+    for (int t = 1; t < n; t++) {
+        if (started[t])
+            pthread_join(ids[t], NULL);
+        else
+            job_run(&jobs[t]);
+    }
+    free(started);
+    free(ids);
+    free(jobs);
+}
+
+/* ---- the three forms -------------------------------------------------- */
+
+typedef void Reference(float *C, const float *A, const float *B, int M, int N, int K,
+                       bool accumulate);
+
+static void gemm(const Product *p, Reference *reference)
+{
+    ASSERT(p->m >= 0 && p->n >= 0 && p->k >= 0);
+    const Kernel *kern = current_kernel();
+    if (p->m == 0 || p->n == 0) return;
+    if (!kern->micro) {
+        reference(p->c, p->a, p->b, p->m, p->n, p->k, p->accumulate);
+    } else if (p->k == 0) { /* an empty sum: C = 0, or C unchanged */
+        if (!p->accumulate) memset(p->c, 0, (size_t)p->m * p->n * sizeof *p->c);
+    } else {
+        product_run_threaded(kern, p);
+    }
+}
+
+void gemm_nt(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate)
+{
+    /* A(i,k) = A[i*K + k], B(k,j) = B[j*K + k] */
+    Product p = {C, (size_t)N, A, B, (size_t)K, 1, 1, (size_t)K, M, N, K, accumulate};
+    gemm(&p, gemm_nt_reference);
+}
+
+void gemm_nn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate)
+{
+    /* A(i,k) = A[i*K + k], B(k,j) = B[k*N + j] */
+    Product p = {C, (size_t)N, A, B, (size_t)K, 1, (size_t)N, 1, M, N, K, accumulate};
+    gemm(&p, gemm_nn_reference);
+}
+
+void gemm_tn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate)
+{
+    /* A(i,k) = A[k*M + i], B(k,j) = B[k*N + j] */
+    Product p = {C, (size_t)N, A, B, 1, (size_t)M, (size_t)N, 1, M, N, K, accumulate};
+    gemm(&p, gemm_tn_reference);
+}

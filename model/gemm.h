@@ -1,0 +1,53 @@
+/* gemm.h — single-precision matrix multiplication, the three forms a
+ * linear layer needs.
+ *
+ * All matrices are row-major float32 and densely packed (a row of an
+ * [R,C] matrix is C floats, the next row follows).  Letters: C is the
+ * output [M,N]; K is the length of the sum.  With accumulate the product is
+ * added to what C holds (backward passes add into gradients); without it C
+ * is overwritten and its old contents are never read (it may hold NaNs).
+ * C must not alias A or B.
+ *
+ * The fast kernels (AVX-512 or AVX2 + FMA, chosen at run time) sum in a
+ * different order from the references and use fused multiply-adds, so
+ * results differ from gemm_*_reference in the last bits.  They are
+ * deterministic: the same inputs and shape give the same bits on every run
+ * and for every thread count (each output element is computed by the same
+ * sequence of operations however the work is split between threads). */
+#ifndef TRANSLATE_GEMM_H
+#define TRANSLATE_GEMM_H
+
+#include <stdbool.h>
+
+/* C[M,N] (+)= A[M,K] · B[N,K]ᵀ   (forward: out = in · Wᵀ, W in PyTorch's
+ * [out_features, in_features] layout). */
+void gemm_nt(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate);
+/* C[M,N] (+)= A[M,K] · B[K,N]    (backward to the input: d_in = d_out · W). */
+void gemm_nn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate);
+/* C[M,N] (+)= A[K,M]ᵀ · B[K,N]   (backward to the weight: d_W += d_outᵀ · in). */
+void gemm_tn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate);
+
+/* The plain triple loops the fast kernels are tested against (same
+ * contracts as above; they sum in double).  Also what gemm_* run on a CPU
+ * without AVX2 + FMA. */
+void gemm_nt_reference(float *C, const float *A, const float *B, int M, int N, int K,
+                       bool accumulate);
+void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, int K,
+                       bool accumulate);
+void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, int K,
+                       bool accumulate);
+
+/* How many threads one call may use (default 1; values below 1 mean 1).
+ * Small products always run on the calling thread.  Set it before calls
+ * start, not while another thread is inside gemm_*. */
+void gemm_set_threads(int n);
+int gemm_threads(void);
+
+/* "avx512", "avx2" or "generic" (the references): the kernel gemm_* use. */
+const char *gemm_kernel_name(void);
+/* For tests and benchmarks: use the named kernel from now on (NULL: back to
+ * the automatic choice).  Returns false, changing nothing, if the name is
+ * unknown or this CPU cannot run it. */
+bool gemm_force_kernel(const char *name);
+
+#endif

@@ -1,0 +1,300 @@
+/* test_gemm.c — the fast matrix products against the plain references.
+ *
+ * Every form (nt, nn, tn) × accumulate off/on × every kernel this CPU runs
+ * × 1 and 2 threads, over shapes chosen to hit every edge: 1s, primes that
+ * are multiples of no tile size, sums longer than one K block, and the
+ * model's real shapes.  A fast result must be within
+ *     1e-5 · K · max|A| · max|B|  (+ 1e-6 · max|C₀| when accumulating)
+ * of the reference, which sums in double.  Then what gemm.h promises
+ * beyond accuracy: two runs give the same bits, 1 and 2 threads give the
+ * same bits, accumulate leaves C₀ out when off (even NaNs in C₀), and an
+ * empty sum (K = 0) gives zeros. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "../model/gemm.h"
+
+typedef void Gemm(float *C, const float *A, const float *B, int M, int N, int K,
+                  bool accumulate);
+
+typedef struct {
+    const char *name;
+    Gemm *fast, *reference;
+} Form;
+
+static const Form FORMS[] = {
+    {"nt", gemm_nt, gemm_nt_reference},
+    {"nn", gemm_nn, gemm_nn_reference},
+    {"tn", gemm_tn, gemm_tn_reference},
+};
+enum { N_FORMS = sizeof FORMS / sizeof *FORMS };
+
+static const char *const KERNELS[] = {"avx512", "avx2", "generic"};
+enum { N_KERNELS = sizeof KERNELS / sizeof *KERNELS };
+
+typedef struct {
+    int m, n, k;
+} Shape;
+
+static const Shape SHAPES[] = {
+    {1, 1, 1},        {1, 1, 7},       {2, 3, 1},      {7, 13, 29},    {13, 7, 29},
+    {12, 32, 256},    {11, 31, 257},   {25, 33, 513},  {97, 5, 300},   {5, 97, 300},
+    {1, 1024, 256},   {1, 256, 1024},  {3, 7000, 31},  {33, 7000, 256}, {200, 200, 600},
+    {197, 4099, 3},   {4096, 256, 256},
+};
+enum { N_SHAPES = sizeof SHAPES / sizeof *SHAPES };
+
+/* Uniform in [-scale, scale). */
+static float *random_matrix(size_t n, float scale, Rng *rng)
+{
+    float *x = xmalloc((n ? n : 1) * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = scale * (2.0f * rng_uniform(rng) - 1.0f);
+    return x;
+}
+
+static float max_abs(const float *x, size_t n)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < n; i++) m = fmaxf(m, fabsf(x[i]));
+    return m;
+}
+
+static float *copy(const float *x, size_t n)
+{
+    float *y = xmalloc((n ? n : 1) * sizeof *y);
+    memcpy(y, x, n * sizeof *y);
+    return y;
+}
+
+/* Inputs for one shape: A and B (sized for any form) and a C₀ to
+ * accumulate into.  Scales differ so a mix-up of A and B shows. */
+typedef struct {
+    Shape s;
+    float *a, *b, *c0;
+    float tol, tol_acc; /* without / with accumulate */
+} Case;
+
+static Case case_make(Shape s, uint64_t seed)
+{
+    Rng rng;
+    rng_seed(&rng, seed);
+    Case c = {s, NULL, NULL, NULL, 0, 0};
+    size_t mk = (size_t)s.m * s.k, nk = (size_t)s.n * s.k, mn = (size_t)s.m * s.n;
+    c.a = random_matrix(mk, 1.0f, &rng);
+    c.b = random_matrix(nk, 3.0f, &rng);
+    c.c0 = random_matrix(mn, 10.0f, &rng);
+    c.tol = 1e-5f * (float)s.k * max_abs(c.a, mk) * max_abs(c.b, nk);
+    c.tol_acc = c.tol + 1e-6f * max_abs(c.c0, mn);
+    return c;
+}
+
+static void case_free(Case *c)
+{
+    free(c->a);
+    free(c->b);
+    free(c->c0);
+}
+
+/* True if every element is within tol of the reference; otherwise reports
+ * the first that is not. */
+static bool close_enough(const float *got, const float *want, Shape s, float tol,
+                         const char *what)
+{
+    for (int i = 0; i < s.m; i++)
+        for (int j = 0; j < s.n; j++) {
+            float g = got[(size_t)i * s.n + j], w = want[(size_t)i * s.n + j];
+            if (!(fabsf(g - w) <= tol)) {
+                print_error("%s %dx%dx%d: C[%d,%d] = %.9g, reference %.9g (tolerance %g)\n",
+                            what, s.m, s.n, s.k, i, j, (double)g, (double)w, (double)tol);
+                return false;
+            }
+        }
+    return true;
+}
+
+/* One form on one case, with and without accumulate, for every kernel the
+ * CPU runs and 1 and 2 threads. */
+static void check_case(const Form *form, const Case *c)
+{
+    size_t mn = (size_t)c->s.m * c->s.n;
+    for (int accumulate = 0; accumulate <= 1; accumulate++) {
+        float *want = copy(c->c0, mn);
+        form->reference(want, c->a, c->b, c->s.m, c->s.n, c->s.k, accumulate);
+        for (int kn = 0; kn < N_KERNELS; kn++) {
+            if (!gemm_force_kernel(KERNELS[kn])) continue;
+            /* "generic" IS the reference: only check that it is wired up */
+            bool generic = strcmp(KERNELS[kn], "generic") == 0;
+            if (generic && (double)c->s.m * c->s.n * c->s.k > 1e6) continue;
+            for (int threads = 1; threads <= (generic ? 1 : 2); threads++) {
+                gemm_set_threads(threads);
+                float *got = copy(c->c0, mn);
+                form->fast(got, c->a, c->b, c->s.m, c->s.n, c->s.k, accumulate);
+                char what[96];
+                snprintf(what, sizeof what, "gemm_%s (%s, %d thread%s, accumulate %s)",
+                         form->name, KERNELS[kn], threads, threads > 1 ? "s" : "",
+                         accumulate ? "on" : "off");
+                bool ok = close_enough(got, want, c->s, accumulate ? c->tol_acc : c->tol, what);
+                free(got);
+                assert_true(ok);
+            }
+        }
+        free(want);
+    }
+    gemm_force_kernel(NULL);
+    gemm_set_threads(1);
+}
+
+static void check_form(const Form *form)
+{
+    for (int s = 0; s < N_SHAPES; s++) {
+        Case c = case_make(SHAPES[s], 100 + (uint64_t)s);
+        check_case(form, &c);
+        case_free(&c);
+    }
+}
+
+static void test_nt_matches_reference(void **state)
+{
+    (void)state;
+    check_form(&FORMS[0]);
+}
+
+static void test_nn_matches_reference(void **state)
+{
+    (void)state;
+    check_form(&FORMS[1]);
+}
+
+static void test_tn_matches_reference(void **state)
+{
+    (void)state;
+    check_form(&FORMS[2]);
+}
+
+/* Shapes big enough to be split between threads, and uneven. */
+static const Shape SPLIT_SHAPES[] = {{300, 257, 130}, {97, 1500, 256}, {513, 100, 300}};
+
+/* Same inputs → same bits: twice with one thread count, and across 1, 2
+ * and 3 threads (a tile is computed the same way whoever computes it). */
+static void test_results_are_deterministic(void **state)
+{
+    (void)state;
+    for (size_t s = 0; s < sizeof SPLIT_SHAPES / sizeof *SPLIT_SHAPES; s++) {
+        Case c = case_make(SPLIT_SHAPES[s], 7 + s);
+        size_t mn = (size_t)c.s.m * c.s.n;
+        for (int f = 0; f < N_FORMS; f++) {
+            float *first = NULL;
+            for (int threads = 1; threads <= 3; threads++)
+                for (int run = 0; run < 2; run++) {
+                    gemm_set_threads(threads);
+                    float *got = copy(c.c0, mn);
+                    FORMS[f].fast(got, c.a, c.b, c.s.m, c.s.n, c.s.k, true);
+                    if (!first) {
+                        first = got;
+                        continue;
+                    }
+                    if (memcmp(got, first, mn * sizeof *got) != 0)
+                        print_error("gemm_%s %dx%dx%d: %d threads, run %d differs from the first\n",
+                                    FORMS[f].name, c.s.m, c.s.n, c.s.k, threads, run + 1);
+                    assert_memory_equal(got, first, mn * sizeof *got);
+                    free(got);
+                }
+            free(first);
+        }
+        case_free(&c);
+    }
+    gemm_set_threads(1);
+}
+
+/* Without accumulate C's old contents are never read: NaNs there vanish. */
+static void test_overwrite_ignores_old_c(void **state)
+{
+    (void)state;
+    Case c = case_make((Shape){13, 37, 20}, 3);
+    size_t mn = (size_t)c.s.m * c.s.n;
+    for (int kn = 0; kn < N_KERNELS; kn++) {
+        if (!gemm_force_kernel(KERNELS[kn])) continue;
+        for (int f = 0; f < N_FORMS; f++) {
+            float *got = xmalloc(mn * sizeof *got);
+            for (size_t i = 0; i < mn; i++) got[i] = NAN;
+            FORMS[f].fast(got, c.a, c.b, c.s.m, c.s.n, c.s.k, false);
+            for (size_t i = 0; i < mn; i++) assert_false(isnan(got[i]));
+            free(got);
+        }
+    }
+    gemm_force_kernel(NULL);
+    case_free(&c);
+}
+
+/* K = 0 is an empty sum: zeros, or C unchanged when accumulating. */
+static void test_empty_sum(void **state)
+{
+    (void)state;
+    float a[1] = {0}, b[1] = {0};
+    for (int kn = 0; kn < N_KERNELS; kn++) {
+        if (!gemm_force_kernel(KERNELS[kn])) continue;
+        for (int f = 0; f < N_FORMS; f++) {
+            float c[6] = {1, 2, 3, 4, 5, 6};
+            FORMS[f].fast(c, a, b, 2, 3, 0, true);
+            assert_true(c[0] == 1.0f && c[5] == 6.0f);
+            FORMS[f].fast(c, a, b, 2, 3, 0, false);
+            for (int i = 0; i < 6; i++) assert_true(c[i] == 0.0f);
+        }
+    }
+    gemm_force_kernel(NULL);
+}
+
+/* A 2×2 product small enough to check by hand, in all three layouts. */
+static void test_small_product_by_hand(void **state)
+{
+    (void)state;
+    const float a[4] = {1, 2, 3, 4};  /* [[1,2],[3,4]] */
+    const float b[4] = {5, 6, 7, 8};  /* [[5,6],[7,8]] */
+    const float nt[4] = {17, 23, 39, 53}, nn[4] = {19, 22, 43, 50}, tn[4] = {26, 30, 38, 44};
+    const float *want[N_FORMS] = {nt, nn, tn};
+    for (int kn = 0; kn < N_KERNELS; kn++) {
+        if (!gemm_force_kernel(KERNELS[kn])) continue;
+        for (int f = 0; f < N_FORMS; f++) {
+            float c[4] = {1, 1, 1, 1};
+            FORMS[f].fast(c, a, b, 2, 2, 2, true);
+            for (int i = 0; i < 4; i++) assert_true(c[i] == want[f][i] + 1.0f);
+        }
+    }
+    gemm_force_kernel(NULL);
+}
+
+static void test_kernel_choice(void **state)
+{
+    (void)state;
+    const char *chosen = gemm_kernel_name();
+    assert_true(strcmp(chosen, "avx512") == 0 || strcmp(chosen, "avx2") == 0 ||
+                strcmp(chosen, "generic") == 0);
+    assert_true(gemm_force_kernel("generic"));
+    assert_string_equal(gemm_kernel_name(), "generic");
+    assert_false(gemm_force_kernel("sse9"));
+    assert_string_equal(gemm_kernel_name(), "generic"); /* unchanged */
+    assert_true(gemm_force_kernel(NULL));
+    assert_string_equal(gemm_kernel_name(), chosen);
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))
+        assert_string_equal(chosen, "avx512");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_product_by_hand),
+        cmocka_unit_test(test_nt_matches_reference),
+        cmocka_unit_test(test_nn_matches_reference),
+        cmocka_unit_test(test_tn_matches_reference),
+        cmocka_unit_test(test_results_are_deterministic),
+        cmocka_unit_test(test_overwrite_ignores_old_c),
+        cmocka_unit_test(test_empty_sum),
+        cmocka_unit_test(test_kernel_choice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

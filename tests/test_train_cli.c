@@ -1,0 +1,136 @@
+/* test_train_cli.c — ./train end to end: a tiny model memorises 16 pairs
+ * and then translates each of them exactly; a run stopped mid-epoch and
+ * resumed ends with the very same weights as an uninterrupted one. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../model/safetensors.h"
+
+/* A config in its own folder under the test temp dir: tiny model, trained
+ * and evaluated on tests/data/tiny.tsv. */
+static const char *write_config(const char *dir_name, const char *extra_train, const char *arch_extra)
+{
+    static char path[600];
+    char dir[512], cwd[512], yaml[4096];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(dir, sizeof dir, "%s/%s", temp_dir(), dir_name);
+    mkdir(dir, 0755);
+    snprintf(yaml, sizeof yaml,
+             "name: %s\nsource_language: en\ntarget_language: zh\n"
+             "model:\n  weights: model.safetensors\n  source_vocab: src.vocab\n  target_vocab: tgt.vocab\n"
+             "architecture:\n  d_model: 32\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n"
+             "  d_ff: 64\n  activation: relu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
+             "  tied_output_embedding: true\n%s"
+             "train:\n  train_data: %s/tests/data/tiny.tsv\n  dev_data: %s/tests/data/tiny.tsv\n"
+             "  label_smoothing: 0.0\n  clip_norm: 1.0\n  log_steps: 1000\n%s",
+             dir_name, arch_extra, cwd, cwd, extra_train);
+    snprintf(path, sizeof path, "%s/config.yaml", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(yaml, f);
+    fclose(f);
+    return path;
+}
+
+static void run_train(const char *config, const char *flag, int want_status)
+{
+    const char *argv[] = {"./train", "-q", "-t", "1", config, flag, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != want_status) fail_msg("train %s exited %d:\n%s", config, r.status, r.err);
+    run_result_free(&r);
+}
+
+static void test_tiny_model_memorises_sixteen_pairs(void **state)
+{
+    (void)state;
+    const char *config = write_config("overfit",
+                                      "  batch_tokens: 1000\n  learning_rate: 0.003\n  warmup_steps: 20\n"
+                                      "  epochs: 200\n  dropout: 0.0\n  seed: 3\n  eval_epochs: 200\n", "");
+    run_train(config, NULL, 0);
+    size_t len;
+    char *tsv = read_file("tests/data/tiny.tsv", &len);
+    char sources[4096] = "", targets[4096] = "";
+    for (char *line = strtok(tsv, "\n"); line; line = strtok(NULL, "\n")) {
+        char *tab = strchr(line, '\t'), *tab2 = strchr(tab + 1, '\t');
+        strncat(sources, line, (size_t)(tab - line));
+        strcat(sources, "\n");
+        strncat(targets, tab + 1, (size_t)(tab2 - tab - 1));
+        strcat(targets, "\n");
+    }
+    const char *argv[] = {"./translate", "-q", "-c", config, NULL};
+    RunResult r = run_program(argv, sources, strlen(sources));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, targets);
+    run_result_free(&r);
+    free(tsv);
+}
+
+/* The parameters and optimizer state of a checkpoint, byte for byte. */
+static void assert_same_tensors(const char *a_path, const char *b_path)
+{
+    SafeFile a, b;
+    Error err = {{0}};
+    assert_int_equal(safetensors_open(a_path, &a, &err), 0);
+    assert_int_equal(safetensors_open(b_path, &b, &err), 0);
+    assert_int_equal(a.count, b.count);
+    for (size_t i = 0; i < a.count; i++) {
+        const SafeTensor *t = safetensors_find(&b, a.tensors[i].name);
+        assert_non_null(t);
+        assert_int_equal(t->nbytes, a.tensors[i].nbytes);
+        if (memcmp(t->data, a.tensors[i].data, t->nbytes) != 0)
+            fail_msg("tensor %s differs between %s and %s", t->name, a_path, b_path);
+    }
+    const char *keys[] = {"step", "epoch", "batch", "dropout_rng"};
+    for (int k = 0; k < 4; k++)
+        assert_string_equal(safetensors_meta(&a, keys[k]), safetensors_meta(&b, keys[k]));
+    safetensors_close(&a);
+    safetensors_close(&b);
+}
+
+static void test_resumed_run_equals_uninterrupted_run(void **state)
+{
+    (void)state;
+    /* Small batches, so an epoch has several and the stop falls mid-epoch;
+     * dropout on, so the generator's state must be restored too. */
+    const char *common = "  batch_tokens: 60\n  learning_rate: 0.002\n  warmup_steps: 5\n  epochs: 3\n"
+                         "  dropout: 0.1\n  seed: 5\n  checkpoint_steps: 4\n";
+    char whole[600], stopped[600], resumed[600], ckpt_whole[700], ckpt_resumed[700];
+    snprintf(whole, sizeof whole, "%s", write_config("whole", common, ""));
+    char stop_train[512];
+    snprintf(stop_train, sizeof stop_train, "%s  max_steps: 7\n", common);
+    snprintf(stopped, sizeof stopped, "%s", write_config("resumed", stop_train, ""));
+    run_train(whole, NULL, 0);
+    run_train(stopped, NULL, 0); /* stops at step 7, mid-epoch, with a checkpoint */
+    snprintf(resumed, sizeof resumed, "%s", write_config("resumed", common, ""));
+    run_train(resumed, "--resume", 0);
+    snprintf(ckpt_whole, sizeof ckpt_whole, "%s/whole/model.safetensors.ckpt", temp_dir());
+    snprintf(ckpt_resumed, sizeof ckpt_resumed, "%s/resumed/model.safetensors.ckpt", temp_dir());
+    assert_same_tensors(ckpt_whole, ckpt_resumed);
+}
+
+static void test_existing_checkpoint_needs_resume(void **state)
+{
+    (void)state;
+    const char *config = write_config("again", "  batch_tokens: 1000\n  epochs: 1\n", "");
+    run_train(config, NULL, 0);
+    const char *argv[] = {"./train", "-q", config, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 2);
+    if (!strstr(r.err, "exists: continue with --resume")) fail_msg("unexpected message: %s", r.err);
+    run_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tiny_model_memorises_sixteen_pairs),
+        cmocka_unit_test(test_resumed_run_equals_uninterrupted_run),
+        cmocka_unit_test(test_existing_checkpoint_needs_resume),
+    };
+    return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
+}
