@@ -57,8 +57,8 @@ install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/translate/configs \
 	           $(DESTDIR)$(PREFIX)/share/translate/weights
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 configs/*.yaml $(DESTDIR)$(PREFIX)/share/translate/configs/
-	install -m 644 weights/* $(DESTDIR)$(PREFIX)/share/translate/weights/
+	install -m 644 configs/en-zh.yaml configs/zh-en.yaml $(DESTDIR)$(PREFIX)/share/translate/configs/
+	install -m 644 weights/*.safetensors weights/*.vocab $(DESTDIR)$(PREFIX)/share/translate/weights/
 
 uninstall:
 	rm -f $(PROGRAMS:%=$(DESTDIR)$(PREFIX)/bin/%)

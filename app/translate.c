@@ -36,6 +36,7 @@ typedef struct {
     const char *eval_path;     /* --eval: a TSV to translate and score */
     const char *hyps_path;     /* --hyps: where --eval writes its translations */
     int threads;
+    int beam, n_best;          /* --beam (0: the config's), --n-best (1) */
     bool init_weights, force, quiet;
 } Options;
 
@@ -57,6 +58,10 @@ static void usage(FILE *out)
             "      --eval TSV        translate the source column of TSV (e.g. dev.tsv) and\n"
             "                        print corpus BLEU and chrF2 against its target column\n"
             "      --hyps FILE       with --eval: also write the translations to FILE\n"
+            "  -b, --beam N          beam search with N hypotheses (default: the config's\n"
+            "                        decoding.beam; 1 is greedy)\n"
+            "  -n, --n-best N        print the N best translations of each input as\n"
+            "                        'LINE ||| TRANSLATION ||| SCORE' lines (N <= beam)\n"
             "  -t, --threads N       threads for matrix products (default: all cores)\n"
             "      --init-weights    write a seeded random model to the config's weights\n"
             "                        path and exit (refuses to overwrite without --force)\n"
@@ -69,6 +74,19 @@ static void usage(FILE *out)
             "error, 3 model file error, 4 output file error.\n");
 }
 
+/* A whole number in 1..max for option `name`. */
+static int parse_count(const char *name, const char *text, int max, int *out)
+{
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (*end || end == text || n < 1 || n > max) {
+        fprintf(stderr, "translate: %s: expected a number from 1 to %d, got '%s'\n", name, max, text);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, Options *opt)
 {
     enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS };
@@ -77,11 +95,12 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
         {"force", no_argument, 0, OPT_FORCE},    {"quiet", no_argument, 0, 'q'},
         {"eval", required_argument, 0, OPT_EVAL}, {"hyps", required_argument, 0, OPT_HYPS},
-        {"threads", required_argument, 0, 't'},
+        {"threads", required_argument, 0, 't'},  {"beam", required_argument, 0, 'b'},
+        {"n-best", required_argument, 0, 'n'},
         {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "c:a:t:qhV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:a:t:b:n:qhV", longs, NULL)) != -1) {
         switch (c) {
         case 'c': opt->config_path = optarg; break;
         case 'a': opt->attention_path = optarg; break;
@@ -90,16 +109,15 @@ static int parse_options(int argc, char **argv, Options *opt)
         case OPT_FORCE: opt->force = true; break;
         case OPT_EVAL: opt->eval_path = optarg; break;
         case OPT_HYPS: opt->hyps_path = optarg; break;
-        case 't': {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 256) {
-                fprintf(stderr, "translate: --threads: expected a number from 1 to 256, got '%s'\n", optarg);
-                return -1;
-            }
-            opt->threads = (int)n;
+        case 't':
+            if (parse_count("--threads", optarg, 256, &opt->threads)) return -1;
             break;
-        }
+        case 'b':
+            if (parse_count("--beam", optarg, 64, &opt->beam)) return -1;
+            break;
+        case 'n':
+            if (parse_count("--n-best", optarg, 64, &opt->n_best)) return -1;
+            break;
         case 'q': opt->quiet = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(0);
@@ -107,6 +125,15 @@ static int parse_options(int argc, char **argv, Options *opt)
             fprintf(stderr, "translate: try 'translate --help'\n");
             return -1;
         }
+    }
+    if (!opt->n_best) opt->n_best = 1;
+    if (opt->beam && opt->n_best > opt->beam) {
+        fprintf(stderr, "translate: --n-best %d needs --beam %d or more\n", opt->n_best, opt->n_best);
+        return -1;
+    }
+    if (opt->logits_path && opt->beam > 1) {
+        fprintf(stderr, "translate: --logits works with greedy decoding only (--beam 1)\n");
+        return -1;
     }
     return 0;
 }
@@ -207,17 +234,27 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
     if (src.unknown && !s->opt->quiet)
         fprintf(stderr, "translate: line %d: note: %d unknown word%s mapped to <unk>: %s\n", line,
                 src.unknown, src.unknown > 1 ? "s" : "", src.unknown_list);
-    Translation t;
-    char *output = translator_run(tr, &src, logits != NULL, &t);
-    printf("%s\n", output);
+    enum { MAX_N = 64 };
+    Translation t[MAX_N];
+    char *texts[MAX_N];
+    float scores[MAX_N];
+    RunOptions run = {s->opt->beam, s->opt->n_best, logits != NULL};
+    if (!run.beam && tr->config.decode.beam < run.n_best) run.beam = run.n_best;
+    int n = translator_run(tr, &src, &run, t, texts, scores);
+    if (s->opt->n_best > 1)
+        for (int i = 0; i < n; i++) printf("%d ||| %s ||| %.4f\n", line, texts[i], scores[i]);
+    else
+        printf("%s\n", texts[0]);
     fflush(stdout);
-    if (logits)
-        fwrite(t.logits, sizeof(float), (size_t)t.steps * tr->config.arch.tgt_vocab, logits);
+    if (logits && t[0].logits)
+        fwrite(t[0].logits, sizeof(float), (size_t)t[0].steps * tr->config.arch.tgt_vocab, logits);
     int which = tr == &s->models[1];
     if (s->attention[which])
-        attention_json_add(s->attention[which], line, text, &t, tr->src_vocab, tr->tgt_vocab, output);
-    free(output);
-    translation_free(&t);
+        attention_json_add(s->attention[which], line, text, &t[0], tr->src_vocab, tr->tgt_vocab, texts[0]);
+    for (int i = 0; i < n; i++) {
+        free(texts[i]);
+        translation_free(&t[i]);
+    }
     source_ids_free(&src);
     return TR_OK;
 }

@@ -11,26 +11,7 @@
 
 #include "../common/util.h"
 #include "layers.h"
-
-/* Dot product of two d_k-long head slices, with 8 independent partial
- * sums: the compiler can keep them in one vector register without
- * -ffast-math (which would let it reorder float sums behind our back). */
-static float dot(const float *a, const float *b, int n)
-{
-    float acc[8] = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) acc[j] += a[i + j] * b[i + j];
-    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
-/* y[n] += a · x[n]: no reduction, so it vectorises as it stands. */
-static void axpy(float *y, float a, const float *x, int n)
-{
-    for (int i = 0; i < n; i++) y[i] += a * x[i];
-}
+#include "vector.h"
 
 /* Row-wise softmax over the first `len` entries of row; the rest are the
  * masked (future) positions and become exactly 0. */
@@ -66,11 +47,11 @@ void attention_forward(float *out, float *probs, const float *q, const float *k,
             const float *qi = q + (size_t)i * D + h * dk;
             float *p = probs + ((size_t)h * shape.rows + shape.first + i) * shape.stride;
             int visible = visible_keys(shape, i, causal);
-            for (int j = 0; j < visible; j++) p[j] = dot(qi, k + (size_t)j * D + h * dk, dk) * scale;
+            for (int j = 0; j < visible; j++) p[j] = vec_dot(qi, k + (size_t)j * D + h * dk, dk) * scale;
             softmax_prefix(p, visible, shape.stride);
             float *oi = out + (size_t)i * D + h * dk;
             memset(oi, 0, (size_t)dk * sizeof *oi);
-            for (int j = 0; j < visible; j++) axpy(oi, p[j], v + (size_t)j * D + h * dk, dk);
+            for (int j = 0; j < visible; j++) vec_axpy(oi, p[j], v + (size_t)j * D + h * dk, dk);
         }
     }
 }
@@ -97,15 +78,15 @@ void attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
             float p_dot_dp = 0.0f; /* Σ_l p_l dp_l */
             for (int j = 0; j < visible; j++) {
                 size_t krow = (size_t)j * D + h * dk;
-                dp[j] = dot(g, v + krow, dk);
-                axpy(d_v + krow, p[j], g, dk);
+                dp[j] = vec_dot(g, v + krow, dk);
+                vec_axpy(d_v + krow, p[j], g, dk);
                 p_dot_dp += p[j] * dp[j];
             }
             for (int j = 0; j < visible; j++) {
                 size_t krow = (size_t)j * D + h * dk;
                 float ds = p[j] * (dp[j] - p_dot_dp) * scale;
-                axpy(d_q + qrow, ds, k + krow, dk);
-                axpy(d_k + krow, ds, q + qrow, dk);
+                vec_axpy(d_q + qrow, ds, k + krow, dk);
+                vec_axpy(d_k + krow, ds, q + qrow, dk);
             }
         }
     }

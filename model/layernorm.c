@@ -7,20 +7,10 @@
 #include <math.h>
 
 #include "layers.h"
+#include "vector.h"
 
 #define LAYERNORM_EPS 1e-5f
 
-/* Σ a[i]·b[i] (b == NULL: Σ a[i]) in 8 partial sums. */
-static float sum8(const float *a, const float *b, int n)
-{
-    float acc[8] = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) acc[j] += a[i + j] * (b ? b[i + j] : 1.0f);
-    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; i++) sum += a[i] * (b ? b[i] : 1.0f);
-    return sum;
-}
 
 void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
                        const float *weight, const float *bias, int N, int D)
@@ -28,9 +18,9 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
     for (int n = 0; n < N; n++) {
         const float *x = in + (size_t)n * D;
         float *y = out + (size_t)n * D;
-        float m = sum8(x, NULL, D) / (float)D;
+        float m = vec_sum(x, D) / (float)D;
         for (int i = 0; i < D; i++) y[i] = x[i] - m; /* centred, reused below */
-        float var = sum8(y, y, D) / (float)D;
+        float var = vec_dot(y, y, D) / (float)D;
         float r = 1.0f / sqrtf(var + LAYERNORM_EPS);
         for (int i = 0; i < D; i++) y[i] = y[i] * r * weight[i] + bias[i];
         if (mean) mean[n] = m;
@@ -59,7 +49,7 @@ void layernorm_backward(float *d_in, float *d_weight, float *d_bias, const float
             xhat[i] = (x[i] - m) * r;
             g[i] = dy[i] * weight[i];
         }
-        float mean_g = sum8(g, NULL, D) / (float)D, mean_gx = sum8(g, xhat, D) / (float)D;
+        float mean_g = vec_sum(g, D) / (float)D, mean_gx = vec_dot(g, xhat, D) / (float)D;
         for (int i = 0; i < D; i++) {
             dx[i] += r * (g[i] - mean_g - xhat[i] * mean_gx);
             d_weight[i] += dy[i] * xhat[i];

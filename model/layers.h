@@ -120,5 +120,9 @@ float cross_entropy_forward(float *losses, const float *logits, const int *targe
  * rather than accumulates: it starts the backward pass. */
 void cross_entropy_backward(float *d_logits, const float *logits, const int *targets, int N,
                             int V, float smoothing, int ignore_id);
+/* Both: returns the mean loss and writes d_logits, with one exponential
+ * per logit (the training step's version). */
+float cross_entropy_forward_backward(float *d_logits, const float *logits, const int *targets,
+                                     int N, int V, float smoothing, int ignore_id);
 
 #endif

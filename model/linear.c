@@ -8,6 +8,7 @@
  * what those kernels are tested against (tests/test_layers.c). */
 #include "gemm.h"
 #include "layers.h"
+#include "vector.h"
 
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int N, int I, int O)
@@ -34,19 +35,7 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
 
 /* ---- the plain reference loops ----------------------------------------- */
 
-static float dot(const float *a, const float *b, int n)
-{
-    float acc[8] = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) acc[j] += a[i + j] * b[i + j];
-    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
 
-/* The dot product keeps 8 independent partial sums: that lets the compiler
- * use vector registers without -ffast-math. */
 void linear_forward_reference(float *out, const float *in, const float *weight, const float *bias,
                               int N, int I, int O)
 {
@@ -54,7 +43,7 @@ void linear_forward_reference(float *out, const float *in, const float *weight, 
         const float *x = in + (size_t)n * I;
         float *y = out + (size_t)n * O;
         for (int o = 0; o < O; o++)
-            y[o] = dot(x, weight + (size_t)o * I, I) + (bias ? bias[o] : 0.0f);
+            y[o] = vec_dot(x, weight + (size_t)o * I, I) + (bias ? bias[o] : 0.0f);
     }
 }
 

@@ -68,8 +68,20 @@ float cross_entropy_forward(float *losses, const float *logits, const int *targe
 void cross_entropy_backward(float *d_logits, const float *logits, const int *targets, int N,
                             int V, float smoothing, int ignore_id)
 {
+    cross_entropy_forward_backward(d_logits, logits, targets, N, V, smoothing, ignore_id);
+}
+
+/* Both at once, for the training step: the exponentials computed for the
+ * log-sum-exp are kept in d_logits and turned into the gradient in place,
+ * one exp per logit instead of three — over [N, V] logits, the largest
+ * array of the step, that matters. */
+float cross_entropy_forward_backward(float *d_logits, const float *logits, const int *targets,
+                                     int N, int V, float smoothing, int ignore_id)
+{
     int count = counted_rows(targets, N, ignore_id);
-    double inv = count ? 1.0 / count : 0.0;
+    float scale = count ? 1.0f / (float)count : 0.0f;
+    float q_other = smoothing / V, q_target = q_other + 1.0f - smoothing;
+    double total = 0.0;
     for (int n = 0; n < N; n++) {
         const float *z = logits + (size_t)n * V;  /* [V] */
         float *dz = d_logits + (size_t)n * V;
@@ -79,9 +91,20 @@ void cross_entropy_backward(float *d_logits, const float *logits, const int *tar
             continue;
         }
         ASSERT(t >= 0 && t < V);
-        double lse = log_sum_exp(z, V); /* kept in double: z - lse must stay exact for large z */
-        float scale = (float)inv, q_other = smoothing / V, q_target = q_other + 1.0f - smoothing;
-        for (int c = 0; c < V; c++) dz[c] = (expf((float)(z[c] - lse)) - q_other) * scale;
+        float max = z[0];
+        for (int c = 1; c < V; c++)
+            if (z[c] > max) max = z[c];
+        double sum = 0.0, sum_z = 0.0;
+        for (int c = 0; c < V; c++) {
+            dz[c] = expf(z[c] - max);
+            sum += dz[c];
+            sum_z += z[c];
+        }
+        double lse = max + log(sum);
+        total += (1.0 - smoothing) * (lse - z[t]) + smoothing * (lse - sum_z / V);
+        float inv_sum = (float)(1.0 / sum);
+        for (int c = 0; c < V; c++) dz[c] = (dz[c] * inv_sum - q_other) * scale;
         dz[t] -= (q_target - q_other) * scale;
     }
+    return count ? (float)(total / count) : 0.0f;
 }

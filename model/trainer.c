@@ -47,13 +47,13 @@ float trainer_step(Trainer *tr, const Batch *batch, const int *labels, bool trai
     tr->acts.dropout = dropout;
     /* Batches are packed, so no row is padding; VOCAB_PAD never appears as
      * a label and ignoring it changes nothing. */
-    float loss = cross_entropy_forward(NULL, tr->acts.logits, labels, Nt, a->tgt_vocab,
-                                       tr->label_smoothing, VOCAB_PAD);
-    if (!train) return loss;
+    if (!train)
+        return cross_entropy_forward(NULL, tr->acts.logits, labels, Nt, a->tgt_vocab,
+                                     tr->label_smoothing, VOCAB_PAD);
     acts_zero(&tr->grad_acts);
     memset(tr->grads.data, 0, tr->grads.count * sizeof(float));
-    cross_entropy_backward(tr->grad_acts.logits, tr->acts.logits, labels, Nt, a->tgt_vocab,
-                           tr->label_smoothing, VOCAB_PAD);
+    float loss = cross_entropy_forward_backward(tr->grad_acts.logits, tr->acts.logits, labels, Nt,
+                                                a->tgt_vocab, tr->label_smoothing, VOCAB_PAD);
     transformer_backward(&tr->grad_acts, &tr->grads, &tr->acts, &tr->model, batch);
     return loss;
 }

@@ -170,6 +170,29 @@ static void test_han_text_picks_the_zh_en_model(void **state)
     run_result_free(&r);
 }
 
+/* ---- the shipped models --------------------------------------------------------- */
+
+static void test_shipped_en_zh_translates_the_seed_example(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "I love china", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 0);
+    if (strcmp(r.out, "我爱中国\n") != 0 && strcmp(r.out, "我爱中国。\n") != 0)
+        fail_msg("expected 我爱中国(。), got %s", r.out);
+    run_result_free(&r);
+}
+
+static void test_shipped_zh_en_translates_the_seed_example(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "我想吃酸菜鱼", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 0);
+    if (strncmp(r.out, "I want to eat", 13) != 0) fail_msg("expected 'I want to eat ...', got %s", r.out);
+    run_result_free(&r);
+}
+
 /* ---- the attention JSON --------------------------------------------------------- */
 
 static const cJSON *get(const cJSON *obj, const char *key)
@@ -343,6 +366,8 @@ int main(void)
         cmocka_unit_test(test_crlf_input_is_the_same_as_lf),
         cmocka_unit_test(test_unknown_words_are_reported_not_dropped),
         cmocka_unit_test(test_han_text_picks_the_zh_en_model),
+        cmocka_unit_test(test_shipped_en_zh_translates_the_seed_example),
+        cmocka_unit_test(test_shipped_zh_en_translates_the_seed_example),
         cmocka_unit_test(test_attention_json_shapes_and_token_roles),
         cmocka_unit_test(test_unwritable_attention_path),
         cmocka_unit_test(test_missing_config),

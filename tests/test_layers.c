@@ -618,9 +618,30 @@ static void test_cross_entropy_backward_writes(void **state)
     for (int c = 0; c < 6; c++) assert_true(d[c] == 0.0f);
 }
 
+/* The fused version the training step uses equals forward + backward. */
+static void test_cross_entropy_fused_equals_separate(void **state)
+{
+    (void)state;
+    enum { N = 5, V = 37 };
+    float logits[N * V], d_sep[N * V], d_fused[N * V];
+    Rng rng;
+    rng_seed(&rng, 11);
+    for (int i = 0; i < N * V; i++) logits[i] = 6.0f * rng_normal(&rng);
+    const int targets[N] = {3, 0, 36, 7, 0};
+    for (int pass = 0; pass < 2; pass++) {
+        float smoothing = pass ? 0.1f : 0.0f;
+        float loss = cross_entropy_forward(NULL, logits, targets, N, V, smoothing, 0);
+        cross_entropy_backward(d_sep, logits, targets, N, V, smoothing, 0);
+        float fused = cross_entropy_forward_backward(d_fused, logits, targets, N, V, smoothing, 0);
+        assert_float_equal(loss, fused, 1e-6);
+        for (int i = 0; i < N * V; i++) assert_float_equal(d_sep[i], d_fused[i], 1e-7);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cross_entropy_fused_equals_separate),
         cmocka_unit_test(test_linear_gradients),
         cmocka_unit_test(test_linear_null_gradients),
         cmocka_unit_test(test_layernorm_gradients),

@@ -13,23 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PYTHON "/usr/bin/python3"
 
-static bool torch_available(void)
-{
-    const char *argv[] = {PYTHON, "-c", "import torch", NULL};
-    RunResult r = run_program(argv, NULL, 0);
-    bool ok = r.status == 0;
-    run_result_free(&r);
-    return ok;
-}
 
 static void check_config(const char *config)
 {
-    if (!torch_available()) {
-        print_message("skipped: python3-torch not installed (apt-get install python3-torch)\n");
-        skip();
-    }
+    SKIP_WITHOUT_TORCH();
     char json[512], logits[512];
     snprintf(json, sizeof json, "%s/parity.json", temp_dir());
     snprintf(logits, sizeof logits, "%s/parity.logits", temp_dir());
@@ -38,7 +26,7 @@ static void check_config(const char *config)
     RunResult t = run_program(translate, NULL, 0);
     if (t.status != 0) fail_msg("translate failed (%d): %s", t.status, t.err);
     run_result_free(&t);
-    const char *reference[] = {PYTHON, "tools/reference.py", "check", json, logits, NULL};
+    const char *reference[] = {PYTHON_WITH_TORCH, "tools/reference.py", "check", json, logits, NULL};
     RunResult r = run_program(reference, NULL, 0);
     print_message("%s", r.out);
     if (r.status != 0) fail_msg("reference.py found mismatches (%d): %s", r.status, r.err);

@@ -13,7 +13,6 @@
 #include "../model/trainer.h"
 #include "../model/weights.h"
 
-#define PYTHON "/usr/bin/python3"
 
 static ModelArch small_arch(bool pre)
 {
@@ -100,14 +99,6 @@ static void test_gradients_match_finite_differences_pre_norm(void **state)
 
 /* ---- against PyTorch ----------------------------------------------------- */
 
-static bool torch_available(void)
-{
-    const char *argv[] = {PYTHON, "-c", "import torch", NULL};
-    RunResult r = run_program(argv, NULL, 0);
-    bool ok = r.status == 0;
-    run_result_free(&r);
-    return ok;
-}
 
 static void ints_tensor(SafeWriteTensor *t, const char *name, const int *ids, size_t n, float *buf)
 {
@@ -123,10 +114,7 @@ static const char *tmp_path(char *buf, const char *name)
 
 static void check_step_against_pytorch(bool pre)
 {
-    if (!torch_available()) {
-        print_message("skipped: python3-torch not installed (apt-get install python3-torch)\n");
-        skip();
-    }
+    SKIP_WITHOUT_TORCH();
     char model_path[512], batch_path[512], grads_path[512], after_path[512];
     Trainer tr;
     make_trainer(&tr, pre, 0.1f, pre ? ACTIVATION_GELU : ACTIVATION_RELU);
@@ -158,7 +146,7 @@ static void check_step_against_pytorch(bool pre)
     assert_int_equal(safetensors_write(tmp_path(batch_path, "step-batch.safetensors"), t, 5, meta, 7, &err), 0);
     trainer_free(&tr);
 
-    const char *argv[] = {PYTHON, "tools/reference.py", "step", model_path, batch_path, grads_path, after_path, NULL};
+    const char *argv[] = {PYTHON_WITH_TORCH, "tools/reference.py", "step", model_path, batch_path, grads_path, after_path, NULL};
     RunResult r = run_program(argv, NULL, 0);
     print_message("%s", r.out);
     if (r.status != 0) fail_msg("reference.py step found mismatches (%d): %s", r.status, r.err);

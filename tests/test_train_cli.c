@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../model/safetensors.h"
@@ -125,12 +128,52 @@ static void test_existing_checkpoint_needs_resume(void **state)
     run_result_free(&r);
 }
 
+/* Ctrl-C: the step under way finishes, a checkpoint is written, the exit
+ * status is 130, and --resume carries on from there. */
+static void test_interrupt_saves_a_checkpoint(void **state)
+{
+    (void)state;
+    const char *config = write_config("interrupted", "  batch_tokens: 60\n  epochs: 100000\n  dropout: 0.1\n"
+                                                     "  checkpoint_steps: 100000\n  eval_epochs: 100000\n", "");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 2);
+        execl("./train", "./train", "-q", "-t", "1", config, (char *)NULL);
+        _exit(127);
+    }
+    usleep(1500 * 1000); /* long enough to be well into training */
+    kill(pid, SIGINT);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 130);
+    char ckpt[700];
+    snprintf(ckpt, sizeof ckpt, "%s/interrupted/model.safetensors.ckpt", temp_dir());
+    SafeFile f;
+    Error err = {{0}};
+    assert_int_equal(safetensors_open(ckpt, &f, &err), 0);
+    long step = strtol(safetensors_meta(&f, "step"), NULL, 10);
+    safetensors_close(&f);
+    assert_true(step > 0);
+    /* and it continues: one more short run to a max_steps just past it */
+    char more[256];
+    snprintf(more, sizeof more, "  batch_tokens: 60\n  epochs: 100000\n  dropout: 0.1\n  max_steps: %ld\n"
+                                "  checkpoint_steps: 100000\n  eval_epochs: 100000\n", step + 3);
+    run_train(write_config("interrupted", more, ""), "--resume", 0);
+    assert_int_equal(safetensors_open(ckpt, &f, &err), 0);
+    assert_int_equal(strtol(safetensors_meta(&f, "step"), NULL, 10), step + 3);
+    safetensors_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_model_memorises_sixteen_pairs),
         cmocka_unit_test(test_resumed_run_equals_uninterrupted_run),
         cmocka_unit_test(test_existing_checkpoint_needs_resume),
+        cmocka_unit_test(test_interrupt_saves_a_checkpoint),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }

@@ -143,3 +143,15 @@ const char *tatoeba_dir(void)
     if (env) dir = env;
     return access(dir, R_OK) == 0 ? dir : NULL;
 }
+
+int torch_available(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        const char *argv[] = {PYTHON_WITH_TORCH, "-c", "import torch", NULL};
+        RunResult r = run_program(argv, NULL, 0);
+        known = r.status == 0;
+        run_result_free(&r);
+    }
+    return known;
+}

@@ -39,6 +39,19 @@ const char *temp_dir(void);
 /* Read a whole file (NULL if unreadable); *len receives its size. */
 char *read_file(const char *path, size_t *len);
 
+/* Debian's python3 with PyTorch, for the reference comparisons. */
+#define PYTHON_WITH_TORCH "/usr/bin/python3"
+/* Is `import torch` possible there?  (Asked once.) */
+int torch_available(void);
+/* In a test: skip it, saying why, when torch is not available. */
+#define SKIP_WITHOUT_TORCH()                                                                       \
+    do {                                                                                           \
+        if (!torch_available()) {                                                                  \
+            print_message("skipped: python3-torch not installed (apt-get install python3-torch)\n"); \
+            skip();                                                                                \
+        }                                                                                          \
+    } while (0)
+
 /* Path of the Tatoeba data folder, or NULL when it is not there
  * (tests that need it skip). */
 const char *tatoeba_dir(void);
