@@ -24,7 +24,13 @@ PREFIX  ?= /usr/local
 PROGRAMS  = translate train
 MAIN_SRCS = $(PROGRAMS:%=app/%.c)
 LIB_SRCS  = $(filter-out $(MAIN_SRCS), $(wildcard common/*.c tokenizer/*.c model/*.c app/*.c))
-LIB_OBJS  = $(LIB_SRCS:%.c=build/%.o)
+# The HTML viewer (translate --html) is app/viewer/'s three files with the
+# CSS and JS inlined (app/html_report.c).  tools/embed.sh (od + awk) turns
+# them into byte arrays in a generated C file, build/viewer_assets.c, linked
+# like library code: the program needs no files at run time.
+VIEWER_FILES = app/viewer/viewer.html app/viewer/viewer.css app/viewer/viewer.js
+VIEWER_OBJ   = build/viewer_assets.o
+LIB_OBJS  = $(LIB_SRCS:%.c=build/%.o) $(VIEWER_OBJ)
 TEST_SRCS = $(wildcard tests/test_*.c)
 TEST_BINS = $(TEST_SRCS:tests/%.c=build/tests/%)
 TEST_LIB  = build/tests/testutil.o
@@ -66,5 +72,13 @@ uninstall:
 
 clean:
 	rm -rf build $(PROGRAMS)
+
+# ---- the HTML viewer, compiled in (VIEWER_FILES, VIEWER_OBJ: see above) ----
+build/viewer_assets.c: $(VIEWER_FILES) tools/embed.sh
+	@mkdir -p $(@D)
+	sh tools/embed.sh $(VIEWER_FILES) > $@.tmp && mv $@.tmp $@
+
+$(VIEWER_OBJ): build/viewer_assets.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -150,6 +150,17 @@ void attention_json_add(AttentionJson *doc, int line, const char *text, const Tr
     cJSON_AddItemToArray(doc->sentences, s);
 }
 
+char *attention_json_print(const AttentionJson *doc)
+{
+    char *text = cJSON_PrintUnformatted(doc->root);
+    ASSERT(text != NULL); /* out of memory: fatal, as in xmalloc */
+    /* Copied so that callers free with free() whatever allocator cJSON was
+     * given: they never need to include cJSON. */
+    char *copy = xstrdup(text);
+    cJSON_free(text);
+    return copy;
+}
+
 int attention_json_write(const AttentionJson *doc, const char *path, Error *err)
 {
     char *text = cJSON_Print(doc->root);

@@ -25,6 +25,9 @@ AttentionJson *attention_json_new(const Config *cfg, const ModelArch *arch);
  * detokenised result). */
 void attention_json_add(AttentionJson *doc, int line, const char *text, const Translation *t,
                         const Vocab *src_vocab, const Vocab *tgt_vocab, const char *output_text);
+/* The document as compact JSON text (one line); the caller frees it with
+ * free().  Used to embed the document in the HTML viewer (html_report.h). */
+char *attention_json_print(const AttentionJson *doc);
 /* Write the document to `path` atomically (temp file + rename). */
 int attention_json_write(const AttentionJson *doc, const char *path, Error *err);
 void attention_json_free(AttentionJson *doc); /* NULL-safe */

@@ -15,12 +15,30 @@
 #include "../model/trainer.h"
 #include "../model/weights.h"
 
+/* The parameters at the end of the last few epochs: their average is often
+ * a better model than any one of them ("Attention Is All You Need" §6.1
+ * averages the last 5 checkpoints). */
+typedef struct {
+    int capacity;       /* K snapshots kept (0: averaging off) */
+    int count;          /* snapshots held so far, <= capacity */
+    int next;           /* the ring slot the next snapshot goes to */
+    size_t size;        /* floats per snapshot: the parameter count */
+    float *data;        /* [capacity, size] */
+} Snapshots;
+
+void snapshots_init(Snapshots *s, int capacity, size_t size);
+void snapshots_free(Snapshots *s); /* NULL-safe */
+void snapshots_add(Snapshots *s, const float *params);
+/* out[size] = the mean of the snapshots held (count >= 1). */
+void snapshots_average(const Snapshots *s, float *out);
+
 typedef struct {
     int epoch;          /* the epoch under way (0-based) */
     int batch;          /* batches of that epoch already done */
     double best_bleu;   /* best dev BLEU so far; -1 before the first evaluation */
     double elapsed;     /* seconds of training so far, over all runs */
     double tokens;      /* tokens trained on so far */
+    Snapshots snapshots;/* epoch-end parameters for averaging */
 } TrainProgress;
 
 int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,

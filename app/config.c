@@ -497,6 +497,7 @@ static const Key train_keys[] = {
     INT("eval_epochs", train.eval_epochs, OPT, 1, INT_MAX),
     INT("log_steps", train.log_steps, OPT, 1, INT_MAX),
     VALUE("weights_f16", T_BOOL, train.weights_f16, OPT),
+    INT("average_last", train.average_last, OPT, 0, 20),
     VALUE("checkpoint", T_PATH, train.checkpoint_path, OPT),
     VALUE("log", T_PATH, train.log_path, OPT),
 };

@@ -45,6 +45,7 @@ typedef struct {
     int eval_epochs;        /* dev BLEU/chrF2 every N epochs */
     int log_steps;          /* log line every N steps */
     bool weights_f16;       /* write the trained weights as float16 (half the size) */
+    int average_last;       /* also score the average of the last N epoch-end weights (0: off) */
     char *checkpoint_path;  /* resolved; default: <weights>.ckpt */
     char *log_path;         /* resolved; default: <weights>.log.csv */
 } TrainConfig;

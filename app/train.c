@@ -172,6 +172,7 @@ static void open_trainer(Run *r)
     int src_rows = max_int(r->batches.max_src_rows, r->dev_batches.max_src_rows);
     int tgt_rows = max_int(r->batches.max_tgt_rows, r->dev_batches.max_tgt_rows);
     trainer_init(&r->trainer, &model, src_rows, tgt_rows, t->dropout, t->label_smoothing, t->seed);
+    snapshots_init(&r->progress.snapshots, t->average_last, r->trainer.model.params.count);
     packed_batch_init(&r->packed, src_rows, tgt_rows, max_int(r->batches.max_pairs, r->dev_batches.max_pairs));
 }
 
@@ -209,34 +210,51 @@ static int save_checkpoint(Run *r)
     return 0;
 }
 
-/* Dev loss, and (when `score`) dev BLEU/chrF2 with the best model kept. */
+/* Dev BLEU/chrF2 of `model`; writes it to the weights path when it beats
+ * the best so far.  Returns 0 or EXIT_WRITE; *improved says whether it won. */
+static int score_model(Run *r, const Model *model, double *bleu, double *chrf, bool *improved)
+{
+    EvalScores s;
+    evaluate(model, &r->dev, r->tgt_vocab, &r->cfg.decode, r->cfg.target_lang, NULL, &s);
+    *bleu = s.bleu;
+    *chrf = s.chrf;
+    *improved = s.bleu > r->progress.best_bleu;
+    if (!*improved) return 0;
+    r->progress.best_bleu = s.bleu;
+    Error err = {{0}};
+    Dtype dtype = r->cfg.train.weights_f16 ? DTYPE_F16 : DTYPE_F32;
+    if (model_save_with(model, r->cfg.weights_path, r->hashes, dtype, NULL, 0, NULL, 0, &err)) {
+        fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
+        return EXIT_WRITE;
+    }
+    return 0;
+}
+
+/* Dev loss, and (when `score`) dev BLEU/chrF2 of the current weights and of
+ * the average of the last epoch-end snapshots; the best model is kept. */
 static int evaluate_dev(Run *r, bool score, const char *when)
 {
-    const TrainConfig *t = &r->cfg.train;
-    double dloss = dev_loss(r), bleu = NAN, chrf = NAN;
-    const char *verdict = "";
-    if (score) {
-        EvalScores s;
-        evaluate(&r->trainer.model, &r->dev, r->tgt_vocab, &r->cfg.decode, r->cfg.target_lang, NULL, &s);
-        bleu = s.bleu;
-        chrf = s.chrf;
-        if (bleu > r->progress.best_bleu) {
-            Error err = {{0}};
-            r->progress.best_bleu = bleu;
-            Dtype dtype = t->weights_f16 ? DTYPE_F16 : DTYPE_F32;
-            if (model_save_with(&r->trainer.model, r->cfg.weights_path, r->hashes, dtype, NULL, 0,
-                                NULL, 0, &err)) {
-                fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
-                return EXIT_WRITE;
-            }
-            verdict = " (best so far: saved)";
-        }
+    double dloss = dev_loss(r), bleu = NAN, chrf = NAN, avg_bleu = NAN, avg_chrf = NAN;
+    bool improved = false, avg_improved = false;
+    const Snapshots *snap = &r->progress.snapshots;
+    if (score && score_model(r, &r->trainer.model, &bleu, &chrf, &improved)) return EXIT_WRITE;
+    if (score && snap->count >= 2) {
+        Model average = r->trainer.model; /* same arch, parameters pointing at a copy */
+        params_alloc(&average.params, &average.arch);
+        snapshots_average(snap, average.params.data);
+        int status = score_model(r, &average, &avg_bleu, &avg_chrf, &avg_improved);
+        params_free(&average.params);
+        if (status) return status;
     }
     r->progress.elapsed = r->elapsed_before + now() - r->run_start;
     fprintf(stderr, "%strain: %s: dev loss %.4f", r->live ? "\r\033[K" : "", when, dloss);
-    if (score) fprintf(stderr, ", dev BLEU %.2f, chrF2 %.2f%s", bleu, chrf, verdict);
+    if (score) fprintf(stderr, ", dev BLEU %.2f, chrF2 %.2f%s", bleu, chrf, improved ? " (best so far: saved)" : "");
+    if (snap->count >= 2)
+        fprintf(stderr, "; average of last %d epochs: BLEU %.2f, chrF2 %.2f%s", snap->count, avg_bleu,
+                avg_chrf, avg_improved ? " (best so far: saved)" : "");
     fprintf(stderr, "  [%.0f s]\n", r->progress.elapsed);
     log_row(r, "eval", NAN, NAN, NAN, NAN, dloss, bleu, chrf);
+    if (snap->count >= 2) log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf);
     return 0;
 }
 
@@ -244,6 +262,7 @@ static int end_of_epoch(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
     int epoch = r->progress.epoch + 1;
+    snapshots_add(&r->progress.snapshots, r->trainer.model.params.data);
     char when[32];
     snprintf(when, sizeof when, "epoch %d", epoch);
     int status = evaluate_dev(r, epoch % t->eval_epochs == 0 || epoch == t->epochs, when);
@@ -353,6 +372,7 @@ static int start(Run *r)
 static void run_close(Run *r)
 {
     if (r->log) fclose(r->log);
+    snapshots_free(&r->progress.snapshots);
     packed_batch_free(&r->packed);
     trainer_free(&r->trainer);
     batches_free(&r->batches);

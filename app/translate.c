@@ -24,6 +24,7 @@
 #include "attention_json.h"
 #include "dataset.h"
 #include "evaluate.h"
+#include "html_report.h"
 #include "translator.h"
 #include "version.h"
 
@@ -32,6 +33,7 @@
 typedef struct {
     const char *config_path;   /* -c; NULL: pick by the text's script */
     const char *attention_path;
+    const char *html_path;     /* --html: the offline attention viewer */
     const char *logits_path;
     const char *eval_path;     /* --eval: a TSV to translate and score */
     const char *hyps_path;     /* --hyps: where --eval writes its translations */
@@ -53,6 +55,8 @@ static void usage(FILE *out)
             "                        configs/zh-en.yaml for text mostly in Han characters)\n"
             "  -a, --attention FILE  also write every head's attention maps as JSON\n"
             "                        (schema: docs/attention-json.md)\n"
+            "      --html FILE       also write a self-contained HTML page that shows\n"
+            "                        the attention maps (open it in any browser, offline)\n"
             "      --logits FILE     write the output logits as raw float32 [steps, vocab],\n"
             "                        sentence after sentence (for tools/reference.py)\n"
             "      --eval TSV        translate the source column of TSV (e.g. dev.tsv) and\n"
@@ -89,14 +93,14 @@ static int parse_count(const char *name, const char *text, int max, int *out)
 
 static int parse_options(int argc, char **argv, Options *opt)
 {
-    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS };
+    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML };
     static const struct option longs[] = {
         {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
         {"force", no_argument, 0, OPT_FORCE},    {"quiet", no_argument, 0, 'q'},
         {"eval", required_argument, 0, OPT_EVAL}, {"hyps", required_argument, 0, OPT_HYPS},
         {"threads", required_argument, 0, 't'},  {"beam", required_argument, 0, 'b'},
-        {"n-best", required_argument, 0, 'n'},
+        {"n-best", required_argument, 0, 'n'},   {"html", required_argument, 0, OPT_HTML},
         {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
@@ -104,6 +108,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         switch (c) {
         case 'c': opt->config_path = optarg; break;
         case 'a': opt->attention_path = optarg; break;
+        case OPT_HTML: opt->html_path = optarg; break;
         case OPT_LOGITS: opt->logits_path = optarg; break;
         case OPT_INIT: opt->init_weights = true; break;
         case OPT_FORCE: opt->force = true; break;
@@ -200,7 +205,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, TrStatus 
             fprintf(stderr, "translate: note: wrote an untrained random model (seed %llu) to %s: "
                             "its translations are noise\n",
                     (unsigned long long)tr->config.random_seed, tr->config.weights_path);
-        if (s->opt->attention_path)
+        if (s->opt->attention_path || s->opt->html_path)
             s->attention[which] = attention_json_new(&tr->config, &tr->config.arch);
     }
     return &s->models[which];
@@ -303,10 +308,11 @@ static TrStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
     return result;
 }
 
+/* --attention: one JSON file per translation direction. */
 static TrStatus write_attention(Session *s)
 {
     TrStatus result = TR_OK;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && s->opt->attention_path; i++) {
         if (!s->attention[i]) continue;
         /* Text in both directions (no -c): the zh-en maps go beside. */
         char *path = xmalloc(strlen(s->opt->attention_path) + 8);
@@ -321,6 +327,23 @@ static TrStatus write_attention(Session *s)
         free(path);
     }
     return result;
+}
+
+/* --html: one page for both directions; its sentence picker spans them. */
+static TrStatus write_html(Session *s)
+{
+    const AttentionJson *docs[2];
+    size_t n = 0;
+    for (int i = 0; i < 2; i++)
+        if (s->attention[i]) docs[n++] = s->attention[i];
+    if (!s->opt->html_path || n == 0) return TR_OK; /* no model opened: nothing to show */
+    Error err = {{0}};
+    if (html_report_write(docs, n, s->opt->html_path, &err)) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        return TR_OUTPUT;
+    }
+    if (!s->opt->quiet) fprintf(stderr, "translate: wrote the attention viewer to %s\n", s->opt->html_path);
+    return TR_OK;
 }
 
 /* --init-weights: a seeded random model for the config. */
@@ -418,6 +441,7 @@ int main(int argc, char **argv)
         status = worse(status, TR_OUTPUT);
     }
     status = worse(status, write_attention(&s));
+    status = worse(status, write_html(&s));
     session_close(&s);
     return status;
 }

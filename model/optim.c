@@ -66,8 +66,13 @@ float lr_schedule(long step, float peak, int warmup)
 
 float clip_grad_norm(Params *grads, float max_norm)
 {
-    double sum = 0.0;
-    for (size_t i = 0; i < grads->count; i++) sum += (double)grads->data[i] * grads->data[i];
+    /* 8 partial sums in double: vectorisable, and exact enough for 10⁷ terms */
+    double acc[8] = {0};
+    size_t i = 0, n = grads->count;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += (double)grads->data[i + j] * grads->data[i + j];
+    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++) sum += (double)grads->data[i] * grads->data[i];
     float norm = (float)sqrt(sum);
     if (max_norm > 0.0f && norm > max_norm) {
         /* torch adds 1e-6 to the norm before dividing */

@@ -37,6 +37,9 @@ static void test_tiny_pre_norm_gelu_tied(void **state) { (void)state; check_conf
 static void test_post_norm_one_head_untied(void **state) { (void)state; check_config("tests/data/parity-post.yaml"); }
 static void test_no_attention_scaling(void **state) { (void)state; check_config("tests/data/parity-noscale.yaml"); }
 static void test_pre_norm_three_heads_zh_en(void **state) { (void)state; check_config("tests/data/parity-pre.yaml"); }
+/* The shipped models themselves: float16 files, widened alike on both sides. */
+static void test_shipped_en_zh_model(void **state) { (void)state; check_config("configs/en-zh.yaml"); }
+static void test_shipped_zh_en_model(void **state) { (void)state; check_config("configs/zh-en.yaml"); }
 
 int main(void)
 {
@@ -45,6 +48,8 @@ int main(void)
         cmocka_unit_test(test_post_norm_one_head_untied),
         cmocka_unit_test(test_no_attention_scaling),
         cmocka_unit_test(test_pre_norm_three_heads_zh_en),
+        cmocka_unit_test(test_shipped_en_zh_model),
+        cmocka_unit_test(test_shipped_zh_en_model),
     };
     return cmocka_run_group_tests_name("parity with PyTorch", tests, NULL, NULL);
 }

@@ -101,7 +101,7 @@ static void test_resumed_run_equals_uninterrupted_run(void **state)
     /* Small batches, so an epoch has several and the stop falls mid-epoch;
      * dropout on, so the generator's state must be restored too. */
     const char *common = "  batch_tokens: 60\n  learning_rate: 0.002\n  warmup_steps: 5\n  epochs: 3\n"
-                         "  dropout: 0.1\n  seed: 5\n  checkpoint_steps: 4\n";
+                         "  dropout: 0.1\n  seed: 5\n  checkpoint_steps: 4\n  average_last: 2\n";
     char whole[600], stopped[600], resumed[600], ckpt_whole[700], ckpt_resumed[700];
     snprintf(whole, sizeof whole, "%s", write_config("whole", common, ""));
     char stop_train[512];

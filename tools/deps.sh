@@ -4,17 +4,22 @@
 #   libyaml-dev libutf8proc-dev libcjson-dev  the three libraries we link
 #   libcmocka-dev                             the C test framework
 #   pkg-config make gcc                       the build
-# Optional: python3-torch (the PyTorch parity test; skipped when absent).
+# Optional, each test skipped when absent:
+#   --with-torch    python3-torch            the PyTorch parity test
+#   --with-browser  chromium fonts-noto-cjk  the HTML viewer in a headless
+#                                            browser (tests/test_browser.c)
 set -e
 quiet=false
 for arg in "$@"; do
     case "$arg" in
         --quiet) quiet=true ;;
         --with-torch) torch=true ;;
+        --with-browser) browser=true ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
 [ "${torch:-false}" = true ] && need="$need python3-torch"
+[ "${browser:-false}" = true ] && need="$need chromium fonts-noto-cjk"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
