@@ -82,3 +82,122 @@ $(VIEWER_OBJ): build/viewer_assets.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# ---- hardening: fuzz targets, their replay in `make test`, sanitizers ----
+#
+#   make fuzz [FUZZ_SECONDS=60]  build tests/fuzz/fuzz_*.c with libFuzzer (clang,
+#                                ASan + UBSan) in build-fuzz/ and run each for
+#                                FUZZ_SECONDS (tests/fuzz/run.sh: seeds, stats)
+#   make asan                    build everything with ASan + UBSan in build-asan/
+#                                and run the whole test suite there
+#
+# `make test` also replays every committed fuzz case: build/tests/fuzz_replay_<t>
+# is fuzz_<t>.c linked with the plain driver tests/fuzz/replay.c, no libFuzzer.
+# (Static pattern rules, listing their targets: a plain pattern rule would
+# also offer to "build" the .d files that the -include lines read.)
+FUZZ_TARGETS  = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_REPLAYS  = $(FUZZ_TARGETS:%=build/tests/fuzz_replay_%)
+TEST_BINS    += $(FUZZ_REPLAYS)
+
+$(FUZZ_TARGETS:%=build/tests/fuzz/replay_%.o): build/tests/fuzz/replay_%.o: tests/fuzz/replay.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DFUZZ_TARGET=$* -c -o $@ $<
+
+$(FUZZ_REPLAYS): build/tests/fuzz_replay_%: build/tests/fuzz/fuzz_%.o build/tests/fuzz/replay_%.o \
+                                            $(TEST_LIB) $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcmocka
+
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS   = -std=c11 -D_DEFAULT_SOURCE -O1 -g -Wall -Wextra -Werror \
+                -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+                -fno-omit-frame-pointer -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+FUZZ_LIB_OBJS = $(LIB_SRCS:%.c=build-fuzz/%.o) build-fuzz/viewer_assets.o
+
+build-fuzz/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+build-fuzz/viewer_assets.o: build/viewer_assets.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_TARGETS:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: build-fuzz/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+fuzz: deps $(PROGRAMS) $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+ASAN_FLAGS     = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_LIB_OBJS  = $(LIB_SRCS:%.c=build-asan/%.o) build-asan/viewer_assets.o
+ASAN_TEST_BINS = $(TEST_BINS:build/%=build-asan/%)
+
+build-asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+
+build-asan/viewer_assets.o: build/viewer_assets.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+
+$(PROGRAMS:%=build-asan/%): build-asan/%: build-asan/app/%.o $(ASAN_LIB_OBJS)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(FUZZ_TARGETS:%=build-asan/tests/fuzz/replay_%.o): build-asan/tests/fuzz/replay_%.o: tests/fuzz/replay.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -DFUZZ_TARGET=$* -c -o $@ $<
+
+$(FUZZ_REPLAYS:build/%=build-asan/%): build-asan/tests/fuzz_replay_%: build-asan/tests/fuzz/fuzz_%.o \
+                     build-asan/tests/fuzz/replay_%.o build-asan/tests/testutil.o $(ASAN_LIB_OBJS)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcmocka
+
+$(TEST_SRCS:tests/%.c=build-asan/tests/%): build-asan/tests/%: build-asan/tests/%.o \
+                     build-asan/tests/testutil.o $(ASAN_LIB_OBJS)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcmocka
+
+# The tests run ./translate and ./train; TEST_BIN_DIR makes them run the
+# sanitized build-asan/ ones instead (tests/testutil.c), and TRANSLATE_HOME
+# lets those find configs/.  Any ASan or UBSan report fails the run.
+asan: deps
+	@$(MAKE) --no-print-directory $(PROGRAMS) $(PROGRAMS:%=build-asan/%) $(ASAN_TEST_BINS)
+	@TEST_BIN_DIR=build-asan TRANSLATE_HOME="$(CURDIR)" \
+	 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	 sh tests/run_tests.sh $(ASAN_TEST_BINS)
+
+clean: clean-hardening
+clean-hardening:
+	rm -rf build-asan build-fuzz
+
+.PHONY: fuzz asan clean-hardening
+.PRECIOUS: build/tests/fuzz/%.o build-asan/tests/fuzz/%.o build-fuzz/tests/fuzz/%.o
+-include $(shell find build-asan build-fuzz -name '*.d' 2>/dev/null)
+
+# ---- benchmarks (issue 6): make bench, make bench-smoke ----
+#
+#   make bench         ours vs stock PyTorch, side by side, one table
+#                      (bench/run.sh: training, translation, latency,
+#                      memory, scaling); a few minutes; the table also
+#                      goes to bench/RESULTS.md
+#   make bench-smoke   the same harness on tiny inputs (configs/tiny.yaml),
+#                      in seconds: checks it runs, not the speed
+#
+# `make test` runs the smoke mode too (tests/test_bench.c), so the harness
+# cannot rot unnoticed.
+BENCH_BINS = build/bench/train_bench
+
+$(BENCH_BINS): build/bench/%: build/bench/%.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+# Order-only: test_bench runs these programs, it does not link them.
+build/tests/test_bench build-asan/tests/test_bench: | $(BENCH_BINS) translate
+
+bench: deps
+	@$(MAKE) --no-print-directory translate $(BENCH_BINS)
+	@sh bench/run.sh > bench/RESULTS.md.tmp; status=$$?; mv bench/RESULTS.md.tmp bench/RESULTS.md; \
+	 cat bench/RESULTS.md; echo "(also in bench/RESULTS.md)"; exit $$status
+
+bench-smoke: deps
+	@$(MAKE) --no-print-directory translate $(BENCH_BINS)
+	@sh bench/run.sh --quick
+
+.PHONY: bench bench-smoke

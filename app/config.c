@@ -33,6 +33,9 @@
 
 /* Defaults for the train: section's data, relative to the YAML file's folder
  * (configs/ → repository root → the shared data next to it). */
+/* A config is a page of YAML: anything far larger is not one, and libyaml
+ * would hold a huge scalar in memory whole. */
+#define CONFIG_MAX_BYTES (1 << 20)
 #define DEFAULT_TRAIN_DATA "../../shared/data/tatoeba-cmn-eng/train.tsv"
 #define DEFAULT_DEV_DATA "../../shared/data/tatoeba-cmn-eng/dev.tsv"
 
@@ -556,10 +559,15 @@ int config_load(const char *path, Config *cfg, Error *err)
     memset(cfg, 0, sizeof *cfg);
     FILE *f = fopen(path, "rb");
     if (!f) return error_set(err, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
+    struct stat sb = {0};
     if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fclose(f);
         return error_set(err, "%s: is a directory", path);
+    }
+    if (S_ISREG(sb.st_mode) && sb.st_size > CONFIG_MAX_BYTES) {
+        fclose(f);
+        return error_set(err, "%s: %lld bytes, more than a config's limit of %d", path,
+                         (long long)sb.st_size, CONFIG_MAX_BYTES);
     }
     Loader ld = {.path = path, .dir = dir_of(path), .cfg = cfg, .err = err};
     cfg->path = xstrdup(path);

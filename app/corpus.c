@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/line.h"
 #include "../common/util.h"
+
+/* Longer lines are an error: no TSV line makes us allocate more. */
+#define CORPUS_MAX_LINE_BYTES 65536
 
 /* Column `index` of a tab-separated line, copied; NULL if there are fewer
  * columns. */
@@ -31,14 +35,21 @@ int corpus_load(const char *path, int source_column, int target_column, Corpus *
     FILE *f = fopen(path, "rb");
     if (!f) return error_set(err, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 0;
-    char *line = NULL;
-    size_t line_cap = 0;
-    ssize_t n;
+    char *line = xmalloc(CORPUS_MAX_LINE_BYTES + 1);
+    long n;
     int status = 0;
-    for (int number = 1; (n = getline(&line, &line_cap, f)) != -1; number++) {
+    for (int number = 1; (n = line_read(f, line, CORPUS_MAX_LINE_BYTES)) != LINE_EOF; number++) {
+        if (n == LINE_TOO_LONG) {
+            status = error_set(err, "%s:%d: longer than %d bytes", path, number, CORPUS_MAX_LINE_BYTES);
+            break;
+        }
+        if (memchr(line, '\0', (size_t)n)) {
+            status = error_set(err, "%s:%d: NUL byte in line", path, number);
+            break;
+        }
         char *text = line;
         if (number == 1 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3;
-        text[strcspn(text, "\r\n")] = '\0';
+        text[strcspn(text, "\r")] = '\0';
         if (!*text) continue; /* blank lines are allowed (e.g. at the end) */
         char *src = column(text, source_column), *tgt = column(text, target_column);
         if (!src || !tgt) {

@@ -3,7 +3,8 @@
  *
  * Lines are kept as given (the tokenizer validates them later); a UTF-8
  * byte-order mark at the start of the file and a CR before the newline are
- * dropped.  A line with too few columns is an error naming path:line. */
+ * dropped.  A line with too few columns, a NUL byte or more than 65,536
+ * bytes is an error naming path:line. */
 #ifndef TRANSLATE_CORPUS_H
 #define TRANSLATE_CORPUS_H
 

@@ -7,6 +7,7 @@
 
 #include "../common/util.h"
 
+#include "../model/beam.h"
 #include "../model/metrics.h"
 #include "../tokenizer/detokenize.h"
 
@@ -42,7 +43,20 @@ static void translate_chunk(const Model *model, const Dataset *data, size_t firs
         outputs[count] = xmalloc((size_t)limits[count] * sizeof(int));
         line_of[count++] = i - first;
     }
-    if (count) decode_greedy_many(model, id_buf, src_start, count, limits, outputs, lengths);
+    if (count && decode->beam <= 1) {
+        decode_greedy_many(model, id_buf, src_start, count, limits, outputs, lengths);
+    } else {
+        /* Beam search runs one sentence at a time (its hypotheses are the batch). */
+        BeamSettings settings = {decode->beam, decode->length_penalty, 1};
+        for (int b = 0; b < count; b++) {
+            Translation t;
+            beam_decode(model, id_buf + src_start[b], src_start[b + 1] - src_start[b], limits[b],
+                        &settings, &t, NULL);
+            lengths[b] = t.steps;
+            memcpy(outputs[b], t.output_ids, (size_t)t.steps * sizeof(int));
+            translation_free(&t);
+        }
+    }
     for (int b = 0; b < count; b++) {
         hyps[line_of[b]] = detokenize_ids(tgt_vocab, outputs[b], (size_t)lengths[b], target_lang);
         free(outputs[b]);

@@ -19,8 +19,8 @@ typedef struct {
     double seconds;
 } EvalScores;
 
-/* Greedy-decode every line of `data` with `model`; write each hypothesis
- * to `hyps` when it is not NULL. */
+/* Decode every line of `data` with `model` (greedy, or beam search when
+ * decode->beam > 1); write each hypothesis to `hyps` when it is not NULL. */
 void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
               const DecodeConfig *decode, const char *target_lang, FILE *hyps, EvalScores *out);
 

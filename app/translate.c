@@ -17,11 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/line.h"
 #include "../common/util.h"
 #include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
 #include "../model/gemm.h"
 #include "attention_json.h"
+#include "explain.h"
 #include "dataset.h"
 #include "evaluate.h"
 #include "html_report.h"
@@ -34,6 +36,8 @@ typedef struct {
     const char *config_path;   /* -c; NULL: pick by the text's script */
     const char *attention_path;
     const char *html_path;     /* --html: the offline attention viewer */
+    bool explain;              /* --explain: the step-by-step walk-through */
+    ShowChoice show;           /* --show: one head's map in the terminal */
     const char *logits_path;
     const char *eval_path;     /* --eval: a TSV to translate and score */
     const char *hyps_path;     /* --hyps: where --eval writes its translations */
@@ -58,7 +62,8 @@ static void usage(FILE *out)
             "      --html FILE       also write a self-contained HTML page that shows\n"
             "                        the attention maps (open it in any browser, offline)\n"
             "      --logits FILE     write the output logits as raw float32 [steps, vocab],\n"
-            "                        sentence after sentence (for tools/reference.py)\n"
+            "                        sentence after sentence (for tools/reference.py);\n"
+            "                        implies greedy decoding\n"
             "      --eval TSV        translate the source column of TSV (e.g. dev.tsv) and\n"
             "                        print corpus BLEU and chrF2 against its target column\n"
             "      --hyps FILE       with --eval: also write the translations to FILE\n"
@@ -66,6 +71,11 @@ static void usage(FILE *out)
             "                        decoding.beam; 1 is greedy)\n"
             "  -n, --n-best N        print the N best translations of each input as\n"
             "                        'LINE ||| TRANSLATION ||| SCORE' lines (N <= beam)\n"
+            "      --explain         print every step of the computation for each sentence:\n"
+            "                        tokens, ids, X = [S, d_model], Q/K/V, heads, scores,\n"
+            "                        mask, softmax, cross-attention, the chosen tokens\n"
+            "      --show KIND[:LAYER[:HEAD]]  draw one head's map in the terminal;\n"
+            "                        KIND is encoder, decoder or cross (layer, head from 1)\n"
             "  -t, --threads N       threads for matrix products (default: all cores)\n"
             "      --init-weights    write a seeded random model to the config's weights\n"
             "                        path and exit (refuses to overwrite without --force)\n"
@@ -93,7 +103,7 @@ static int parse_count(const char *name, const char *text, int max, int *out)
 
 static int parse_options(int argc, char **argv, Options *opt)
 {
-    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML };
+    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML, OPT_EXPLAIN, OPT_SHOW };
     static const struct option longs[] = {
         {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
@@ -101,6 +111,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"eval", required_argument, 0, OPT_EVAL}, {"hyps", required_argument, 0, OPT_HYPS},
         {"threads", required_argument, 0, 't'},  {"beam", required_argument, 0, 'b'},
         {"n-best", required_argument, 0, 'n'},   {"html", required_argument, 0, OPT_HTML},
+        {"explain", no_argument, 0, OPT_EXPLAIN}, {"show", required_argument, 0, OPT_SHOW},
         {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
@@ -109,6 +120,15 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'c': opt->config_path = optarg; break;
         case 'a': opt->attention_path = optarg; break;
         case OPT_HTML: opt->html_path = optarg; break;
+        case OPT_EXPLAIN: opt->explain = true; break;
+        case OPT_SHOW: {
+            Error err = {{0}};
+            if (explain_parse_show(optarg, &opt->show, &err)) {
+                fprintf(stderr, "translate: %s\n", err.message);
+                return -1;
+            }
+            break;
+        }
         case OPT_LOGITS: opt->logits_path = optarg; break;
         case OPT_INIT: opt->init_weights = true; break;
         case OPT_FORCE: opt->force = true; break;
@@ -245,7 +265,11 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
     float scores[MAX_N];
     RunOptions run = {s->opt->beam, s->opt->n_best, logits != NULL};
     if (!run.beam && tr->config.decode.beam < run.n_best) run.beam = run.n_best;
+    if (logits) run.beam = 1; /* the logits are those of greedy decoding */
     int n = translator_run(tr, &src, &run, t, texts, scores);
+    if (s->opt->explain) explain_print(stdout, tr, text, &src, &t[0]);
+    if (s->opt->show.kind != SHOW_NONE) explain_show(stdout, tr, &t[0], s->opt->show, isatty(1));
+    if (s->opt->explain || s->opt->show.kind != SHOW_NONE) printf("translation: ");
     if (s->opt->n_best > 1)
         for (int i = 0; i < n; i++) printf("%d ||| %s ||| %.4f\n", line, texts[i], scores[i]);
     else
@@ -264,24 +288,6 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
     return TR_OK;
 }
 
-/* Read one line of at most MAX_LINE_BYTES into buf (NUL-terminated, without
- * its "\n" or "\r\n"); a longer line is consumed and reported.  Returns the
- * length, -1 at end of input, -2 for a line that was too long. */
-static long read_line(FILE *in, char *buf)
-{
-    long n = 0;
-    int c;
-    bool too_long = false;
-    while ((c = getc(in)) != EOF && c != '\n') {
-        if (n < MAX_LINE_BYTES) buf[n++] = (char)c;
-        else too_long = true;
-    }
-    if (c == EOF && n == 0 && !too_long) return -1;
-    if (n > 0 && buf[n - 1] == '\r') n--;
-    buf[n] = '\0';
-    return too_long ? -2 : n;
-}
-
 static TrStatus worse(TrStatus a, TrStatus b) { return a > b ? a : b; }
 
 static TrStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
@@ -294,8 +300,8 @@ static TrStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
     }
     char *buf = xmalloc(MAX_LINE_BYTES + 1);
     long n;
-    for (int line = 1; (n = read_line(stdin, buf)) != -1; line++) {
-        if (n == -2) {
+    for (int line = 1; (n = line_read(stdin, buf, MAX_LINE_BYTES)) != LINE_EOF; line++) {
+        if (n == LINE_TOO_LONG) {
             fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", line,
                     MAX_LINE_BYTES);
             putchar('\n');
@@ -402,9 +408,14 @@ static int eval_file(const Options *opt, const char *config_path)
         st = TR_OUTPUT;
     } else {
         EvalScores s;
-        evaluate(&tr.model, &data, tr.tgt_vocab, &tr.config.decode, tr.config.target_lang, hyps, &s);
-        printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (greedy; %.1f s, %zu not translatable)\n",
-               opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, s.seconds, s.skipped);
+        DecodeConfig decode = tr.config.decode;
+        if (opt->beam) decode.beam = opt->beam;
+        evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang, hyps, &s);
+        char how[64];
+        if (decode.beam > 1) snprintf(how, sizeof how, "beam %d, length penalty %.2g", decode.beam, decode.length_penalty);
+        else snprintf(how, sizeof how, "greedy");
+        printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
+               opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, how, s.seconds, s.skipped);
         if (hyps && fclose(hyps) != 0) {
             fprintf(stderr, "translate: %s: cannot write: %s\n", opt->hyps_path, strerror(errno));
             st = TR_OUTPUT;

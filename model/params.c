@@ -97,6 +97,22 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
     return l.count;
 }
 
+size_t params_count(const ModelArch *arch)
+{
+    /* Describe a Params with only its per-layer arrays: the specs' data
+     * pointers stay NULL, their sizes are all we read. */
+    Params p = {0};
+    p.encoder = xcalloc((size_t)arch->encoder_layers, sizeof *p.encoder);
+    p.decoder = xcalloc((size_t)arch->decoder_layers, sizeof *p.decoder);
+    ParamSpec *specs;
+    size_t n = params_describe(arch, &p, &specs), count = 0;
+    for (size_t i = 0; i < n; i++) count += specs[i].numel;
+    free(specs);
+    free(p.encoder);
+    free(p.decoder);
+    return count;
+}
+
 void params_alloc(Params *p, const ModelArch *arch)
 {
     memset(p, 0, sizeof *p);

@@ -80,6 +80,10 @@ typedef struct {
  * Returns the count and a malloc'd array in *specs (caller frees). */
 size_t params_describe(const ModelArch *arch, Params *params, ParamSpec **specs);
 
+/* How many floats params_alloc would allocate for `arch` (allocates
+ * nothing large: lets a loader check a file can hold them first). */
+size_t params_count(const ModelArch *arch);
+
 /* Allocate the flat block (zeroed) and point every field into it. */
 void params_alloc(Params *params, const ModelArch *arch);
 void params_free(Params *params); /* NULL-safe, leaves it zeroed */

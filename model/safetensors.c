@@ -556,6 +556,27 @@ static int write_contents(FILE *f, const char *json, const SafeWriteTensor *tens
     return 0;
 }
 
+/* Make a rename in path's folder durable: without this a power cut soon
+ * after the rename can bring back the old directory entry (or none).
+ * Best effort: some file systems refuse fsync on a directory, and the new
+ * file is already complete under its name either way. */
+static void sync_parent_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? xmalloc((size_t)(slash - path) + 2) : xstrdup(".");
+    if (slash) {
+        size_t n = slash == path ? 1 : (size_t)(slash - path); /* keep "/" for "/x" */
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
 int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t count,
                       const SafeMeta *meta, size_t meta_count, Error *err)
 {
@@ -591,6 +612,7 @@ int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t c
         remove(tmp);
         goto done;
     }
+    sync_parent_dir(path);
     rc = 0;
 done:
     if (rc) error_set(err, "%s: cannot write: %s", path, strerror(e ? e : EIO));

@@ -101,6 +101,13 @@ int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
     int status = check_meta(file, arch, hashes, err);
     ParamSpec *specs = NULL;
     size_t count = 0;
+    /* Each parameter takes at least 2 bytes of the file (F16/BF16): a file
+     * too small to hold the architecture its metadata claims is refused
+     * before that much memory is allocated. */
+    size_t needed = status == 0 ? params_count(arch) : 0;
+    if (status == 0 && needed > file->map_size / 2)
+        status = error_set(err, "%s: %zu bytes cannot hold the %zu parameters of this architecture",
+                           path, file->map_size, needed);
     if (status == 0) {
         model->arch = *arch;
         params_alloc(&model->params, arch);

@@ -140,7 +140,7 @@ static void test_interrupt_saves_a_checkpoint(void **state)
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 2);
-        execl("./train", "./train", "-q", "-t", "1", config, (char *)NULL);
+        execl(test_program("./train"), "./train", "-q", "-t", "1", config, (char *)NULL);
         _exit(127);
     }
     usleep(1500 * 1000); /* long enough to be well into training */

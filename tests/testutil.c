@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,17 @@ static void append(char **buf, size_t *len, size_t *cap, const char *data, size_
     (*buf)[*len] = '\0';
 }
 
+const char *test_program(const char *argv0)
+{
+    static char path[8][512];
+    static int next;
+    const char *dir = getenv("TEST_BIN_DIR");
+    if (!dir || !*dir || strncmp(argv0, "./", 2) != 0 || strchr(argv0 + 2, '/')) return argv0;
+    char *p = path[next++ % 8];
+    snprintf(p, sizeof path[0], "%s/%s", dir, argv0 + 2);
+    return p;
+}
+
 RunResult run_program(const char *const argv[], const char *input, size_t input_len)
 {
     RunResult r = {0};
@@ -37,7 +49,7 @@ RunResult run_program(const char *const argv[], const char *input, size_t input_
         dup2(out[1], 1);
         dup2(err[1], 2);
         close(in[0]); close(in[1]); close(out[0]); close(out[1]); close(err[0]); close(err[1]);
-        execv(argv[0], (char *const *)argv);
+        execv(test_program(argv[0]), (char *const *)argv);
         fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
@@ -74,7 +86,9 @@ RunResult run_program(const char *const argv[], const char *input, size_t input_
     }
     if (in[1] >= 0) close(in[1]);
     int status = 0;
-    waitpid(pid, &status, 0);
+    struct rusage usage = {0};
+    wait4(pid, &status, 0, &usage);
+    r.max_rss_kb = usage.ru_maxrss;
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return r;
 }

@@ -19,12 +19,17 @@ typedef struct {
     size_t out_len;
     char *err;      /* everything written to stderr */
     size_t err_len;
+    long max_rss_kb; /* the child's peak resident set size, KiB (getrusage) */
 } RunResult;
 
 /* Run argv (argv[0] is looked up relative to the repository root when it
  * contains a '/', e.g. "./translate"), feeding `input` (may be NULL: empty
  * stdin; input_len bytes) on stdin.  Tests run from the repository root. */
 RunResult run_program(const char *const argv[], const char *input, size_t input_len);
+/* The file to execute for argv[0]: "./translate" and "./train" become
+ * $TEST_BIN_DIR/translate and $TEST_BIN_DIR/train when that is set (make
+ * asan runs the suite against sanitized builds that way); else argv0. */
+const char *test_program(const char *argv0);
 void run_result_free(RunResult *r);
 
 /* Number of lines in s (a final line without '\n' counts). */

@@ -13,9 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/line.h"
 #include "../common/util.h"
 
 #define VOCAB_MAX_LINES 10000000L
+/* A longer line is an error (the builder never writes one: it skips such
+ * tokens), so no vocabulary file makes us allocate more per line. */
+#define VOCAB_MAX_LINE_BYTES 4096
 
 static const char *const special_tokens[VOCAB_SPECIALS] = {"<pad>", "<unk>", "<s>", "</s>"};
 
@@ -152,19 +156,20 @@ Vocab *vocab_load(const char *path, Error *err)
     Vocab *v = xcalloc(1, sizeof *v);
     table_alloc(&v->index, 1024);
     size_t cap = 0;
-    char *line = NULL;
-    size_t line_cap = 0;
-    ssize_t got;
+    char *line = xmalloc(VOCAB_MAX_LINE_BYTES + 1);
+    long got;
     long lineno = 0;
     Error line_err;
-    while ((got = getline(&line, &line_cap, f)) >= 0) {
+    while ((got = line_read(f, line, VOCAB_MAX_LINE_BYTES)) != LINE_EOF) {
         if (++lineno > VOCAB_MAX_LINES) {
             error_set(err, "%s: more than %ld lines", path, VOCAB_MAX_LINES);
             goto fail;
         }
+        if (got == LINE_TOO_LONG) {
+            error_set(err, "%s:%ld: longer than %d bytes", path, lineno, VOCAB_MAX_LINE_BYTES);
+            goto fail;
+        }
         size_t len = (size_t)got;
-        if (len && line[len - 1] == '\n') line[--len] = '\0';
-        if (len && line[len - 1] == '\r') line[--len] = '\0'; /* CRLF files */
         if (v->size == 0 && line[0] == '#') continue;
         char *token = NULL, *cased = NULL;
         if (parse_line(line, len, &token, &cased, &line_err) < 0 ||
@@ -349,7 +354,11 @@ int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, i
     for (size_t i = 0; i < b->n && size < max_size; i++) {
         if (order[i]->count < min_count) break; /* sorted: the rest are rarer */
         if (is_special(order[i]->folded)) continue;
-        fprintf(f, "%s\t%s\t%ld\n", order[i]->folded, usual_casing(order[i]), order[i]->count);
+        const char *cased = usual_casing(order[i]);
+        /* a "word" thousands of bytes long is junk, and vocab_load would
+         * refuse its line: leave it out (2 tabs + at most 20 digits) */
+        if (strlen(order[i]->folded) + strlen(cased) + 22 > VOCAB_MAX_LINE_BYTES) continue;
+        fprintf(f, "%s\t%s\t%ld\n", order[i]->folded, cased, order[i]->count);
         size++;
     }
     int failed = ferror(f);

@@ -8,7 +8,8 @@
  *     <pad> <unk> <s> </s>
  * (ids 0..3).  A line starting with '#' before the first token is a
  * comment.  Tokens never contain TAB or newline (the tokenizer never makes
- * one). */
+ * one).  A line may hold at most 4096 bytes; the builder leaves out longer
+ * tokens. */
 #ifndef TRANSLATE_VOCAB_H
 #define TRANSLATE_VOCAB_H
 

@@ -240,9 +240,9 @@ function drawCells(g, m, size, hatch) {
     }));
 }
 
-/* A thumbnail of matrix m for the grid: cells only, about 80 pixels. */
+/* A thumbnail of matrix m for the grid: cells only, about 100 pixels. */
 function drawThumbnail(m, title) {
-    const size = Math.max(2, Math.floor(80 / Math.max(m.values.length, m.colTokens.length)));
+    const size = Math.max(2, Math.floor(100 / Math.max(m.values.length, m.colTokens.length)));
     const svg = svgElement('svg', {
         class: 'heatmap thumb', width: m.colTokens.length * size, height: m.values.length * size,
     });
@@ -252,20 +252,22 @@ function drawThumbnail(m, title) {
 }
 
 /* The large heatmap with its token labels, at (x, y) in svg.  Returns its
- * width and height.  Columns are labelled on top (slanted, so long words
- * fit), rows on the left; decoder rows also say, on the right, which token
- * that step produced. */
+ * width and height.  Columns are labelled on top: upright when every label
+ * fits its column (Chinese characters usually do), else slanted so long
+ * words fit; rows on the left.  Decoder rows also say, on the right, which
+ * token that step produced. */
 function drawHeatmap(svg, m, x, y, size) {
     const font = Math.min(13, Math.max(9, size - 4));
     const rowLabelWidth = widest(m.rowTokens, font) + 8;
-    const colLabelHeight = widest(m.colTokens, font) * 0.87 + font + 4;   // sin 60°
+    const upright = widest(m.colTokens, font) <= size - 2;
+    const colLabelHeight = upright ? font + 8 : widest(m.colTokens, font) * 0.87 + font + 4;   // sin 60°
     const left = x + rowLabelWidth, top = y + colLabelHeight;
     const rows = m.values.length, cols = m.colTokens.length;
 
     m.colTokens.forEach((token, j) => {
         const cx = left + (j + 0.5) * size, cy = top - 5;
-        svgText(svg, cx, cy, token, {
-            'font-size': font, transform: `rotate(-60 ${cx} ${cy})`, class: 'col-label', 'data-j': j,
+        svgText(svg, cx, cy, token, upright ? { 'font-size': font, 'text-anchor': 'middle' } : {
+            'font-size': font, transform: `rotate(-60 ${cx} ${cy})`,
         });
     });
     m.rowTokens.forEach((token, i) => {
@@ -322,9 +324,10 @@ function drawLegend(svg, x, y, kind, hatch) {
 /* Queries on the left, keys on the right, one line per weight with its
  * opacity equal to the weight (bertviz's head view).  Pointing at a token
  * leaves only its lines.  Rows not decoded yet and masked cells have no
- * line. */
-function drawLineView(svg, m, x, y) {
-    const font = 13, gap = 18, span = 150;
+ * line.  Tokens are spaced like the heatmap's rows when that is roomy
+ * enough, and never too far apart. */
+function drawLineView(svg, m, x, y, cellSize) {
+    const font = 13, gap = Math.max(18, Math.min(cellSize, 28)), span = 160;
     const leftWidth = widest(m.rowTokens, font), rightWidth = widest(m.colTokens, font);
     const x1 = x + leftWidth + 6, x2 = x1 + span;
     const rowY = (i) => y + 22 + (i + 0.5) * gap;
@@ -390,13 +393,13 @@ function renderFigure() {
     svgText(svg, 10, 20, title, { 'font-size': 15, 'font-weight': 'bold' });
     svgText(svg, 10, 38, `line ${entry.s.line}: ${entry.s.text}`, { 'font-size': 12, fill: '#66727f' });
 
-    const size = Math.min(30, Math.max(10, Math.floor(440 / Math.max(m.values.length, m.colTokens.length))));
+    const size = Math.min(36, Math.max(10, Math.floor(440 / Math.max(m.values.length, m.colTokens.length))));
     const map = drawHeatmap(svg, m, 10, 50, size);
     const legendY = 50 + map.height + 14;
     const legend = drawLegend(svg, map.left, legendY, state.kind, addHatch(svg));
     // The line view goes right of the heatmap and of its legend.
     const linesX = Math.max(10 + map.width, map.left + legend.width) + 40;
-    const lines = drawLineView(svg, m, linesX, 50);
+    const lines = drawLineView(svg, m, linesX, 50, size);
 
     const width = linesX + lines.width + 20;
     const height = Math.max(legendY + legend.height, 50 + lines.height) + 10;
@@ -493,12 +496,14 @@ function showCell(m, i, j) {
         panel.appendChild(html('div', 'big', 'not decoded yet'));
         panel.appendChild(html('div', 'dim', `Row ${i + 1} is computed at step ${i + 1}; the slider is at step ${m.revealed}.`));
     } else {
+        // 7 significant digits: the precision of the JSON (a mean of heads
+        // would otherwise show float noise).
         const w = m.values[i][j];
-        panel.appendChild(html('div', 'big', `${w.toPrecision(4)}  (${(100 * w).toFixed(1)}%)`));
+        panel.appendChild(html('div', 'big', `${Number(w.toPrecision(7))}  (${(100 * w).toFixed(1)}%)`));
     }
     const query = html('div', '', `query (row ${i + 1}): `);
     query.appendChild(tokenChip(m.rowTokens[i]));
-    if (m.produced) {
+    if (m.produced && kind !== 'future') {
         query.appendChild(document.createTextNode(' which produced '));
         query.appendChild(tokenChip(m.produced[i]));
     }
@@ -654,7 +659,7 @@ function connectControls() {
 function togglePlay() {
     if (playTimer) return stopPlaying();
     if (state.step >= stepCount(current())) state.step = 1;
-    if (!KINDS[state.kind].stepped) state.kind = 'cross';
+    if (!KINDS[state.kind].stepped) state.kind = 'cross';   // the encoder has no steps to replay
     render();
     document.getElementById('play').textContent = 'Pause';
     playTimer = setInterval(() => {

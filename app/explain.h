@@ -1,0 +1,34 @@
+/* explain.h — `translate --explain`: one sentence walked through the model
+ * step by step, in the order the classic explanations of attention use,
+ * with the real shapes and a few real numbers of every step; and
+ * `--show KIND[:LAYER[:HEAD]]`, one head's attention map drawn in the
+ * terminal. */
+#ifndef TRANSLATE_EXPLAIN_H
+#define TRANSLATE_EXPLAIN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "translator.h"
+
+typedef enum { SHOW_NONE, SHOW_ENCODER, SHOW_DECODER, SHOW_CROSS } ShowKind;
+
+typedef struct {
+    ShowKind kind;
+    int layer, head;      /* 0-based */
+} ShowChoice;
+
+/* Parse "cross", "encoder:2", "decoder:1:3" (layer and head 1-based, as
+ * printed).  Returns 0, or -1 with a message in err. */
+int explain_parse_show(const char *text, ShowChoice *out, Error *err);
+
+/* Print the walk-through of `src` (already encoded from `text`) and its
+ * greedy translation `t` to `out`. */
+void explain_print(FILE *out, const Translator *tr, const char *text, const SourceIds *src,
+                   const Translation *t);
+
+/* Draw one head's map of `t` (rows: queries, columns: keys), with colour
+ * when `color`, else with shade characters. */
+void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowChoice show, bool color);
+
+#endif

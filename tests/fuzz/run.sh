@@ -1,0 +1,46 @@
+#!/bin/sh
+# Run fuzz targets with libFuzzer for a bounded time each (make fuzz).
+#
+#   sh tests/fuzz/run.sh SECONDS TARGET...
+#
+# Each build-fuzz/fuzz_<target> starts from its committed cases
+# (tests/fuzz/corpus/<target>/), the inputs found by earlier runs
+# (build-fuzz/corpus/<target>/, where new ones are written) and seeds taken
+# from our own files (configs, vocabularies, the tiny model, the tiny TSV).
+# A crash leaves its input as build-fuzz/crash-<target>-*; minimise it
+# (build-fuzz/fuzz_<target> -minimize_crash=1 FILE), fix the bug and commit
+# the case under tests/fuzz/corpus/<target>/ so `make test` replays it.
+# Ends with one line per target: executions, coverage, result.
+set -u
+seconds=$1; shift
+[ -f tests/data/tiny.safetensors ] || ./translate -q -c configs/tiny.yaml I >/dev/null
+summary=""
+status=0
+for t in "$@"; do
+    seeds=build-fuzz/seeds/$t
+    rm -rf "$seeds"; mkdir -p "$seeds" "build-fuzz/corpus/$t"
+    case $t in
+    config)      cp configs/*.yaml tests/data/*.yaml "$seeds"/ ;;
+    vocab)       cp tests/data/*.vocab "$seeds"/ ;;
+    safetensors) cp tests/data/tiny.safetensors "$seeds"/ ;;
+    dataset|lines) cp tests/data/tiny.tsv "$seeds"/ ;;
+    tokenizer)   i=0
+                 cut -f1,2 tests/data/tiny.tsv | tr '\t' '\n' | while IFS= read -r line; do
+                     i=$((i + 1)); printf '%s' "$line" > "$seeds/line$i"
+                 done ;;
+    esac
+    log=build-fuzz/$t.log
+    echo "fuzz: $t for $seconds s (log: $log)"
+    build-fuzz/fuzz_$t -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="build-fuzz/crash-$t-" \
+        "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" "$seeds" >"$log" 2>&1
+    rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+    if [ $rc -eq 0 ]; then result=ok; else result="FAILED (status $rc, see $log)"; status=1; fi
+    summary="$summary$t: ${runs:-?} runs, $cov, $result
+"
+done
+echo
+printf '%s' "$summary"
+exit $status

@@ -1,0 +1,57 @@
+/* test_explain.c — `translate --explain` and `--show` print the seed
+ * walk-through with the shapes of the classic explanations: 我想吃酸菜鱼
+ * is 6 tokens, X = [6, 768], 3 heads of 256. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void expect_in(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
+}
+
+static void test_seed_walkthrough_shapes(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-c", "configs/seed-example.yaml", "--explain", "我想吃酸菜鱼", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "this model is untrained");
+    expect_in(r.out, "我 | 想 | 吃 | 酸 | 菜 | 鱼   (6 tokens)");
+    expect_in(r.out, "X: [6, 768]");
+    expect_in(r.out, "split 768 into 3 heads of d_k = 256: Q, K, V become [3, 6, 256], [3, 6, 256]");
+    expect_in(r.out, "scores = Q·Kᵀ / √d_k   [3, 6, 6]");
+    expect_in(r.out, "mask: none");
+    expect_in(r.out, "mask: query i may not see keys after i");
+    expect_in(r.out, "cross-attention (Q from the decoder, K and V from the encoder's memory M)");
+    expect_in(r.out, "K = M·W_Kᵀ + b_K   [6, 768]");
+    expect_in(r.out, "(sums to 1.000000)");
+    expect_in(r.out, "translation: ");
+    run_result_free(&r);
+}
+
+static void test_show_draws_one_head(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-c", "configs/tiny.yaml", "--show", "decoder:2:1", "I love China.", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "decoder masked self-attention, layer 2, head 1");
+    expect_in(r.out, "· = masked future");
+    run_result_free(&r);
+    const char *bad[] = {"./translate", "-c", "configs/tiny.yaml", "--show", "sideways", "x", NULL};
+    r = run_program(bad, NULL, 0);
+    assert_int_equal(r.status, 2);
+    expect_in(r.err, "--show: expected encoder|decoder|cross");
+    run_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seed_walkthrough_shapes),
+        cmocka_unit_test(test_show_draws_one_head),
+    };
+    return cmocka_run_group_tests_name("explain", tests, NULL, NULL);
+}

@@ -1,0 +1,181 @@
+/* test_train_kill.c — training survives being killed.  A short run of the
+ * tiny model is killed with SIGKILL (no chance to clean up) at random
+ * moments, over and over; after every kill the last checkpoint must open
+ * as a valid safetensors file with its progress metadata, and `--resume`
+ * from it must finally reach the very same weights, bit for bit, as one
+ * uninterrupted run with the same seed.
+ *
+ * Checkpoints are written every step here, so many kills land in the
+ * middle of writing one: the temp file + fsync + rename in
+ * model/safetensors.c is what keeps the previous one intact. */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../model/safetensors.h"
+
+#define TRAIN_SETTINGS                                                                      \
+    "  batch_tokens: 60\n  learning_rate: 0.002\n  warmup_steps: 5\n  epochs: 30\n"         \
+    "  dropout: 0.1\n  seed: 11\n  checkpoint_steps: 1\n  eval_epochs: 4\n  average_last: 2\n"
+
+/* The tiny model's config in its own folder under the test temp dir. */
+static const char *write_config(const char *dir_name, char *path, size_t size)
+{
+    char dir[512], cwd[512], yaml[4096];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(dir, sizeof dir, "%s/%s", temp_dir(), dir_name);
+    mkdir(dir, 0755);
+    snprintf(yaml, sizeof yaml,
+             "name: %s\nsource_language: en\ntarget_language: zh\n"
+             "model:\n  weights: model.safetensors\n  source_vocab: src.vocab\n  target_vocab: tgt.vocab\n"
+             "architecture:\n  d_model: 32\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n"
+             "  d_ff: 64\n  activation: relu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
+             "  tied_output_embedding: true\n"
+             "train:\n  train_data: %s/tests/data/tiny.tsv\n  dev_data: %s/tests/data/tiny.tsv\n"
+             "  label_smoothing: 0.1\n  clip_norm: 1.0\n  log_steps: 1000\n" TRAIN_SETTINGS,
+             dir_name, cwd, cwd);
+    snprintf(path, size, "%s/config.yaml", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(yaml, f);
+    fclose(f);
+    return path;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Start ./train on config (with --resume when asked), stderr to /dev/null. */
+static pid_t start_train(const char *config, int resume)
+{
+    pid_t pid = fork();
+    if (pid < 0) abort();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 2);
+        execl(test_program("./train"), "./train", "-q", "-t", "1", config,
+              resume ? "--resume" : (char *)NULL, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Wait for pid; its exit status, or 128 + signal. */
+static int finish(pid_t pid)
+{
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The checkpoint, if any, must be whole: it opens, and its metadata says
+ * what a resume needs.  Returns its step (0: no checkpoint yet). */
+static long check_checkpoint(const char *path)
+{
+    if (access(path, F_OK) != 0) return 0;
+    SafeFile f;
+    Error err = {{0}};
+    if (safetensors_open(path, &f, &err)) fail_msg("after a kill: %s", err.message);
+    const char *keys[] = {"checkpoint", "step", "epoch", "batch", "dropout_rng", "best_bleu",
+                          "elapsed_tokens", "snapshots"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!safetensors_meta(&f, keys[i])) fail_msg("%s: no \"%s\" in __metadata__", path, keys[i]);
+    assert_string_equal(safetensors_meta(&f, "checkpoint"), "translate-checkpoint-1");
+    assert_non_null(safetensors_find(&f, "optimizer.m"));
+    assert_non_null(safetensors_find(&f, "optimizer.v"));
+    long step = strtol(safetensors_meta(&f, "step"), NULL, 10);
+    safetensors_close(&f);
+    assert_true(step > 0);
+    return step;
+}
+
+/* Every tensor of a and b, byte for byte, and the progress metadata. */
+static void assert_same_file(const char *a_path, const char *b_path, int progress)
+{
+    SafeFile a, b;
+    Error err = {{0}};
+    if (safetensors_open(a_path, &a, &err) || safetensors_open(b_path, &b, &err))
+        fail_msg("%s", err.message);
+    assert_int_equal(a.count, b.count);
+    for (size_t i = 0; i < a.count; i++) {
+        const SafeTensor *t = safetensors_find(&b, a.tensors[i].name);
+        assert_non_null(t);
+        assert_int_equal(t->nbytes, a.tensors[i].nbytes);
+        if (memcmp(t->data, a.tensors[i].data, t->nbytes) != 0)
+            fail_msg("tensor %s differs between %s and %s", t->name, a_path, b_path);
+    }
+    const char *keys[] = {"step", "epoch", "batch", "dropout_rng", "best_bleu", "snapshots"};
+    for (int k = 0; progress && k < 6; k++)
+        assert_string_equal(safetensors_meta(&a, keys[k]), safetensors_meta(&b, keys[k]));
+    safetensors_close(&a);
+    safetensors_close(&b);
+}
+
+static void test_sigkill_at_random_moments_then_resume(void **state)
+{
+    (void)state;
+    char whole[600], killed[600], path_a[700], path_b[700];
+    write_config("kill-whole", whole, sizeof whole);
+    write_config("kill-killed", killed, sizeof killed);
+
+    double t0 = now();
+    assert_int_equal(finish(start_train(whole, 0)), 0);
+    double duration = now() - t0;
+
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    srand(seed);
+    print_message("uninterrupted run %.2f s; kill moments drawn with seed %u\n", duration, seed);
+    snprintf(path_b, sizeof path_b, "%s/kill-killed/model.safetensors.ckpt", temp_dir());
+    int kills = 0, mid_write = 0, done = 0;
+    long last_step = 0;
+    char tmp[800];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path_b);
+    for (int attempt = 0; attempt < 16 && kills < 8 && !done; attempt++) {
+        pid_t pid = start_train(killed, last_step > 0);
+        /* anywhere from start-up to well into the run */
+        usleep((useconds_t)(1e6 * duration * (0.02 + 0.25 * rand() / (double)RAND_MAX)));
+        kill(pid, SIGKILL);
+        int status = finish(pid);
+        if (status == 0) {
+            done = 1; /* it finished first */
+        } else {
+            assert_int_equal(status, 128 + SIGKILL);
+            kills++;
+            mid_write += access(tmp, F_OK) == 0; /* killed while writing a checkpoint */
+            remove(tmp);
+        }
+        long step = check_checkpoint(path_b);
+        assert_true(step >= last_step); /* never goes back */
+        last_step = step;
+    }
+    print_message("%d kills (%d while a checkpoint was being written), last checkpoint at step %ld\n",
+                  kills, mid_write, last_step);
+    assert_true(kills >= 3);
+    if (!done) assert_int_equal(finish(start_train(killed, last_step > 0)), 0);
+
+    snprintf(path_a, sizeof path_a, "%s/kill-whole/model.safetensors.ckpt", temp_dir());
+    assert_same_file(path_a, path_b, 1);
+    snprintf(path_a, sizeof path_a, "%s/kill-whole/model.safetensors", temp_dir());
+    snprintf(path_b, sizeof path_b, "%s/kill-killed/model.safetensors", temp_dir());
+    assert_same_file(path_a, path_b, 0); /* the best model by dev BLEU, too */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sigkill_at_random_moments_then_resume),
+    };
+    return cmocka_run_group_tests_name("train killed and resumed", tests, NULL, NULL);
+}
