@@ -38,6 +38,27 @@ static float score(const float *q, const float *k, int i, int j, int h, int D, i
     return s * scale;
 }
 
+/* Variance of the raw scores q·k over every head and visible (query, key)
+ * pair: the number behind dividing by √d_k.  With q and k entries of
+ * variance ~1, q·k sums d_k products and has variance ~d_k; the softmax of
+ * such large scores is nearly one-hot and its gradient nearly zero. */
+static double raw_score_variance(const AttentionActs *a, int Tq, int Tk, bool causal, int D, int H)
+{
+    int dk = D / H;
+    double sum = 0, sum_sq = 0;
+    long n = 0;
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < Tq; i++)
+            for (int j = 0; j < Tk && (!causal || j <= i); j++) {
+                double s = score(a->q, a->k, i, j, h, D, dk, 1.0f);
+                sum += s;
+                sum_sq += s * s;
+                n++;
+            }
+    double mean = sum / n;
+    return sum_sq / n - mean * mean;
+}
+
 /* Head 0, query row 0: scores, then probabilities (masked keys shown). */
 static void attention_row(FILE *out, const AttentionActs *a, const float *probs, int rows, int keys,
                           int row, bool causal, int D, int H, float scale)
@@ -55,6 +76,19 @@ static void attention_row(FILE *out, const AttentionActs *a, const float *probs,
         sum += probs[(size_t)row * keys + j];
     }
     fprintf(out, "]  (sums to %.6f)\n", sum);
+    if (causal) { /* the same row if the future were not hidden */
+        float raw[4096], max = -INFINITY, total = 0.0f;
+        int dk = D / H, n = keys < 4096 ? keys : 4096;
+        for (int j = 0; j < n; j++) {
+            raw[j] = score(a->q, a->k, row, j, 0, D, dk, scale);
+            if (raw[j] > max) max = raw[j];
+        }
+        for (int j = 0; j < n; j++) total += raw[j] = expf(raw[j] - max);
+        fprintf(out, "      without the mask it would be:  [");
+        for (int j = 0; j < n; j++) fprintf(out, "%s%.3f", j ? ", " : "", raw[j] / total);
+        fprintf(out, "]  (weight on future tokens the\n"
+                     "            decoder must not see when it predicts them)\n");
+    }
     (void)rows;
 }
 
@@ -79,6 +113,9 @@ static void explain_attention(FILE *out, const char *what, const AttentionActs *
                      "            softmax weight is exactly 0 (the decoder cannot peek at the future)\n");
     else
         fprintf(out, "      mask: none — every query sees all %d keys\n", Tk);
+    double var = raw_score_variance(a, Tq, Tk, causal, D, H);
+    fprintf(out, "      variance of the scores over all heads and pairs: Q·Kᵀ %.2f, /√d_k %.2f\n", var,
+                 var / dk);
     attention_row(out, a, probs, Tq, Tk, causal ? (Tq > 1 ? 1 : 0) : 0, causal, D, H, scale);
     fprintf(out, "      weights·V [%d, %d, %d] → concatenate heads [%d, %d] → output projection [%d, %d]\n",
             H, Tq, dk, Tq, D, Tq, D);

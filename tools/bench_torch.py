@@ -4,6 +4,7 @@ programs, done by stock PyTorch, so the two can be compared side by side.
 
     bench_torch.py train DUMP              tokens/s of training steps
     bench_torch.py translate WEIGHTS DUMP [N]   sentences/s of greedy decoding
+                                           (of N evenly spaced sentences)
     bench_torch.py sentence WEIGHTS SRC_VOCAB TGT_VOCAB TEXT   one translation,
                                            as a fresh process would do it
 
@@ -131,8 +132,9 @@ def translate(weights_path, dump_path, limit=None):
     max_len = int(meta["max_len"])
     sentences = [ids[start[i]:start[i + 1]] for i in range(len(start) - 1)]
     sentences = [s for s in sentences if 1 <= len(s) <= max_len]
-    if limit:
-        sentences = sentences[:limit]
+    if limit and limit < len(sentences):
+        # Evenly spaced, not the first `limit`: data files may be sorted by length.
+        sentences = [sentences[i * len(sentences) // limit] for i in range(limit)]
     ratio, extra = float(dmeta["bench.max_output_ratio"]), int(dmeta["bench.max_output_extra"])
     torch.set_grad_enabled(False)
     steps = 0
