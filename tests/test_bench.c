@@ -69,7 +69,8 @@ static const struct {
     bool ours_numeric, has_pytorch;
 } ROWS[] = {
     {"train-1t", true, true},  {"train-2t", true, true},   {"gemm-1t", true, false},
-    {"gemm-2t", true, false},  {"greedy", true, true},     {"beam4", true, false},
+    {"gemm-2t", true, false},  {"blas-1t", true, true},    {"blas-2t", true, true},
+    {"greedy", true, true},     {"beam4", true, false},
     {"latency", true, true},   {"rss-1", true, false},     {"rss-batch", true, false},
     {"scale-short", false, false}, {"scale-mid", false, false}, {"scale-max", false, false},
 };

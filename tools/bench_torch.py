@@ -2,7 +2,8 @@
 """The PyTorch side of `make bench` (bench/run.sh): the same work as our
 programs, done by stock PyTorch, so the two can be compared side by side.
 
-    bench_torch.py train DUMP              tokens/s of training steps
+    bench_torch.py train DUMP [N]          tokens/s of training steps (and the
+                                           GF/s of one N³ matmul, default 1024)
     bench_torch.py translate WEIGHTS DUMP [N]   sentences/s of greedy decoding
                                            (of N evenly spaced sentences)
     bench_torch.py sentence WEIGHTS SRC_VOCAB TGT_VOCAB TEXT   one translation,
@@ -62,7 +63,7 @@ def padded(flat, start, first, last):
     return torch.tensor([s + [PAD] * (width - len(s)) for s in seqs])
 
 
-def train(dump_path):
+def train(dump_path, ceiling_n=1024):
     """The training step of tools/reference.py's step(), with dropout on
     (embeddings, attention outputs, feed-forward hidden and output, as our
     model applies it), gradient clipping and AdamW, timed over the dump's
@@ -113,9 +114,36 @@ def train(dump_path):
         if step >= warmup:
             tokens += (b["src_start"][hi] - b["src_start"][lo]) + (b["tgt_start"][hi] - b["tgt_start"][lo])
     seconds = time.perf_counter() - start
+    gflops = matmul_gflops(ceiling_n)
     print(f"threads={n_threads} steps={len(first) - 1 - warmup} tokens={tokens} seconds={seconds:.3f} "
-          f"tokens_per_s={tokens / seconds:.1f} last_loss={float(loss):.4f}")
+          f"tokens_per_s={tokens / seconds:.1f} last_loss={float(loss):.4f} "
+          f"matmul_n={ceiling_n} matmul_gflops={gflops:.2f} blas={blas_library()}")
     return 0
+
+
+def matmul_gflops(n):
+    """Best GF/s of two n×n×n float32 products: what torch's BLAS does
+    here (Debian's torch calls the system libblas.so.3, whichever
+    implementation update-alternatives points it at)."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = float("inf")
+    for _ in range(2):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * n ** 3 / best / 1e9
+
+
+def blas_library():
+    """The BLAS shared library this process loaded (resolved path)."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            name = os.path.basename(path)
+            if "blas" in name or "blis" in name:
+                return os.path.realpath(path)
+    return "?"
 
 
 def decode_limit(S, ratio, extra, max_len):
@@ -195,8 +223,8 @@ def sentence(weights_path, src_vocab_path, tgt_vocab_path, text):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "train":
-        return train(argv[2])
+    if len(argv) in (3, 4) and argv[1] == "train":
+        return train(argv[2], int(argv[3]) if len(argv) == 4 else 1024)
     if len(argv) in (4, 5) and argv[1] == "translate":
         return translate(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else None)
     if len(argv) == 6 and argv[1] == "sentence":
