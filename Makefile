@@ -193,8 +193,8 @@ build/tests/test_bench build-asan/tests/test_bench: | $(BENCH_BINS) translate
 
 bench: deps
 	@$(MAKE) --no-print-directory translate $(BENCH_BINS)
-	@sh bench/run.sh > bench/RESULTS.md.tmp; status=$$?; mv bench/RESULTS.md.tmp bench/RESULTS.md; \
-	 cat bench/RESULTS.md; echo "(also in bench/RESULTS.md)"; exit $$status
+	@out=$$(mktemp) && sh bench/run.sh > $$out; status=$$?; cat $$out; \
+	 cp $$out bench/RESULTS.md && rm -f $$out && echo "(also in bench/RESULTS.md)"; exit $$status
 
 bench-smoke: deps
 	@$(MAKE) --no-print-directory translate $(BENCH_BINS)

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/atomic_file.h"
 #include "../common/util.h"
 #include "version.h"
 
@@ -161,25 +162,18 @@ char *attention_json_print(const AttentionJson *doc)
     return copy;
 }
 
+/* The pretty-printed document and a final newline. */
+static void put_json(FILE *f, const void *text)
+{
+    fputs(text, f);
+    fputc('\n', f);
+}
+
 int attention_json_write(const AttentionJson *doc, const char *path, Error *err)
 {
     char *text = cJSON_Print(doc->root);
     if (!text) return error_set(err, "%s: out of memory formatting JSON", path);
-    size_t n = strlen(text);
-    char *tmp = xmalloc(strlen(path) + 5);
-    sprintf(tmp, "%s.tmp", path);
-    int status = 0;
-    FILE *f = fopen(tmp, "wb");
-    if (!f || fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF || fflush(f) != 0 ||
-        fsync(fileno(f)) != 0) {
-        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    }
-    if (f && fclose(f) != 0 && status == 0)
-        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    if (status == 0 && rename(tmp, path) != 0)
-        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    if (status) unlink(tmp);
-    free(tmp);
+    int status = atomic_file_write(path, put_json, text, err);
     cJSON_free(text);
     return status;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/atomic_file.h"
 #include "../common/util.h"
 
 /* build/viewer_assets.c, generated from app/viewer/ by tools/embed.sh: each
@@ -75,21 +76,19 @@ static void put_page(FILE *f, const AttentionJson *const *docs, size_t n_docs)
     fputs(p, f);
 }
 
+typedef struct {
+    const AttentionJson *const *docs;
+    size_t count;
+} Page;
+
+static void put_whole_page(FILE *f, const void *context)
+{
+    const Page *page = context;
+    put_page(f, page->docs, page->count);
+}
+
 int html_report_write(const AttentionJson *const *docs, size_t n_docs, const char *path, Error *err)
 {
-    char *tmp = xmalloc(strlen(path) + 5);
-    sprintf(tmp, "%s.tmp", path);
-    int status = 0;
-    FILE *f = fopen(tmp, "wb");
-    if (f) put_page(f, docs, n_docs);
-    /* fwrite errors are sticky: one check of ferror covers every write. */
-    if (!f || ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
-        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    if (f && fclose(f) != 0 && status == 0)
-        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    if (status == 0 && rename(tmp, path) != 0)
-        status = error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    if (status) unlink(tmp);
-    free(tmp);
-    return status;
+    Page page = {docs, n_docs};
+    return atomic_file_write(path, put_whole_page, &page, err);
 }
