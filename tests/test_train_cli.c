@@ -14,30 +14,12 @@
 
 #include "../model/safetensors.h"
 
-/* A config in its own folder under the test temp dir: tiny model, trained
- * and evaluated on tests/data/tiny.tsv. */
-static const char *write_config(const char *dir_name, const char *extra_train, const char *arch_extra)
+/* The tiny model's config (testutil.c), without label smoothing, in a
+ * static buffer: valid until the next call. */
+static const char *write_config(const char *dir_name, const char *extra_train)
 {
     static char path[600];
-    char dir[512], cwd[512], yaml[4096];
-    if (!getcwd(cwd, sizeof cwd)) abort();
-    snprintf(dir, sizeof dir, "%s/%s", temp_dir(), dir_name);
-    mkdir(dir, 0755);
-    snprintf(yaml, sizeof yaml,
-             "name: %s\nsource_language: en\ntarget_language: zh\n"
-             "model:\n  weights: model.safetensors\n  source_vocab: src.vocab\n  target_vocab: tgt.vocab\n"
-             "architecture:\n  d_model: 32\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n"
-             "  d_ff: 64\n  activation: relu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
-             "  tied_output_embedding: true\n%s"
-             "train:\n  train_data: %s/tests/data/tiny.tsv\n  dev_data: %s/tests/data/tiny.tsv\n"
-             "  label_smoothing: 0.0\n  clip_norm: 1.0\n  log_steps: 1000\n%s",
-             dir_name, arch_extra, cwd, cwd, extra_train);
-    snprintf(path, sizeof path, "%s/config.yaml", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) abort();
-    fputs(yaml, f);
-    fclose(f);
-    return path;
+    return tiny_train_config(dir_name, 0.0f, extra_train, path, sizeof path);
 }
 
 static void run_train(const char *config, const char *flag, int want_status)
@@ -53,7 +35,7 @@ static void test_tiny_model_memorises_sixteen_pairs(void **state)
     (void)state;
     const char *config = write_config("overfit",
                                       "  batch_tokens: 1000\n  learning_rate: 0.003\n  warmup_steps: 20\n"
-                                      "  epochs: 200\n  dropout: 0.0\n  seed: 3\n  eval_epochs: 200\n", "");
+                                      "  epochs: 200\n  dropout: 0.0\n  seed: 3\n  eval_epochs: 200\n");
     run_train(config, NULL, 0);
     size_t len;
     char *tsv = read_file("tests/data/tiny.tsv", &len);
@@ -103,13 +85,13 @@ static void test_resumed_run_equals_uninterrupted_run(void **state)
     const char *common = "  batch_tokens: 60\n  learning_rate: 0.002\n  warmup_steps: 5\n  epochs: 3\n"
                          "  dropout: 0.1\n  seed: 5\n  checkpoint_steps: 4\n  average_last: 2\n";
     char whole[600], stopped[600], resumed[600], ckpt_whole[700], ckpt_resumed[700];
-    snprintf(whole, sizeof whole, "%s", write_config("whole", common, ""));
+    snprintf(whole, sizeof whole, "%s", write_config("whole", common));
     char stop_train[512];
     snprintf(stop_train, sizeof stop_train, "%s  max_steps: 7\n", common);
-    snprintf(stopped, sizeof stopped, "%s", write_config("resumed", stop_train, ""));
+    snprintf(stopped, sizeof stopped, "%s", write_config("resumed", stop_train));
     run_train(whole, NULL, 0);
     run_train(stopped, NULL, 0); /* stops at step 7, mid-epoch, with a checkpoint */
-    snprintf(resumed, sizeof resumed, "%s", write_config("resumed", common, ""));
+    snprintf(resumed, sizeof resumed, "%s", write_config("resumed", common));
     run_train(resumed, "--resume", 0);
     snprintf(ckpt_whole, sizeof ckpt_whole, "%s/whole/model.safetensors.ckpt", temp_dir());
     snprintf(ckpt_resumed, sizeof ckpt_resumed, "%s/resumed/model.safetensors.ckpt", temp_dir());
@@ -119,7 +101,7 @@ static void test_resumed_run_equals_uninterrupted_run(void **state)
 static void test_existing_checkpoint_needs_resume(void **state)
 {
     (void)state;
-    const char *config = write_config("again", "  batch_tokens: 1000\n  epochs: 1\n", "");
+    const char *config = write_config("again", "  batch_tokens: 1000\n  epochs: 1\n");
     run_train(config, NULL, 0);
     const char *argv[] = {"./train", "-q", config, NULL};
     RunResult r = run_program(argv, NULL, 0);
@@ -134,7 +116,7 @@ static void test_interrupt_saves_a_checkpoint(void **state)
 {
     (void)state;
     const char *config = write_config("interrupted", "  batch_tokens: 60\n  epochs: 100000\n  dropout: 0.1\n"
-                                                     "  checkpoint_steps: 100000\n  eval_epochs: 100000\n", "");
+                                                     "  checkpoint_steps: 100000\n  eval_epochs: 100000\n");
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -161,7 +143,7 @@ static void test_interrupt_saves_a_checkpoint(void **state)
     char more[256];
     snprintf(more, sizeof more, "  batch_tokens: 60\n  epochs: 100000\n  dropout: 0.1\n  max_steps: %ld\n"
                                 "  checkpoint_steps: 100000\n  eval_epochs: 100000\n", step + 3);
-    run_train(write_config("interrupted", more, ""), "--resume", 0);
+    run_train(write_config("interrupted", more), "--resume", 0);
     assert_int_equal(safetensors_open(ckpt, &f, &err), 0);
     assert_int_equal(strtol(safetensors_meta(&f, "step"), NULL, 10), step + 3);
     safetensors_close(&f);

@@ -26,28 +26,9 @@
     "  batch_tokens: 60\n  learning_rate: 0.002\n  warmup_steps: 5\n  epochs: 30\n"         \
     "  dropout: 0.1\n  seed: 11\n  checkpoint_steps: 1\n  eval_epochs: 4\n  average_last: 2\n"
 
-/* The tiny model's config in its own folder under the test temp dir. */
 static const char *write_config(const char *dir_name, char *path, size_t size)
 {
-    char dir[512], cwd[512], yaml[4096];
-    if (!getcwd(cwd, sizeof cwd)) abort();
-    snprintf(dir, sizeof dir, "%s/%s", temp_dir(), dir_name);
-    mkdir(dir, 0755);
-    snprintf(yaml, sizeof yaml,
-             "name: %s\nsource_language: en\ntarget_language: zh\n"
-             "model:\n  weights: model.safetensors\n  source_vocab: src.vocab\n  target_vocab: tgt.vocab\n"
-             "architecture:\n  d_model: 32\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n"
-             "  d_ff: 64\n  activation: relu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
-             "  tied_output_embedding: true\n"
-             "train:\n  train_data: %s/tests/data/tiny.tsv\n  dev_data: %s/tests/data/tiny.tsv\n"
-             "  label_smoothing: 0.1\n  clip_norm: 1.0\n  log_steps: 1000\n" TRAIN_SETTINGS,
-             dir_name, cwd, cwd);
-    snprintf(path, size, "%s/config.yaml", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) abort();
-    fputs(yaml, f);
-    fclose(f);
-    return path;
+    return tiny_train_config(dir_name, 0.1f, TRAIN_SETTINGS, path, size);
 }
 
 static double now(void)

@@ -169,3 +169,27 @@ int torch_available(void)
     }
     return known;
 }
+
+const char *tiny_train_config(const char *dir_name, float label_smoothing, const char *train_extra,
+                              char *path, size_t size)
+{
+    char dir[512], cwd[512], yaml[4096];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(dir, sizeof dir, "%s/%s", temp_dir(), dir_name);
+    mkdir(dir, 0755);
+    snprintf(yaml, sizeof yaml,
+             "name: %s\nsource_language: en\ntarget_language: zh\n"
+             "model:\n  weights: model.safetensors\n  source_vocab: src.vocab\n  target_vocab: tgt.vocab\n"
+             "architecture:\n  d_model: 32\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n"
+             "  d_ff: 64\n  activation: relu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
+             "  tied_output_embedding: true\n"
+             "train:\n  train_data: %s/tests/data/tiny.tsv\n  dev_data: %s/tests/data/tiny.tsv\n"
+             "  label_smoothing: %.2f\n  clip_norm: 1.0\n  log_steps: 1000\n%s",
+             dir_name, cwd, cwd, (double)label_smoothing, train_extra);
+    snprintf(path, size, "%s/config.yaml", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(yaml, f);
+    fclose(f);
+    return path;
+}

@@ -57,6 +57,13 @@ int torch_available(void);
         }                                                                                          \
     } while (0)
 
+/* Write the config of the tiny training model (d_model 32, 2+2 layers,
+ * trained and evaluated on tests/data/tiny.tsv) into its own folder
+ * `dir_name` under the test temp dir; `train_extra` is appended to its
+ * train: section.  Returns `path` (size bytes), the YAML file's path. */
+const char *tiny_train_config(const char *dir_name, float label_smoothing, const char *train_extra,
+                              char *path, size_t size);
+
 /* Path of the Tatoeba data folder, or NULL when it is not there
  * (tests that need it skip). */
 const char *tatoeba_dir(void);
