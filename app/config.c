@@ -493,6 +493,7 @@ static const Key train_keys[] = {
     FLOAT("max_minutes", train.max_minutes, 0, NO_MAX, 0),
     FLOAT("label_smoothing", train.label_smoothing, 0, 1, OPEN_HI),
     FLOAT("dropout", train.dropout, 0, 1, OPEN_HI),
+    FLOAT("drop_final_punctuation", train.drop_final_punctuation, 0, 1, 0),
     FLOAT("weight_decay", train.weight_decay, 0, NO_MAX, 0),
     FLOAT("clip_norm", train.clip_norm, 0, NO_MAX, 0),
     U64("seed", train.seed),

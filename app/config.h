@@ -38,6 +38,7 @@ typedef struct {
     float max_minutes;      /* ... or when this much wall-clock time has passed (0 = no limit) */
     float label_smoothing;
     float dropout;
+    float drop_final_punctuation; /* chance of training on a source without its final . ? ! 。 */
     float weight_decay;
     float clip_norm;        /* global gradient-norm clip; 0 = off */
     uint64_t seed;

@@ -166,13 +166,25 @@ void packed_batch_init(PackedBatch *pb, int src_rows, int tgt_rows, int pairs)
     pb->tgt_start = xcalloc((size_t)pairs + 1, sizeof(int));
 }
 
-void packed_batch_fill(PackedBatch *pb, const Dataset *d, const Batches *b, int index)
+/* Whether pair `p` is trained this epoch without its final punctuation. */
+static bool drops_final_punctuation(const SourceNoise *noise, const Dataset *d, int p, int S)
+{
+    if (!noise || noise->probability <= 0 || S < 2) return false; /* never empty a source */
+    if (!noise->final_punctuation[d->src_ids[d->src_start[p] + S - 1]]) return false;
+    Rng rng;
+    rng_seed(&rng, (noise->seed * 1000003ULL + (uint64_t)noise->epoch) * 2654435761ULL + (uint64_t)p);
+    return rng_uniform(&rng) < noise->probability;
+}
+
+void packed_batch_fill(PackedBatch *pb, const Dataset *d, const Batches *b, int index,
+                       const SourceNoise *noise)
 {
     int n = b->first[index + 1] - b->first[index];
     int s = 0, t = 0;
     for (int k = 0; k < n; k++) {
         int p = b->pairs[b->first[index] + k];
         int S = pair_len(d, p, false), T = pair_len(d, p, true);
+        if (drops_final_punctuation(noise, d, p, S)) S--;
         memcpy(pb->src_ids + s, d->src_ids + d->src_start[p], (size_t)S * sizeof(int));
         pb->tgt_ids[t] = VOCAB_BOS;
         memcpy(pb->tgt_ids + t + 1, d->tgt_ids + d->tgt_start[p], (size_t)T * sizeof(int));

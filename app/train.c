@@ -128,6 +128,7 @@ typedef struct {
     Dataset train, dev;
     Batches batches, dev_batches;
     PackedBatch packed;
+    bool *final_punctuation; /* [source vocabulary]: for train.drop_final_punctuation */
     Trainer trainer;
     TrainProgress progress;
     FILE *log;
@@ -154,6 +155,12 @@ static int open_data(Run *r)
     r->cfg.arch.src_vocab = vocab_size(r->src_vocab);
     r->cfg.arch.tgt_vocab = vocab_size(r->tgt_vocab);
     r->hashes = (VocabHashes){vocab_hash(r->src_vocab), vocab_hash(r->tgt_vocab)};
+    r->final_punctuation = xcalloc((size_t)r->cfg.arch.src_vocab, sizeof(bool));
+    static const char *const stops[] = {".", "?", "!", "。"}; /* after NFKC: ！ is !, ？ is ? */
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+        int id = vocab_id(r->src_vocab, stops[i]);
+        if (id != VOCAB_UNK) r->final_punctuation[id] = true;
+    }
     batches_build(&r->batches, &r->train, t->batch_tokens);
     batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
     fprintf(stderr, "train: %s: %zu pairs (%zu usable, %zu tokens, %zu <unk>) in %zu batches; dev %zu pairs\n",
@@ -182,7 +189,7 @@ static double dev_loss(Run *r)
 {
     double sum = 0, tokens = 0;
     for (size_t b = 0; b < r->dev_batches.count; b++) {
-        packed_batch_fill(&r->packed, &r->dev, &r->dev_batches, (int)b);
+        packed_batch_fill(&r->packed, &r->dev, &r->dev_batches, (int)b, NULL);
         int Nt = r->packed.tgt_start[r->packed.batch.count];
         sum += (double)trainer_step(&r->trainer, &r->packed.batch, r->packed.labels, false) * Nt;
         tokens += Nt;
@@ -308,7 +315,8 @@ static int train_loop(Run *r)
                 int status = evaluate_dev(r, true, out_of_steps ? "max_steps reached" : "max_minutes reached");
                 return status ? status : save_checkpoint(r);
             }
-            packed_batch_fill(&r->packed, &r->train, &r->batches, r->batches.order[r->progress.batch]);
+            SourceNoise noise = {t->drop_final_punctuation, t->seed, r->progress.epoch, r->final_punctuation};
+            packed_batch_fill(&r->packed, &r->train, &r->batches, r->batches.order[r->progress.batch], &noise);
             float loss = trainer_step(&r->trainer, &r->packed.batch, r->packed.labels, true);
             s.lr = lr_schedule(r->trainer.opt.step + 1, t->learning_rate, t->warmup_steps);
             float norm = trainer_update(&r->trainer, &s, t->clip_norm);
@@ -374,6 +382,7 @@ static void run_close(Run *r)
     if (r->log) fclose(r->log);
     snapshots_free(&r->progress.snapshots);
     packed_batch_free(&r->packed);
+    free(r->final_punctuation);
     trainer_free(&r->trainer);
     batches_free(&r->batches);
     batches_free(&r->dev_batches);

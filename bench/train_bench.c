@@ -252,7 +252,7 @@ static int bench(const Options *opt)
     int total = opt->warmup + opt->steps;
     Run run = {0};
     for (int s = 0; s < total; s++) {
-        packed_batch_fill(&pb, &data, &batches, batches.order[(size_t)s % batches.count]);
+        packed_batch_fill(&pb, &data, &batches, batches.order[(size_t)s % batches.count], NULL);
         run_add(&run, &pb);
     }
     if (opt->dump_path &&
@@ -270,7 +270,7 @@ static int bench(const Options *opt)
     double tokens = 0, flops = 0, start = 0, loss = 0;
     for (int s = 0; s < total && !status; s++) {
         if (s == opt->warmup) start = now();
-        packed_batch_fill(&pb, &data, &batches, batches.order[(size_t)s % batches.count]);
+        packed_batch_fill(&pb, &data, &batches, batches.order[(size_t)s % batches.count], NULL);
         loss = trainer_step(&tr, &pb.batch, pb.labels, true);
         trainer_update(&tr, &settings, t.clip_norm);
         if (s >= opt->warmup) {

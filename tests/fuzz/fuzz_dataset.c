@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     batches_shuffle(&b, 1, 0);
     PackedBatch pb;
     packed_batch_init(&pb, b.max_src_rows, b.max_tgt_rows, b.max_pairs);
-    for (size_t k = 0; k < b.count; k++) packed_batch_fill(&pb, &d, &b, b.order[k]);
+    for (size_t k = 0; k < b.count; k++) packed_batch_fill(&pb, &d, &b, b.order[k], NULL);
     packed_batch_free(&pb);
     batches_free(&b);
     dataset_free(&d);

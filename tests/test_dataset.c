@@ -1,0 +1,145 @@
+/* test_dataset.c — packing training batches, and the one kind of noise the
+ * trainer adds to them: a source sometimes trained without its final
+ * punctuation (train.drop_final_punctuation). */
+#include "testutil.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../app/dataset.h"
+
+typedef struct {
+    Vocab *src, *tgt;
+    Dataset data;
+    Batches batches;
+    PackedBatch plain, noisy;
+    bool *final_punctuation;
+} Fixture;
+
+static int setup(void **state)
+{
+    Fixture *f = calloc(1, sizeof *f);
+    Error err = {{0}};
+    f->src = vocab_load("tests/data/tiny.src.vocab", &err);
+    f->tgt = vocab_load("tests/data/tiny.tgt.vocab", &err);
+    assert_non_null(f->src);
+    assert_non_null(f->tgt);
+    assert_int_equal(dataset_load(&f->data, "tests/data/tiny.tsv", 0, 1, f->src, f->tgt, 32, &err), 0);
+    batches_build(&f->batches, &f->data, 40);
+    packed_batch_init(&f->plain, f->batches.max_src_rows, f->batches.max_tgt_rows, f->batches.max_pairs);
+    packed_batch_init(&f->noisy, f->batches.max_src_rows, f->batches.max_tgt_rows, f->batches.max_pairs);
+    f->final_punctuation = calloc((size_t)vocab_size(f->src), sizeof(bool));
+    f->final_punctuation[vocab_id(f->src, ".")] = true;
+    f->final_punctuation[vocab_id(f->src, "?")] = true;
+    f->final_punctuation[vocab_id(f->src, "!")] = true;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    Fixture *f = *state;
+    packed_batch_free(&f->plain);
+    packed_batch_free(&f->noisy);
+    batches_free(&f->batches);
+    dataset_free(&f->data);
+    vocab_free(f->src);
+    vocab_free(f->tgt);
+    free(f->final_punctuation);
+    free(f);
+    return 0;
+}
+
+/* Pairs dropped from batch b of `noisy` compared with `plain`, checking that
+ * a dropped pair lost exactly its last source token, which was punctuation,
+ * and that nothing else changed. */
+static int dropped_in(const Fixture *f, const PackedBatch *plain, const PackedBatch *noisy)
+{
+    int dropped = 0;
+    assert_int_equal(plain->batch.count, noisy->batch.count);
+    for (int k = 0; k < plain->batch.count; k++) {
+        int s0 = plain->src_start[k], S = plain->src_start[k + 1] - s0;
+        int n0 = noisy->src_start[k], N = noisy->src_start[k + 1] - n0;
+        assert_true(N == S || N == S - 1);
+        assert_memory_equal(plain->src_ids + s0, noisy->src_ids + n0, (size_t)N * sizeof(int));
+        if (N == S - 1) {
+            assert_true(f->final_punctuation[plain->src_ids[s0 + S - 1]]);
+            dropped++;
+        }
+    }
+    int Nt = plain->tgt_start[plain->batch.count];
+    assert_int_equal(noisy->tgt_start[noisy->batch.count], Nt);
+    assert_memory_equal(plain->tgt_ids, noisy->tgt_ids, (size_t)Nt * sizeof(int));
+    assert_memory_equal(plain->labels, noisy->labels, (size_t)Nt * sizeof(int));
+    assert_int_equal(noisy->tokens, plain->tokens - dropped);
+    return dropped;
+}
+
+static int dropped_in_epoch(Fixture *f, float probability, uint64_t seed, int epoch)
+{
+    SourceNoise noise = {probability, seed, epoch, f->final_punctuation};
+    int dropped = 0;
+    for (size_t b = 0; b < f->batches.count; b++) {
+        packed_batch_fill(&f->plain, &f->data, &f->batches, (int)b, NULL);
+        packed_batch_fill(&f->noisy, &f->data, &f->batches, (int)b, &noise);
+        dropped += dropped_in(f, &f->plain, &f->noisy);
+    }
+    return dropped;
+}
+
+static void test_every_source_ending_in_punctuation_loses_it_at_probability_one(void **state)
+{
+    /* All 16 sources of tiny.tsv end in . ? or ! */
+    assert_int_equal(dropped_in_epoch(*state, 1.0f, 1, 0), 16);
+}
+
+static void test_probability_zero_changes_nothing(void **state)
+{
+    assert_int_equal(dropped_in_epoch(*state, 0.0f, 1, 0), 0);
+}
+
+static void test_dropping_is_a_function_of_seed_epoch_and_pair(void **state)
+{
+    Fixture *f = *state;
+    /* The same (seed, epoch) drops the same pairs, so --resume recreates a
+     * half-done epoch exactly; other epochs draw other pairs. */
+    int first = dropped_in_epoch(f, 0.5f, 7, 3);
+    assert_int_equal(dropped_in_epoch(f, 0.5f, 7, 3), first);
+    assert_true(first > 0 && first < 16);
+    bool differs = false;
+    SourceNoise a = {0.5f, 7, 3, f->final_punctuation}, b = {0.5f, 7, 4, f->final_punctuation};
+    for (size_t k = 0; k < f->batches.count; k++) {
+        packed_batch_fill(&f->plain, &f->data, &f->batches, (int)k, &a);
+        packed_batch_fill(&f->noisy, &f->data, &f->batches, (int)k, &b);
+        if (f->plain.tokens != f->noisy.tokens ||
+            memcmp(f->plain.src_start, f->noisy.src_start, (size_t)(f->plain.batch.count + 1) * sizeof(int)))
+            differs = true;
+    }
+    assert_true(differs);
+}
+
+static void test_a_source_of_one_token_is_never_emptied(void **state)
+{
+    Fixture *f = *state;
+    /* Mark every id droppable: a one-token source must still keep its token. */
+    memset(f->final_punctuation, 1, (size_t)vocab_size(f->src) * sizeof(bool));
+    SourceNoise noise = {1.0f, 1, 0, f->final_punctuation};
+    for (size_t b = 0; b < f->batches.count; b++) {
+        packed_batch_fill(&f->noisy, &f->data, &f->batches, (int)b, &noise);
+        for (int k = 0; k < f->noisy.batch.count; k++)
+            assert_true(f->noisy.src_start[k + 1] - f->noisy.src_start[k] >= 1);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_every_source_ending_in_punctuation_loses_it_at_probability_one,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probability_zero_changes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dropping_is_a_function_of_seed_epoch_and_pair, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_source_of_one_token_is_never_emptied, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
