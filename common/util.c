@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 _Noreturn void util_assert_fail(const char *what, const char *file, int line)
 {
@@ -76,4 +77,35 @@ uint64_t fnv1a(uint64_t h, const void *data, size_t n)
         h *= 1099511628211ULL;
     }
     return h;
+}
+
+enum { HUGE_PAGE = 2u << 20 };
+
+static size_t big_bytes(size_t n, size_t size)
+{
+    return (n * size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+}
+
+void *util_big_calloc(size_t n, size_t size, const char *file, int line)
+{
+    if (size && n > (SIZE_MAX - HUGE_PAGE) / size) util_assert_fail("big_calloc size overflow", file, line);
+    if (n * size == 0) return NULL;
+    /* Map one huge page more than needed and trim both ends, so the block
+     * starts on a huge-page boundary (the kernel only backs aligned 2 MiB
+     * ranges with huge pages). Fresh anonymous pages read as zero. */
+    size_t bytes = big_bytes(n, size), extra = HUGE_PAGE;
+    char *raw = mmap(NULL, bytes + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) checked(NULL, bytes, file, line);
+    char *start = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (start > raw) munmap(raw, (size_t)(start - raw));
+    if (start + bytes < raw + bytes + extra) munmap(start + bytes, (size_t)(raw + bytes + extra - (start + bytes)));
+#ifdef MADV_HUGEPAGE
+    madvise(start, bytes, MADV_HUGEPAGE); /* a hint: without it, ordinary pages */
+#endif
+    return start;
+}
+
+void big_free(void *p, size_t n, size_t size)
+{
+    if (p) munmap(p, big_bytes(n, size));
 }

@@ -121,7 +121,7 @@ void params_alloc(Params *p, const ModelArch *arch)
     ParamSpec *specs;
     size_t n = params_describe(arch, p, &specs);
     for (size_t i = 0; i < n; i++) p->count += specs[i].numel;
-    p->data = xcalloc(p->count, sizeof(float));
+    p->data = big_calloc(p->count, sizeof(float));
     float *at = p->data;
     for (size_t i = 0; i < n; i++) {
         *specs[i].slot = at;
@@ -134,7 +134,7 @@ void params_alloc(Params *p, const ModelArch *arch)
 void params_free(Params *p)
 {
     if (!p) return;
-    free(p->data);
+    big_free(p->data, p->count, sizeof(float));
     free(p->encoder);
     free(p->decoder);
     memset(p, 0, sizeof *p);

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -416,6 +417,29 @@ static float f16_to_f32(uint16_t h)
     return f32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
 }
 
+/* The same conversion, 8 values per instruction (F16C, in every x86-64 CPU
+ * with AVX2). Loading a float16 model is mostly this loop. */
+__attribute__((target("f16c,avx")))
+static size_t f16_to_f32_f16c(const unsigned char *p, float *out, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * i))));
+    return i;
+}
+
+/* The pages of a tensor already converted are dropped from this process
+ * (they stay in the page cache; a later read faults them back in): so the
+ * peak memory of loading a model is its float32 weights plus one tensor,
+ * not plus the whole file. */
+static void forget_pages(const SafeTensor *t)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)t->data + page - 1) & ~(page - 1);
+    uintptr_t end = ((uintptr_t)t->data + t->nbytes) & ~(page - 1);
+    if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
 void safetensors_to_f32(const SafeTensor *t, float *out)
 {
     const unsigned char *p = t->data;
@@ -423,15 +447,18 @@ void safetensors_to_f32(const SafeTensor *t, float *out)
     case DTYPE_F32:
         memcpy(out, p, t->numel * sizeof *out); /* little-endian host, see top */
         break;
-    case DTYPE_F16:
-        for (size_t i = 0; i < t->numel; i++)
+    case DTYPE_F16: {
+        size_t i = __builtin_cpu_supports("f16c") ? f16_to_f32_f16c(p, out, t->numel) : 0;
+        for (; i < t->numel; i++)
             out[i] = f16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
         break;
+    }
     case DTYPE_BF16: /* bfloat16 is the high half of a float32 */
         for (size_t i = 0; i < t->numel; i++)
             out[i] = f32_from_bits((uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16);
         break;
     }
+    forget_pages(t);
 }
 
 /* ----------------------------------------------------------------- writing */
