@@ -19,8 +19,10 @@
  * micro-kernel keeps its MR×NR tile of C in vector registers: per k it
  * loads NR/16 vectors of B, broadcasts MR values of A and does MR·NR/16
  * fused multiply-adds.  Packing gemm_nt's B is a transpose; with AVX-512
- * it is done with gathers (it costs as much as the multiplication itself
- * when A has few rows, as in decoding).
+ * it is done 16×16 in registers.  When A has only a few rows (decoding: one
+ * row per sentence or hypothesis) packing would cost more than multiplying,
+ * so gemm_nt then skips it (small_nt_avx512) and reads B in place, summing
+ * in exactly the micro-kernel's order so the bits do not change.
  *
  * Why results do not depend on the thread count: every element of C is
  * summed by one micro-kernel call per KC block, k in increasing order, then
@@ -153,23 +155,106 @@ static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, siz
     }
 }
 
+/* Transpose, in registers, the 16×16 block whose rows are row[0..15]:
+ * afterwards col[c] holds what was column c.  Four rounds of shuffles: pairs
+ * of floats, then 4-float groups within each 128-bit lane, then the lanes. */
+__attribute__((target("avx512f")))
+static inline void transpose16_avx512(const __m512 row[16], __m512 col[16])
+{
+    __m512 t[16], u[16];
+    for (int q = 0; q < 8; q++) {
+        t[2 * q] = _mm512_unpacklo_ps(row[2 * q], row[2 * q + 1]);
+        t[2 * q + 1] = _mm512_unpackhi_ps(row[2 * q], row[2 * q + 1]);
+    }
+    /* u[4p + c], 128-bit lane L: rows 4p..4p+3 of column 4L + c */
+    for (int p = 0; p < 4; p++) {
+        u[4 * p + 0] = _mm512_shuffle_ps(t[4 * p], t[4 * p + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * p + 1] = _mm512_shuffle_ps(t[4 * p], t[4 * p + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[4 * p + 2] = _mm512_shuffle_ps(t[4 * p + 1], t[4 * p + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * p + 3] = _mm512_shuffle_ps(t[4 * p + 1], t[4 * p + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    /* for each c, a 4×4 transpose of 128-bit lanes across p and L */
+    for (int c = 0; c < 4; c++) {
+        __m512 w0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+        __m512 w1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
+        __m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+        __m512 w3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
+        col[c] = _mm512_shuffle_f32x4(w0, w2, 0x88);
+        col[4 + c] = _mm512_shuffle_f32x4(w1, w3, 0x88);
+        col[8 + c] = _mm512_shuffle_f32x4(w0, w2, 0xdd);
+        col[12 + c] = _mm512_shuffle_f32x4(w1, w3, 0xdd);
+    }
+}
+
+/* Columns k0..k0+15 of `count` ≤ 16 rows of B (each contiguous along k,
+ * `stride` floats apart; only the first `kn` ≤ 16 values of a row are read),
+ * transposed: col[kk] lane x = B(row x, k0 + kk), zero for rows past count. */
+__attribute__((target("avx512f")))
+static inline void load_b_columns_avx512(__m512 col[16], const float *src, size_t stride, int count,
+                                         int kn)
+{
+    __mmask16 kmask = (__mmask16)((1u << kn) - 1);
+    __m512 row[16];
+    for (int x = 0; x < 16; x++)
+        row[x] = x < count ? _mm512_maskz_loadu_ps(kmask, src + (size_t)x * stride) : _mm512_setzero_ps();
+    transpose16_avx512(row, col);
+}
+
 /* Pack a B panel for gemm_nt: `count` ≤ NR_512 rows of B, each contiguous
  * along k, `stride` floats apart, into dst[k*NR_512 + x] (zero past count).
- * A transpose: done with gathers, 16 rows at a time, it is several times
- * faster than scalar copies, which matters when M is small and packing B
- * costs as much as multiplying. */
+ * A transpose, done 16×16 in registers: several times faster than scalar
+ * copies or gathers, which matters when M is small and packing B costs as
+ * much as multiplying. */
 __attribute__((target("avx512f")))
 static void pack_b_rows_avx512(float *dst, const float *src, size_t stride, int kc, int count)
 {
-    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i offsets = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)stride));
     for (int x0 = 0; x0 < NR_512; x0 += 16) {
         int n = count - x0 < 0 ? 0 : count - x0 > 16 ? 16 : count - x0;
-        __mmask16 rows = (__mmask16)((1u << n) - 1);
-        const float *s = src + (size_t)x0 * stride;
-        for (int k = 0; k < kc; k++)
-            _mm512_store_ps(dst + (size_t)k * NR_512 + x0,
-                            _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, offsets, s + k, 4));
+        for (int k0 = 0; k0 < kc; k0 += 16) {
+            int kn = kc - k0 < 16 ? kc - k0 : 16;
+            __m512 col[16];
+            load_b_columns_avx512(col, src + (size_t)x0 * stride + k0, stride, n, kn);
+            for (int kk = 0; kk < kn; kk++) _mm512_store_ps(dst + (size_t)(k0 + kk) * NR_512 + x0, col[kk]);
+        }
+    }
+}
+
+/* gemm_nt for a few rows of A (decoding: one row per sentence or beam
+ * hypothesis).  There the blocked path's packing of B costs more than the
+ * product itself (every weight read, written and read again) and its
+ * MR-row micro-kernel multiplies 11 rows of zeros for each real one.  Here B
+ * is read in place, 16 rows × 16 values of k at a time, transposed in
+ * registers, and each element of C is summed exactly as the micro-kernel
+ * sums it: k increasing from zero within each KC block, each block's sum
+ * added to C.  So the bits equal the blocked path's, and a sentence decoded
+ * token by token gets the same numbers as its teacher-forced pass. */
+enum { SMALL_M = 4 };
+
+__attribute__((target("avx512f,fma")))
+static void small_nt_avx512(float *C, size_t ldc, const float *A, size_t lda, const float *B,
+                            size_t ldb, int m, int n, int k, bool accumulate)
+{
+    for (int j0 = 0; j0 < n; j0 += 16) {
+        int nj = n - j0 < 16 ? n - j0 : 16;
+        __mmask16 jmask = (__mmask16)((1u << nj) - 1);
+        for (int pc = 0; pc < k; pc += KC) {
+            int kc = k - pc < KC ? k - pc : KC;
+            __m512 acc[SMALL_M];
+            for (int i = 0; i < SMALL_M; i++) acc[i] = _mm512_setzero_ps();
+            for (int k0 = 0; k0 < kc; k0 += 16) {
+                int kn = kc - k0 < 16 ? kc - k0 : 16;
+                __m512 col[16];
+                load_b_columns_avx512(col, B + (size_t)j0 * ldb + pc + k0, ldb, nj, kn);
+                for (int kk = 0; kk < kn; kk++)
+                    for (int i = 0; i < m; i++)
+                        acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(A[(size_t)i * lda + pc + k0 + kk]), col[kk], acc[i]);
+            }
+            for (int i = 0; i < m; i++) {
+                float *c = C + (size_t)i * ldc + j0;
+                if (accumulate || pc > 0) acc[i] = _mm512_add_ps(_mm512_maskz_loadu_ps(jmask, c), acc[i]);
+                _mm512_mask_storeu_ps(c, jmask, acc[i]);
+            }
+        }
     }
 }
 
@@ -222,12 +307,16 @@ typedef struct {
     /* Optional fast pack_panel for B panels whose lines run along k with
      * the given stride (gemm_nt's B); NULL: pack_panel does it. */
     void (*pack_b_rows)(float *dst, const float *src, size_t stride, int kc, int count);
+    /* Optional gemm_nt for M ≤ SMALL_M, bit-identical to the blocked path;
+     * NULL: the blocked path does it. */
+    void (*small_nt)(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb,
+                     int m, int n, int k, bool accumulate);
 } Kernel;
 
 static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512,
-                                       pack_b_rows_avx512};
-static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL};
-static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL};
+                                       pack_b_rows_avx512, small_nt_avx512};
+static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL, NULL};
+static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL};
 
 static bool cpu_runs(const Kernel *k)
 {
@@ -341,6 +430,10 @@ static void *pack_space(size_t bytes)
 /* The blocked loops of the file's opening comment, on the calling thread. */
 static void product_run(const Kernel *kern, const Product *p)
 {
+    if (kern->small_nt && p->m <= SMALL_M && p->a_cs == 1 && p->b_rs == 1) { /* gemm_nt, few rows */
+        kern->small_nt(p->c, p->ldc, p->a, p->a_rs, p->b, p->b_cs, p->m, p->n, p->k, p->accumulate);
+        return;
+    }
     const int MR = kern->mr, NR = kern->nr;
     int kc_max = min_int(p->k, KC);
     /* a_len is rounded to 16 floats so bpack is 64-byte aligned too */

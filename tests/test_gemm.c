@@ -211,6 +211,41 @@ static void test_results_are_deterministic(void **state)
     gemm_set_threads(1);
 }
 
+/* gemm_nt on 1..4 rows (decoding) takes its own path (see gemm.c), which
+ * must give the same bits as those rows inside a tall product: decoding
+ * token by token then equals the teacher-forced pass. Shapes: K within one
+ * K block and across several, with tails; N with a partial 16-column group. */
+static void test_few_rows_equal_rows_of_a_tall_product(void **state)
+{
+    (void)state;
+    static const Shape shapes[] = {{40, 7, 5}, {40, 1024, 256}, {40, 256, 1024}, {40, 2858, 256},
+                                   {40, 33, 531}, {40, 17, 16}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        Case c = case_make(shapes[s], 11 + s);
+        size_t mn = (size_t)c.s.m * c.s.n;
+        for (int kn = 0; kn < N_KERNELS; kn++) {
+            if (!gemm_force_kernel(KERNELS[kn])) continue;
+            for (int accumulate = 0; accumulate < 2; accumulate++) {
+                float *tall = copy(c.c0, mn);
+                gemm_nt(tall, c.a, c.b, c.s.m, c.s.n, c.s.k, accumulate);
+                for (int m = 1; m <= 4; m++) {
+                    int row = 3 * m; /* rows row..row+m-1 of the tall product */
+                    float *few = copy(c.c0 + (size_t)row * c.s.n, (size_t)m * c.s.n);
+                    gemm_nt(few, c.a + (size_t)row * c.s.k, c.b, m, c.s.n, c.s.k, accumulate);
+                    if (memcmp(few, tall + (size_t)row * c.s.n, (size_t)m * c.s.n * sizeof *few))
+                        print_error("%s: %d rows of %dx%dx%d (accumulate %d) differ from the tall product\n",
+                                    KERNELS[kn], m, c.s.m, c.s.n, c.s.k, accumulate);
+                    assert_memory_equal(few, tall + (size_t)row * c.s.n, (size_t)m * c.s.n * sizeof *few);
+                    free(few);
+                }
+                free(tall);
+            }
+        }
+        gemm_force_kernel(NULL);
+        case_free(&c);
+    }
+}
+
 /* Without accumulate C's old contents are never read: NaNs there vanish. */
 static void test_overwrite_ignores_old_c(void **state)
 {
@@ -292,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_nn_matches_reference),
         cmocka_unit_test(test_tn_matches_reference),
         cmocka_unit_test(test_results_are_deterministic),
+        cmocka_unit_test(test_few_rows_equal_rows_of_a_tall_product),
         cmocka_unit_test(test_overwrite_ignores_old_c),
         cmocka_unit_test(test_empty_sum),
         cmocka_unit_test(test_kernel_choice),
