@@ -21,8 +21,8 @@
  * fused multiply-adds.  Packing gemm_nt's B is a transpose; with AVX-512
  * it is done 16×16 in registers.  When A has only a few rows (decoding: one
  * row per sentence or hypothesis) packing would cost more than multiplying,
- * so gemm_nt then skips it (small_nt_avx512) and reads B in place, summing
- * in exactly the micro-kernel's order so the bits do not change.
+ * so gemm_nt then skips it (small_nt_avx512) and computes dot products of
+ * rows read in place, in another order of summation.
  *
  * Why results do not depend on the thread count: every element of C is
  * summed by one micro-kernel call per KC block, k in increasing order, then
@@ -220,41 +220,73 @@ static void pack_b_rows_avx512(float *dst, const float *src, size_t stride, int 
 }
 
 /* gemm_nt for a few rows of A (decoding: one row per sentence or beam
- * hypothesis).  There the blocked path's packing of B costs more than the
- * product itself (every weight read, written and read again) and its
- * MR-row micro-kernel multiplies 11 rows of zeros for each real one.  Here B
- * is read in place, 16 rows × 16 values of k at a time, transposed in
- * registers, and each element of C is summed exactly as the micro-kernel
- * sums it: k increasing from zero within each KC block, each block's sum
- * added to C.  So the bits equal the blocked path's, and a sentence decoded
- * token by token gets the same numbers as its teacher-forced pass. */
-enum { SMALL_M = 4 };
+ * hypothesis).  There the blocked path is the wrong shape: packing B costs
+ * more than the product itself (every weight read, written and read again),
+ * and its MR-row micro-kernel multiplies 11 rows of zeros for each real one.
+ * Here each element of C is a dot product of a row of A with a row of B,
+ * both contiguous: 16 partial sums along k, then added up.  Six times faster
+ * on a decoding step's shapes, but a different order of summation, so these
+ * rows differ from the same rows of a tall product in the last bits (within
+ * float rounding: tests/test_gemm.c).  A row's result does not depend on
+ * how many rows come with it, so beam hypotheses and greedy decoding agree.
+ * Four rows of B at a time share each load of A. */
+enum { SMALL_M = 4, SMALL_NB = 4 };
 
+/* C[0..m-1][0..nb-1] (+)= A[0..m-1] · B[0..nb-1]ᵀ, m and nb constants after
+ * inlining so the m·nb accumulators stay in registers. */
+__attribute__((target("avx512f,fma"), always_inline))
+static inline void small_nt_block_avx512(float *C, size_t ldc, const float *A, size_t lda,
+                                         const float *B, size_t ldb, const int m, const int nb,
+                                         int k, bool accumulate)
+{
+    __m512 acc[SMALL_M][SMALL_NB];
+#pragma GCC unroll 4
+    for (int i = 0; i < m; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < nb; j++) acc[i][j] = _mm512_setzero_ps();
+    for (int p = 0; p < k; p += 16) {
+        __mmask16 kmask = (__mmask16)(k - p >= 16 ? 0xffff : (1u << (k - p)) - 1);
+        __m512 b[SMALL_NB];
+#pragma GCC unroll 4
+        for (int j = 0; j < nb; j++) b[j] = _mm512_maskz_loadu_ps(kmask, B + (size_t)j * ldb + p);
+#pragma GCC unroll 4
+        for (int i = 0; i < m; i++) {
+            __m512 a = _mm512_maskz_loadu_ps(kmask, A + (size_t)i * lda + p);
+#pragma GCC unroll 4
+            for (int j = 0; j < nb; j++) acc[i][j] = _mm512_fmadd_ps(a, b[j], acc[i][j]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < m; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < nb; j++) {
+            float *c = C + (size_t)i * ldc + j, sum = _mm512_reduce_add_ps(acc[i][j]);
+            *c = accumulate ? *c + sum : sum;
+        }
+}
+
+__attribute__((target("avx512f,fma"), always_inline))
+static inline void small_nt_rows_avx512(float *C, size_t ldc, const float *A, size_t lda,
+                                        const float *B, size_t ldb, const int m, int n, int k,
+                                        bool accumulate)
+{
+    int j = 0;
+    for (; j + SMALL_NB <= n; j += SMALL_NB)
+        small_nt_block_avx512(C + j, ldc, A, lda, B + (size_t)j * ldb, ldb, m, SMALL_NB, k, accumulate);
+    for (; j < n; j++)
+        small_nt_block_avx512(C + j, ldc, A, lda, B + (size_t)j * ldb, ldb, m, 1, k, accumulate);
+}
+
+/* One copy of the loop per row count, so the accumulators stay in registers. */
 __attribute__((target("avx512f,fma")))
 static void small_nt_avx512(float *C, size_t ldc, const float *A, size_t lda, const float *B,
                             size_t ldb, int m, int n, int k, bool accumulate)
 {
-    for (int j0 = 0; j0 < n; j0 += 16) {
-        int nj = n - j0 < 16 ? n - j0 : 16;
-        __mmask16 jmask = (__mmask16)((1u << nj) - 1);
-        for (int pc = 0; pc < k; pc += KC) {
-            int kc = k - pc < KC ? k - pc : KC;
-            __m512 acc[SMALL_M];
-            for (int i = 0; i < SMALL_M; i++) acc[i] = _mm512_setzero_ps();
-            for (int k0 = 0; k0 < kc; k0 += 16) {
-                int kn = kc - k0 < 16 ? kc - k0 : 16;
-                __m512 col[16];
-                load_b_columns_avx512(col, B + (size_t)j0 * ldb + pc + k0, ldb, nj, kn);
-                for (int kk = 0; kk < kn; kk++)
-                    for (int i = 0; i < m; i++)
-                        acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(A[(size_t)i * lda + pc + k0 + kk]), col[kk], acc[i]);
-            }
-            for (int i = 0; i < m; i++) {
-                float *c = C + (size_t)i * ldc + j0;
-                if (accumulate || pc > 0) acc[i] = _mm512_add_ps(_mm512_maskz_loadu_ps(jmask, c), acc[i]);
-                _mm512_mask_storeu_ps(c, jmask, acc[i]);
-            }
-        }
+    switch (m) {
+    case 1: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 1, n, k, accumulate); break;
+    case 2: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 2, n, k, accumulate); break;
+    case 3: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 3, n, k, accumulate); break;
+    default: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 4, n, k, accumulate); break;
     }
 }
 
@@ -307,8 +339,8 @@ typedef struct {
     /* Optional fast pack_panel for B panels whose lines run along k with
      * the given stride (gemm_nt's B); NULL: pack_panel does it. */
     void (*pack_b_rows)(float *dst, const float *src, size_t stride, int kc, int count);
-    /* Optional gemm_nt for M ≤ SMALL_M, bit-identical to the blocked path;
-     * NULL: the blocked path does it. */
+    /* Optional gemm_nt for M ≤ SMALL_M (summed in another order than the
+     * blocked path); NULL: the blocked path does it. */
     void (*small_nt)(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb,
                      int m, int n, int k, bool accumulate);
 } Kernel;

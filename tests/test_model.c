@@ -185,14 +185,17 @@ static void test_nan_in_weights_is_rejected(void **state)
 
 /* ---- decoding -------------------------------------------------------------- */
 
-static void assert_same_floats(const float *a, const float *b, size_t n, const char *what)
+static void assert_close_floats(const float *a, const float *b, size_t n, const char *what)
 {
     for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i]) fail_msg("%s differs at %zu: %.9g vs %.9g", what, i, a[i], b[i]);
+        if (!(fabsf(a[i] - b[i]) <= 1e-5f * (1.0f + fabsf(b[i]))))
+            fail_msg("%s differs at %zu: %.9g vs %.9g", what, i, a[i], b[i]);
 }
 
-/* The maps and logits of cached step-by-step decoding must be exactly those
- * of one teacher-forced pass over the same output. */
+/* The maps and logits of cached step-by-step decoding must be those of one
+ * teacher-forced pass over the same output: the same up to float rounding,
+ * since a decoding step's one-row products sum in another order than the
+ * teacher-forced pass's tall ones (model/gemm.c). */
 static void check_cached_equals_teacher_forced(bool pre)
 {
     ModelArch a = tiny_arch(pre, !pre);
@@ -205,11 +208,11 @@ static void check_cached_equals_teacher_forced(bool pre)
     decode_greedy(&dec, src, 7, 12, true, &greedy);
     int T = greedy.steps, H = a.heads, S = 7;
     decode_teacher_forced(&m, src, 7, greedy.input_ids, greedy.output_ids, T, &forced);
-    assert_same_floats(greedy.logits, forced.logits, (size_t)T * a.tgt_vocab, "logits");
-    assert_same_floats(greedy.encoder_attn, forced.encoder_attn, (size_t)a.encoder_layers * H * S * S, "encoder maps");
-    assert_same_floats(greedy.decoder_attn, forced.decoder_attn, (size_t)a.decoder_layers * H * T * T, "decoder maps");
-    assert_same_floats(greedy.cross_attn, forced.cross_attn, (size_t)a.decoder_layers * H * T * S, "cross maps");
-    for (int t = 0; t < T; t++) assert_true(greedy.logprobs[t] == forced.logprobs[t]);
+    assert_close_floats(greedy.logits, forced.logits, (size_t)T * a.tgt_vocab, "logits");
+    assert_close_floats(greedy.encoder_attn, forced.encoder_attn, (size_t)a.encoder_layers * H * S * S, "encoder maps");
+    assert_close_floats(greedy.decoder_attn, forced.decoder_attn, (size_t)a.decoder_layers * H * T * T, "decoder maps");
+    assert_close_floats(greedy.cross_attn, forced.cross_attn, (size_t)a.decoder_layers * H * T * S, "cross maps");
+    assert_close_floats(greedy.logprobs, forced.logprobs, (size_t)T, "logprobs");
     translation_free(&greedy);
     translation_free(&forced);
     decoder_free(&dec);
