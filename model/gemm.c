@@ -20,9 +20,9 @@
  * loads NR/16 vectors of B, broadcasts MR values of A and does MR·NR/16
  * fused multiply-adds.  Packing gemm_nt's B is a transpose; with AVX-512
  * it is done 16×16 in registers.  When A has only a few rows (decoding: one
- * row per sentence or hypothesis) packing would cost more than multiplying,
- * so gemm_nt then skips it (small_nt_avx512) and computes dot products of
- * rows read in place, in another order of summation.
+ * row per sentence or hypothesis; a short sentence's encoder) packing would cost more than multiplying,
+ * so gemm_nt on up to SMALL_M rows skips it (small_nt_avx512) and computes
+ * dot products of rows read in place, in another order of summation.
  *
  * Why results do not depend on the thread count: every element of C is
  * summed by one micro-kernel call per KC block, k in increasing order, then
@@ -219,18 +219,21 @@ static void pack_b_rows_avx512(float *dst, const float *src, size_t stride, int 
     }
 }
 
-/* gemm_nt for a few rows of A (decoding: one row per sentence or beam
- * hypothesis).  There the blocked path is the wrong shape: packing B costs
- * more than the product itself (every weight read, written and read again),
- * and its MR-row micro-kernel multiplies 11 rows of zeros for each real one.
- * Here each element of C is a dot product of a row of A with a row of B,
- * both contiguous: 16 partial sums along k, then added up.  Six times faster
- * on a decoding step's shapes, but a different order of summation, so these
- * rows differ from the same rows of a tall product in the last bits (within
- * float rounding: tests/test_gemm.c).  A row's result does not depend on
- * how many rows come with it, so beam hypotheses and greedy decoding agree.
- * Four rows of B at a time share each load of A. */
-enum { SMALL_M = 4, SMALL_NB = 4 };
+/* gemm_nt for a few rows of A: decoding (one row per sentence or beam
+ * hypothesis) and the encoder of a short sentence.  There the blocked path
+ * is the wrong shape: packing B costs more than the product itself (every
+ * weight read, written and read again), and its MR-row micro-kernel
+ * multiplies 11 rows of zeros for each real one.  Here each element of C is
+ * a dot product of a row of A with a row of B, both contiguous: 16 partial
+ * sums along k, then added up.  Four rows of A × four rows of B at a time,
+ * so each load is used four times.  On one row this is about 8 times
+ * faster than the blocked path; from about 24 rows on the blocked path
+ * wins (measured with 256 ≤ K ≤ 1024).  The order of summation differs
+ * from the blocked path's, so these rows differ from the same rows of a tall
+ * product in the last bits (within float rounding: tests/test_gemm.c), but a
+ * row's result does not depend on which or how many rows come with it:
+ * beam hypotheses and greedy decoding agree. */
+enum { SMALL_M = 16, SMALL_MR = 4, SMALL_NB = 4 };
 
 /* C[0..m-1][0..nb-1] (+)= A[0..m-1] · B[0..nb-1]ᵀ, m and nb constants after
  * inlining so the m·nb accumulators stay in registers. */
@@ -239,7 +242,7 @@ static inline void small_nt_block_avx512(float *C, size_t ldc, const float *A, s
                                          const float *B, size_t ldb, const int m, const int nb,
                                          int k, bool accumulate)
 {
-    __m512 acc[SMALL_M][SMALL_NB];
+    __m512 acc[SMALL_MR][SMALL_NB];
 #pragma GCC unroll 4
     for (int i = 0; i < m; i++)
 #pragma GCC unroll 4
@@ -282,11 +285,13 @@ __attribute__((target("avx512f,fma")))
 static void small_nt_avx512(float *C, size_t ldc, const float *A, size_t lda, const float *B,
                             size_t ldb, int m, int n, int k, bool accumulate)
 {
-    switch (m) {
-    case 1: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 1, n, k, accumulate); break;
-    case 2: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 2, n, k, accumulate); break;
-    case 3: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 3, n, k, accumulate); break;
-    default: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 4, n, k, accumulate); break;
+    for (int i = 0; i < m; i += SMALL_MR, C += SMALL_MR * ldc, A += SMALL_MR * lda) {
+        switch (m - i) {
+        case 1: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 1, n, k, accumulate); break;
+        case 2: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 2, n, k, accumulate); break;
+        case 3: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 3, n, k, accumulate); break;
+        default: small_nt_rows_avx512(C, ldc, A, lda, B, ldb, 4, n, k, accumulate); break;
+        }
     }
 }
 
@@ -459,10 +464,18 @@ static void *pack_space(size_t bytes)
     return pack_buffer;
 }
 
+/* gemm_nt on a few rows: small_nt instead of the blocked loops.  Decided on
+ * the whole product, and a threaded one is then split by columns only, so
+ * the path (and the bits) never depend on the thread count. */
+static bool takes_small_path(const Kernel *kern, const Product *p)
+{
+    return kern->small_nt && p->m <= SMALL_M && p->a_cs == 1 && p->b_rs == 1;
+}
+
 /* The blocked loops of the file's opening comment, on the calling thread. */
 static void product_run(const Kernel *kern, const Product *p)
 {
-    if (kern->small_nt && p->m <= SMALL_M && p->a_cs == 1 && p->b_rs == 1) { /* gemm_nt, few rows */
+    if (takes_small_path(kern, p)) {
         kern->small_nt(p->c, p->ldc, p->a, p->a_rs, p->b, p->b_cs, p->m, p->n, p->k, p->accumulate);
         return;
     }
@@ -550,7 +563,7 @@ static Product cols_of(const Product *p, int j0, int j1)
  * be started its band runs on the caller afterwards: slower, same bits. */
 static void product_run_threaded(const Kernel *kern, const Product *p)
 {
-    bool by_rows = p->m >= p->n;
+    bool by_rows = p->m >= p->n && !takes_small_path(kern, p);
     int len = by_rows ? p->m : p->n, tile = by_rows ? kern->mr : kern->nr;
     int tiles = (len + tile - 1) / tile;
     int n = n_threads < tiles ? n_threads : tiles;
