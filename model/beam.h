@@ -8,7 +8,8 @@
  * decode.h, and when the survivors of a step descend from other
  * hypotheses, their cached keys/values and attention-map rows are copied
  * along, so each returned Translation holds exactly the maps of the tokens
- * it consists of (equal to a teacher-forced pass over them; see
+ * it consists of (equal to a teacher-forced pass over them, to float
+ * rounding; see
  * tests/test_beam.c).
  *
  * Scores are GNMT-style length-normalised log-probabilities:

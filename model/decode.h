@@ -5,8 +5,8 @@
  * then each step feeds one token through the decoder, whose self-attention
  * keys and values of earlier steps are kept, not recomputed.  Every head's
  * attention map is collected on the way, as full matrices (the rows of all
- * steps stacked), so they equal a teacher-forced pass over the output
- * (tests/test_decode.c checks that).
+ * steps stacked), so they equal a teacher-forced pass over the output, to
+ * float rounding (tests/test_model.c checks that).
  *
  * Dimension letters: S source tokens, T output tokens (steps), L layers,
  * H heads, V target vocabulary, K alternatives kept per step. */
