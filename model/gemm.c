@@ -219,7 +219,8 @@ static void pack_b_rows_avx512(float *dst, const float *src, size_t stride, int 
     }
 }
 
-/* gemm_nt for a few rows of A: decoding (one row per sentence or beam
+/* gemm_nt for a few rows of A (small_nt_avx2 below is the same in 8-float
+ * vectors): decoding (one row per sentence or beam
  * hypothesis) and the encoder of a short sentence.  There the blocked path
  * is the wrong shape: packing B costs more than the product itself (every
  * weight read, written and read again), and its MR-row micro-kernel
@@ -335,6 +336,71 @@ static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_
     }
 }
 
+/* The few-rows gemm_nt of small_nt_avx512 in 8-float vectors: 4 rows of A ×
+ * 2 rows of B, so the 8 accumulators, 2 rows of B and one of A fit in the
+ * 16 registers. */
+enum { SMALL_NB_256 = 2 };
+
+__attribute__((target("avx2,fma"), always_inline))
+static inline void small_nt_block_avx2(float *C, size_t ldc, const float *A, size_t lda,
+                                       const float *B, size_t ldb, const int m, const int nb,
+                                       int k, bool accumulate)
+{
+    __m256 acc[SMALL_MR][SMALL_NB_256];
+#pragma GCC unroll 4
+    for (int i = 0; i < m; i++)
+#pragma GCC unroll 2
+        for (int j = 0; j < nb; j++) acc[i][j] = _mm256_setzero_ps();
+    for (int p = 0; p < k; p += 8) {
+        int left = k - p < 8 ? k - p : 8;
+        __m256i kmask = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 b[SMALL_NB_256];
+#pragma GCC unroll 2
+        for (int j = 0; j < nb; j++) b[j] = _mm256_maskload_ps(B + (size_t)j * ldb + p, kmask);
+#pragma GCC unroll 4
+        for (int i = 0; i < m; i++) {
+            __m256 a = _mm256_maskload_ps(A + (size_t)i * lda + p, kmask);
+#pragma GCC unroll 2
+            for (int j = 0; j < nb; j++) acc[i][j] = _mm256_fmadd_ps(a, b[j], acc[i][j]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < m; i++)
+#pragma GCC unroll 2
+        for (int j = 0; j < nb; j++) {
+            __m128 half = _mm_add_ps(_mm256_castps256_ps128(acc[i][j]), _mm256_extractf128_ps(acc[i][j], 1));
+            half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+            float *c = C + (size_t)i * ldc + j, sum = _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));
+            *c = accumulate ? *c + sum : sum;
+        }
+}
+
+__attribute__((target("avx2,fma"), always_inline))
+static inline void small_nt_rows_avx2(float *C, size_t ldc, const float *A, size_t lda,
+                                      const float *B, size_t ldb, const int m, int n, int k,
+                                      bool accumulate)
+{
+    int j = 0;
+    for (; j + SMALL_NB_256 <= n; j += SMALL_NB_256)
+        small_nt_block_avx2(C + j, ldc, A, lda, B + (size_t)j * ldb, ldb, m, SMALL_NB_256, k, accumulate);
+    for (; j < n; j++)
+        small_nt_block_avx2(C + j, ldc, A, lda, B + (size_t)j * ldb, ldb, m, 1, k, accumulate);
+}
+
+__attribute__((target("avx2,fma")))
+static void small_nt_avx2(float *C, size_t ldc, const float *A, size_t lda, const float *B,
+                          size_t ldb, int m, int n, int k, bool accumulate)
+{
+    for (int i = 0; i < m; i += SMALL_MR, C += SMALL_MR * ldc, A += SMALL_MR * lda) {
+        switch (m - i) {
+        case 1: small_nt_rows_avx2(C, ldc, A, lda, B, ldb, 1, n, k, accumulate); break;
+        case 2: small_nt_rows_avx2(C, ldc, A, lda, B, ldb, 2, n, k, accumulate); break;
+        case 3: small_nt_rows_avx2(C, ldc, A, lda, B, ldb, 3, n, k, accumulate); break;
+        default: small_nt_rows_avx2(C, ldc, A, lda, B, ldb, 4, n, k, accumulate); break;
+        }
+    }
+}
+
 /* ---- kernel choice ---------------------------------------------------- */
 
 typedef struct {
@@ -352,7 +418,7 @@ typedef struct {
 
 static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512,
                                        pack_b_rows_avx512, small_nt_avx512};
-static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL, NULL};
+static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL, small_nt_avx2};
 static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL};
 
 static bool cpu_runs(const Kernel *k)
