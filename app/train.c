@@ -221,8 +221,13 @@ static int save_checkpoint(Run *r)
  * the best so far.  Returns 0 or EXIT_WRITE; *improved says whether it won. */
 static int score_model(Run *r, const Model *model, double *bleu, double *chrf, bool *improved)
 {
+    /* Greedy, whatever the config's decoding.beam: the score that picks
+     * the model must not depend on how it will be decoded later, and beam
+     * search would make each evaluation several times slower. */
+    DecodeConfig greedy = r->cfg.decode;
+    greedy.beam = 1;
     EvalScores s;
-    evaluate(model, &r->dev, r->tgt_vocab, &r->cfg.decode, r->cfg.target_lang, NULL, &s);
+    evaluate(model, &r->dev, r->tgt_vocab, &greedy, r->cfg.target_lang, NULL, &s);
     *bleu = s.bleu;
     *chrf = s.chrf;
     *improved = s.bleu > r->progress.best_bleu;
