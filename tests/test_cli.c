@@ -190,6 +190,24 @@ static void test_shipped_zh_en_translates_the_seed_example(void **state)
     RunResult r = run(argv, NULL);
     assert_int_equal(r.status, 0);
     if (strncmp(r.out, "I want to eat", 13) != 0) fail_msg("expected 'I want to eat ...', got %s", r.out);
+    /* Fluent: one sentence, ending in a full stop, and no word twice (the
+     * models trained without train.drop_final_punctuation said "I want to
+     * eat fish fish for the fish."). */
+    size_t len = strlen(r.out);
+    if (len < 2 || strcmp(r.out + len - 2, ".\n") != 0) fail_msg("expected one sentence ending in '.', got %s", r.out);
+    char words[16][32];
+    int n = 0;
+    for (const char *p = r.out; *p && n < 16;) {
+        size_t w = strcspn(p, " .\n");
+        if (w > 0 && w < sizeof words[0]) {
+            memcpy(words[n], p, w);
+            words[n][w] = '\0';
+            for (int i = 0; i < n; i++)
+                if (strcmp(words[i], words[n]) == 0) fail_msg("'%s' twice in %s", words[n], r.out);
+            n++;
+        }
+        p += w + (p[w] != '\0');
+    }
     run_result_free(&r);
 }
 
