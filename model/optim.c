@@ -47,12 +47,16 @@ void adamw_update(AdamW *opt, Params *params, const Params *grads, const AdamWSe
     float step_size = (float)(s->lr / c1);
     float c2_sqrt = (float)sqrt(c2);
     float *p = params->data, *m = opt->m, *v = opt->v;
-    const float *g = grads->data;
+    const float *g = grads->data, *decay = opt->decay;
+    /* The settings in locals: the compiler cannot tell that writing p[i]
+     * leaves *s alone, and would reload them in every iteration instead of
+     * vectorising the loop. */
+    const float lr_wd = s->lr * s->weight_decay, beta1 = s->beta1, beta2 = s->beta2, eps = s->eps;
     for (size_t i = 0; i < opt->count; i++) {
-        p[i] *= 1.0f - s->lr * s->weight_decay * opt->decay[i];
-        m[i] = s->beta1 * m[i] + (1.0f - s->beta1) * g[i];
-        v[i] = s->beta2 * v[i] + (1.0f - s->beta2) * g[i] * g[i];
-        p[i] -= step_size * m[i] / (sqrtf(v[i]) / c2_sqrt + s->eps);
+        p[i] *= 1.0f - lr_wd * decay[i];
+        m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
+        v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
+        p[i] -= step_size * m[i] / (sqrtf(v[i]) / c2_sqrt + eps);
     }
 }
 
