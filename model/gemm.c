@@ -200,21 +200,26 @@ static inline void load_b_columns_avx512(__m512 col[16], const float *src, size_
     transpose16_avx512(row, col);
 }
 
-/* Pack a B panel for gemm_nt: `count` ≤ NR_512 rows of B, each contiguous
- * along k, `stride` floats apart, into dst[k*NR_512 + x] (zero past count).
- * A transpose, done 16×16 in registers: several times faster than scalar
- * copies or gathers, which matters when M is small and packing B costs as
- * much as multiplying. */
+/* Pack a panel of `width` (MR_512 or NR_512) lines whose values run along k
+ * in memory, `stride` floats apart (A's rows for gemm_nt and gemm_nn, B's
+ * rows for gemm_nt): dst[k*width + x] = src[x*stride + k], zero past
+ * `count` lines.  A transpose, done 16×16 in registers: several times
+ * faster than scalar copies or gathers, which matters when packing costs
+ * a visible share of the multiplication (few rows, or N as small as 256). */
 __attribute__((target("avx512f")))
-static void pack_b_rows_avx512(float *dst, const float *src, size_t stride, int kc, int count)
+static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc, int count,
+                             int width)
 {
-    for (int x0 = 0; x0 < NR_512; x0 += 16) {
+    for (int x0 = 0; x0 < width; x0 += 16) {
         int n = count - x0 < 0 ? 0 : count - x0 > 16 ? 16 : count - x0;
+        int lanes = width - x0 < 16 ? width - x0 : 16;
+        __mmask16 store = (__mmask16)((1u << lanes) - 1);
         for (int k0 = 0; k0 < kc; k0 += 16) {
             int kn = kc - k0 < 16 ? kc - k0 : 16;
             __m512 col[16];
             load_b_columns_avx512(col, src + (size_t)x0 * stride + k0, stride, n, kn);
-            for (int kk = 0; kk < kn; kk++) _mm512_store_ps(dst + (size_t)(k0 + kk) * NR_512 + x0, col[kk]);
+            for (int kk = 0; kk < kn; kk++)
+                _mm512_mask_storeu_ps(dst + (size_t)(k0 + kk) * width + x0, store, col[kk]);
         }
     }
 }
@@ -407,9 +412,10 @@ typedef struct {
     const char *name;
     int mr, nr;
     MicroKernel *micro; /* NULL: run the references */
-    /* Optional fast pack_panel for B panels whose lines run along k with
-     * the given stride (gemm_nt's B); NULL: pack_panel does it. */
-    void (*pack_b_rows)(float *dst, const float *src, size_t stride, int kc, int count);
+    /* Optional fast pack_panel for panels whose lines run along k with the
+     * given stride (A of gemm_nt and gemm_nn, B of gemm_nt); NULL:
+     * pack_panel does it. */
+    void (*pack_rows)(float *dst, const float *src, size_t stride, int kc, int count, int width);
     /* Optional gemm_nt for M ≤ SMALL_M (summed in another order than the
      * blocked path); NULL: the blocked path does it. */
     void (*small_nt)(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb,
@@ -417,7 +423,7 @@ typedef struct {
 } Kernel;
 
 static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512,
-                                       pack_b_rows_avx512, small_nt_avx512};
+                                       pack_rows_avx512, small_nt_avx512};
 static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL, small_nt_avx2};
 static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL};
 
@@ -553,8 +559,7 @@ static void product_run(const Kernel *kern, const Product *p)
     void *raw = pack_space((a_len + b_len) * sizeof(float) + 64);
     float *apack = align64(raw), *bpack = apack + a_len;
 
-    /* gathers take 32-bit offsets: up to 15 rows of B apart */
-    bool gather_b = kern->pack_b_rows && p->b_rs == 1 && p->b_cs <= INT32_MAX / 16;
+    bool rows_a = kern->pack_rows && p->a_cs == 1, rows_b = kern->pack_rows && p->b_rs == 1;
     for (int jc = 0; jc < p->n; jc += NC) {
         int nc = min_int(p->n - jc, NC);
         for (int pc = 0; pc < p->k; pc += KC) {
@@ -562,19 +567,21 @@ static void product_run(const Kernel *kern, const Product *p)
             bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
             for (int jr = 0; jr < nc; jr += NR) {
                 const float *b = p->b + (size_t)pc * p->b_rs + (size_t)(jc + jr) * p->b_cs;
-                if (gather_b)
-                    kern->pack_b_rows(bpack + (size_t)jr * kc, b, p->b_cs, kc,
-                                      min_int(NR, nc - jr));
+                if (rows_b)
+                    kern->pack_rows(bpack + (size_t)jr * kc, b, p->b_cs, kc, min_int(NR, nc - jr), NR);
                 else
                     pack_panel(bpack + (size_t)jr * kc, b, p->b_rs, p->b_cs, kc,
                                min_int(NR, nc - jr), NR);
             }
             for (int ic = 0; ic < p->m; ic += MC) {
                 int mc = min_int(p->m - ic, MC);
-                for (int ir = 0; ir < mc; ir += MR)
-                    pack_panel(apack + (size_t)ir * kc,
-                               p->a + (size_t)(ic + ir) * p->a_rs + (size_t)pc * p->a_cs,
-                               p->a_cs, p->a_rs, kc, min_int(MR, mc - ir), MR);
+                for (int ir = 0; ir < mc; ir += MR) {
+                    const float *a = p->a + (size_t)(ic + ir) * p->a_rs + (size_t)pc * p->a_cs;
+                    if (rows_a)
+                        kern->pack_rows(apack + (size_t)ir * kc, a, p->a_rs, kc, min_int(MR, mc - ir), MR);
+                    else
+                        pack_panel(apack + (size_t)ir * kc, a, p->a_cs, p->a_rs, kc, min_int(MR, mc - ir), MR);
+                }
                 for (int jr = 0; jr < nc; jr += NR)
                     for (int ir = 0; ir < mc; ir += MR)
                         kern->micro(kc, apack + (size_t)ir * kc, bpack + (size_t)jr * kc,
