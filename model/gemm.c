@@ -18,7 +18,8 @@
  * the whole difference between gemm_nt, gemm_nn and gemm_tn.  The
  * micro-kernel keeps its MR×NR tile of C in vector registers: per k it
  * loads NR/16 vectors of B, broadcasts MR values of A and does MR·NR/16
- * fused multiply-adds.  Packing gemm_nt's B is a transpose; with AVX-512
+ * fused multiply-adds.  Packing is a transpose when a panel's lines run
+ * along k in memory (A of gemm_nt and gemm_nn, B of gemm_nt); with AVX-512
  * it is done 16×16 in registers.  When A has only a few rows (decoding: one
  * row per sentence or hypothesis; a short sentence's encoder) packing would cost more than multiplying,
  * so gemm_nt on up to SMALL_M rows skips it (small_nt_avx512) and computes
