@@ -47,7 +47,10 @@ void activation_backward(float *d_in, const float *d_out, const float *in, size_
                          Activation act)
 {
     if (act == ACTIVATION_RELU)
-        for (size_t i = 0; i < n; i++) d_in[i] += in[i] > 0.0f ? d_out[i] : 0.0f;
+        for (size_t i = 0; i < n; i++) {
+            float g = d_out[i]; /* read unconditionally, so the loop vectorises */
+            d_in[i] += in[i] > 0.0f ? g : 0.0f;
+        }
     else
         for (size_t i = 0; i < n; i++) d_in[i] += d_out[i] * gelu_grad(in[i]);
 }
