@@ -18,10 +18,12 @@
  *
  * Stopping rule: a candidate ending in </s> leaves the beam and joins the
  * ended list, which keeps the `beam` best by normalised score.  The search
- * stops when no hypothesis is live, or when that list is full and no live
- * hypothesis can beat its worst entry even in the best case (its raw score
- * can only fall; see settled), or after `limit` steps, when the live
- * hypotheses join the list unfinished.
+ * stops when no hypothesis is live, or when the list holds the n_best
+ * answers asked for and no live hypothesis can beat the n_best-th even in
+ * the best case (its raw score can only fall; see settled): what is
+ * returned is then final, though a longer search could still fill the rest
+ * of the list.  Or after `limit` steps, when the live hypotheses join the
+ * list unfinished.
  *
  * Not done here: several sources at once, coverage or repetition
  * penalties, keeping logits. */
@@ -54,6 +56,7 @@ typedef struct {
 typedef struct {
     const Model *model;
     int beam, width; /* hypotheses kept; tokens proposed per hypothesis (<= V) */
+    int n_best;      /* how many of the ended list are returned */
     int S, cap;      /* source length; steps at most (rows per slot) */
     float alpha;     /* length penalty */
     const int *src_ids;
@@ -199,6 +202,24 @@ static Ended *worst_ended(const Search *s)
     return w;
 }
 
+/* The n-th best score of the ended list (n <= n_ended). */
+static float nth_best_ended(const Search *s, int n)
+{
+    float best[64]; /* config.c caps the beam at 64 */
+    int k = 0;
+    ASSERT(n >= 1 && n <= s->n_ended && n <= 64);
+    for (int i = 0; i < s->n_ended; i++) { /* insertion into the n best, descending */
+        float x = s->ended[i].score;
+        int j = k < n ? k++ : n;
+        while (j > 0 && best[j - 1] < x) {
+            if (j < n) best[j] = best[j - 1];
+            j--;
+        }
+        if (j < n) best[j] = x;
+    }
+    return best[n - 1];
+}
+
 /* Slot b's first T steps (raw score `raw`) leave the beam; kept if among
  * the `beam` best so far.  The Translation is built only when kept. */
 static void offer(Search *s, int b, int T, float raw, bool finished)
@@ -239,6 +260,7 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->S = S;
     s->cap = limit;
     s->alpha = set->length_penalty;
+    s->n_best = set->n_best;
     s->src_ids = src_ids;
     /* Source rows for B copies of the memory's keys/values (see the top). */
     ActsSize size = acts_size_steps(a, B, S, limit);
@@ -389,11 +411,11 @@ static void advance(Search *s, int t, int kept)
 static bool settled(const Search *s, int t)
 {
     if (s->live == 0) return true;
-    if (s->n_ended < s->beam || t + 2 > s->cap) return false;
-    float worst = worst_ended(s)->score;
+    if (s->n_ended < s->n_best || t + 2 > s->cap) return false;
+    float bar = nth_best_ended(s, s->n_best);
     for (int b = 0; b < s->live; b++) {
         float r = s->raw[b];
-        if (fmaxf(normalise(r, t + 2, s->alpha), normalise(r, s->cap, s->alpha)) > worst)
+        if (fmaxf(normalise(r, t + 2, s->alpha), normalise(r, s->cap, s->alpha)) > bar)
             return false;
     }
     return true;

@@ -187,23 +187,31 @@ static void test_n_best_is_sorted_distinct_and_scored(void **state)
     }
 }
 
+/* Asking for fewer answers stops the search as soon as those are final
+ * (beam.c, settled): they must be exactly the first of the full list. */
 static void test_fewer_wanted_is_a_prefix(void **state)
 {
     (void)state;
-    ModelArch a = tiny_arch(true);
-    Model m;
-    model_init_random(&m, &a, 1);
-    Translation all[4], two[2];
-    float s_all[4], s_two[2];
-    assert_int_equal(beam_of(&m, 4, 1.0f, 4, LIMIT, all, s_all), 4);
-    assert_int_equal(beam_of(&m, 4, 1.0f, 2, LIMIT, two, s_two), 2);
-    for (int i = 0; i < 2; i++) {
-        assert_true(same_tokens(&all[i], &two[i]));
-        assert_true(s_all[i] == s_two[i]);
-    }
-    for (int i = 0; i < 4; i++) translation_free(&all[i]);
-    for (int i = 0; i < 2; i++) translation_free(&two[i]);
-    model_free(&m);
+    static const float alphas[] = {0.0f, 1.0f};
+    for (int c = 0; c < N_CASES; c++)
+        for (size_t al = 0; al < sizeof alphas / sizeof *alphas; al++) {
+            ModelArch a = tiny_arch(cases[c].pre);
+            Model m;
+            model_init_random(&m, &a, cases[c].seed);
+            Translation all[4], few[3];
+            float s_all[4], s_few[3];
+            assert_int_equal(beam_of(&m, 4, alphas[al], 4, LIMIT, all, s_all), 4);
+            for (int n = 1; n <= 3; n++) {
+                assert_int_equal(beam_of(&m, 4, alphas[al], n, LIMIT, few, s_few), n);
+                for (int i = 0; i < n; i++) {
+                    assert_true(same_tokens(&all[i], &few[i]));
+                    assert_true(s_all[i] == s_few[i]);
+                    translation_free(&few[i]);
+                }
+            }
+            for (int i = 0; i < 4; i++) translation_free(&all[i]);
+            model_free(&m);
+        }
 }
 
 /* ---- search quality ------------------------------------------------------------- */
