@@ -187,11 +187,12 @@ static inline void transpose16_avx512(const __m512 row[16], __m512 col[16])
     }
 }
 
-/* Columns k0..k0+15 of `count` ≤ 16 rows of B (each contiguous along k,
- * `stride` floats apart; only the first `kn` ≤ 16 values of a row are read),
- * transposed: col[kk] lane x = B(row x, k0 + kk), zero for rows past count. */
+/* Columns k0..k0+15 of `count` ≤ 16 rows of a matrix (each contiguous
+ * along k, `stride` floats apart; only the first `kn` ≤ 16 values of a row
+ * are read), transposed: col[kk] lane x = M(row x, k0 + kk), zero for rows
+ * past count. */
 __attribute__((target("avx512f")))
-static inline void load_b_columns_avx512(__m512 col[16], const float *src, size_t stride, int count,
+static inline void load_columns_avx512(__m512 col[16], const float *src, size_t stride, int count,
                                          int kn)
 {
     __mmask16 kmask = (__mmask16)((1u << kn) - 1);
@@ -218,7 +219,7 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
         for (int k0 = 0; k0 < kc; k0 += 16) {
             int kn = kc - k0 < 16 ? kc - k0 : 16;
             __m512 col[16];
-            load_b_columns_avx512(col, src + (size_t)x0 * stride + k0, stride, n, kn);
+            load_columns_avx512(col, src + (size_t)x0 * stride + k0, stride, n, kn);
             for (int kk = 0; kk < kn; kk++)
                 _mm512_mask_storeu_ps(dst + (size_t)(k0 + kk) * width + x0, store, col[kk]);
         }
