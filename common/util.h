@@ -21,8 +21,9 @@ _Noreturn void util_assert_fail(const char *what, const char *file, int line);
 #define xrealloc(p, n) util_xrealloc((p), (n), __FILE__, __LINE__)
 #define xstrdup(s) util_xstrdup((s), __FILE__, __LINE__)
 void *util_xmalloc(size_t n, const char *file, int line);
-/* Zeroed memory for the few large arrays (the weights, their gradients and
- * AdamW moments), mapped on its own and marked for transparent huge pages:
+/* Zeroed memory for the largest arrays (every Params: the weights and, in
+ * training, their gradients), mapped on its own and marked for transparent
+ * huge pages:
  * 30 MB of weights then cost ~15 page faults instead of ~7,500, and in a
  * virtual machine the faults were the largest part of start-up.  Aborts
  * when out of memory, like xmalloc; free with big_free and the same size. */
