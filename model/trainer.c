@@ -19,11 +19,6 @@ void trainer_init(Trainer *tr, Model *model, int src_rows, int tgt_rows, float d
     size.dropout = dropout > 0.0f;
     acts_alloc(&tr->acts, a, size);
     acts_alloc(&tr->grad_acts, a, size);
-    /* Touch every page now (calloc's are mapped lazily), so no step ever
-     * page-faults: otherwise each batch larger than all before it pays for
-     * first touches, a fifth of the time of a short benchmark. */
-    acts_zero(&tr->acts);
-    acts_zero(&tr->grad_acts);
     tr->acts.dropout = dropout;
     rng_seed(&tr->dropout_rng, seed ^ 0x64726f706f7574ULL); /* "dropout" */
     tr->acts.rng = &tr->dropout_rng;
