@@ -77,9 +77,11 @@ static void usage(FILE *out)
             "      --show KIND[:LAYER[:HEAD]]  draw one head's map in the terminal;\n"
             "                        KIND is encoder, decoder or cross (layer, head from 1)\n"
             "  -t, --threads N       threads for matrix products (default: all cores)\n"
-            "      --init-weights    write a seeded random model to the config's weights\n"
-            "                        path and exit (refuses to overwrite without --force)\n"
-            "      --force           with --init-weights: overwrite\n"
+            "      --init-weights    write a random model to the config's weights path and\n"
+            "                        exit; seeded by its random_init_seed, else seed 1\n"
+            "                        (refuses to overwrite without --force)\n"
+            "      --force           with --init-weights: replace the file (only once the\n"
+            "                        new one is complete: a failed write leaves it intact)\n"
             "  -q, --quiet           no notes on stderr (errors are still printed)\n"
             "  -h, --help            this help\n"
             "  -V, --version         the version\n"
@@ -355,32 +357,17 @@ static TrStatus write_html(Session *s)
 /* --init-weights: a seeded random model for the config. */
 static int init_weights(const Options *opt, const char *config_path)
 {
-    Translator probe;
+    Translator tr;
     Error err = {{0}};
-    Config cfg;
-    if (config_load(config_path, &cfg, &err)) {
-        fprintf(stderr, "translate: %s\n", err.message);
-        return TR_CONFIG;
-    }
-    bool exists = access(cfg.weights_path, F_OK) == 0;
-    if (exists && !opt->force) {
-        fprintf(stderr, "translate: %s exists; add --force to overwrite it\n", cfg.weights_path);
-        config_free(&cfg);
-        return TR_OUTPUT;
-    }
-    if (exists) remove(cfg.weights_path);
-    if (!cfg.random_init) {
-        cfg.random_init = true; /* the config names no seed: use 1 */
-        cfg.random_seed = 1;
-    }
-    config_free(&cfg);
-    TrStatus st = translator_open(&probe, config_path, &err);
+    TrStatus st = translator_init_weights(&tr, config_path, opt->force, &err);
     if (st != TR_OK) {
         fprintf(stderr, "translate: %s\n", err.message);
         return st;
     }
-    if (!opt->quiet) fprintf(stderr, "translate: wrote %s\n", probe.config.weights_path);
-    translator_close(&probe);
+    if (!opt->quiet)
+        fprintf(stderr, "translate: wrote a random model (seed %llu) to %s\n",
+                (unsigned long long)tr.config.random_seed, tr.config.weights_path);
+    translator_close(&tr);
     return 0;
 }
 

@@ -20,7 +20,9 @@ static bool file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Untrained demo configs name a seed: the first run writes the model. */
+/* Untrained demo configs name a seed: the first run writes the model.
+ * model_save writes a temporary file and renames it over the path, so an
+ * existing file is replaced only by a complete one. */
 static TrStatus create_random_weights(Translator *tr, VocabHashes hashes, Error *err)
 {
     Model model;
@@ -32,10 +34,11 @@ static TrStatus create_random_weights(Translator *tr, VocabHashes hashes, Error 
     return TR_OK;
 }
 
-TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
+/* The vocabularies and weights of the config already in tr->config;
+ * `write_weights`: write a random model first, even over an existing file.
+ * The status of a failed write is the caller's (`write_status`). */
+static TrStatus open_files(Translator *tr, bool write_weights, TrStatus write_status, Error *err)
 {
-    memset(tr, 0, sizeof *tr);
-    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
     Config *cfg = &tr->config;
     TrStatus status = TR_MODEL;
     tr->src_vocab = vocab_load(cfg->source_vocab_path, err);
@@ -44,9 +47,10 @@ TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
     cfg->arch.src_vocab = vocab_size(tr->src_vocab);
     cfg->arch.tgt_vocab = vocab_size(tr->tgt_vocab);
     VocabHashes hashes = {vocab_hash(tr->src_vocab), vocab_hash(tr->tgt_vocab)};
-    if (cfg->random_init && !file_exists(cfg->weights_path) &&
-        create_random_weights(tr, hashes, err) != TR_OK)
+    if (write_weights && create_random_weights(tr, hashes, err) != TR_OK) {
+        status = write_status;
         goto fail;
+    }
     if (model_load(&tr->model, cfg->weights_path, &cfg->arch, hashes, err)) {
         /* The weights file's own message names it; say which config led there. */
         char prefix[600];
@@ -59,6 +63,28 @@ TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
 fail:
     translator_close(tr);
     return status;
+}
+
+TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
+{
+    memset(tr, 0, sizeof *tr);
+    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
+    bool write = tr->config.random_init && !file_exists(tr->config.weights_path);
+    return open_files(tr, write, TR_MODEL, err);
+}
+
+TrStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err)
+{
+    memset(tr, 0, sizeof *tr);
+    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
+    Config *cfg = &tr->config;
+    if (!overwrite && file_exists(cfg->weights_path)) {
+        error_set(err, "%s exists; add --force to overwrite it", cfg->weights_path);
+        translator_close(tr);
+        return TR_OUTPUT;
+    }
+    if (!cfg->random_init) cfg->random_seed = TRANSLATOR_DEFAULT_SEED;
+    return open_files(tr, true, TR_OUTPUT, err);
 }
 
 void translator_close(Translator *tr)

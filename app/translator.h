@@ -37,6 +37,18 @@ typedef struct {
 TrStatus translator_open(Translator *tr, const char *config_path, Error *err);
 void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
 
+/* The seed of --init-weights when the config names no random_init_seed. */
+#define TRANSLATOR_DEFAULT_SEED 1
+
+/* --init-weights: write a random model seeded by the config's
+ * random_init_seed (else TRANSLATOR_DEFAULT_SEED) to its weights path, then
+ * open it like translator_open.  An existing file is refused unless
+ * `overwrite`, and is never removed first: the new file is written under a
+ * temporary name and renamed over it once complete, so a failed write
+ * leaves the old one as it was.  TR_OUTPUT when the file exists (without
+ * `overwrite`) or cannot be written. */
+TrStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err);
+
 /* Text tokenised and mapped to ids, with what a user should be told. */
 typedef struct {
     int count;
