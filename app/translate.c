@@ -318,6 +318,14 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
     if (!run.beam && tr->config.decode.beam < run.n_best) run.beam = run.n_best;
     if (logits) run.beam = 1; /* the logits are those of greedy decoding */
     int n = translator_run(tr, &src, &run, t, texts, scores);
+    int which = tr == &s->models[1];
+    bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->attention[which];
+    status = translator_check_finite(tr, t, n, scores, maps, &err);
+    if (status != TR_OK) {
+        fprintf(stderr, "translate: line %d: %s\n", line, err.message);
+        putchar('\n');
+        goto done;
+    }
     if (s->opt->explain) explain_print(stdout, tr, text, &src, &t[0]);
     if (s->opt->show.kind != SHOW_NONE) explain_show(stdout, tr, &t[0], s->opt->show, isatty(1));
     if (s->opt->explain || s->opt->show.kind != SHOW_NONE) printf("translation: ");
@@ -327,15 +335,15 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
         printf("%s\n", texts[0]);
     if (logits && t[0].logits)
         fwrite(t[0].logits, sizeof(float), (size_t)t[0].steps * tr->config.arch.tgt_vocab, logits);
-    int which = tr == &s->models[1];
     if (s->attention[which])
         attention_json_add(s->attention[which], line, text, &t[0], tr->src_vocab, tr->tgt_vocab, texts[0]);
+done:
     for (int i = 0; i < n; i++) {
         free(texts[i]);
         translation_free(&t[i]);
     }
     source_ids_free(&src);
-    return TR_OK;
+    return status;
 }
 
 static TrStatus worse(TrStatus a, TrStatus b) { return a > b ? a : b; }

@@ -3,6 +3,7 @@
 #include "translator.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +160,38 @@ int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, 
         texts[i] = detokenize_ids(tr->tgt_vocab, out[i].output_ids, (size_t)out[i].steps,
                                   tr->config.target_lang);
     return n;
+}
+
+static bool all_finite(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
+TrStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
+                                 const float *scores, bool maps, Error *err)
+{
+    const ModelArch *a = &tr->config.arch;
+    const char *where = NULL;
+    for (int i = 0; i < n && !where; i++)
+        if (!isfinite(scores[i]) || !all_finite(out[i].logprobs, (size_t)out[i].steps))
+            where = "the output log-probabilities";
+    const Translation *t = &out[0];
+    size_t H = (size_t)a->heads, S = (size_t)t->src_len, T = (size_t)t->steps;
+    if (!where && t->logits && !all_finite(t->logits, T * (size_t)a->tgt_vocab)) where = "the logits";
+    if (!where && maps) {
+        if (!all_finite(t->encoder_attn, (size_t)a->encoder_layers * H * S * S))
+            where = "the encoder attention maps";
+        else if (!all_finite(t->decoder_attn, (size_t)a->decoder_layers * H * T * T))
+            where = "the decoder attention maps";
+        else if (!all_finite(t->cross_attn, (size_t)a->decoder_layers * H * T * S))
+            where = "the cross-attention maps";
+        for (size_t k = 0; !where && k < T * DECODE_TOP_K; k++)
+            if (t->top_ids[k] >= 0 && !isfinite(t->top_logprobs[k])) where = "the top-k log-probabilities";
+    }
+    if (!where) return TR_OK;
+    error_set(err, "the model computed NaN or Inf in %s (are the weights of %s too large?): not translated",
+              where, tr->config.weights_path);
+    return TR_INPUT;
 }

@@ -79,4 +79,15 @@ typedef struct {
 int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, Translation *out,
                    char **texts, float *scores);
 
+/* Is everything that will be shown of out[0..n-1] finite?  Finite but huge
+ * weights (3e38) pass the load check and overflow at run time, and a NaN
+ * would be printed as an empty translation or as "-nan" in the attention
+ * JSON.  Checked: the scores and chosen tokens' log-probabilities (a NaN or
+ * +Inf logit makes its step's log-sum-exp, hence those, non-finite), the
+ * logits when kept, and with `maps` the best translation's attention maps
+ * and top-k log-probabilities: one pass over what is written.  TR_INPUT with
+ * "the model computed NaN or Inf in ..." when not. */
+TrStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
+                                 const float *scores, bool maps, Error *err);
+
 #endif

@@ -330,6 +330,125 @@ static void test_init_weights_without_a_seed_uses_the_default(void **state)
     run_result_free(&r);
 }
 
+/* ---- a model whose numbers overflow ------------------------------------------ */
+
+/* The tiny model with every element of LayerNorm weight `tensor` set to
+ * 3e38: finite, so the weights load, but the activations overflow to Inf
+ * and then NaN.  Returns the path of a config that uses it. */
+static const char *huge_weight_config(const char *tensor, const char *name)
+{
+    make_tiny_weights();
+    size_t len;
+    char *bytes = read_file(TINY_WEIGHTS, &len);
+    assert_non_null(bytes);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | (unsigned char)bytes[i];
+    cJSON *header = cJSON_ParseWithLength(bytes + 8, (size_t)n);
+    const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(header, tensor), "data_offsets");
+    assert_non_null(offsets);
+    size_t begin = (size_t)cJSON_GetArrayItem(offsets, 0)->valuedouble;
+    size_t end = (size_t)cJSON_GetArrayItem(offsets, 1)->valuedouble;
+    float huge = 3e38f;
+    for (size_t at = begin; at < end; at += sizeof huge) memcpy(bytes + 8 + n + at, &huge, sizeof huge);
+    cJSON_Delete(header);
+    char weights[256], cwd[512], yaml[4096];
+    snprintf(weights, sizeof weights, "%s.safetensors", name);
+    snprintf(weights, sizeof weights, "%s", temp_file(weights, bytes, len));
+    free(bytes);
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(yaml, sizeof yaml,
+             "name: huge\nsource_language: en\ntarget_language: zh\nmodel:\n"
+             "  weights: %s/%s\n  source_vocab: %s/tests/data/tiny.src.vocab\n"
+             "  target_vocab: %s/tests/data/tiny.tgt.vocab\narchitecture:\n"
+             "  d_model: 16\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n  d_ff: 32\n"
+             "  activation: gelu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
+             "  tied_output_embedding: true\n",
+             cwd, weights, cwd, cwd);
+    snprintf(weights, sizeof weights, "%s.yaml", name);
+    return temp_file(weights, yaml, strlen(yaml));
+}
+
+/* The number of sentences in a JSON attention document (-1: it does not
+ * parse), `len` bytes of it at `text`. */
+static int sentences_in(const char *text, size_t len)
+{
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    int n = doc ? cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "sentences")) : -1;
+    cJSON_Delete(doc);
+    return n;
+}
+
+/* Each way of translating one sentence with an overflowing model: the
+ * sentence fails (status 1, one stderr line naming it, an empty output
+ * line) before anything of it is written. */
+static void test_overflowing_model_fails_the_sentence(void **state)
+{
+    (void)state;
+    const char *configs[] = {huge_weight_config("transformer.encoder.layers.0.norm1.weight", "huge-enc"),
+                             huge_weight_config("transformer.decoder.norm.weight", "huge-dec")};
+    char attention[512], html[512], logits[512];
+    snprintf(attention, sizeof attention, "%s/huge.json", temp_dir());
+    snprintf(html, sizeof html, "%s/huge.html", temp_dir());
+    snprintf(logits, sizeof logits, "%s/huge.logits", temp_dir());
+    for (int c = 0; c < 2; c++) {
+        const char *const ways[][9] = {
+            {"How are you?", NULL},
+            {"-b", "3", "How are you?", NULL},
+            {"-b", "3", "-n", "2", "How are you?", NULL},
+            {"--explain", "How are you?", NULL},
+            {"--show", "cross", "How are you?", NULL},
+            {"--attention", attention, "--html", html, "How are you?", NULL},
+            {"--logits", logits, "How are you?", NULL},
+        };
+        unlink(attention);
+        unlink(html);
+        for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+            const char *argv[12] = {"./translate", "-q", "-c", configs[c]};
+            for (int j = 0; ways[w][j]; j++) argv[j + 4] = ways[w][j];
+            RunResult r = run_program(argv, NULL, 0);
+            if (r.status != 1) fail_msg("%s %s: status %d, stdout '%s'", configs[c], ways[w][0], r.status, r.out);
+            assert_string_equal(r.out, "\n");
+            expect_in(r.err, "line 1: ");
+            expect_in(r.err, "NaN or Inf");
+            assert_int_equal(count_lines(r.err), 1);
+            run_result_free(&r);
+        }
+        /* The documents still parse, and hold no sentence. */
+        char *text = read_file(attention, NULL);
+        assert_non_null(text);
+        assert_int_equal(sentences_in(text, strlen(text)), 0);
+        free(text);
+        text = read_file(html, NULL);
+        assert_non_null(text);
+        const char *open = "<script type=\"application/json\" class=\"attention-data\">";
+        const char *json = strstr(text, open);
+        assert_non_null(json);
+        json += strlen(open);
+        assert_int_equal(sentences_in(json, (size_t)(strstr(json, "</script>") - json)), 0);
+        free(text);
+        size_t n = 1;
+        free(read_file(logits, &n));
+        assert_int_equal(n, 0);
+    }
+}
+
+/* A batch: every line fails the same way, none is lost. */
+static void test_overflowing_model_keeps_one_line_per_input(void **state)
+{
+    (void)state;
+    const char *config = huge_weight_config("transformer.encoder.layers.0.norm1.weight", "huge-batch");
+    const char *argv[] = {"./translate", "-q", "-c", config, NULL};
+    const char *input = "How are you?\nI love China.\n";
+    RunResult r = run_program(argv, input, strlen(input));
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "\n\n");
+    expect_in(r.err, "line 1: ");
+    expect_in(r.err, "line 2: ");
+    assert_int_equal(count_lines(r.err), 2);
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +459,8 @@ int main(void)
         cmocka_unit_test(test_closed_stdin_is_an_error),
         cmocka_unit_test(test_init_weights_force_replaces_the_file_only_when_complete),
         cmocka_unit_test(test_init_weights_without_a_seed_uses_the_default),
+        cmocka_unit_test(test_overflowing_model_fails_the_sentence),
+        cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
