@@ -99,14 +99,29 @@ void translator_close(Translator *tr)
     memset(tr, 0, sizeof *tr);
 }
 
-/* Remember an unknown token for the user's note (the first few only). */
+/* Remember an unknown token for the user's note: the first few, each cut
+ * to NOTE_WORD_BYTES (at a character boundary) and marked "…", then ", …"
+ * once the list is full.  A long word used to be left out, and a note with
+ * only long words listed nothing at all. */
+#define NOTE_WORD_BYTES 40
 static void note_unknown(SourceIds *src, const char *surface)
 {
-    size_t used = strlen(src->unknown_list);
-    if (used + strlen(surface) + 8 < sizeof src->unknown_list)
-        snprintf(src->unknown_list + used, sizeof src->unknown_list - used, "%s'%s'",
-                 used ? ", " : "", surface);
+    static const char ellipsis[] = "\xE2\x80\xA6"; /* U+2026 */
+    char *list = src->unknown_list;
+    size_t used = strlen(list), room = sizeof src->unknown_list - used;
+    size_t len = strlen(surface);
+    bool cut = len > NOTE_WORD_BYTES;
+    if (cut) {
+        len = NOTE_WORD_BYTES;
+        while (len > 0 && ((unsigned char)surface[len] & 0xC0) == 0x80) len--; /* UTF-8 continuation */
+    }
     src->unknown++;
+    /* ", '" + word + "…'" and, after it, room for a final ", …". */
+    size_t need = 3 + len + (cut ? 3 : 0) + 1 + 5 + 1;
+    if (need <= room)
+        snprintf(list + used, room, "%s'%.*s%s'", used ? ", " : "", (int)len, surface, cut ? ellipsis : "");
+    else if (used < 5 || strcmp(list + used - 5, ", \xE2\x80\xA6") != 0)
+        snprintf(list + used, room, ", %s", ellipsis);
 }
 
 TrStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,

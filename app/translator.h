@@ -54,7 +54,7 @@ typedef struct {
     int count;
     int *ids;               /* [count] */
     int unknown;            /* how many tokens were not in the vocabulary */
-    char unknown_list[256]; /* the first few of them, quoted, for a note */
+    char unknown_list[256]; /* the first few of them, quoted (long ones cut, "…"), for a note */
 } SourceIds;
 
 /* Tokenise `len` bytes of text for this model's source vocabulary.

@@ -449,6 +449,48 @@ static void test_overflowing_model_keeps_one_line_per_input(void **state)
     run_result_free(&r);
 }
 
+/* ---- the unknown-word note ---------------------------------------------------- */
+
+/* A word too long for the note is shown cut short with "…", never left
+ * out (the list used to be empty); a list too long ends with "…". */
+static void test_unknown_word_note_never_shows_an_empty_list(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    char word[301];
+    for (int i = 0; i < 300; i++) word[i] = (char)('a' + i % 7);
+    word[300] = '\0';
+    const char *argv[] = {"./translate", "-c", TINY, word, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "line 1: note: 1 unknown word mapped to <unk>: 'abcdefgabcdefgabcdef");
+    expect_in(r.err, "\xE2\x80\xA6'\n"); /* …' */
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+    /* 2-byte characters: the cut falls between characters, not inside one. */
+    char wide[601] = "";
+    for (int i = 0; i < 150; i++) strcat(wide, "\xC3\xA9\xC3\xB8"); /* éø */
+    const char *argv2[] = {"./translate", "-c", TINY, wide, NULL};
+    r = run_program(argv2, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "<unk>: '\xC3\xA9\xC3\xB8");
+    expect_in(r.err, "\xE2\x80\xA6'\n");
+    run_result_free(&r);
+    char many[1024] = "";
+    for (int i = 0; i < 30; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "%szqxwvk%02d", i ? " " : "", i);
+        strcat(many, w);
+    }
+    const char *argv3[] = {"./translate", "-c", TINY, many, NULL};
+    r = run_program(argv3, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "30 unknown words mapped to <unk>: 'zqxwvk00', 'zqxwvk01'");
+    expect_in(r.err, ", \xE2\x80\xA6\n");
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_init_weights_without_a_seed_uses_the_default),
         cmocka_unit_test(test_overflowing_model_fails_the_sentence),
         cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
+        cmocka_unit_test(test_unknown_word_note_never_shows_an_empty_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
