@@ -6,9 +6,11 @@
  * Translations go to stdout, one line per input line and in the same order;
  * messages go to stderr.  A line that cannot be translated gets its error
  * on stderr and an empty output line, and the others are still translated.
- * Exit status: 0 all translated, 1 some line failed, 2 usage/config error,
- * 3 model file error, 4 output file error (see README.md). */
+ * Exit status: 0 all translated, 1 some line failed (or stdin could not be
+ * read), 2 usage/config error, 3 model file error, 4 an output file or
+ * stdout could not be written (see README.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -77,15 +79,64 @@ static void usage(FILE *out)
             "      --show KIND[:LAYER[:HEAD]]  draw one head's map in the terminal;\n"
             "                        KIND is encoder, decoder or cross (layer, head from 1)\n"
             "  -t, --threads N       threads for matrix products (default: all cores)\n"
-            "      --init-weights    write a seeded random model to the config's weights\n"
-            "                        path and exit (refuses to overwrite without --force)\n"
-            "      --force           with --init-weights: overwrite\n"
+            "      --init-weights    write a random model to the config's weights path and\n"
+            "                        exit; seeded by its random_init_seed, else seed 1\n"
+            "                        (refuses to overwrite without --force)\n"
+            "      --force           with --init-weights: replace the file (only once the\n"
+            "                        new one is complete: a failed write leaves it intact)\n"
             "  -q, --quiet           no notes on stderr (errors are still printed)\n"
             "  -h, --help            this help\n"
             "  -V, --version         the version\n"
             "\n"
-            "Exit status: 0 ok, 1 a sentence could not be translated, 2 usage or config\n"
-            "error, 3 model file error, 4 output file error.\n");
+            "Exit status: 0 ok, 1 a sentence could not be translated or standard input\n"
+            "could not be read, 2 usage or config error, 3 model file error, 4 an output\n"
+            "file or standard output could not be written (translating stops there).\n");
+}
+
+/* ---- the standard streams --------------------------------------------- */
+
+/* A descriptor 0-2 left closed by the caller (`<&-`, `>&-`) would be handed
+ * to the next file we open: translations could land in an --attention file,
+ * a config be read as input.  Each is reserved with /dev/null opened the
+ * other way round, so that using it fails with EBADF exactly as the closed
+ * one would, and the checks below report it. */
+static void reserve_standard_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int null = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (null >= 0 && null != fd) {
+            dup2(null, fd);
+            close(null);
+        }
+    }
+}
+
+/* Has writing to stdout failed (a full disk, a closed descriptor, a reader
+ * that went away)?  Flushes, and says so once on stderr.  Callers then stop
+ * translating: nobody would see the rest. */
+static bool stdout_failed(void)
+{
+    static bool reported;
+    if (reported) return true;
+    errno = 0;
+    /* stdio errors are sticky: ferror covers every printf since the start. */
+    if (fflush(stdout) == 0 && !ferror(stdout)) return false;
+    fprintf(stderr, "translate: standard output: cannot write: %s\n", strerror(errno ? errno : EIO));
+    reported = true;
+    return true;
+}
+
+/* The exit status once stdout is closed: `status`, or TR_OUTPUT when the
+ * last of the output could not be written. */
+static int finish_stdout(int status)
+{
+    if (stdout_failed()) return status > TR_OUTPUT ? status : TR_OUTPUT;
+    if (fclose(stdout) != 0) {
+        fprintf(stderr, "translate: standard output: cannot write: %s\n", strerror(errno));
+        return status > TR_OUTPUT ? status : TR_OUTPUT;
+    }
+    return status;
 }
 
 /* A whole number in 1..max for option `name`. */
@@ -144,8 +195,8 @@ static int parse_options(int argc, char **argv, Options *opt)
             if (parse_count("--n-best", optarg, 64, &opt->n_best)) return -1;
             break;
         case 'q': opt->quiet = true; break;
-        case 'h': usage(stdout); exit(0);
-        case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(0);
+        case 'h': usage(stdout); exit(finish_stdout(0));
+        case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(finish_stdout(0));
         default:
             fprintf(stderr, "translate: try 'translate --help'\n");
             return -1;
@@ -267,6 +318,14 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
     if (!run.beam && tr->config.decode.beam < run.n_best) run.beam = run.n_best;
     if (logits) run.beam = 1; /* the logits are those of greedy decoding */
     int n = translator_run(tr, &src, &run, t, texts, scores);
+    int which = tr == &s->models[1];
+    bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->attention[which];
+    status = translator_check_finite(tr, t, n, scores, maps, &err);
+    if (status != TR_OK) {
+        fprintf(stderr, "translate: line %d: %s\n", line, err.message);
+        putchar('\n');
+        goto done;
+    }
     if (s->opt->explain) explain_print(stdout, tr, text, &src, &t[0]);
     if (s->opt->show.kind != SHOW_NONE) explain_show(stdout, tr, &t[0], s->opt->show, isatty(1));
     if (s->opt->explain || s->opt->show.kind != SHOW_NONE) printf("translation: ");
@@ -274,41 +333,54 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
         for (int i = 0; i < n; i++) printf("%d ||| %s ||| %.4f\n", line, texts[i], scores[i]);
     else
         printf("%s\n", texts[0]);
-    fflush(stdout);
     if (logits && t[0].logits)
         fwrite(t[0].logits, sizeof(float), (size_t)t[0].steps * tr->config.arch.tgt_vocab, logits);
-    int which = tr == &s->models[1];
     if (s->attention[which])
         attention_json_add(s->attention[which], line, text, &t[0], tr->src_vocab, tr->tgt_vocab, texts[0]);
+done:
     for (int i = 0; i < n; i++) {
         free(texts[i]);
         translation_free(&t[i]);
     }
     source_ids_free(&src);
-    return TR_OK;
+    return status;
 }
 
 static TrStatus worse(TrStatus a, TrStatus b) { return a > b ? a : b; }
 
+/* Each TEXT argument, else each line of stdin, until stdout fails. */
 static TrStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
 {
     TrStatus result = TR_OK;
     if (optind < argc) {
-        for (int i = optind; i < argc; i++)
+        for (int i = optind; i < argc; i++) {
             result = worse(result, translate_one(s, argv[i], strlen(argv[i]), i - optind + 1, logits));
+            if (stdout_failed()) return worse(result, TR_OUTPUT);
+        }
         return result;
     }
     char *buf = xmalloc(MAX_LINE_BYTES + 1);
     long n;
-    for (int line = 1; (n = line_read(stdin, buf, MAX_LINE_BYTES)) != LINE_EOF; line++) {
+    for (int line = 1; (n = line_read(stdin, buf, MAX_LINE_BYTES)) != LINE_EOF || ferror(stdin); line++) {
+        if (ferror(stdin)) {
+            /* A directory, a closed descriptor, an I/O error: what was read
+             * of this line is not a whole line, and the rest is lost. */
+            fprintf(stderr, "translate: standard input: cannot read: %s\n", strerror(errno ? errno : EIO));
+            result = worse(result, TR_INPUT);
+            break;
+        }
         if (n == LINE_TOO_LONG) {
             fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", line,
                     MAX_LINE_BYTES);
             putchar('\n');
             result = worse(result, TR_INPUT);
-            continue;
+        } else {
+            result = worse(result, translate_one(s, buf, (size_t)n, line, logits));
         }
-        result = worse(result, translate_one(s, buf, (size_t)n, line, logits));
+        if (stdout_failed()) {
+            result = worse(result, TR_OUTPUT);
+            break;
+        }
     }
     free(buf);
     return result;
@@ -355,32 +427,17 @@ static TrStatus write_html(Session *s)
 /* --init-weights: a seeded random model for the config. */
 static int init_weights(const Options *opt, const char *config_path)
 {
-    Translator probe;
+    Translator tr;
     Error err = {{0}};
-    Config cfg;
-    if (config_load(config_path, &cfg, &err)) {
-        fprintf(stderr, "translate: %s\n", err.message);
-        return TR_CONFIG;
-    }
-    bool exists = access(cfg.weights_path, F_OK) == 0;
-    if (exists && !opt->force) {
-        fprintf(stderr, "translate: %s exists; add --force to overwrite it\n", cfg.weights_path);
-        config_free(&cfg);
-        return TR_OUTPUT;
-    }
-    if (exists) remove(cfg.weights_path);
-    if (!cfg.random_init) {
-        cfg.random_init = true; /* the config names no seed: use 1 */
-        cfg.random_seed = 1;
-    }
-    config_free(&cfg);
-    TrStatus st = translator_open(&probe, config_path, &err);
+    TrStatus st = translator_init_weights(&tr, config_path, opt->force, &err);
     if (st != TR_OK) {
         fprintf(stderr, "translate: %s\n", err.message);
         return st;
     }
-    if (!opt->quiet) fprintf(stderr, "translate: wrote %s\n", probe.config.weights_path);
-    translator_close(&probe);
+    if (!opt->quiet)
+        fprintf(stderr, "translate: wrote a random model (seed %llu) to %s\n",
+                (unsigned long long)tr.config.random_seed, tr.config.weights_path);
+    translator_close(&tr);
     return 0;
 }
 
@@ -428,6 +485,7 @@ static int eval_file(const Options *opt, const char *config_path)
 
 int main(int argc, char **argv)
 {
+    reserve_standard_fds();
     Options opt = {0};
     if (parse_options(argc, argv, &opt)) return TR_CONFIG;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -438,7 +496,7 @@ int main(int argc, char **argv)
     if (opt.init_weights || opt.eval_path) {
         int status = opt.init_weights ? init_weights(&opt, s.paths[0]) : eval_file(&opt, s.paths[0]);
         session_close(&s);
-        return status;
+        return finish_stdout(status);
     }
     FILE *logits = NULL;
     if (opt.logits_path && !(logits = fopen(opt.logits_path, "wb"))) {
@@ -454,5 +512,5 @@ int main(int argc, char **argv)
     status = worse(status, write_attention(&s));
     status = worse(status, write_html(&s));
     session_close(&s);
-    return status;
+    return finish_stdout(status);
 }

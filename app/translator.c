@@ -3,6 +3,7 @@
 #include "translator.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,9 @@ static bool file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Untrained demo configs name a seed: the first run writes the model. */
+/* Untrained demo configs name a seed: the first run writes the model.
+ * model_save writes a temporary file and renames it over the path, so an
+ * existing file is replaced only by a complete one. */
 static TrStatus create_random_weights(Translator *tr, VocabHashes hashes, Error *err)
 {
     Model model;
@@ -32,10 +35,11 @@ static TrStatus create_random_weights(Translator *tr, VocabHashes hashes, Error 
     return TR_OK;
 }
 
-TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
+/* The vocabularies and weights of the config already in tr->config;
+ * `write_weights`: write a random model first, even over an existing file.
+ * The status of a failed write is the caller's (`write_status`). */
+static TrStatus open_files(Translator *tr, bool write_weights, TrStatus write_status, Error *err)
 {
-    memset(tr, 0, sizeof *tr);
-    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
     Config *cfg = &tr->config;
     TrStatus status = TR_MODEL;
     tr->src_vocab = vocab_load(cfg->source_vocab_path, err);
@@ -44,9 +48,10 @@ TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
     cfg->arch.src_vocab = vocab_size(tr->src_vocab);
     cfg->arch.tgt_vocab = vocab_size(tr->tgt_vocab);
     VocabHashes hashes = {vocab_hash(tr->src_vocab), vocab_hash(tr->tgt_vocab)};
-    if (cfg->random_init && !file_exists(cfg->weights_path) &&
-        create_random_weights(tr, hashes, err) != TR_OK)
+    if (write_weights && create_random_weights(tr, hashes, err) != TR_OK) {
+        status = write_status;
         goto fail;
+    }
     if (model_load(&tr->model, cfg->weights_path, &cfg->arch, hashes, err)) {
         /* The weights file's own message names it; say which config led there. */
         char prefix[600];
@@ -61,6 +66,28 @@ fail:
     return status;
 }
 
+TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
+{
+    memset(tr, 0, sizeof *tr);
+    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
+    bool write = tr->config.random_init && !file_exists(tr->config.weights_path);
+    return open_files(tr, write, TR_MODEL, err);
+}
+
+TrStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err)
+{
+    memset(tr, 0, sizeof *tr);
+    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
+    Config *cfg = &tr->config;
+    if (!overwrite && file_exists(cfg->weights_path)) {
+        error_set(err, "%s exists; add --force to overwrite it", cfg->weights_path);
+        translator_close(tr);
+        return TR_OUTPUT;
+    }
+    if (!cfg->random_init) cfg->random_seed = TRANSLATOR_DEFAULT_SEED;
+    return open_files(tr, true, TR_OUTPUT, err);
+}
+
 void translator_close(Translator *tr)
 {
     if (!tr) return;
@@ -72,14 +99,29 @@ void translator_close(Translator *tr)
     memset(tr, 0, sizeof *tr);
 }
 
-/* Remember an unknown token for the user's note (the first few only). */
+/* Remember an unknown token for the user's note: the first few, each cut
+ * to NOTE_WORD_BYTES (at a character boundary) and marked "…", then ", …"
+ * once the list is full.  A long word used to be left out, and a note with
+ * only long words listed nothing at all. */
+#define NOTE_WORD_BYTES 40
 static void note_unknown(SourceIds *src, const char *surface)
 {
-    size_t used = strlen(src->unknown_list);
-    if (used + strlen(surface) + 8 < sizeof src->unknown_list)
-        snprintf(src->unknown_list + used, sizeof src->unknown_list - used, "%s'%s'",
-                 used ? ", " : "", surface);
+    static const char ellipsis[] = "\xE2\x80\xA6"; /* U+2026 */
+    char *list = src->unknown_list;
+    size_t used = strlen(list), room = sizeof src->unknown_list - used;
+    size_t len = strlen(surface);
+    bool cut = len > NOTE_WORD_BYTES;
+    if (cut) {
+        len = NOTE_WORD_BYTES;
+        while (len > 0 && ((unsigned char)surface[len] & 0xC0) == 0x80) len--; /* UTF-8 continuation */
+    }
     src->unknown++;
+    /* ", '" + word + "…'" and, after it, room for a final ", …". */
+    size_t need = 3 + len + (cut ? 3 : 0) + 1 + 5 + 1;
+    if (need <= room)
+        snprintf(list + used, room, "%s'%.*s%s'", used ? ", " : "", (int)len, surface, cut ? ellipsis : "");
+    else if (used < 5 || strcmp(list + used - 5, ", \xE2\x80\xA6") != 0)
+        snprintf(list + used, room, ", %s", ellipsis);
 }
 
 TrStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
@@ -133,4 +175,38 @@ int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, 
         texts[i] = detokenize_ids(tr->tgt_vocab, out[i].output_ids, (size_t)out[i].steps,
                                   tr->config.target_lang);
     return n;
+}
+
+static bool all_finite(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
+TrStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
+                                 const float *scores, bool maps, Error *err)
+{
+    const ModelArch *a = &tr->config.arch;
+    const char *where = NULL;
+    for (int i = 0; i < n && !where; i++)
+        if (!isfinite(scores[i]) || !all_finite(out[i].logprobs, (size_t)out[i].steps))
+            where = "the output log-probabilities";
+    const Translation *t = &out[0];
+    size_t H = (size_t)a->heads, S = (size_t)t->src_len, T = (size_t)t->steps;
+    if (!where && t->logits && !all_finite(t->logits, T * (size_t)a->tgt_vocab)) where = "the logits";
+    if (!where && maps) {
+        if (!all_finite(t->encoder_attn, (size_t)a->encoder_layers * H * S * S))
+            where = "the encoder attention maps";
+        else if (!all_finite(t->decoder_attn, (size_t)a->decoder_layers * H * T * T))
+            where = "the decoder attention maps";
+        else if (!all_finite(t->cross_attn, (size_t)a->decoder_layers * H * T * S))
+            where = "the cross-attention maps";
+        for (size_t k = 0; !where && k < T * DECODE_TOP_K; k++)
+            if (t->top_ids[k] >= 0 && !isfinite(t->top_logprobs[k])) where = "the top-k log-probabilities";
+    }
+    if (!where) return TR_OK;
+    error_set(err, "the model computed NaN or Inf in %s (are the weights of %s too large?): not translated",
+              where, tr->config.weights_path);
+    return TR_INPUT;
 }

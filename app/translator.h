@@ -37,12 +37,24 @@ typedef struct {
 TrStatus translator_open(Translator *tr, const char *config_path, Error *err);
 void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
 
+/* The seed of --init-weights when the config names no random_init_seed. */
+#define TRANSLATOR_DEFAULT_SEED 1
+
+/* --init-weights: write a random model seeded by the config's
+ * random_init_seed (else TRANSLATOR_DEFAULT_SEED) to its weights path, then
+ * open it like translator_open.  An existing file is refused unless
+ * `overwrite`, and is never removed first: the new file is written under a
+ * temporary name and renamed over it once complete, so a failed write
+ * leaves the old one as it was.  TR_OUTPUT when the file exists (without
+ * `overwrite`) or cannot be written. */
+TrStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err);
+
 /* Text tokenised and mapped to ids, with what a user should be told. */
 typedef struct {
     int count;
     int *ids;               /* [count] */
     int unknown;            /* how many tokens were not in the vocabulary */
-    char unknown_list[256]; /* the first few of them, quoted, for a note */
+    char unknown_list[256]; /* the first few of them, quoted (long ones cut, "…"), for a note */
 } SourceIds;
 
 /* Tokenise `len` bytes of text for this model's source vocabulary.
@@ -66,5 +78,16 @@ typedef struct {
  * returns n (1 <= n <= n_best). */
 int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, Translation *out,
                    char **texts, float *scores);
+
+/* Is everything that will be shown of out[0..n-1] finite?  Finite but huge
+ * weights (3e38) pass the load check and overflow at run time, and a NaN
+ * would be printed as an empty translation or as "-nan" in the attention
+ * JSON.  Checked: the scores and chosen tokens' log-probabilities (a NaN or
+ * +Inf logit makes its step's log-sum-exp, hence those, non-finite), the
+ * logits when kept, and with `maps` the best translation's attention maps
+ * and top-k log-probabilities: one pass over what is written.  TR_INPUT with
+ * "the model computed NaN or Inf in ..." when not. */
+TrStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
+                                 const float *scores, bool maps, Error *err);
 
 #endif

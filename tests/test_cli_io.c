@@ -1,0 +1,521 @@
+/* test_cli_io.c — ./translate when its surroundings fail: a standard output
+ * that is full, closed or gone, a standard input that cannot be read, a
+ * weights file that cannot be written, a model whose numbers overflow.
+ * Each case checks that nothing is lost silently: the documented status,
+ * one stderr line naming what failed, and no destroyed file.
+ *
+ * The programs run with their file descriptors set up by run_with() below
+ * (run_program in testutil.c always gives them pipes). */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#define TINY "configs/tiny.yaml"
+#define TINY_WEIGHTS "tests/data/tiny.safetensors"
+#define CLOSED (-1)
+
+static void expect_in(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
+}
+
+static void expect_not_in(const char *haystack, const char *needle)
+{
+    if (strstr(haystack, needle)) fail_msg("did not expect '%s' in:\n%s", needle, haystack);
+}
+
+/* Run argv with fd 0 = in_fd and fd 1 = out_fd (CLOSED: closed), SIGPIPE
+ * ignored (so a write to a pipe without reader fails with EPIPE instead of
+ * killing the program) and, when fsize > 0, a file size limit of fsize
+ * bytes (writes beyond it fail with EFBIG: a full disk even for root).
+ * Returns the status; stderr goes to r.err. */
+static RunResult run_with(const char *const argv[], int in_fd, int out_fd, long fsize)
+{
+    RunResult r = {0};
+    int err[2];
+    if (pipe(err)) abort();
+    pid_t pid = fork();
+    if (pid < 0) abort();
+    if (pid == 0) {
+        if (in_fd == CLOSED) close(0);
+        else if (in_fd != 0) dup2(in_fd, 0);
+        if (out_fd == CLOSED) close(1);
+        else if (out_fd != 1) dup2(out_fd, 1);
+        dup2(err[1], 2);
+        close(err[0]);
+        close(err[1]);
+        signal(SIGPIPE, SIG_IGN);
+        signal(SIGXFSZ, SIG_IGN);
+        if (fsize > 0) {
+            struct rlimit lim = {(rlim_t)fsize, (rlim_t)fsize};
+            setrlimit(RLIMIT_FSIZE, &lim);
+        }
+        execv(test_program(argv[0]), (char *const *)argv);
+        _exit(127);
+    }
+    close(err[1]);
+    size_t cap = 1 << 16;
+    r.err = calloc(1, cap);
+    r.out = calloc(1, 1);
+    ssize_t n;
+    while ((n = read(err[0], r.err + r.err_len, cap - 1 - r.err_len)) > 0) {
+        r.err_len += (size_t)n;
+        if (r.err_len + 1 == cap) {
+            r.err = realloc(r.err, cap *= 2);
+            if (!r.err) abort();
+        }
+    }
+    r.err[r.err_len] = '\0';
+    close(err[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+static int open_or_die(const char *path, int flags)
+{
+    int fd = open(path, flags);
+    if (fd < 0) fail_msg("cannot open %s: %s", path, strerror(errno));
+    return fd;
+}
+
+/* The tiny weights exist once any run of tiny.yaml (random_init_seed 7)
+ * has written them. */
+static void make_tiny_weights(void)
+{
+    if (access(TINY_WEIGHTS, R_OK) == 0) return;
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "x", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    run_result_free(&r);
+}
+
+/* ---- standard output: full, closed, gone ---------------------------------- */
+
+/* Every way translate writes to stdout, as argv after "./translate". */
+static const char *const stdout_writers[][9] = {
+    {"-q", "-c", TINY, "How are you?", NULL},
+    {"-q", "-c", TINY, "-b", "2", "-n", "2", "How are you?", NULL},
+    {"-q", "-c", TINY, "--explain", "How are you?", NULL},
+    {"-q", "-c", TINY, "--show", "cross", "How are you?", NULL},
+    {"-q", "-c", TINY, "--eval", "tests/data/tiny.tsv", NULL},
+    {"--help", NULL},
+    {"--version", NULL},
+};
+
+/* Each writer with stdout = out_fd: status 4 and one line naming
+ * standard output. */
+static void expect_stdout_error(int out_fd, const char *reason)
+{
+    make_tiny_weights();
+    int in = open_or_die("/dev/null", O_RDONLY);
+    for (size_t i = 0; i < sizeof stdout_writers / sizeof stdout_writers[0]; i++) {
+        const char *argv[10] = {"./translate"};
+        for (int j = 0; stdout_writers[i][j]; j++) argv[j + 1] = stdout_writers[i][j];
+        RunResult r = run_with(argv, in, out_fd, 0);
+        if (r.status != 4)
+            fail_msg("translate %s ...: status %d, stderr: %s", argv[1], r.status, r.err);
+        expect_in(r.err, "standard output");
+        expect_in(r.err, reason);
+        assert_int_equal(count_lines(r.err), 1);
+        run_result_free(&r);
+    }
+    close(in);
+}
+
+static void test_stdout_on_a_full_device_is_an_error(void **state)
+{
+    (void)state;
+    int full = open_or_die("/dev/full", O_WRONLY);
+    expect_stdout_error(full, "No space left on device");
+    close(full);
+}
+
+static void test_closed_stdout_is_an_error(void **state)
+{
+    (void)state;
+    expect_stdout_error(CLOSED, "Bad file descriptor");
+}
+
+/* A reader that went away (SIGPIPE ignored): translate stops at once rather
+ * than translating the 5,000 lines for nobody; the last line, invalid
+ * UTF-8, would be reported on stderr if it got that far. */
+static void test_stdout_reader_gone_stops_translating(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    char path[512];
+    snprintf(path, sizeof path, "%s/5000-lines.txt", temp_dir());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 5000; i++) fputs("How are you?\n", f);
+    fputs("bad \xff\n", f);
+    fclose(f);
+    int in = open_or_die(path, O_RDONLY);
+    int out[2];
+    if (pipe(out)) abort();
+    close(out[0]);
+    const char *argv[] = {"./translate", "-q", "-c", TINY, NULL};
+    RunResult r = run_with(argv, in, out[1], 0);
+    close(out[1]);
+    close(in);
+    assert_int_equal(r.status, 4);
+    expect_in(r.err, "standard output");
+    expect_in(r.err, "Broken pipe");
+    expect_not_in(r.err, "line 5001");
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+}
+
+/* ---- standard input that cannot be read ------------------------------------ */
+
+static void expect_stdin_error(int in_fd, const char *reason)
+{
+    make_tiny_weights();
+    int out = open_or_die("/dev/null", O_WRONLY);
+    const char *argv[] = {"./translate", "-q", "-c", TINY, NULL};
+    RunResult r = run_with(argv, in_fd, out, 0);
+    close(out);
+    if (r.status != 1) fail_msg("status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "standard input: cannot read");
+    expect_in(r.err, reason);
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+}
+
+static void test_stdin_that_is_a_directory_is_an_error(void **state)
+{
+    (void)state;
+    int dir = open_or_die("/", O_RDONLY);
+    expect_stdin_error(dir, "Is a directory");
+    close(dir);
+}
+
+static void test_closed_stdin_is_an_error(void **state)
+{
+    (void)state;
+    expect_stdin_error(CLOSED, "Bad file descriptor");
+}
+
+/* ---- --init-weights never destroys the old file ---------------------------- */
+
+static void copy_file(const char *from, const char *to)
+{
+    size_t len;
+    char *data = read_file(from, &len);
+    assert_non_null(data);
+    FILE *f = fopen(to, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    free(data);
+}
+
+/* A copy of the shipped en-zh config and its files in DIR/configs and
+ * DIR/weights (the config's ../weights/ paths then point at the copies);
+ * writes the config's path into `config`. */
+static void copy_shipped_model(const char *name, bool with_weights, char *config, size_t size)
+{
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/%s", temp_dir(), name);
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/configs", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/weights", dir);
+    mkdir(path, 0755);
+    const char *files[] = {"en-zh.src.vocab", "en-zh.tgt.vocab", "en-zh.safetensors"};
+    for (int i = 0; i < (with_weights ? 3 : 2); i++) {
+        char from[256];
+        snprintf(from, sizeof from, "weights/%s", files[i]);
+        snprintf(path, sizeof path, "%s/weights/%s", dir, files[i]);
+        copy_file(from, path);
+    }
+    snprintf(path, sizeof path, "%s/weights/en-zh.safetensors", dir);
+    if (!with_weights) unlink(path);
+    snprintf(config, size, "%s/configs/en-zh.yaml", dir);
+    copy_file("configs/en-zh.yaml", config);
+}
+
+/* Remove what copy_shipped_model made (30 MB of weights each time). */
+static void remove_copy(const char *config)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%.*s", (int)(strlen(config) - strlen("/configs/en-zh.yaml")), config);
+    const char *rm[] = {"/bin/rm", "-rf", dir, NULL};
+    RunResult r = run_program(rm, NULL, 0);
+    run_result_free(&r);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *x = read_file(a, &la), *y = read_file(b, &lb);
+    bool same = x && y && la == lb && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static void test_init_weights_force_replaces_the_file_only_when_complete(void **state)
+{
+    (void)state;
+    char config[600], weights[700], folder[700];
+    copy_shipped_model("init-force", true, config, sizeof config);
+    snprintf(weights, sizeof weights, "%.*s/weights/en-zh.safetensors",
+             (int)(strlen(config) - strlen("/configs/en-zh.yaml")), config);
+    snprintf(folder, sizeof folder, "%.*s", (int)(strlen(weights) - strlen("/en-zh.safetensors")), weights);
+    const char *argv[] = {"./translate", "-c", config, "--init-weights", "--force", NULL};
+    /* A disk that fills up after 1 MB: the write fails, the old file stays. */
+    int in = open_or_die("/dev/null", O_RDONLY), out = open_or_die("/dev/null", O_WRONLY);
+    RunResult r = run_with(argv, in, out, 1 << 20);
+    if (r.status != 4) fail_msg("status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "en-zh.safetensors: cannot write");
+    assert_int_equal(count_lines(r.err), 1);
+    assert_true(same_file(weights, "weights/en-zh.safetensors"));
+    assert_int_equal(count_entries(folder), 3); /* no temporary file left */
+    run_result_free(&r);
+    /* With room: replaced by the default seed's model, which then loads. */
+    r = run_with(argv, in, out, 0);
+    if (r.status != 0) fail_msg("status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "seed 1");
+    assert_false(same_file(weights, "weights/en-zh.safetensors"));
+    assert_int_equal(count_entries(folder), 3);
+    run_result_free(&r);
+    close(in);
+    close(out);
+    const char *use[] = {"./translate", "-q", "-c", config, "How are you?", NULL};
+    r = run_program(use, NULL, 0);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 1);
+    run_result_free(&r);
+    remove_copy(config);
+}
+
+/* Without random_init_seed (the shipped configs), --init-weights uses the
+ * documented default seed 1: the same file every time. */
+static void test_init_weights_without_a_seed_uses_the_default(void **state)
+{
+    (void)state;
+    char config[600], weights[700], first[800];
+    copy_shipped_model("init-default", false, config, sizeof config);
+    snprintf(weights, sizeof weights, "%.*s/weights/en-zh.safetensors",
+             (int)(strlen(config) - strlen("/configs/en-zh.yaml")), config);
+    const char *argv[] = {"./translate", "-c", config, "--init-weights", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "seed 1");
+    run_result_free(&r);
+    snprintf(first, sizeof first, "%s.first", weights);
+    copy_file(weights, first);
+    r = run_program(argv, NULL, 0); /* exists: refused without --force */
+    assert_int_equal(r.status, 4);
+    expect_in(r.err, "exists; add --force");
+    run_result_free(&r);
+    const char *again[] = {"./translate", "-c", config, "--init-weights", "--force", NULL};
+    r = run_program(again, NULL, 0);
+    assert_int_equal(r.status, 0);
+    assert_true(same_file(weights, first));
+    run_result_free(&r);
+    remove_copy(config);
+}
+
+/* ---- a model whose numbers overflow ------------------------------------------ */
+
+/* The tiny model with every element of LayerNorm weight `tensor` set to
+ * 3e38: finite, so the weights load, but the activations overflow to Inf
+ * and then NaN.  Returns the path of a config that uses it. */
+static const char *huge_weight_config(const char *tensor, const char *name)
+{
+    make_tiny_weights();
+    size_t len;
+    char *bytes = read_file(TINY_WEIGHTS, &len);
+    assert_non_null(bytes);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | (unsigned char)bytes[i];
+    cJSON *header = cJSON_ParseWithLength(bytes + 8, (size_t)n);
+    const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(header, tensor), "data_offsets");
+    assert_non_null(offsets);
+    size_t begin = (size_t)cJSON_GetArrayItem(offsets, 0)->valuedouble;
+    size_t end = (size_t)cJSON_GetArrayItem(offsets, 1)->valuedouble;
+    float huge = 3e38f;
+    for (size_t at = begin; at < end; at += sizeof huge) memcpy(bytes + 8 + n + at, &huge, sizeof huge);
+    cJSON_Delete(header);
+    char weights[256], cwd[512], yaml[4096];
+    snprintf(weights, sizeof weights, "%s.safetensors", name);
+    snprintf(weights, sizeof weights, "%s", temp_file(weights, bytes, len));
+    free(bytes);
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(yaml, sizeof yaml,
+             "name: huge\nsource_language: en\ntarget_language: zh\nmodel:\n"
+             "  weights: %s/%s\n  source_vocab: %s/tests/data/tiny.src.vocab\n"
+             "  target_vocab: %s/tests/data/tiny.tgt.vocab\narchitecture:\n"
+             "  d_model: 16\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n  d_ff: 32\n"
+             "  activation: gelu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
+             "  tied_output_embedding: true\n",
+             cwd, weights, cwd, cwd);
+    snprintf(weights, sizeof weights, "%s.yaml", name);
+    return temp_file(weights, yaml, strlen(yaml));
+}
+
+/* The number of sentences in a JSON attention document (-1: it does not
+ * parse), `len` bytes of it at `text`. */
+static int sentences_in(const char *text, size_t len)
+{
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    int n = doc ? cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "sentences")) : -1;
+    cJSON_Delete(doc);
+    return n;
+}
+
+/* Each way of translating one sentence with an overflowing model: the
+ * sentence fails (status 1, one stderr line naming it, an empty output
+ * line) before anything of it is written. */
+static void test_overflowing_model_fails_the_sentence(void **state)
+{
+    (void)state;
+    const char *configs[] = {huge_weight_config("transformer.encoder.layers.0.norm1.weight", "huge-enc"),
+                             huge_weight_config("transformer.decoder.norm.weight", "huge-dec")};
+    char attention[512], html[512], logits[512];
+    snprintf(attention, sizeof attention, "%s/huge.json", temp_dir());
+    snprintf(html, sizeof html, "%s/huge.html", temp_dir());
+    snprintf(logits, sizeof logits, "%s/huge.logits", temp_dir());
+    for (int c = 0; c < 2; c++) {
+        const char *const ways[][9] = {
+            {"How are you?", NULL},
+            {"-b", "3", "How are you?", NULL},
+            {"-b", "3", "-n", "2", "How are you?", NULL},
+            {"--explain", "How are you?", NULL},
+            {"--show", "cross", "How are you?", NULL},
+            {"--attention", attention, "--html", html, "How are you?", NULL},
+            {"--logits", logits, "How are you?", NULL},
+        };
+        unlink(attention);
+        unlink(html);
+        for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+            const char *argv[12] = {"./translate", "-q", "-c", configs[c]};
+            for (int j = 0; ways[w][j]; j++) argv[j + 4] = ways[w][j];
+            RunResult r = run_program(argv, NULL, 0);
+            if (r.status != 1) fail_msg("%s %s: status %d, stdout '%s'", configs[c], ways[w][0], r.status, r.out);
+            assert_string_equal(r.out, "\n");
+            expect_in(r.err, "line 1: ");
+            expect_in(r.err, "NaN or Inf");
+            assert_int_equal(count_lines(r.err), 1);
+            run_result_free(&r);
+        }
+        /* The documents still parse, and hold no sentence. */
+        char *text = read_file(attention, NULL);
+        assert_non_null(text);
+        assert_int_equal(sentences_in(text, strlen(text)), 0);
+        free(text);
+        text = read_file(html, NULL);
+        assert_non_null(text);
+        const char *open = "<script type=\"application/json\" class=\"attention-data\">";
+        const char *json = strstr(text, open);
+        assert_non_null(json);
+        json += strlen(open);
+        assert_int_equal(sentences_in(json, (size_t)(strstr(json, "</script>") - json)), 0);
+        free(text);
+        size_t n = 1;
+        free(read_file(logits, &n));
+        assert_int_equal(n, 0);
+    }
+}
+
+/* A batch: every line fails the same way, none is lost. */
+static void test_overflowing_model_keeps_one_line_per_input(void **state)
+{
+    (void)state;
+    const char *config = huge_weight_config("transformer.encoder.layers.0.norm1.weight", "huge-batch");
+    const char *argv[] = {"./translate", "-q", "-c", config, NULL};
+    const char *input = "How are you?\nI love China.\n";
+    RunResult r = run_program(argv, input, strlen(input));
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "\n\n");
+    expect_in(r.err, "line 1: ");
+    expect_in(r.err, "line 2: ");
+    assert_int_equal(count_lines(r.err), 2);
+    run_result_free(&r);
+}
+
+/* ---- the unknown-word note ---------------------------------------------------- */
+
+/* A word too long for the note is shown cut short with "…", never left
+ * out (the list used to be empty); a list too long ends with "…". */
+static void test_unknown_word_note_never_shows_an_empty_list(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    char word[301];
+    for (int i = 0; i < 300; i++) word[i] = (char)('a' + i % 7);
+    word[300] = '\0';
+    const char *argv[] = {"./translate", "-c", TINY, word, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "line 1: note: 1 unknown word mapped to <unk>: 'abcdefgabcdefgabcdef");
+    expect_in(r.err, "\xE2\x80\xA6'\n"); /* …' */
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+    /* 2-byte characters: the cut falls between characters, not inside one. */
+    char wide[601] = "";
+    for (int i = 0; i < 150; i++) strcat(wide, "\xC3\xA9\xC3\xB8"); /* éø */
+    const char *argv2[] = {"./translate", "-c", TINY, wide, NULL};
+    r = run_program(argv2, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "<unk>: '\xC3\xA9\xC3\xB8");
+    expect_in(r.err, "\xE2\x80\xA6'\n");
+    run_result_free(&r);
+    char many[1024] = "";
+    for (int i = 0; i < 30; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "%szqxwvk%02d", i ? " " : "", i);
+        strcat(many, w);
+    }
+    const char *argv3[] = {"./translate", "-c", TINY, many, NULL};
+    r = run_program(argv3, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "30 unknown words mapped to <unk>: 'zqxwvk00', 'zqxwvk01'");
+    expect_in(r.err, ", \xE2\x80\xA6\n");
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stdout_on_a_full_device_is_an_error),
+        cmocka_unit_test(test_closed_stdout_is_an_error),
+        cmocka_unit_test(test_stdout_reader_gone_stops_translating),
+        cmocka_unit_test(test_stdin_that_is_a_directory_is_an_error),
+        cmocka_unit_test(test_closed_stdin_is_an_error),
+        cmocka_unit_test(test_init_weights_force_replaces_the_file_only_when_complete),
+        cmocka_unit_test(test_init_weights_without_a_seed_uses_the_default),
+        cmocka_unit_test(test_overflowing_model_fails_the_sentence),
+        cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
+        cmocka_unit_test(test_unknown_word_note_never_shows_an_empty_list),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
