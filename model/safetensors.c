@@ -32,6 +32,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/output_file.h"
 #include "../common/util.h"
 
 /* F32 data is moved with memcpy, which keeps the file's byte order: that
@@ -585,27 +586,6 @@ static int write_contents(FILE *f, const char *json, const SafeWriteTensor *tens
     return 0;
 }
 
-/* Make a rename in path's folder durable: without this a power cut soon
- * after the rename can bring back the old directory entry (or none).
- * Best effort: some file systems refuse fsync on a directory, and the new
- * file is already complete under its name either way. */
-static void sync_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? xmalloc((size_t)(slash - path) + 2) : xstrdup(".");
-    if (slash) {
-        size_t n = slash == path ? 1 : (size_t)(slash - path); /* keep "/" for "/x" */
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t count,
                       const SafeMeta *meta, size_t meta_count, Error *err)
 {
@@ -614,38 +594,16 @@ int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t c
         error_prefix(err, path);
         return -1;
     }
-    size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 5);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-
-    int rc = -1, e = 0;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        e = errno;
-        goto done;
+    /* A crash never leaves a half-written file under `path`; a device or
+     * FIFO is written directly (common/output_file.h). */
+    int rc = -1;
+    OutputFile *out = output_file_open(path, 0, err);
+    if (out) {
+        /* stdio errors are sticky: a failed write fails the commit, which
+         * names its reason and keeps the old file */
+        (void)write_contents(output_file_stream(out), json, tensors, count);
+        rc = output_file_commit(out, err);
     }
-    if (write_contents(f, json, tensors, count) || fflush(f) || fsync(fileno(f))) {
-        e = errno;
-        fclose(f);
-        remove(tmp);
-        goto done;
-    }
-    if (fclose(f)) {
-        e = errno;
-        remove(tmp);
-        goto done;
-    }
-    if (rename(tmp, path)) {
-        e = errno;
-        remove(tmp);
-        goto done;
-    }
-    sync_parent_dir(path);
-    rc = 0;
-done:
-    if (rc) error_set(err, "%s: cannot write: %s", path, strerror(e ? e : EIO));
-    free(tmp);
     cJSON_free(json);
     return rc;
 }

@@ -60,8 +60,8 @@ const char *safetensors_meta(const SafeFile *file, const char *key); /* NULL if 
 void safetensors_to_f32(const SafeTensor *t, float *out);
 
 /* Writing: F32 (or F16) tensors in the order given, metadata as given.  The file is
- * written to "path.tmp" and renamed into place, so a crash never leaves a
- * half-written file under `path`.  Data offsets are 8-byte aligned after a
+ * written through common/output_file.h (a temporary file renamed into place,
+ * so a crash never leaves a half-written file under `path`).  Data offsets are 8-byte aligned after a
  * header padded with spaces, as the reference writer does. */
 typedef struct {
     const char *name;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../common/line.h"
+#include "../common/output_file.h"
 #include "../common/util.h"
 
 #define VOCAB_MAX_LINES 10000000L
@@ -337,17 +338,14 @@ int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, i
     for (size_t i = 0; i < b->n; i++) order[i] = &b->entry[i];
     qsort(order, b->n, sizeof *order, by_count);
 
-    /* Write beside the target and rename, so a crash never leaves a
-     * half-written vocabulary under the real name. */
-    int rc = -1;
-    size_t tmp_len = strlen(path) + 5;
-    char *tmp = xmalloc(tmp_len);
-    snprintf(tmp, tmp_len, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
-        goto done;
+    /* A crash never leaves a half-written vocabulary under the real name
+     * (common/output_file.h). */
+    OutputFile *out = output_file_open(path, 0, err);
+    if (!out) {
+        free(order);
+        return -1;
     }
+    FILE *f = output_file_stream(out);
     for (int i = 0; i < VOCAB_SPECIALS; i++)
         fprintf(f, "%s\t%s\t0\n", special_tokens[i], special_tokens[i]);
     int size = VOCAB_SPECIALS;
@@ -361,21 +359,8 @@ int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, i
         fprintf(f, "%s\t%s\t%ld\n", order[i]->folded, cased, order[i]->count);
         size++;
     }
-    int failed = ferror(f);
-    failed |= fclose(f) != 0;
-    if (failed) {
-        error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
-        remove(tmp);
-    } else if (rename(tmp, path) != 0) {
-        error_set(err, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-        remove(tmp);
-    } else {
-        rc = 0;
-    }
-done:
-    free(tmp);
     free(order);
-    return rc;
+    return output_file_commit(out, err);
 }
 
 void vocab_builder_free(VocabBuilder *b)
