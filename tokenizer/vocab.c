@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/input_file.h"
 #include "../common/line.h"
 #include "../common/output_file.h"
 #include "../common/util.h"
@@ -149,11 +150,9 @@ static int vocab_add(Vocab *v, size_t *cap, const char *token, const char *cased
 
 Vocab *vocab_load(const char *path, Error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        error_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
+    /* Only a regular file: a FIFO or /dev/zero would hang or flood us. */
+    FILE *f = input_file_fopen(path, 0, err);
+    if (!f) return NULL;
     Vocab *v = xcalloc(1, sizeof *v);
     table_alloc(&v->index, 1024);
     size_t cap = 0;
@@ -161,7 +160,7 @@ Vocab *vocab_load(const char *path, Error *err)
     long got;
     long lineno = 0;
     Error line_err;
-    while ((got = line_read(f, line, VOCAB_MAX_LINE_BYTES)) != LINE_EOF) {
+    while ((got = line_read_or_stop(f, line, VOCAB_MAX_LINE_BYTES)) != LINE_EOF) {
         if (++lineno > VOCAB_MAX_LINES) {
             error_set(err, "%s: more than %ld lines", path, VOCAB_MAX_LINES);
             goto fail;
@@ -171,9 +170,16 @@ Vocab *vocab_load(const char *path, Error *err)
             goto fail;
         }
         size_t len = (size_t)got;
-        if (v->size == 0 && line[0] == '#') continue;
+        char *text = line;
+        /* A byte-order mark (editors on Windows add one) is not part of
+         * the first token. */
+        if (lineno == 1 && len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+            text += 3;
+            len -= 3;
+        }
+        if (v->size == 0 && text[0] == '#') continue;
         char *token = NULL, *cased = NULL;
-        if (parse_line(line, len, &token, &cased, &line_err) < 0 ||
+        if (parse_line(text, len, &token, &cased, &line_err) < 0 ||
             vocab_add(v, &cap, token, cased, &line_err) < 0) {
             error_set(err, "%s:%ld: %s", path, lineno, line_err.message);
             goto fail;
