@@ -36,7 +36,8 @@ int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashe
  * never of the 100 MB the format allows. */
 size_t model_header_limit(const ModelArch *arch, size_t extra_tensors);
 
-/* Write `model` to `path` (atomically: temp file + rename). */
+/* Write `model` to `path` (through common/output_file.h: a regular file is
+ * replaced atomically, temp file + rename). */
 int model_save(const Model *model, const char *path, VocabHashes hashes, Error *err);
 
 /* The same with the parameters stored as `dtype` (DTYPE_F32 or DTYPE_F16)
