@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../common/atomic_file.h"
+#include "../common/output_file.h"
 #include "../common/util.h"
 #include "version.h"
 
@@ -173,7 +173,7 @@ int attention_json_write(const AttentionJson *doc, const char *path, Error *err)
 {
     char *text = cJSON_Print(doc->root);
     if (!text) return error_set(err, "%s: out of memory formatting JSON", path);
-    int status = atomic_file_write(path, put_json, text, err);
+    int status = output_file_write(path, OUTPUT_FILE_DASH, put_json, text, err);
     cJSON_free(text);
     return status;
 }

@@ -28,7 +28,8 @@ void attention_json_add(AttentionJson *doc, int line, const char *text, const Tr
 /* The document as compact JSON text (one line); the caller frees it with
  * free().  Used to embed the document in the HTML viewer (html_report.h). */
 char *attention_json_print(const AttentionJson *doc);
-/* Write the document to `path` atomically (temp file + rename). */
+/* Write the document to `path` ("-": stdout) through common/output_file.h:
+ * a regular file is replaced atomically, a device or FIFO written directly. */
 int attention_json_write(const AttentionJson *doc, const char *path, Error *err);
 void attention_json_free(AttentionJson *doc); /* NULL-safe */
 

@@ -82,14 +82,14 @@ static int read_floats(const SafeFile *f, const char *name, float *out, size_t c
     const SafeTensor *t = safetensors_find(f, name);
     if (!t || t->numel != count)
         return error_set(err, "%s: tensor '%s' missing or not of %zu elements", f->path, name, count);
-    safetensors_to_f32(t, out);
-    return 0;
+    return safetensors_to_f32(f, t, out, err);
 }
 
 int checkpoint_load(const char *path, Trainer *tr, VocabHashes hashes, TrainProgress *p, Error *err)
 {
     SafeFile f;
-    if (safetensors_open(path, &f, err)) return -1;
+    /* the model's tensors and the optimizer's (m, v, snapshots) */
+    if (safetensors_open_limited(path, model_header_limit(&tr->model.arch, 3), &f, err)) return -1;
     Model saved;
     int status = -1;
     const char *format = need(&f, "checkpoint", err), *step, *epoch, *batch, *rng, *best, *et;

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "../common/input_file.h"
 #include "../common/util.h"
 
 /* Defaults for the train: section's data, relative to the YAML file's folder
@@ -558,26 +559,20 @@ static char *dir_of(const char *path)
 int config_load(const char *path, Config *cfg, Error *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    FILE *f = fopen(path, "rb");
-    if (!f) return error_set(err, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb = {0};
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        return error_set(err, "%s: is a directory", path);
-    }
-    if (S_ISREG(sb.st_mode) && sb.st_size > CONFIG_MAX_BYTES) {
-        fclose(f);
-        return error_set(err, "%s: %lld bytes, more than a config's limit of %d", path,
-                         (long long)sb.st_size, CONFIG_MAX_BYTES);
-    }
+    /* A config may come from a pipe (-c <(...)): read with the same 1 MiB
+     * limit as a file, so nothing makes us hold more (common/input_file.h). */
+    size_t size;
+    char *text = input_file_read_all(path, INPUT_FILE_STREAM, CONFIG_MAX_BYTES, "a config's",
+                                     &size, err);
+    if (!text) return -1;
     Loader ld = {.path = path, .dir = dir_of(path), .cfg = cfg, .err = err};
     cfg->path = xstrdup(path);
     if (!yaml_parser_initialize(&ld.parser)) ASSERT(!"yaml_parser_initialize: out of memory");
-    yaml_parser_set_input_file(&ld.parser, f);
+    yaml_parser_set_input_string(&ld.parser, (const unsigned char *)text, size);
     int rc = parse_stream(&ld);
     yaml_event_delete(&ld.ev);
     yaml_parser_delete(&ld.parser);
-    fclose(f);
+    free(text);
     free(ld.dir);
     if (rc) config_free(cfg);
     return rc;

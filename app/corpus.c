@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/input_file.h"
 #include "../common/line.h"
 #include "../common/util.h"
 
@@ -32,13 +33,14 @@ static char *column(const char *line, int index)
 int corpus_load(const char *path, int source_column, int target_column, Corpus *c, Error *err)
 {
     memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    if (!f) return error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    /* Only a regular file: a FIFO or /dev/zero would hang or flood us. */
+    FILE *f = input_file_fopen(path, 0, err);
+    if (!f) return -1;
     size_t cap = 0;
     char *line = xmalloc(CORPUS_MAX_LINE_BYTES + 1);
     long n;
     int status = 0;
-    for (int number = 1; (n = line_read(f, line, CORPUS_MAX_LINE_BYTES)) != LINE_EOF; number++) {
+    for (int number = 1; (n = line_read_or_stop(f, line, CORPUS_MAX_LINE_BYTES)) != LINE_EOF; number++) {
         if (n == LINE_TOO_LONG) {
             status = error_set(err, "%s:%d: longer than %d bytes", path, number, CORPUS_MAX_LINE_BYTES);
             break;
@@ -49,7 +51,6 @@ int corpus_load(const char *path, int source_column, int target_column, Corpus *
         }
         char *text = line;
         if (number == 1 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3;
-        text[strcspn(text, "\r")] = '\0';
         if (!*text) continue; /* blank lines are allowed (e.g. at the end) */
         char *src = column(text, source_column), *tgt = column(text, target_column);
         if (!src || !tgt) {

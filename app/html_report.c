@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/atomic_file.h"
+#include "../common/output_file.h"
 #include "../common/util.h"
 
 /* build/viewer_assets.c, generated from app/viewer/ by tools/embed.sh: each
@@ -90,5 +90,5 @@ static void put_whole_page(FILE *f, const void *context)
 int html_report_write(const AttentionJson *const *docs, size_t n_docs, const char *path, Error *err)
 {
     Page page = {docs, n_docs};
-    return atomic_file_write(path, put_whole_page, &page, err);
+    return output_file_write(path, OUTPUT_FILE_DASH, put_whole_page, &page, err);
 }

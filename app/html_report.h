@@ -14,8 +14,8 @@
 #include "attention_json.h"
 
 /* Write the viewer for docs[0..n_docs-1] (e.g. one per translation
- * direction; their sentences share one picker) to `path` atomically (temp
- * file + rename).  Returns 0, or -1 with `err` naming the path. */
+ * direction; their sentences share one picker) to `path` ("-": stdout)
+ * through common/output_file.h.  Returns 0, or -1 with `err` naming the path. */
 int html_report_write(const AttentionJson *const *docs, size_t n_docs, const char *path, Error *err);
 
 #endif

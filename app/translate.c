@@ -17,9 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/line.h"
+#include "../common/output_file.h"
 #include "../common/util.h"
 #include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
@@ -291,6 +293,57 @@ static void session_close(Session *s)
     }
 }
 
+/* ---- outputs never replace inputs ------------------------------------- */
+
+/* Do a and b name one existing file (links followed)? */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* An output file must not be written over a file this run reads: the
+ * output is committed only after the run, and `--logits CONFIG.yaml` would
+ * otherwise replace the config.  Returns 0, or -1 with err naming both. */
+static int check_not_an_input(const char *option, const char *path, const char *const *inputs,
+                              size_t n, Error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (same_file(path, inputs[i]))
+            return error_set(err, "%s: %s would overwrite %s, an input of this run", path, option,
+                             inputs[i]);
+    return 0;
+}
+
+/* The same for every file a session has read. */
+static int check_session_inputs(const Session *s, const char *option, const char *path, Error *err)
+{
+    const char *inputs[8];
+    size_t n = 0;
+    for (int i = 0; i < 2; i++) {
+        inputs[n++] = s->paths[i];
+        if (!s->opened[i]) continue;
+        const Config *c = &s->models[i].config;
+        inputs[n++] = c->weights_path;
+        inputs[n++] = c->source_vocab_path;
+        inputs[n++] = c->target_vocab_path;
+    }
+    return check_not_an_input(option, path, inputs, n, err);
+}
+
+/* Commit a streamed output file, or abort it when `refused` (a failed
+ * check above, its message in err).  Prints the error. */
+static TrStatus finish_output(OutputFile *out, int refused, Error *err)
+{
+    if (refused) output_file_abort(out);
+    if (refused || output_file_commit(out, err)) {
+        fprintf(stderr, "translate: %s\n", err->message);
+        return TR_OUTPUT;
+    }
+    return TR_OK;
+}
+
 /* ---- one sentence ------------------------------------------------------ */
 
 /* Translate one line; prints the translation (or an empty line) and returns
@@ -396,7 +449,8 @@ static TrStatus write_attention(Session *s)
         char *path = xmalloc(strlen(s->opt->attention_path) + 8);
         sprintf(path, "%s%s", s->opt->attention_path, i == 1 && s->attention[0] ? ".zh-en" : "");
         Error err = {{0}};
-        if (attention_json_write(s->attention[i], path, &err)) {
+        if (check_session_inputs(s, "--attention", path, &err) ||
+            attention_json_write(s->attention[i], path, &err)) {
             fprintf(stderr, "translate: %s\n", err.message);
             result = TR_OUTPUT;
         } else if (!s->opt->quiet) {
@@ -416,7 +470,8 @@ static TrStatus write_html(Session *s)
         if (s->attention[i]) docs[n++] = s->attention[i];
     if (!s->opt->html_path || n == 0) return TR_OK; /* no model opened: nothing to show */
     Error err = {{0}};
-    if (html_report_write(docs, n, s->opt->html_path, &err)) {
+    if (check_session_inputs(s, "--html", s->opt->html_path, &err) ||
+        html_report_write(docs, n, s->opt->html_path, &err)) {
         fprintf(stderr, "translate: %s\n", err.message);
         return TR_OUTPUT;
     }
@@ -459,24 +514,28 @@ static int eval_file(const Options *opt, const char *config_path)
         translator_close(&tr);
         return TR_INPUT;
     }
-    FILE *hyps = NULL;
-    if (opt->hyps_path && !(hyps = fopen(opt->hyps_path, "w"))) {
-        fprintf(stderr, "translate: %s: cannot write: %s\n", opt->hyps_path, strerror(errno));
+    /* Written to a temporary file (common/output_file.h), committed only
+     * after the whole set was translated. */
+    OutputFile *hyps = NULL;
+    if (opt->hyps_path && !(hyps = output_file_open(opt->hyps_path, OUTPUT_FILE_DASH, &err))) {
+        fprintf(stderr, "translate: %s\n", err.message);
         st = TR_OUTPUT;
     } else {
         EvalScores s;
         DecodeConfig decode = tr.config.decode;
         if (opt->beam) decode.beam = opt->beam;
-        evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang, hyps, &s);
+        evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang,
+                 hyps ? output_file_stream(hyps) : NULL, &s);
         char how[64];
         if (decode.beam > 1) snprintf(how, sizeof how, "beam %d, length penalty %.2g", decode.beam, decode.length_penalty);
         else snprintf(how, sizeof how, "greedy");
         printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
                opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, how, s.seconds, s.skipped);
-        if (hyps && fclose(hyps) != 0) {
-            fprintf(stderr, "translate: %s: cannot write: %s\n", opt->hyps_path, strerror(errno));
-            st = TR_OUTPUT;
-        }
+        const char *inputs[] = {config_path, opt->eval_path, tr.config.weights_path,
+                                tr.config.source_vocab_path, tr.config.target_vocab_path};
+        if (hyps)
+            st = finish_output(hyps, check_not_an_input("--hyps", opt->hyps_path, inputs, 5, &err),
+                               &err);
     }
     dataset_free(&data);
     translator_close(&tr);
@@ -498,16 +557,21 @@ int main(int argc, char **argv)
         session_close(&s);
         return finish_stdout(status);
     }
-    FILE *logits = NULL;
-    if (opt.logits_path && !(logits = fopen(opt.logits_path, "wb"))) {
-        fprintf(stderr, "translate: %s: cannot write: %s\n", opt.logits_path, strerror(errno));
+    /* --logits goes to a temporary file (common/output_file.h), so a run
+     * that fails to start leaves an existing file as it was. */
+    OutputFile *logits = NULL;
+    Error err = {{0}};
+    if (opt.logits_path && !(logits = output_file_open(opt.logits_path, OUTPUT_FILE_DASH, &err))) {
+        fprintf(stderr, "translate: %s\n", err.message);
         session_close(&s);
         return TR_OUTPUT;
     }
-    TrStatus status = translate_all(&s, argc, argv, logits);
-    if (logits && fclose(logits) != 0) {
-        fprintf(stderr, "translate: %s: cannot write: %s\n", opt.logits_path, strerror(errno));
-        status = worse(status, TR_OUTPUT);
+    TrStatus status = translate_all(&s, argc, argv, logits ? output_file_stream(logits) : NULL);
+    if (logits && !s.opened[0] && !s.opened[1]) {
+        output_file_abort(logits); /* no model opened: nothing ran */
+    } else if (logits) {
+        int refused = check_session_inputs(&s, "--logits", opt.logits_path, &err);
+        status = worse(status, finish_output(logits, refused, &err));
     }
     status = worse(status, write_attention(&s));
     status = worse(status, write_html(&s));

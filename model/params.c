@@ -97,20 +97,34 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
     return l.count;
 }
 
-size_t params_count(const ModelArch *arch)
+/* The descriptor list of `arch` with only the per-layer arrays allocated:
+ * the specs' data pointers stay NULL, their sizes are all callers read. */
+static size_t describe_sizes(const ModelArch *arch, ParamSpec **specs)
 {
-    /* Describe a Params with only its per-layer arrays: the specs' data
-     * pointers stay NULL, their sizes are all we read. */
     Params p = {0};
     p.encoder = xcalloc((size_t)arch->encoder_layers, sizeof *p.encoder);
     p.decoder = xcalloc((size_t)arch->decoder_layers, sizeof *p.decoder);
-    ParamSpec *specs;
-    size_t n = params_describe(arch, &p, &specs), count = 0;
-    for (size_t i = 0; i < n; i++) count += specs[i].numel;
-    free(specs);
+    size_t n = params_describe(arch, &p, specs);
     free(p.encoder);
     free(p.decoder);
+    return n;
+}
+
+size_t params_count(const ModelArch *arch)
+{
+    ParamSpec *specs;
+    size_t n = describe_sizes(arch, &specs), count = 0;
+    for (size_t i = 0; i < n; i++) count += specs[i].numel;
+    free(specs);
     return count;
+}
+
+size_t params_tensor_count(const ModelArch *arch)
+{
+    ParamSpec *specs;
+    size_t n = describe_sizes(arch, &specs);
+    free(specs);
+    return n;
 }
 
 void params_alloc(Params *p, const ModelArch *arch)

@@ -83,6 +83,9 @@ size_t params_describe(const ModelArch *arch, Params *params, ParamSpec **specs)
 /* How many floats params_alloc would allocate for `arch` (allocates
  * nothing large: lets a loader check a file can hold them first). */
 size_t params_count(const ModelArch *arch);
+/* How many tensors the descriptor list of `arch` has (allocates nothing
+ * large). */
+size_t params_tensor_count(const ModelArch *arch);
 
 /* Allocate the flat block (zeroed) and point every field into it. */
 void params_alloc(Params *params, const ModelArch *arch);

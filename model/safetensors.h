@@ -4,12 +4,13 @@
  * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
  *  ..., "__metadata__": {"key": "string", ...}}, then the raw little-endian
  * tensor bytes; offsets are relative to the end of the header.
- * This module knows nothing about transformers: it maps a file, checks every
- * claim the header makes against the file, and hands out tensors by name.
+ * This module knows nothing about transformers: it opens a file, checks every
+ * claim the header makes against the file, and reads tensors by name.
  * Only model/safetensors.c includes cJSON. */
 #ifndef TRANSLATE_SAFETENSORS_H
 #define TRANSLATE_SAFETENSORS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,7 +27,7 @@ typedef struct {
     int ndim;
     size_t shape[SAFETENSORS_MAX_DIMS];
     size_t numel;           /* product of shape (checked for overflow) */
-    const void *data;       /* points into the mapping; may be unaligned */
+    size_t offset;          /* of its first byte in the file; may be unaligned */
     size_t nbytes;
 } SafeTensor;
 
@@ -36,32 +37,43 @@ typedef struct {
 
 typedef struct {
     const char *path;       /* borrowed from the caller for messages */
-    void *map;              /* mmap of the whole file */
-    size_t map_size;
+    int fd;                 /* open until safetensors_close (tensors are read on demand) */
+    bool is_open;
+    size_t file_size;
     size_t count;
     SafeTensor *tensors;    /* sorted by data offset */
     size_t meta_count;
     SafeMeta *meta;
 } SafeFile;
 
-/* Map and validate `path`: header length within the file and the limit,
+/* Open and validate `path` (a regular file only, common/input_file.h):
+ * header length within the file and the limit,
  * valid JSON object, known dtypes (F32, F16, BF16; anything else is an
  * error naming the tensor), shapes whose product does not overflow, byte
  * size == numel * dtype size, offsets inside the data area and not
  * overlapping.  Errors read "path: tensor 'x': ..." or "path: ...". */
 int safetensors_open(const char *path, SafeFile *file, Error *err);
+/* The same with a tighter bound on the header, checked before it is read
+ * or parsed: JSON costs cJSON ~40 times its size in nodes, so a reader
+ * that knows how many tensors it needs refuses a header longer than they
+ * can take (weights.h: model_header_limit). */
+int safetensors_open_limited(const char *path, size_t max_header, SafeFile *file, Error *err);
 void safetensors_close(SafeFile *file); /* NULL-safe; leaves file zeroed */
 
 const SafeTensor *safetensors_find(const SafeFile *file, const char *name);
 const char *safetensors_meta(const SafeFile *file, const char *key); /* NULL if absent */
 
-/* Convert a tensor to float32 in `out` (numel floats), widening F16/BF16.
- * Safe for unaligned data. */
-void safetensors_to_f32(const SafeTensor *t, float *out);
+/* Read a tensor of `file` as float32 into `out` (numel floats), widening
+ * F16/BF16.  0, or -1 with "path: tensor 'x': cannot read: ..." when the
+ * read fails or comes up short (the file was truncated since it was
+ * opened). */
+int safetensors_to_f32(const SafeFile *file, const SafeTensor *t, float *out, Error *err);
+/* Its nbytes bytes as stored (e.g. to compare two files); same errors. */
+int safetensors_read_raw(const SafeFile *file, const SafeTensor *t, void *out, Error *err);
 
 /* Writing: F32 (or F16) tensors in the order given, metadata as given.  The file is
- * written to "path.tmp" and renamed into place, so a crash never leaves a
- * half-written file under `path`.  Data offsets are 8-byte aligned after a
+ * written through common/output_file.h (a temporary file renamed into place,
+ * so a crash never leaves a half-written file under `path`).  Data offsets are 8-byte aligned after a
  * header padded with spaces, as the reference writer does. */
 typedef struct {
     const char *name;

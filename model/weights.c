@@ -87,8 +87,10 @@ static bool all_finite(const float *x, size_t n)
     return !bad;
 }
 
-static int load_tensor(const SafeTensor *t, const ParamSpec *spec, const char *path, Error *err)
+static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
+                       Error *err)
 {
+    const char *path = file->path;
     bool shape_ok = t->ndim == spec->ndim;
     for (int d = 0; shape_ok && d < spec->ndim; d++) shape_ok = t->shape[d] == spec->shape[d];
     if (!shape_ok) {
@@ -98,7 +100,7 @@ static int load_tensor(const SafeTensor *t, const ParamSpec *spec, const char *p
         return error_set(err, "%s: tensor '%s' should have shape [%zu]", path, spec->name,
                          spec->shape[0]);
     }
-    safetensors_to_f32(t, spec->data);
+    if (safetensors_to_f32(file, t, spec->data, err)) return -1;
     if (all_finite(spec->data, spec->numel)) return 0;
     for (size_t i = 0; i < spec->numel; i++)
         if (!isfinite(spec->data[i]))
@@ -119,16 +121,16 @@ int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
      * too small to hold the architecture its metadata claims is refused
      * before that much memory is allocated. */
     size_t needed = status == 0 ? params_count(arch) : 0;
-    if (status == 0 && needed > file->map_size / 2)
+    if (status == 0 && needed > file->file_size / 2)
         status = error_set(err, "%s: %zu bytes cannot hold the %zu parameters of this architecture",
-                           path, file->map_size, needed);
+                           path, file->file_size, needed);
     if (status == 0) {
         model->arch = *arch;
         params_alloc(&model->params, arch);
         count = params_describe(arch, &model->params, &specs);
         for (size_t i = 0; status == 0 && i < count; i++) {
             const SafeTensor *t = safetensors_find(file, specs[i].name);
-            status = t ? load_tensor(t, &specs[i], path, err)
+            status = t ? load_tensor(file, t, &specs[i], err)
                        : error_set(err, "%s: missing tensor '%s'", path, specs[i].name);
         }
     }
@@ -148,12 +150,25 @@ int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
     return status;
 }
 
+/* A header entry is ~150 bytes even for long names and huge shapes
+ * ("transformer.decoder.layers.11.multihead_attn.out_proj.weight": {"dtype":
+ * "F32", "shape": [8192, 8192], "data_offsets": [...]}); our metadata is
+ * ~400 bytes.  The shipped models' headers are 11 KB for 97 tensors. */
+#define HEADER_BYTES_PER_TENSOR 512
+#define HEADER_BYTES_OF_METADATA 65536
+
+size_t model_header_limit(const ModelArch *arch, size_t extra_tensors)
+{
+    return (params_tensor_count(arch) + extra_tensors) * HEADER_BYTES_PER_TENSOR +
+           HEADER_BYTES_OF_METADATA;
+}
+
 int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
                Error *err)
 {
     memset(model, 0, sizeof *model);
     SafeFile file;
-    if (safetensors_open(path, &file, err)) return -1;
+    if (safetensors_open_limited(path, model_header_limit(arch, 0), &file, err)) return -1;
     int status = model_load_from(model, &file, arch, hashes, NULL, err);
     safetensors_close(&file);
     return status;

@@ -29,7 +29,15 @@ typedef struct {
 int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
                Error *err);
 
-/* Write `model` to `path` (atomically: temp file + rename). */
+/* The longest safetensors header a file of `arch` (plus extra_tensors more,
+ * e.g. a checkpoint's optimizer state) can need: 512 bytes per tensor and
+ * 64 KiB of metadata.  model_load refuses a longer header before reading
+ * it, so a header's parse costs a small multiple of what the model needs,
+ * never of the 100 MB the format allows. */
+size_t model_header_limit(const ModelArch *arch, size_t extra_tensors);
+
+/* Write `model` to `path` (through common/output_file.h: a regular file is
+ * replaced atomically, temp file + rename). */
 int model_save(const Model *model, const char *path, VocabHashes hashes, Error *err);
 
 /* The same with the parameters stored as `dtype` (DTYPE_F32 or DTYPE_F16)

@@ -139,7 +139,7 @@ static const char *edited_copy(const char *from, const char *name, const char *s
     for (size_t i = 0; i < f.count; i++) {
         if (skip && strcmp(f.tensors[i].name, skip) == 0) continue;
         data[n] = malloc(f.tensors[i].numel * sizeof(float) + 1);
-        safetensors_to_f32(&f.tensors[i], data[n]);
+        assert_int_equal(safetensors_to_f32(&f, &f.tensors[i], data[n], &err), 0);
         t[n] = (SafeWriteTensor){f.tensors[i].name, f.tensors[i].ndim, {0}, data[n], DTYPE_F32};
         memcpy(t[n].shape, f.tensors[i].shape, sizeof t[n].shape);
         n++;

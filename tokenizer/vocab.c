@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/input_file.h"
 #include "../common/line.h"
+#include "../common/output_file.h"
 #include "../common/util.h"
 
 #define VOCAB_MAX_LINES 10000000L
@@ -148,11 +150,9 @@ static int vocab_add(Vocab *v, size_t *cap, const char *token, const char *cased
 
 Vocab *vocab_load(const char *path, Error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        error_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
+    /* Only a regular file: a FIFO or /dev/zero would hang or flood us. */
+    FILE *f = input_file_fopen(path, 0, err);
+    if (!f) return NULL;
     Vocab *v = xcalloc(1, sizeof *v);
     table_alloc(&v->index, 1024);
     size_t cap = 0;
@@ -160,7 +160,7 @@ Vocab *vocab_load(const char *path, Error *err)
     long got;
     long lineno = 0;
     Error line_err;
-    while ((got = line_read(f, line, VOCAB_MAX_LINE_BYTES)) != LINE_EOF) {
+    while ((got = line_read_or_stop(f, line, VOCAB_MAX_LINE_BYTES)) != LINE_EOF) {
         if (++lineno > VOCAB_MAX_LINES) {
             error_set(err, "%s: more than %ld lines", path, VOCAB_MAX_LINES);
             goto fail;
@@ -170,9 +170,16 @@ Vocab *vocab_load(const char *path, Error *err)
             goto fail;
         }
         size_t len = (size_t)got;
-        if (v->size == 0 && line[0] == '#') continue;
+        char *text = line;
+        /* A byte-order mark (editors on Windows add one) is not part of
+         * the first token. */
+        if (lineno == 1 && len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+            text += 3;
+            len -= 3;
+        }
+        if (v->size == 0 && text[0] == '#') continue;
         char *token = NULL, *cased = NULL;
-        if (parse_line(line, len, &token, &cased, &line_err) < 0 ||
+        if (parse_line(text, len, &token, &cased, &line_err) < 0 ||
             vocab_add(v, &cap, token, cased, &line_err) < 0) {
             error_set(err, "%s:%ld: %s", path, lineno, line_err.message);
             goto fail;
@@ -337,17 +344,14 @@ int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, i
     for (size_t i = 0; i < b->n; i++) order[i] = &b->entry[i];
     qsort(order, b->n, sizeof *order, by_count);
 
-    /* Write beside the target and rename, so a crash never leaves a
-     * half-written vocabulary under the real name. */
-    int rc = -1;
-    size_t tmp_len = strlen(path) + 5;
-    char *tmp = xmalloc(tmp_len);
-    snprintf(tmp, tmp_len, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
-        goto done;
+    /* A crash never leaves a half-written vocabulary under the real name
+     * (common/output_file.h). */
+    OutputFile *out = output_file_open(path, 0, err);
+    if (!out) {
+        free(order);
+        return -1;
     }
+    FILE *f = output_file_stream(out);
     for (int i = 0; i < VOCAB_SPECIALS; i++)
         fprintf(f, "%s\t%s\t0\n", special_tokens[i], special_tokens[i]);
     int size = VOCAB_SPECIALS;
@@ -361,21 +365,8 @@ int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, i
         fprintf(f, "%s\t%s\t%ld\n", order[i]->folded, cased, order[i]->count);
         size++;
     }
-    int failed = ferror(f);
-    failed |= fclose(f) != 0;
-    if (failed) {
-        error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
-        remove(tmp);
-    } else if (rename(tmp, path) != 0) {
-        error_set(err, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-        remove(tmp);
-    } else {
-        rc = 0;
-    }
-done:
-    free(tmp);
     free(order);
-    return rc;
+    return output_file_commit(out, err);
 }
 
 void vocab_builder_free(VocabBuilder *b)

@@ -1,0 +1,191 @@
+/* output_file.c — see output_file.h.
+ *
+ * Writes go through a stdio stream whose write function (fopencookie) is
+ * ours: it loops over short writes and EINTR and keeps the first errno, so
+ * a write error is reported with its real reason ("No space left on
+ * device") even when stdio only notices it at the final flush. */
+#define _GNU_SOURCE /* fopencookie */
+#include "output_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+struct OutputFile {
+    FILE *f;
+    int fd;
+    char *path;     /* the caller's, for messages */
+    char *target;   /* what the rename replaces (a link resolved); NULL: written directly */
+    char *tmp;      /* the temporary file; NULL: written directly */
+    bool is_stdout; /* fd is 1: flushed, never closed */
+    int error;      /* errno of the first failed write, or 0 */
+};
+
+static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
+{
+    OutputFile *o = cookie;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(o->fd, buf + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (!o->error) o->error = w < 0 ? errno : EIO;
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
+/* The folder part of path ("." for a bare name, "/" for "/x"). */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return xstrdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *dir = xmalloc(n + 1);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return dir;
+}
+
+/* Make the rename durable: without this a power cut soon after it can
+ * bring back the old directory entry.  Best effort: some file systems
+ * refuse fsync on a folder, and the file is complete under its name. */
+static void sync_dir(const char *path)
+{
+    char *dir = dir_of(path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+static void output_free(OutputFile *o)
+{
+    free(o->path);
+    free(o->target);
+    free(o->tmp);
+    free(o);
+}
+
+/* NULL with "path: cannot write: reason" (errno e); frees o. */
+static OutputFile *open_failed(OutputFile *o, int e, Error *err)
+{
+    error_set(err, "%s: cannot write: %s", o->path, strerror(e));
+    if (o->fd >= 0 && !o->is_stdout) close(o->fd);
+    if (o->tmp) unlink(o->tmp);
+    output_free(o);
+    return NULL;
+}
+
+/* A temporary file beside `target`, with the permission bits `mode`. */
+static int open_temporary(OutputFile *o, mode_t mode)
+{
+    char *dir = dir_of(o->target);
+    const char *slash = strrchr(o->target, '/');
+    const char *base = slash ? slash + 1 : o->target;
+    size_t size = strlen(dir) + strlen(base) + 16;
+    o->tmp = xmalloc(size);
+    snprintf(o->tmp, size, "%s/.%s.XXXXXX", dir, base);
+    free(dir);
+    o->fd = mkostemp(o->tmp, O_CLOEXEC);
+    if (o->fd < 0) {
+        free(o->tmp);
+        o->tmp = NULL;
+        return -1;
+    }
+    return fchmod(o->fd, mode);
+}
+
+OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
+{
+    OutputFile *o = xcalloc(1, sizeof *o);
+    o->path = xstrdup(path);
+    o->fd = -1;
+    struct stat st;
+    if ((flags & OUTPUT_FILE_DASH) && strcmp(path, "-") == 0) {
+        o->fd = STDOUT_FILENO;
+        o->is_stdout = true;
+    } else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) return open_failed(o, EISDIR, err);
+        /* No O_CREAT, no O_TRUNC: a device or a FIFO is written as it is. */
+        o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (o->fd < 0) return open_failed(o, errno, err);
+        if (fstat(o->fd, &st) != 0 || S_ISREG(st.st_mode)) /* replaced since stat */
+            return open_failed(o, EAGAIN, err);
+    } else {
+        struct stat lst;
+        bool exists = stat(path, &st) == 0;
+        if (!exists && errno != ENOENT) return open_failed(o, errno, err);
+        if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            /* Follow the link: replace what it points to, keep the link. */
+            if (!exists) {
+                error_set(err, "%s: cannot write: a symbolic link to a missing file", path);
+                output_free(o);
+                return NULL;
+            }
+            o->target = realpath(path, NULL);
+            if (!o->target) return open_failed(o, errno, err);
+        } else {
+            o->target = xstrdup(path);
+        }
+        mode_t mask = umask(0);
+        umask(mask);
+        mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+        if (open_temporary(o, mode)) return open_failed(o, errno, err);
+    }
+    cookie_io_functions_t io = {.write = cookie_write};
+    o->f = fopencookie(o, "w", io);
+    if (!o->f) return open_failed(o, errno, err);
+    return o;
+}
+
+FILE *output_file_stream(OutputFile *out)
+{
+    return out->f;
+}
+
+int output_file_commit(OutputFile *o, Error *err)
+{
+    ASSERT(o);
+    int e = 0;
+    if (fflush(o->f) != 0 || ferror(o->f)) e = o->error ? o->error : EIO;
+    fclose(o->f); /* our cookie has no close: the descriptor is ours to close */
+    if (!e && o->tmp && fsync(o->fd) != 0) e = errno;
+    if (!o->is_stdout && close(o->fd) != 0 && !e) e = errno;
+    if (!e && o->tmp && rename(o->tmp, o->target) != 0) e = errno;
+    if (o->tmp) {
+        if (e) unlink(o->tmp);
+        else sync_dir(o->target);
+    }
+    int rc = e ? error_set(err, "%s: cannot write: %s", o->path, strerror(e)) : 0;
+    output_free(o);
+    return rc;
+}
+
+void output_file_abort(OutputFile *o)
+{
+    if (!o) return;
+    fclose(o->f);
+    if (!o->is_stdout) close(o->fd);
+    if (o->tmp) unlink(o->tmp);
+    output_free(o);
+}
+
+int output_file_write(const char *path, unsigned flags, OutputFill *fill, const void *context,
+                      Error *err)
+{
+    OutputFile *o = output_file_open(path, flags, err);
+    if (!o) return -1;
+    fill(o->f, context);
+    return output_file_commit(o, err);
+}

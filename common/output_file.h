@@ -1,0 +1,58 @@
+/* output_file.h — the one way every output file is written (--attention,
+ * --html, --logits, --hyps, vocabularies, weights and checkpoints).
+ *
+ * What happens depends on what the path names, found with stat(2):
+ *  - A regular file, or nothing yet: it is never written in place.  The
+ *    contents go to a fresh temporary file that mkstemp makes beside the
+ *    target (".NAME.XXXXXX" in the same folder, so two runs writing one
+ *    path never share it); every write is checked; commit flushes, fsyncs,
+ *    renames it over the target and fsyncs the folder.  Any failure, or an
+ *    abort, removes the temporary file: the old target is left as it was.
+ *    The new file keeps the old one's permission bits (a new file gets
+ *    0666 minus the umask, as fopen would).
+ *  - Anything else that opens for writing — a character or block device
+ *    (/dev/null, a terminal), a FIFO — is written directly: renaming over
+ *    it would replace the device node or the pipe with a regular file.
+ *    Opening a FIFO waits for its reader, as for any writer.  Every write
+ *    and the close are checked.
+ *  - "-" is standard output, when the caller passes OUTPUT_FILE_DASH.
+ *  - A symbolic link is followed deliberately: what it points to is
+ *    written as above (a regular target is replaced through a temporary
+ *    file in the target's own folder), and the link stays a link.  A link
+ *    to nothing is an error: we do not guess where to create the file.
+ *  - A directory is an error.
+ *
+ * Errors name the caller's path, never the temporary one:
+ * "PATH: cannot write: reason". */
+#ifndef TRANSLATE_OUTPUT_FILE_H
+#define TRANSLATE_OUTPUT_FILE_H
+
+#include <stdio.h>
+
+#include "error.h"
+
+enum { OUTPUT_FILE_DASH = 1 }; /* "-" means standard output */
+
+typedef struct OutputFile OutputFile;
+
+/* Open `path` for writing as described above; NULL with an Error.  The
+ * returned file must be given to output_file_commit or output_file_abort,
+ * which free it. */
+OutputFile *output_file_open(const char *path, unsigned flags, Error *err);
+/* Where the contents go.  Write errors are remembered (the first errno)
+ * and reported by commit, so callers need not check each call — but may
+ * stop early when ferror() says the stream failed. */
+FILE *output_file_stream(OutputFile *out);
+/* Finish: 0, or -1 with "PATH: cannot write: reason" if any write, the
+ * flush, fsync, close or rename failed (the old target is then intact). */
+int output_file_commit(OutputFile *out, Error *err);
+/* Give up: the temporary file is removed, the target untouched (for a
+ * device or FIFO, what was written stays written).  NULL-safe. */
+void output_file_abort(OutputFile *out);
+
+/* The whole file at once: open, fill(stream, context), commit. */
+typedef void OutputFill(FILE *f, const void *context);
+int output_file_write(const char *path, unsigned flags, OutputFill *fill, const void *context,
+                      Error *err);
+
+#endif
