@@ -51,7 +51,7 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
                                 {"optimizer.v", 1, {tr->opt.count}, tr->opt.v, DTYPE_F32},
                                 {"optimizer.snapshots", 2, {(size_t)snap->capacity, snap->size},
                                  snap->data, DTYPE_F32}};
-    char values[8][64];
+    char values[9][64];
     snprintf(values[0], sizeof values[0], "%s", CHECKPOINT_FORMAT);
     snprintf(values[1], sizeof values[1], "%ld", tr->opt.step);
     snprintf(values[2], sizeof values[2], "%d", p->epoch);
@@ -60,12 +60,14 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
     snprintf(values[5], sizeof values[5], "%.17g", p->best_bleu);
     snprintf(values[6], sizeof values[6], "%.17g %.17g", p->elapsed, p->tokens);
     snprintf(values[7], sizeof values[7], "%d %d %d", snap->capacity, snap->count, snap->next);
-    SafeMeta meta[8] = {{"checkpoint", values[0]}, {"step", values[1]},
+    snprintf(values[8], sizeof values[8], "%s", p->run_id);
+    SafeMeta meta[9] = {{"checkpoint", values[0]}, {"step", values[1]},
                         {"epoch", values[2]},      {"batch", values[3]},
                         {"dropout_rng", values[4]}, {"best_bleu", values[5]},
-                        {"elapsed_tokens", values[6]}, {"snapshots", values[7]}};
+                        {"elapsed_tokens", values[6]}, {"snapshots", values[7]},
+                        {"run_id", values[8]}};
     return model_save_with(&tr->model, path, hashes, DTYPE_F32, extra, snap->capacity ? 3 : 2,
-                           meta, 8, err);
+                           meta, 9, err);
 }
 
 /* A metadata value, or an error naming the missing key. */
@@ -134,6 +136,15 @@ int checkpoint_load(const char *path, Trainer *tr, VocabHashes hashes, TrainProg
         snap->count = count;
         snap->next = next;
     }
+    /* No run id (a checkpoint from before them): the run goes on under a
+     * new one, so a model already on disk counts as someone else's. */
+    const char *id = safetensors_meta(&f, "run_id");
+    p->run_id[0] = '\0';
+    if (id && (strlen(id) != RUN_ID_LENGTH || strspn(id, "0123456789abcdef") != RUN_ID_LENGTH)) {
+        error_set(err, "%s: bad \"run_id\" in __metadata__: expected %d hex digits", path, RUN_ID_LENGTH);
+        goto done;
+    }
+    if (id) memcpy(p->run_id, id, RUN_ID_LENGTH + 1);
     status = 0;
 done:
     safetensors_close(&f);

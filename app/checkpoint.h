@@ -32,6 +32,12 @@ void snapshots_add(Snapshots *s, const float *params);
 /* out[size] = the mean of the snapshots held (count >= 1). */
 void snapshots_average(const Snapshots *s, float *out);
 
+/* A training run's lineage: a random id drawn when a run starts from
+ * scratch, kept in every checkpoint it (or a --resume of it) writes and in
+ * the __metadata__ ("train_run") of every model it saves, so that train can
+ * tell a model it wrote from one it must not replace. */
+#define RUN_ID_LENGTH 16 /* hex digits */
+
 typedef struct {
     int epoch;          /* the epoch under way (0-based) */
     int batch;          /* batches of that epoch already done */
@@ -39,6 +45,7 @@ typedef struct {
     double elapsed;     /* seconds of training so far, over all runs */
     double tokens;      /* tokens trained on so far */
     Snapshots snapshots;/* epoch-end parameters for averaging */
+    char run_id[RUN_ID_LENGTH + 1]; /* the lineage; "" in a checkpoint from before run ids */
 } TrainProgress;
 
 int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,

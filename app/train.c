@@ -4,6 +4,8 @@
  *                             their files do not exist yet)
  *   train CONFIG --resume     continue from the config's checkpoint
  *   train CONFIG --vocab      only (re)build the vocabularies
+ *   train --out FILE CONFIG   write the model to FILE (the checkpoint and
+ *                             the log beside it), not the config's path
  *
  * Each epoch: the batches in a new shuffled order, dev loss at its end,
  * and every `eval_epochs` epochs dev BLEU and chrF2 from greedy decoding;
@@ -11,10 +13,14 @@
  * A checkpoint (weights + optimizer + progress) is written every
  * `checkpoint_steps` steps and at every epoch's end; Ctrl-C (SIGINT) or
  * SIGTERM finishes the step under way, writes one and exits.
+ * A weights file that exists and was not written by this run's lineage
+ * (checkpoint.h: the run id) is never replaced, unless --overwrite says so:
+ * the config's path is usually a trained model someone wants to keep.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
  * error, 4 a file could not be written, 130 interrupted (checkpoint saved). */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,8 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
 #include <unistd.h>
 
+#include "../common/util.h"
 #include "../model/gemm.h"
 #include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
@@ -37,17 +45,20 @@
 enum { EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_WRITE = 4, EXIT_INTERRUPTED = 130 };
 
 typedef struct {
-    const char *config_path, *data_path;
+    const char *config_path, *data_path, *out_path;
     int threads;
-    bool resume, vocab_only, quiet;
+    bool resume, vocab_only, quiet, overwrite;
 } Options;
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: train CONFIG [--resume] [--vocab [--data TSV]]\n"
+            "Usage: train [--out FILE] CONFIG [--resume] [--overwrite] [--vocab [--data TSV]]\n"
             "Train the model CONFIG describes on its train: data.\n"
             "\n"
+            "      --out FILE    write the model to FILE instead of the config's weights path;\n"
+            "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
+            "      --overwrite   replace a weights file that this training run did not write\n"
             "      --resume      continue from the config's checkpoint\n"
             "      --vocab       only build the vocabularies (from --data TSV if given)\n"
             "  -t, --threads N   threads for matrix products (default: all cores)\n"
@@ -55,8 +66,10 @@ static void usage(FILE *out)
             "  -h, --help        this help\n"
             "  -V, --version     the version\n"
             "\n"
-            "The best model by dev BLEU is written to the config's weights path; a CSV log\n"
-            "of every logged value goes to the config's train.log path.\n"
+            "The best model by dev BLEU is written to the config's weights path (or FILE); a\n"
+            "weights file there that this run (or the run it resumes) did not write is\n"
+            "refused unless --overwrite.  A CSV log of every logged value goes to the config's\n"
+            "train.log path.\n"
             "Exit status: 0 done, 2 usage or config error, 3 data or model file error,\n"
             "4 write error, 130 interrupted (a checkpoint was saved: use --resume).\n");
 }
@@ -217,6 +230,39 @@ static int save_checkpoint(Run *r)
     return 0;
 }
 
+/* A fresh run id: 64 random bits as hex (checkpoint.h). */
+static void new_run_id(char id[RUN_ID_LENGTH + 1])
+{
+    uint64_t bits;
+    if (getrandom(&bits, sizeof bits, 0) != (ssize_t)sizeof bits) { /* no entropy: time and pid */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t seed[3] = {(uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid()};
+        bits = fnv1a(14695981039346656037ULL, seed, sizeof seed);
+    }
+    snprintf(id, RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
+}
+
+/* 0 when train may write the weights path: no file is there, or the one
+ * there names this run's lineage in its __metadata__.  Else -1 and a
+ * message that says how to go on. */
+static int weights_not_ours(const Run *r, Error *err)
+{
+    const char *path = r->cfg.weights_path;
+    if (access(path, F_OK) != 0 && errno == ENOENT) return 0;
+    SafeFile f;
+    Error ignored = {{0}};
+    bool ours = false;
+    if (r->progress.run_id[0] && safetensors_open(path, &f, &ignored) == 0) {
+        const char *id = safetensors_meta(&f, "train_run");
+        ours = id && strcmp(id, r->progress.run_id) == 0;
+        safetensors_close(&f);
+    }
+    if (ours) return 0;
+    return error_set(err, "%s exists and was not written by this training run: train into a new "
+                          "file with --out FILE, or replace it with --overwrite", path);
+}
+
 /* Dev BLEU/chrF2 of `model`; writes it to the weights path when it beats
  * the best so far.  Returns 0 or EXIT_WRITE; *improved says whether it won. */
 static int score_model(Run *r, const Model *model, double *bleu, double *chrf, bool *improved)
@@ -235,7 +281,14 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     r->progress.best_bleu = s.bleu;
     Error err = {{0}};
     Dtype dtype = r->cfg.train.weights_f16 ? DTYPE_F16 : DTYPE_F32;
-    if (model_save_with(model, r->cfg.weights_path, r->hashes, dtype, NULL, 0, NULL, 0, &err)) {
+    SafeMeta lineage = {"train_run", r->progress.run_id};
+    /* Checked again just before writing: a file put there since the start
+     * is no more ours than one that was there before. */
+    if (!r->opt->overwrite && weights_not_ours(r, &err)) {
+        fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
+        return EXIT_WRITE;
+    }
+    if (model_save_with(model, r->cfg.weights_path, r->hashes, dtype, NULL, 0, &lineage, 1, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
     }
@@ -372,6 +425,12 @@ static int start(Run *r)
                 t->checkpoint_path);
         return EXIT_USAGE;
     }
+    if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
+    Error err = {{0}};
+    if (!r->opt->overwrite && weights_not_ours(r, &err)) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_USAGE;
+    }
     r->log = fopen(t->log_path, r->opt->resume ? "a" : "w");
     if (!r->log) {
         fprintf(stderr, "train: %s: cannot write: %s\n", t->log_path, strerror(errno));
@@ -403,7 +462,8 @@ static int parse_options(int argc, char **argv, Options *opt)
     static const struct option longs[] = {
         {"resume", no_argument, 0, 'r'}, {"vocab", no_argument, 0, 'v'},
         {"data", required_argument, 0, 'd'}, {"quiet", no_argument, 0, 'q'},
-        {"threads", required_argument, 0, 't'},
+        {"threads", required_argument, 0, 't'}, {"out", required_argument, 0, 'o'},
+        {"overwrite", no_argument, 0, 'w'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
@@ -411,6 +471,8 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'r': opt->resume = true; break;
         case 'v': opt->vocab_only = true; break;
         case 'd': opt->data_path = optarg; break;
+        case 'o': opt->out_path = optarg; break;
+        case 'w': opt->overwrite = true; break;
         case 'q': opt->quiet = true; break;
         case 't': {
             char *end;
@@ -426,6 +488,10 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(0);
         default: fprintf(stderr, "train: try 'train --help'\n"); return -1;
         }
+    }
+    if (opt->out_path && !*opt->out_path) {
+        fprintf(stderr, "train: --out: expected a file name\n");
+        return -1;
     }
     if (optind != argc - 1) {
         fprintf(stderr, "train: expected one CONFIG (try 'train --help')\n");
@@ -446,6 +512,19 @@ int main(int argc, char **argv)
     if (config_load(opt.config_path, &r.cfg, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
+    }
+    if (opt.out_path && *opt.out_path && r.cfg.has_train) {
+        /* The checkpoint and the log follow the model: a config's own
+         * checkpoint path would mix two runs' files. */
+        TrainConfig *t = &r.cfg.train;
+        free(r.cfg.weights_path);
+        free(t->checkpoint_path);
+        free(t->log_path);
+        r.cfg.weights_path = xstrdup(opt.out_path);
+        t->checkpoint_path = xmalloc(strlen(opt.out_path) + sizeof ".log.csv");
+        t->log_path = xmalloc(strlen(opt.out_path) + sizeof ".log.csv");
+        sprintf(t->checkpoint_path, "%s.ckpt", opt.out_path);
+        sprintf(t->log_path, "%s.log.csv", opt.out_path);
     }
     int status = 0;
     if (!r.cfg.has_train) {

@@ -3,6 +3,7 @@
  * resumed ends with the very same weights as an uninterrupted one. */
 #include "testutil.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,39 @@ static const char *write_config(const char *dir_name, const char *extra_train)
     return tiny_train_config(dir_name, 0.0f, extra_train, path, sizeof path);
 }
 
+/* ./train -q -t 1 CONFIG [FLAGS...]: its status must be want_status;
+ * returns its stderr (free it). */
+static char *run_train_args(const char *config, const char *const *flags, int want_status)
+{
+    const char *argv[16] = {"./train", "-q", "-t", "1", config};
+    int n = 5;
+    for (; flags && *flags && n < 15; flags++) argv[n++] = *flags;
+    argv[n] = NULL;
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != want_status) fail_msg("train %s exited %d, not %d:\n%s", config, r.status, want_status, r.err);
+    char *err = r.err;
+    r.err = NULL;
+    run_result_free(&r);
+    return err;
+}
+
 static void run_train(const char *config, const char *flag, int want_status)
 {
-    const char *argv[] = {"./train", "-q", "-t", "1", config, flag, NULL};
-    RunResult r = run_program(argv, NULL, 0);
-    if (r.status != want_status) fail_msg("train %s exited %d:\n%s", config, r.status, r.err);
-    run_result_free(&r);
+    const char *flags[] = {flag, NULL};
+    free(run_train_args(config, flags, want_status));
 }
+
+/* "<temp dir>/<dir>/<name>" in a static buffer (one of four). */
+static const char *in_dir(const char *dir, const char *name)
+{
+    static char paths[4][700];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, sizeof paths[0], "%s/%s/%s", temp_dir(), dir, name);
+    return p;
+}
+
+static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
 
 static void test_tiny_model_memorises_sixteen_pairs(void **state)
 {
@@ -149,6 +176,89 @@ static void test_interrupt_saves_a_checkpoint(void **state)
     safetensors_close(&f);
 }
 
+/* A weights file train did not write (here: bytes standing for a trained
+ * model) is never replaced: train refuses before training, status 2, and
+ * the file is byte for byte what it was.  --overwrite replaces it; --out
+ * trains into another file, with the checkpoint and the log beside it. */
+static void test_existing_weights_are_not_replaced(void **state)
+{
+    (void)state;
+    const char *settings = "  batch_tokens: 1000\n  epochs: 1\n";
+    const char *config = write_config("guard", settings);
+    static const char precious[] = "a trained model that took 56 minutes";
+    char weights[700], out[700];
+    snprintf(weights, sizeof weights, "%s", in_dir("guard", "model.safetensors"));
+    FILE *f = fopen(weights, "wb");
+    assert_non_null(f);
+    fputs(precious, f);
+    assert_int_equal(fclose(f), 0);
+
+    char *err = run_train_args(config, NULL, 2);
+    if (!strstr(err, "model.safetensors exists and was not written by this training run"))
+        fail_msg("unexpected message: %s", err);
+    free(err);
+    size_t len;
+    char *now = read_file(weights, &len);
+    assert_int_equal(len, strlen(precious));
+    assert_memory_equal(now, precious, len);
+    free(now);
+    assert_false(file_exists(in_dir("guard", "model.safetensors.ckpt"))); /* nothing started */
+
+    /* --out: a new file, and the checkpoint and log go beside it */
+    snprintf(out, sizeof out, "%s", in_dir("guard", "mine.safetensors"));
+    const char *out_flags[] = {"--out", out, NULL};
+    free(run_train_args(config, out_flags, 0));
+    assert_true(file_exists(out));
+    assert_true(file_exists(in_dir("guard", "mine.safetensors.ckpt")));
+    assert_true(file_exists(in_dir("guard", "mine.safetensors.log.csv")));
+    now = read_file(weights, &len);
+    assert_memory_equal(now, precious, strlen(precious));
+    free(now);
+    /* --out naming a file this run did not write is refused just the same */
+    const char *onto_flags[] = {"--out", weights, NULL};
+    free(run_train_args(config, onto_flags, 2));
+    now = read_file(weights, &len);
+    assert_memory_equal(now, precious, strlen(precious));
+    free(now);
+
+    /* --overwrite replaces it with a model translate can load */
+    const char *over[] = {"--overwrite", NULL};
+    free(run_train_args(config, over, 0));
+    const char *argv[] = {"./translate", "-q", "-c", config, "a", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("translate after --overwrite exited %d: %s", r.status, r.err);
+    run_result_free(&r);
+}
+
+/* A resumed run may replace the model its own lineage wrote, but not a
+ * file that was put there since. */
+static void test_resume_refuses_a_foreign_model(void **state)
+{
+    (void)state;
+    const char *config = write_config("lineage", "  batch_tokens: 60\n  epochs: 3\n  max_steps: 3\n");
+    run_train(config, NULL, 0); /* writes the model at max_steps, and a checkpoint */
+    char weights[700];
+    snprintf(weights, sizeof weights, "%s", in_dir("lineage", "model.safetensors"));
+    assert_true(file_exists(weights));
+    run_train(write_config("lineage", "  batch_tokens: 60\n  epochs: 3\n  max_steps: 6\n"), "--resume", 0);
+    /* another run's model in its place */
+    const char *theirs = write_config("lineage-other", "  batch_tokens: 60\n  epochs: 1\n  max_steps: 2\n");
+    run_train(theirs, NULL, 0);
+    assert_int_equal(rename(in_dir("lineage-other", "model.safetensors"), weights), 0);
+    size_t before_len, after_len;
+    char *before = read_file(weights, &before_len);
+    config = write_config("lineage", "  batch_tokens: 60\n  epochs: 3\n  max_steps: 9\n");
+    char *err = run_train_args(config, (const char *[]){"--resume", NULL}, 2);
+    if (!strstr(err, "was not written by this training run")) fail_msg("unexpected message: %s", err);
+    free(err);
+    char *after = read_file(weights, &after_len);
+    assert_int_equal(before_len, after_len);
+    assert_memory_equal(before, after, before_len);
+    free(before);
+    free(after);
+    free(run_train_args(config, (const char *[]){"--resume", "--overwrite", NULL}, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +266,8 @@ int main(void)
         cmocka_unit_test(test_resumed_run_equals_uninterrupted_run),
         cmocka_unit_test(test_existing_checkpoint_needs_resume),
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
+        cmocka_unit_test(test_existing_weights_are_not_replaced),
+        cmocka_unit_test(test_resume_refuses_a_foreign_model),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }
