@@ -51,7 +51,7 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
                                 {"optimizer.v", 1, {tr->opt.count}, tr->opt.v, DTYPE_F32},
                                 {"optimizer.snapshots", 2, {(size_t)snap->capacity, snap->size},
                                  snap->data, DTYPE_F32}};
-    char values[9][64];
+    char values[10][64];
     snprintf(values[0], sizeof values[0], "%s", CHECKPOINT_FORMAT);
     snprintf(values[1], sizeof values[1], "%ld", tr->opt.step);
     snprintf(values[2], sizeof values[2], "%d", p->epoch);
@@ -61,13 +61,14 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
     snprintf(values[6], sizeof values[6], "%.17g %.17g", p->elapsed, p->tokens);
     snprintf(values[7], sizeof values[7], "%d %d %d", snap->capacity, snap->count, snap->next);
     snprintf(values[8], sizeof values[8], "%s", p->run_id);
-    SafeMeta meta[9] = {{"checkpoint", values[0]}, {"step", values[1]},
+    snprintf(values[9], sizeof values[9], "%lld", p->log_bytes);
+    SafeMeta meta[10] = {{"checkpoint", values[0]}, {"step", values[1]},
                         {"epoch", values[2]},      {"batch", values[3]},
                         {"dropout_rng", values[4]}, {"best_bleu", values[5]},
                         {"elapsed_tokens", values[6]}, {"snapshots", values[7]},
-                        {"run_id", values[8]}};
+                        {"run_id", values[8]}, {"log_bytes", values[9]}};
     return model_save_with(&tr->model, path, hashes, DTYPE_F32, extra, snap->capacity ? 3 : 2,
-                           meta, 9, err);
+                           meta, 10, err);
 }
 
 /* A metadata value, or an error naming the missing key. */
@@ -145,6 +146,8 @@ int checkpoint_load(const char *path, Trainer *tr, VocabHashes hashes, TrainProg
         goto done;
     }
     if (id) memcpy(p->run_id, id, RUN_ID_LENGTH + 1);
+    const char *lb = safetensors_meta(&f, "log_bytes");
+    p->log_bytes = lb ? strtoll(lb, NULL, 10) : -1;
     status = 0;
 done:
     safetensors_close(&f);

@@ -46,6 +46,8 @@ typedef struct {
     double tokens;      /* tokens trained on so far */
     Snapshots snapshots;/* epoch-end parameters for averaging */
     char run_id[RUN_ID_LENGTH + 1]; /* the lineage; "" in a checkpoint from before run ids */
+    long long log_bytes;/* the CSV log's length when the checkpoint was written; -1: unknown
+                           (rows after it are logged again by a resumed run, so it cuts them) */
 } TrainProgress;
 
 int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,

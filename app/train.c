@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/util.h"
@@ -112,6 +113,11 @@ static int build_vocab(const Config *cfg, const char *data_path)
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_DATA;
     }
+    if (corpus.count == 0) { /* vocabularies of specials only would train nothing */
+        fprintf(stderr, "train: %s: no pairs to build the vocabularies from\n", data_path);
+        corpus_free(&corpus);
+        return EXIT_DATA;
+    }
     int status = 0;
     VocabBuilder *src = vocab_builder_new(), *tgt = vocab_builder_new();
     if (count_column(src, corpus.source, corpus.line, corpus.count, data_path, &err) ||
@@ -165,6 +171,15 @@ static int open_data(Run *r)
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_DATA;
     }
+    /* Nothing to learn from, or nothing to measure with: an error, not a
+     * "done" after 0 steps that saves an untrained "best" model. */
+    const char *none = !r->train.usable_count ? t->train_path : !r->dev.usable_count ? t->dev_path : NULL;
+    if (none) {
+        fprintf(stderr, "train: %s: no usable pairs (%zu lines with text; a pair needs valid text on both "
+                        "sides, at most max_len %d tokens)\n",
+                none, none == t->train_path ? r->train.count : r->dev.count, max_len);
+        return EXIT_DATA;
+    }
     r->cfg.arch.src_vocab = vocab_size(r->src_vocab);
     r->cfg.arch.tgt_vocab = vocab_size(r->tgt_vocab);
     r->hashes = (VocabHashes){vocab_hash(r->src_vocab), vocab_hash(r->tgt_vocab)};
@@ -210,19 +225,27 @@ static double dev_loss(Run *r)
     return tokens ? sum / tokens : 0.0;
 }
 
-static void log_row(Run *r, const char *event, double loss, double lr, double tok_s, double norm,
-                    double dloss, double bleu, double chrf)
+/* One CSV row; a row that cannot be written is an error (status 4): a log
+ * that silently ends is worse than none. */
+static int log_row(Run *r, const char *event, double loss, double lr, double tok_s, double norm,
+                   double dloss, double bleu, double chrf)
 {
-    if (!r->log) return;
-    fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f\n", event, r->trainer.opt.step,
-            r->progress.epoch, loss, lr, tok_s, norm, dloss, bleu, chrf, r->progress.elapsed);
-    fflush(r->log);
+    if (!r->log) return 0;
+    if (fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f\n", event, r->trainer.opt.step,
+                r->progress.epoch, loss, lr, tok_s, norm, dloss, bleu, chrf, r->progress.elapsed) < 0 ||
+        fflush(r->log) != 0) {
+        fprintf(stderr, "%strain: %s: cannot write: %s\n", r->live ? "\n" : "", r->cfg.train.log_path,
+                strerror(errno ? errno : EIO));
+        return EXIT_WRITE;
+    }
+    return 0;
 }
 
 static int save_checkpoint(Run *r)
 {
     Error err = {{0}};
     r->progress.elapsed = r->elapsed_before + now() - r->run_start; /* wall clock, evaluations included */
+    r->progress.log_bytes = r->log ? (long long)ftello(r->log) : -1; /* flushed by log_row */
     if (checkpoint_save(r->cfg.train.checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
@@ -318,8 +341,9 @@ static int evaluate_dev(Run *r, bool score, const char *when)
         fprintf(stderr, "; average of last %d epochs: BLEU %.2f, chrF2 %.2f%s", snap->count, avg_bleu,
                 avg_chrf, avg_improved ? " (best so far: saved)" : "");
     fprintf(stderr, "  [%.0f s]\n", r->progress.elapsed);
-    log_row(r, "eval", NAN, NAN, NAN, NAN, dloss, bleu, chrf);
-    if (snap->count >= 2) log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf);
+    if (log_row(r, "eval", NAN, NAN, NAN, NAN, dloss, bleu, chrf)) return EXIT_WRITE;
+    if (snap->count >= 2 && log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf))
+        return EXIT_WRITE;
     return 0;
 }
 
@@ -337,16 +361,17 @@ static int end_of_epoch(Run *r)
     return save_checkpoint(r);
 }
 
-static void show_progress(Run *r, double loss, double lr, double norm, bool force)
+/* Returns 0, or EXIT_WRITE when the log row could not be written. */
+static int show_progress(Run *r, double loss, double lr, double norm, bool force)
 {
     double t = now();
     const TrainConfig *c = &r->cfg.train;
     bool due = r->trainer.opt.step % c->log_steps == 0;
-    if (!due && !(r->live && t - r->last_log > 0.5) && !force) return;
+    if (!due && !(r->live && t - r->last_log > 0.5) && !force) return 0;
     double tok_s = r->tokens_since_log / (t - r->last_log + 1e-9);
     size_t left = (size_t)(c->epochs - r->progress.epoch) * r->batches.count - (size_t)r->progress.batch;
     double per_batch = r->progress.elapsed / (r->progress.tokens / (r->train.tokens / (double)r->batches.count) + 1e-9);
-    if (due) log_row(r, "step", loss, lr, tok_s, norm, NAN, NAN, NAN);
+    if (due && log_row(r, "step", loss, lr, tok_s, norm, NAN, NAN, NAN)) return EXIT_WRITE;
     if (!r->opt->quiet && (r->live || due))
         fprintf(stderr, "%sepoch %d/%d  step %ld  batch %d/%zu  loss %.4f  %.0f tok/s  lr %.2e  ETA %.0f min%s",
                 r->live ? "\r\033[K" : "train: ", r->progress.epoch + 1, c->epochs, r->trainer.opt.step,
@@ -354,6 +379,7 @@ static void show_progress(Run *r, double loss, double lr, double norm, bool forc
                 r->live ? "" : "\n");
     r->last_log = t;
     r->tokens_since_log = 0;
+    return 0;
 }
 
 static int train_loop(Run *r)
@@ -382,7 +408,7 @@ static int train_loop(Run *r)
             r->progress.tokens += r->packed.tokens;
             r->progress.elapsed = r->elapsed_before + now() - r->run_start;
             r->tokens_since_log += r->packed.tokens;
-            show_progress(r, loss, s.lr, norm, false);
+            if (show_progress(r, loss, s.lr, norm, false)) return EXIT_WRITE;
             if (!isfinite(loss)) {
                 fprintf(stderr, "\ntrain: the loss became %f at step %ld: stopping (lower the learning rate?)\n",
                         loss, r->trainer.opt.step);
@@ -401,6 +427,8 @@ static int train_loop(Run *r)
     }
     return 0;
 }
+
+static int open_log(Run *r);
 
 static int start(Run *r)
 {
@@ -431,13 +459,49 @@ static int start(Run *r)
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }
-    r->log = fopen(t->log_path, r->opt->resume ? "a" : "w");
-    if (!r->log) {
-        fprintf(stderr, "train: %s: cannot write: %s\n", t->log_path, strerror(errno));
+    return open_log(r);
+}
+
+/* The CSV log: a new one, or on --resume the old one cut back to where the
+ * checkpoint was written (a killed run may have logged further; the resumed
+ * run logs those steps again). */
+static int open_log(Run *r)
+{
+    const char *path = r->cfg.train.log_path;
+    r->log = fopen(path, r->opt->resume ? "a" : "w");
+    struct stat sb;
+    if (!r->log || fstat(fileno(r->log), &sb) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno));
         return EXIT_WRITE;
     }
-    if (!r->opt->resume)
-        fprintf(r->log, "event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds\n");
+    if (r->opt->resume && S_ISREG(sb.st_mode) && r->progress.log_bytes >= 0 &&
+        sb.st_size > r->progress.log_bytes) {
+        if (ftruncate(fileno(r->log), (off_t)r->progress.log_bytes) != 0) {
+            fprintf(stderr, "train: %s: cannot cut it back to the checkpoint's %lld bytes: %s\n", path,
+                    r->progress.log_bytes, strerror(errno));
+            return EXIT_WRITE;
+        }
+        sb.st_size = (off_t)r->progress.log_bytes;
+    }
+    bool empty = !r->opt->resume || (S_ISREG(sb.st_mode) && sb.st_size == 0);
+    if ((empty && fputs("event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds\n",
+                        r->log) < 0) ||
+        fflush(r->log) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno ? errno : EIO));
+        return EXIT_WRITE;
+    }
+    return 0;
+}
+
+/* The log's final close is its last write: checked. */
+static int close_log(Run *r)
+{
+    FILE *f = r->log;
+    r->log = NULL;
+    if (f && fclose(f) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", r->cfg.train.log_path, strerror(errno));
+        return EXIT_WRITE;
+    }
     return 0;
 }
 
@@ -547,6 +611,7 @@ int main(int argc, char **argv)
         signal(SIGTERM, on_signal);
         r.run_start = now();
         status = train_loop(&r);
+        if (!status) status = close_log(&r);
         if (!status)
             fprintf(stderr, "train: done: %ld steps, %.0f s (wall clock, evaluations included), "
                             "%.0f tokens/s, best dev BLEU %.2f; model in %s\n",

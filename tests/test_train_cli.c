@@ -259,6 +259,129 @@ static void test_resume_refuses_a_foreign_model(void **state)
     free(run_train_args(config, (const char *[]){"--resume", "--overwrite", NULL}, 0));
 }
 
+/* The tiny config with `log_steps: 1000` replaced by `log_steps` (the
+ * testutil config fixes it, and a key may appear only once). */
+static const char *write_config_logging(const char *dir_name, const char *extra_train, const char *log_steps)
+{
+    const char *config = write_config(dir_name, extra_train);
+    size_t len;
+    char *yaml = read_file(config, &len);
+    char *at = strstr(yaml, "  log_steps: 1000\n");
+    assert_non_null(at);
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s  log_steps: %s\n%s", (int)(at - yaml), yaml, log_steps, at + strlen("  log_steps: 1000\n"));
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    return config;
+}
+
+/* Training on nothing is an error naming the file (status 3), not a
+ * "done" after 0 steps with an untrained "best" model; so is a dev set
+ * without a usable pair ("dev loss 0.0000" before). */
+static void test_empty_corpus_is_an_error(void **state)
+{
+    (void)state;
+    static const struct { const char *name, *train, *dev, *which; } cases[] = {
+        {"empty-train", "", NULL, "train.tsv"},
+        {"blank-train", "\n\n\t\n \t \n\n", NULL, "train.tsv"},
+        {"unusable-train", "\tno source\nno target\t\n", NULL, "train.tsv"},
+        {"empty-dev", NULL, "", "dev.tsv"},
+    };
+    size_t tsv_len;
+    char *tiny = read_file("tests/data/tiny.tsv", &tsv_len);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char train[700], dev[700];
+        snprintf(train, sizeof train, "%s", temp_file("train.tsv", cases[i].train ? cases[i].train : tiny,
+                                                    cases[i].train ? strlen(cases[i].train) : tsv_len));
+        snprintf(dev, sizeof dev, "%s", temp_file("dev.tsv", cases[i].dev ? cases[i].dev : tiny,
+                                                cases[i].dev ? strlen(cases[i].dev) : tsv_len));
+        char cwd[512];
+        assert_non_null(getcwd(cwd, sizeof cwd));
+        /* the vocabularies come from the real data: only the corpus under test is empty */
+        const char *config = write_config(cases[i].name, "  epochs: 1\n");
+        const char *vocab_flags[] = {"--vocab", NULL};
+        free(run_train_args(config, vocab_flags, 0));
+        /* the same folder, now with the data under test (tiny_train_config
+         * already names train_data, so write the whole config again) */
+        size_t len;
+        char *yaml = read_file(config, &len);
+        char *td = strstr(yaml, "  train_data:");
+        char *rest = strstr(td, "  label_smoothing:");
+        FILE *f = fopen(config, "w");
+        assert_non_null(f);
+        fprintf(f, "%.*s  train_data: %s/%s\n  dev_data: %s/%s\n%s", (int)(td - yaml), yaml, cwd, train, cwd, dev, rest);
+        assert_int_equal(fclose(f), 0);
+        free(yaml);
+        char *err = run_train_args(config, NULL, 3);
+        if (!strstr(err, cases[i].which) || !strstr(err, "no usable pairs"))
+            fail_msg("%s: unexpected message: %s", cases[i].name, err);
+        free(err);
+        assert_false(file_exists(in_dir(cases[i].name, "model.safetensors")));
+    }
+    free(tiny);
+    /* no vocabularies yet: they are not built from nothing either */
+    char empty[700], yaml[1600];
+    snprintf(empty, sizeof empty, "%s", temp_file("train.tsv", "", 0));
+    const char *config = write_config("empty-vocab", "  epochs: 1\n");
+    size_t len;
+    char *text = read_file(config, &len);
+    char *td = strstr(text, "  train_data:"), *rest = strstr(td, "  dev_data:");
+    snprintf(yaml, sizeof yaml, "%.*s  train_data: %s/%s\n%s", (int)(td - text), text,
+             getcwd((char[512]){0}, 512), empty, rest);
+    free(text);
+    temp_file("empty-vocab/config.yaml", yaml, strlen(yaml));
+    char *err = run_train_args(config, NULL, 3);
+    if (!strstr(err, "train.tsv: no pairs to build the vocabularies from")) fail_msg("unexpected message: %s", err);
+    free(err);
+    assert_false(file_exists(in_dir("empty-vocab", "src.vocab")));
+}
+
+/* A log that cannot be written is an error (status 4, one line naming
+ * it), not an empty file and status 0. */
+static void test_log_write_error(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) {
+        print_message("skipped: no /dev/full\n");
+        return;
+    }
+    const char *config = write_config("full-log", "  batch_tokens: 1000\n  epochs: 1\n  log: /dev/full\n");
+    char *err = run_train_args(config, NULL, 4);
+    if (!strstr(err, "train: /dev/full: cannot write")) fail_msg("unexpected message: %s", err);
+    free(err);
+}
+
+/* A run killed after logging past its last checkpoint leaves rows that
+ * the resumed run logs again: they are cut off on resume, so every step
+ * is in the log once. */
+static void test_resume_truncates_the_log(void **state)
+{
+    (void)state;
+    const char *common = "  batch_tokens: 60\n  epochs: 2\n  dropout: 0.0\n  seed: 5\n  checkpoint_steps: 3\n";
+    char stop[256];
+    snprintf(stop, sizeof stop, "%s  max_steps: 5\n", common);
+    run_train(write_config_logging("logcut", stop, "1"), NULL, 0); /* checkpoint at step 5 */
+    /* what a killed run would have logged after that checkpoint */
+    FILE *f = fopen(in_dir("logcut", "model.safetensors.log.csv"), "a");
+    assert_non_null(f);
+    fputs("step,6,0,123.456789,1.0e-03,1,1,nan,nan,nan,nan,1.0\nstep,7,0,123.456789,1.0e-03,1,1,nan,nan,nan,nan,1.0\n", f);
+    assert_int_equal(fclose(f), 0);
+    run_train(write_config_logging("logcut", common, "1"), "--resume", 0);
+    size_t len;
+    char *log = read_file(in_dir("logcut", "model.safetensors.log.csv"), &len);
+    if (strstr(log, "123.456789")) fail_msg("rows from after the checkpoint kept:\n%s", log);
+    long expect = 1;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "step,", 5) != 0) continue;
+        long step = strtol(line + 5, NULL, 10);
+        if (step != expect) fail_msg("log row for step %ld where step %ld was due", step, expect);
+        expect++;
+    }
+    assert_true(expect > 6);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +391,9 @@ int main(void)
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
         cmocka_unit_test(test_existing_weights_are_not_replaced),
         cmocka_unit_test(test_resume_refuses_a_foreign_model),
+        cmocka_unit_test(test_empty_corpus_is_an_error),
+        cmocka_unit_test(test_log_write_error),
+        cmocka_unit_test(test_resume_truncates_the_log),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }
