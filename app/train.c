@@ -48,19 +48,22 @@ enum { EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_WRITE = 4, EXIT_INTERRUPTED = 130 };
 typedef struct {
     const char *config_path, *data_path, *out_path;
     int threads;
-    bool resume, vocab_only, quiet, overwrite;
+    bool resume, vocab_only, quiet, overwrite, force;
 } Options;
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: train [--out FILE] CONFIG [--resume] [--overwrite] [--vocab [--data TSV]]\n"
+            "Usage: train [--out FILE] CONFIG [--resume [--force]] [--overwrite] [--vocab [--data TSV]]\n"
             "Train the model CONFIG describes on its train: data.\n"
             "\n"
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
             "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
             "      --overwrite   replace a weights file that this training run did not write\n"
             "      --resume      continue from the config's checkpoint\n"
+            "      --force       with --resume: continue although the training data, batch_tokens\n"
+            "                    or seed changed since the checkpoint (its batch position then\n"
+            "                    names other batches)\n"
             "      --vocab       only build the vocabularies (from --data TSV if given)\n"
             "  -t, --threads N   threads for matrix products (default: all cores)\n"
             "  -q, --quiet       no progress line\n"
@@ -150,6 +153,7 @@ typedef struct {
     bool *final_punctuation; /* [source vocabulary]: for train.drop_final_punctuation */
     Trainer trainer;
     TrainProgress progress;
+    BatchPlan plan;        /* this run's data and batching (checkpoint.h) */
     FILE *log;
     bool live;             /* a terminal: redraw one progress line */
     double run_start;      /* when this run started, and ... */
@@ -191,6 +195,7 @@ static int open_data(Run *r)
     }
     batches_build(&r->batches, &r->train, t->batch_tokens);
     batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
+    r->plan = (BatchPlan){true, dataset_hash(&r->train), t->batch_tokens, t->seed, r->batches.count};
     fprintf(stderr, "train: %s: %zu pairs (%zu usable, %zu tokens, %zu <unk>) in %zu batches; dev %zu pairs\n",
             t->train_path, r->train.count, r->train.usable_count, r->train.tokens, r->train.unknown,
             r->batches.count, r->dev.count);
@@ -430,6 +435,46 @@ static int train_loop(Run *r)
 
 static int open_log(Run *r);
 
+/* A checkpoint's epoch and batch index name batches of the order its data,
+ * batch_tokens and seed made: under other ones they would silently name
+ * other batches.  So a change is an error unless --force, and a batch
+ * position beyond the epoch is one in any case. */
+static int check_plan(Run *r)
+{
+    const BatchPlan *was = &r->progress.plan, *now = &r->plan;
+    const char *path = r->cfg.train.checkpoint_path;
+    char what[200] = "";
+    if (!was->known)
+        snprintf(what, sizeof what, "it does not record its training data and batching");
+    else if (was->data_hash != now->data_hash)
+        snprintf(what, sizeof what, "the training data (%s) differs from the data it was written with",
+                 r->cfg.train.train_path);
+    else if (was->batch_tokens != now->batch_tokens)
+        snprintf(what, sizeof what, "it was written with batch_tokens %d, the config says %d",
+                 was->batch_tokens, now->batch_tokens);
+    else if (was->seed != now->seed)
+        snprintf(what, sizeof what, "it was written with seed %" PRIu64 ", the config says %" PRIu64,
+                 was->seed, now->seed);
+    else if (was->batches != now->batches)
+        snprintf(what, sizeof what, "it was written for %zu batches an epoch, the data makes %zu",
+                 was->batches, now->batches);
+    if (what[0] && !r->opt->force) {
+        fprintf(stderr, "train: %s: %s, so its batch position would name other batches "
+                        "(resume with --force to continue anyway)\n", path, what);
+        return EXIT_USAGE;
+    }
+    if (what[0]) {
+        fprintf(stderr, "train: %s: %s; continuing (--force)\n", path, what);
+        if ((size_t)r->progress.batch > r->batches.count) r->progress.batch = (int)r->batches.count;
+    }
+    if ((size_t)r->progress.batch > r->batches.count) {
+        fprintf(stderr, "train: %s: batch %d is beyond the epoch's %zu batches\n", path, r->progress.batch,
+                r->batches.count);
+        return EXIT_DATA;
+    }
+    return 0;
+}
+
 static int start(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
@@ -445,6 +490,8 @@ static int start(Run *r)
             fprintf(stderr, "train: %s\n", err.message);
             return EXIT_DATA;
         }
+        int status = check_plan(r);
+        if (status) return status;
         fprintf(stderr, "train: resuming from %s: epoch %d, batch %d, step %ld\n", t->checkpoint_path,
                 r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
         r->elapsed_before = r->progress.elapsed;
@@ -453,6 +500,7 @@ static int start(Run *r)
                 t->checkpoint_path);
         return EXIT_USAGE;
     }
+    r->progress.plan = r->plan; /* what the checkpoints from here on record */
     if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
     Error err = {{0}};
     if (!r->opt->overwrite && weights_not_ours(r, &err)) {
@@ -521,13 +569,32 @@ static void run_close(Run *r)
     config_free(&r->cfg);
 }
 
+/* The config loader refuses two of the files train writes under one name;
+ * two names of one existing file (a link, "./x" and "x") are refused here,
+ * before the log is opened over the model or the checkpoint. */
+static int check_distinct_outputs(const Config *cfg)
+{
+    const char *paths[] = {cfg->weights_path, cfg->train.checkpoint_path, cfg->train.log_path};
+    struct stat sb[3];
+    bool exists[3];
+    for (int i = 0; i < 3; i++) exists[i] = stat(paths[i], &sb[i]) == 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (exists[i] && exists[j] && S_ISREG(sb[i].st_mode) && sb[i].st_dev == sb[j].st_dev &&
+                sb[i].st_ino == sb[j].st_ino) {
+                fprintf(stderr, "train: %s and %s are the same file\n", paths[i], paths[j]);
+                return EXIT_USAGE;
+            }
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, Options *opt)
 {
     static const struct option longs[] = {
         {"resume", no_argument, 0, 'r'}, {"vocab", no_argument, 0, 'v'},
         {"data", required_argument, 0, 'd'}, {"quiet", no_argument, 0, 'q'},
         {"threads", required_argument, 0, 't'}, {"out", required_argument, 0, 'o'},
-        {"overwrite", no_argument, 0, 'w'},
+        {"overwrite", no_argument, 0, 'w'}, {"force", no_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
@@ -537,6 +604,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'd': opt->data_path = optarg; break;
         case 'o': opt->out_path = optarg; break;
         case 'w': opt->overwrite = true; break;
+        case 'f': opt->force = true; break;
         case 'q': opt->quiet = true; break;
         case 't': {
             char *end;
@@ -552,6 +620,10 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(0);
         default: fprintf(stderr, "train: try 'train --help'\n"); return -1;
         }
+    }
+    if (opt->force && !opt->resume) {
+        fprintf(stderr, "train: --force goes with --resume (try 'train --help')\n");
+        return -1;
     }
     if (opt->out_path && !*opt->out_path) {
         fprintf(stderr, "train: --out: expected a file name\n");
@@ -594,7 +666,8 @@ int main(int argc, char **argv)
     if (!r.cfg.has_train) {
         fprintf(stderr, "train: %s: no train: section\n", r.cfg.path);
         status = EXIT_USAGE;
-    } else if (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK)) {
+    } else if (!(status = check_distinct_outputs(&r.cfg)) &&
+               (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
         status = build_vocab(&r.cfg, opt.data_path ? opt.data_path : r.cfg.train.train_path);
     }
     if (status || opt.vocab_only) {

@@ -382,6 +382,46 @@ static void test_resume_truncates_the_log(void **state)
     free(log);
 }
 
+/* The checkpoint's batch position means batches of its data, batch_tokens
+ * and seed: resuming under other ones is an error unless --resume --force. */
+static void test_changed_batching_needs_force(void **state)
+{
+    (void)state;
+    run_train(write_config("replan", "  batch_tokens: 60\n  epochs: 3\n  seed: 5\n  max_steps: 3\n"), NULL, 0);
+    static const struct { const char *train, *phrase; } cases[] = {
+        {"  batch_tokens: 100\n  epochs: 3\n  seed: 5\n", "written with batch_tokens 60, the config says 100"},
+        {"  batch_tokens: 60\n  epochs: 3\n  seed: 6\n", "written with seed 5, the config says 6"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *err = run_train_args(write_config("replan", cases[i].train), (const char *[]){"--resume", NULL}, 2);
+        if (!strstr(err, cases[i].phrase) || !strstr(err, "--force")) fail_msg("unexpected message: %s", err);
+        free(err);
+    }
+    /* other data: the same TSV less its last line */
+    size_t len;
+    char *tsv = read_file("tests/data/tiny.tsv", &len);
+    *strrchr(tsv, '\n') = '\0';
+    *(strrchr(tsv, '\n') + 1) = '\0';
+    char data[700], yaml[2048], cwd[512];
+    snprintf(data, sizeof data, "%s", temp_file("replan.tsv", tsv, strlen(tsv)));
+    free(tsv);
+    const char *config = write_config("replan", "  batch_tokens: 60\n  epochs: 3\n  seed: 5\n");
+    char *text = read_file(config, &len);
+    char *td = strstr(text, "  train_data:"), *rest = strstr(td, "  dev_data:");
+    snprintf(yaml, sizeof yaml, "%.*s  train_data: %s/%s\n%s", (int)(td - text), text,
+             getcwd(cwd, sizeof cwd), data, rest);
+    free(text);
+    temp_file("replan/config.yaml", yaml, strlen(yaml));
+    char *err = run_train_args(config, (const char *[]){"--resume", NULL}, 2);
+    if (!strstr(err, "replan.tsv) differs from the data it was written with")) fail_msg("unexpected message: %s", err);
+    free(err);
+    /* --force: on it goes, and says so */
+    err = run_train_args(config, (const char *[]){"--resume", "--force", NULL}, 0);
+    if (!strstr(err, "continuing (--force)")) fail_msg("unexpected message: %s", err);
+    free(err);
+    free(run_train_args(config, (const char *[]){"--force", NULL}, 2)); /* --force alone is a usage error */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_empty_corpus_is_an_error),
         cmocka_unit_test(test_log_write_error),
         cmocka_unit_test(test_resume_truncates_the_log),
+        cmocka_unit_test(test_changed_batching_needs_force),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }
