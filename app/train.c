@@ -236,6 +236,7 @@ static int log_row(Run *r, const char *event, double loss, double lr, double tok
                    double dloss, double bleu, double chrf)
 {
     if (!r->log) return 0;
+    errno = 0;
     if (fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f\n", event, r->trainer.opt.step,
                 r->progress.epoch, loss, lr, tok_s, norm, dloss, bleu, chrf, r->progress.elapsed) < 0 ||
         fflush(r->log) != 0) {
@@ -277,11 +278,13 @@ static void new_run_id(char id[RUN_ID_LENGTH + 1])
 static int weights_not_ours(const Run *r, Error *err)
 {
     const char *path = r->cfg.weights_path;
-    if (access(path, F_OK) != 0 && errno == ENOENT) return 0;
+    struct stat sb = {0};
+    if (stat(path, &sb) != 0 && errno == ENOENT) return 0;
     SafeFile f;
     Error ignored = {{0}};
     bool ours = false;
-    if (r->progress.run_id[0] && safetensors_open(path, &f, &ignored) == 0) {
+    /* (only a regular file can be one we wrote; opening a FIFO could block) */
+    if (r->progress.run_id[0] && S_ISREG(sb.st_mode) && safetensors_open(path, &f, &ignored) == 0) {
         const char *id = safetensors_meta(&f, "train_run");
         ours = id && strcmp(id, r->progress.run_id) == 0;
         safetensors_close(&f);
@@ -433,7 +436,49 @@ static int train_loop(Run *r)
     return 0;
 }
 
-static int open_log(Run *r);
+/* The CSV log: a new one, or on --resume the old one cut back to where the
+ * checkpoint was written (a killed run may have logged further; the resumed
+ * run logs those steps again). */
+static int open_log(Run *r)
+{
+    const char *path = r->cfg.train.log_path;
+    r->log = fopen(path, r->opt->resume ? "a" : "w");
+    struct stat sb;
+    if (!r->log || fstat(fileno(r->log), &sb) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno));
+        return EXIT_WRITE;
+    }
+    if (r->opt->resume && S_ISREG(sb.st_mode) && r->progress.log_bytes >= 0 &&
+        sb.st_size > r->progress.log_bytes) {
+        if (ftruncate(fileno(r->log), (off_t)r->progress.log_bytes) != 0) {
+            fprintf(stderr, "train: %s: cannot cut it back to the checkpoint's %lld bytes: %s\n", path,
+                    r->progress.log_bytes, strerror(errno));
+            return EXIT_WRITE;
+        }
+        sb.st_size = (off_t)r->progress.log_bytes;
+    }
+    bool empty = !r->opt->resume || (S_ISREG(sb.st_mode) && sb.st_size == 0);
+    errno = 0;
+    if ((empty && fputs("event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds\n",
+                        r->log) < 0) ||
+        fflush(r->log) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno ? errno : EIO));
+        return EXIT_WRITE;
+    }
+    return 0;
+}
+
+/* The log's final close is its last write: checked. */
+static int close_log(Run *r)
+{
+    FILE *f = r->log;
+    r->log = NULL;
+    if (f && fclose(f) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", r->cfg.train.log_path, strerror(errno));
+        return EXIT_WRITE;
+    }
+    return 0;
+}
 
 /* A checkpoint's epoch and batch index name batches of the order its data,
  * batch_tokens and seed made: under other ones they would silently name
@@ -508,49 +553,6 @@ static int start(Run *r)
         return EXIT_USAGE;
     }
     return open_log(r);
-}
-
-/* The CSV log: a new one, or on --resume the old one cut back to where the
- * checkpoint was written (a killed run may have logged further; the resumed
- * run logs those steps again). */
-static int open_log(Run *r)
-{
-    const char *path = r->cfg.train.log_path;
-    r->log = fopen(path, r->opt->resume ? "a" : "w");
-    struct stat sb;
-    if (!r->log || fstat(fileno(r->log), &sb) != 0) {
-        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno));
-        return EXIT_WRITE;
-    }
-    if (r->opt->resume && S_ISREG(sb.st_mode) && r->progress.log_bytes >= 0 &&
-        sb.st_size > r->progress.log_bytes) {
-        if (ftruncate(fileno(r->log), (off_t)r->progress.log_bytes) != 0) {
-            fprintf(stderr, "train: %s: cannot cut it back to the checkpoint's %lld bytes: %s\n", path,
-                    r->progress.log_bytes, strerror(errno));
-            return EXIT_WRITE;
-        }
-        sb.st_size = (off_t)r->progress.log_bytes;
-    }
-    bool empty = !r->opt->resume || (S_ISREG(sb.st_mode) && sb.st_size == 0);
-    if ((empty && fputs("event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds\n",
-                        r->log) < 0) ||
-        fflush(r->log) != 0) {
-        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno ? errno : EIO));
-        return EXIT_WRITE;
-    }
-    return 0;
-}
-
-/* The log's final close is its last write: checked. */
-static int close_log(Run *r)
-{
-    FILE *f = r->log;
-    r->log = NULL;
-    if (f && fclose(f) != 0) {
-        fprintf(stderr, "train: %s: cannot write: %s\n", r->cfg.train.log_path, strerror(errno));
-        return EXIT_WRITE;
-    }
-    return 0;
 }
 
 static void run_close(Run *r)
