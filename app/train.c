@@ -73,7 +73,7 @@ static void usage(FILE *out)
             "The best model by dev BLEU is written to the config's weights path (or FILE); a\n"
             "weights file there that this run (or the run it resumes) did not write is\n"
             "refused unless --overwrite.  A CSV log of every logged value goes to the config's\n"
-            "train.log path.\n"
+            "train.log path (or FILE.log.csv).\n"
             "Exit status: 0 done, 2 usage or config error, 3 data or model file error,\n"
             "4 write error, 130 interrupted (a checkpoint was saved: use --resume).\n");
 }
