@@ -211,6 +211,8 @@ static void test_existing_weights_are_not_replaced(void **state)
     assert_true(file_exists(out));
     assert_true(file_exists(in_dir("guard", "mine.safetensors.ckpt")));
     assert_true(file_exists(in_dir("guard", "mine.safetensors.log.csv")));
+    const char *out_resume[] = {"--out", out, "--resume", NULL}; /* its own lineage: fine */
+    free(run_train_args(config, out_resume, 0));
     now = read_file(weights, &len);
     assert_memory_equal(now, precious, strlen(precious));
     free(now);
