@@ -10,6 +10,7 @@
 #ifndef TRANSLATE_CHECKPOINT_H
 #define TRANSLATE_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../model/trainer.h"
@@ -32,6 +33,23 @@ void snapshots_add(Snapshots *s, const float *params);
 /* out[size] = the mean of the snapshots held (count >= 1). */
 void snapshots_average(const Snapshots *s, float *out);
 
+/* A training run's lineage: a random id drawn when a run starts from
+ * scratch, kept in every checkpoint it (or a --resume of it) writes and in
+ * the __metadata__ ("train_run") of every model it saves, so that train can
+ * tell a model it wrote from one it must not replace. */
+#define RUN_ID_LENGTH 16 /* hex digits */
+
+/* What a batch position means: the checkpoint's epoch and batch index name
+ * batches of the order that the training data, batch_tokens and seed make;
+ * under other ones the same numbers name other batches. */
+typedef struct {
+    bool known;         /* false: a checkpoint from before this was recorded */
+    uint64_t data_hash; /* dataset_hash of the training data */
+    int batch_tokens;
+    uint64_t seed;
+    size_t batches;     /* batches per epoch */
+} BatchPlan;
+
 typedef struct {
     int epoch;          /* the epoch under way (0-based) */
     int batch;          /* batches of that epoch already done */
@@ -39,11 +57,20 @@ typedef struct {
     double elapsed;     /* seconds of training so far, over all runs */
     double tokens;      /* tokens trained on so far */
     Snapshots snapshots;/* epoch-end parameters for averaging */
+    char run_id[RUN_ID_LENGTH + 1]; /* the lineage; "" in a checkpoint from before run ids */
+    BatchPlan plan;     /* what epoch and batch refer to */
+    long long log_bytes;/* the CSV log's length when the checkpoint was written; -1: unknown
+                           (rows after it are logged again by a resumed run, so it cuts them) */
 } TrainProgress;
 
 int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
                     const TrainProgress *progress, Error *err);
-/* Restore into a trainer already initialised for the same architecture. */
+/* Restore into a trainer already initialised for the same architecture
+ * (and `progress->snapshots` initialised for the config's average_last).
+ * Every value is validated: metadata numbers strictly parsed and in range,
+ * optimizer moments and snapshots finite (the second moments >= 0), the
+ * run id 16 hex digits.  Errors: "path: what".  On failure the trainer and
+ * progress may be partly overwritten. */
 int checkpoint_load(const char *path, Trainer *tr, VocabHashes hashes, TrainProgress *progress,
                     Error *err);
 

@@ -10,8 +10,8 @@
  * section is complete.
  *
  * Deliberately not supported: anchors, aliases, tags, merge keys, more than
- * one document, and YAML 1.1 number spellings beyond what strtoll/strtod
- * accept (no 0x/0o integers, no .inf/.nan).  Paths are joined to the YAML
+ * one document, and YAML 1.1 number spellings beyond plain decimal ones
+ * (no 0x/0o, no hex floats, no leading zeros, no .inf/.nan).  Paths are joined to the YAML
  * file's folder as text; nothing is canonicalised or checked to exist here.
  * The first problem found stops the load: one error, one line. */
 #include "config.h"
@@ -213,23 +213,39 @@ static bool in_range(const Key *k, double v)
     return lo_ok && hi_ok;
 }
 
-/* A number: a decimal integer (T_INT, T_U64) or a finite float, in range. */
+/* A number: a decimal integer (T_INT, T_U64) or a finite float, in range.
+ * Read as written or refused: no hex (strtod would take 0x1p3), no leading
+ * zeros (YAML 1.1 reads 016 as octal 14), no float that rounds to 0 or to
+ * a denormal (1e-50 would pass "> 0" and be stored as 0), and uint64
+ * values up to 2^64 - 1 (strtoll stops at 2^63 - 1). */
 static int parse_number(Loader *ld, const Key *k, const char *qname, double *out)
 {
     const char *s = (const char *)ld->ev.data.scalar.value;
     bool is_int = k->type != T_FLOAT;
     char range[48];
     char *end = NULL;
+    const char *digits = s + (*s == '+' || *s == '-');
     errno = 0;
-    *out = is_int ? (double)strtoll(s, &end, 10) : strtod(s, &end);
+    if (k->type == T_U64 && *s != '-')
+        *out = (double)strtoull(s, &end, 10);
+    else
+        *out = is_int ? (double)strtoll(s, &end, 10) : strtod(s, &end);
     bool whole = end != s && !*end && ld->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    if (whole && !is_int && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+        return fail(ld, ld->ev.start_mark, "%s: hexadecimal numbers are not supported, got '%.40s'", qname, s);
     if (!whole)
         return fail(ld, ld->ev.start_mark, "%s: expected %s, got %s", qname,
                     is_int ? "an integer" : "a number", got(ld));
+    if (digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9')
+        return fail(ld, ld->ev.start_mark, "%s: %.40s: leading zeros are refused (YAML 1.1 reads it as octal)",
+                    qname, s);
     if (!is_int && !isfinite(*out)) /* "nan", "inf", "1e999" */
         return fail(ld, ld->ev.start_mark, "%s: expected a finite number, got '%.40s'", qname, s);
-    if (is_int ? errno == ERANGE : fabs(*out) > FLT_MAX) /* beyond long long / float */
+    if (is_int ? errno == ERANGE : fabs(*out) > FLT_MAX) /* beyond long long / uint64 / float */
         return fail(ld, ld->ev.start_mark, "%s: %.40s is too large", qname, s);
+    if (!is_int && (errno == ERANGE || (*out != 0 && fabs(*out) < FLT_MIN))) /* below float's normal range */
+        return fail(ld, ld->ev.start_mark, "%s: %.40s is too small (a float's smallest is %g; write 0 for zero)",
+                    qname, s, (double)FLT_MIN);
     range_text(k, range, sizeof range);
     if (!in_range(k, *out))
         return fail(ld, ld->ev.start_mark, "%s: %.40s is out of range (must be %s)", qname, s,
@@ -275,7 +291,7 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
         break;
     case T_U64:
         if (parse_number(ld, k, qname, &v)) return -1;
-        *(uint64_t *)field = (uint64_t)strtoll(s, NULL, 10); /* exact, not via double */
+        *(uint64_t *)field = (uint64_t)strtoull(s, NULL, 10); /* exact, not via double */
         break;
     case T_FLOAT:
         if (parse_number(ld, k, qname, &v)) return -1;
@@ -439,6 +455,15 @@ static int finish_train(Loader *ld, yaml_mark_t train_mark)
     if (!t->dev_path) t->dev_path = join_path(ld->dir, DEFAULT_DEV_DATA);
     if (!t->checkpoint_path) t->checkpoint_path = concat(c->weights_path, "", ".ckpt");
     if (!t->log_path) t->log_path = concat(c->weights_path, "", ".log.csv");
+    /* Three files train writes: one name for two would make one overwrite
+     * the other (a checkpoint over the model it is training). */
+    const char *names[] = {"model.weights", "train.checkpoint", "train.log"};
+    const char *paths[] = {c->weights_path, t->checkpoint_path, t->log_path};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (strcmp(paths[i], paths[j]) == 0)
+                return fail(ld, train_mark, "%s and %s are the same file (%.200s)", names[j], names[i],
+                            paths[i]);
     return 0;
 }
 

@@ -88,6 +88,16 @@ void dataset_free(Dataset *d)
 
 static const Dataset *sort_data; /* qsort has no context argument */
 
+uint64_t dataset_hash(const Dataset *d)
+{
+    uint64_t h = fnv1a(14695981039346656037ULL, &d->count, sizeof d->count);
+    h = fnv1a(h, d->usable, d->count * sizeof *d->usable);
+    h = fnv1a(h, d->src_start, (d->count + 1) * sizeof *d->src_start);
+    h = fnv1a(h, d->tgt_start, (d->count + 1) * sizeof *d->tgt_start);
+    h = fnv1a(h, d->src_ids, (size_t)d->src_start[d->count] * sizeof *d->src_ids);
+    return fnv1a(h, d->tgt_ids, (size_t)d->tgt_start[d->count] * sizeof *d->tgt_ids);
+}
+
 static int pair_len(const Dataset *d, int i, bool target)
 {
     const int *start = target ? d->tgt_start : d->src_start;

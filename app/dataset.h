@@ -37,6 +37,10 @@ typedef struct {
 int dataset_load(Dataset *data, const char *path, int source_column, int target_column,
                  const Vocab *src_vocab, const Vocab *tgt_vocab, int max_len, Error *err);
 void dataset_free(Dataset *data); /* NULL-safe */
+/* A 64-bit hash of what training sees: every line's token ids and whether
+ * it is usable (a checkpoint records it: its batch position means nothing
+ * under other data). */
+uint64_t dataset_hash(const Dataset *data);
 
 typedef struct {
     size_t count;          /* batches */

@@ -4,6 +4,8 @@
  *                             their files do not exist yet)
  *   train CONFIG --resume     continue from the config's checkpoint
  *   train CONFIG --vocab      only (re)build the vocabularies
+ *   train --out FILE CONFIG   write the model to FILE (the checkpoint and
+ *                             the log beside it), not the config's path
  *
  * Each epoch: the batches in a new shuffled order, dev loss at its end,
  * and every `eval_epochs` epochs dev BLEU and chrF2 from greedy decoding;
@@ -11,10 +13,14 @@
  * A checkpoint (weights + optimizer + progress) is written every
  * `checkpoint_steps` steps and at every epoch's end; Ctrl-C (SIGINT) or
  * SIGTERM finishes the step under way, writes one and exits.
+ * A weights file that exists and was not written by this run's lineage
+ * (checkpoint.h: the run id) is never replaced, unless --overwrite says so:
+ * the config's path is usually a trained model someone wants to keep.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
  * error, 4 a file could not be written, 130 interrupted (checkpoint saved). */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,8 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/util.h"
 #include "../model/gemm.h"
 #include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
@@ -37,26 +46,34 @@
 enum { EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_WRITE = 4, EXIT_INTERRUPTED = 130 };
 
 typedef struct {
-    const char *config_path, *data_path;
+    const char *config_path, *data_path, *out_path;
     int threads;
-    bool resume, vocab_only, quiet;
+    bool resume, vocab_only, quiet, overwrite, force;
 } Options;
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: train CONFIG [--resume] [--vocab [--data TSV]]\n"
+            "Usage: train [--out FILE] CONFIG [--resume [--force]] [--overwrite] [--vocab [--data TSV]]\n"
             "Train the model CONFIG describes on its train: data.\n"
             "\n"
+            "      --out FILE    write the model to FILE instead of the config's weights path;\n"
+            "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
+            "      --overwrite   replace a weights file that this training run did not write\n"
             "      --resume      continue from the config's checkpoint\n"
+            "      --force       with --resume: continue although the training data, batch_tokens\n"
+            "                    or seed changed since the checkpoint (its batch position then\n"
+            "                    names other batches)\n"
             "      --vocab       only build the vocabularies (from --data TSV if given)\n"
             "  -t, --threads N   threads for matrix products (default: all cores)\n"
             "  -q, --quiet       no progress line\n"
             "  -h, --help        this help\n"
             "  -V, --version     the version\n"
             "\n"
-            "The best model by dev BLEU is written to the config's weights path; a CSV log\n"
-            "of every logged value goes to the config's train.log path.\n"
+            "The best model by dev BLEU is written to the config's weights path (or FILE); a\n"
+            "weights file there that this run (or the run it resumes) did not write is\n"
+            "refused unless --overwrite.  A CSV log of every logged value goes to the config's\n"
+            "train.log path (or FILE.log.csv).\n"
             "Exit status: 0 done, 2 usage or config error, 3 data or model file error,\n"
             "4 write error, 130 interrupted (a checkpoint was saved: use --resume).\n");
 }
@@ -99,6 +116,11 @@ static int build_vocab(const Config *cfg, const char *data_path)
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_DATA;
     }
+    if (corpus.count == 0) { /* vocabularies of specials only would train nothing */
+        fprintf(stderr, "train: %s: no pairs to build the vocabularies from\n", data_path);
+        corpus_free(&corpus);
+        return EXIT_DATA;
+    }
     int status = 0;
     VocabBuilder *src = vocab_builder_new(), *tgt = vocab_builder_new();
     if (count_column(src, corpus.source, corpus.line, corpus.count, data_path, &err) ||
@@ -131,6 +153,7 @@ typedef struct {
     bool *final_punctuation; /* [source vocabulary]: for train.drop_final_punctuation */
     Trainer trainer;
     TrainProgress progress;
+    BatchPlan plan;        /* this run's data and batching (checkpoint.h) */
     FILE *log;
     bool live;             /* a terminal: redraw one progress line */
     double run_start;      /* when this run started, and ... */
@@ -152,6 +175,15 @@ static int open_data(Run *r)
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_DATA;
     }
+    /* Nothing to learn from, or nothing to measure with: an error, not a
+     * "done" after 0 steps that saves an untrained "best" model. */
+    const char *none = !r->train.usable_count ? t->train_path : !r->dev.usable_count ? t->dev_path : NULL;
+    if (none) {
+        fprintf(stderr, "train: %s: no usable pairs (%zu lines with text; a pair needs valid text on both "
+                        "sides, at most max_len %d tokens)\n",
+                none, none == t->train_path ? r->train.count : r->dev.count, max_len);
+        return EXIT_DATA;
+    }
     r->cfg.arch.src_vocab = vocab_size(r->src_vocab);
     r->cfg.arch.tgt_vocab = vocab_size(r->tgt_vocab);
     r->hashes = (VocabHashes){vocab_hash(r->src_vocab), vocab_hash(r->tgt_vocab)};
@@ -163,6 +195,7 @@ static int open_data(Run *r)
     }
     batches_build(&r->batches, &r->train, t->batch_tokens);
     batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
+    r->plan = (BatchPlan){true, dataset_hash(&r->train), t->batch_tokens, t->seed, r->batches.count};
     fprintf(stderr, "train: %s: %zu pairs (%zu usable, %zu tokens, %zu <unk>) in %zu batches; dev %zu pairs\n",
             t->train_path, r->train.count, r->train.usable_count, r->train.tokens, r->train.unknown,
             r->batches.count, r->dev.count);
@@ -197,24 +230,68 @@ static double dev_loss(Run *r)
     return tokens ? sum / tokens : 0.0;
 }
 
-static void log_row(Run *r, const char *event, double loss, double lr, double tok_s, double norm,
-                    double dloss, double bleu, double chrf)
+/* One CSV row; a row that cannot be written is an error (status 4): a log
+ * that silently ends is worse than none. */
+static int log_row(Run *r, const char *event, double loss, double lr, double tok_s, double norm,
+                   double dloss, double bleu, double chrf)
 {
-    if (!r->log) return;
-    fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f\n", event, r->trainer.opt.step,
-            r->progress.epoch, loss, lr, tok_s, norm, dloss, bleu, chrf, r->progress.elapsed);
-    fflush(r->log);
+    if (!r->log) return 0;
+    errno = 0;
+    if (fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f\n", event, r->trainer.opt.step,
+                r->progress.epoch, loss, lr, tok_s, norm, dloss, bleu, chrf, r->progress.elapsed) < 0 ||
+        fflush(r->log) != 0) {
+        fprintf(stderr, "%strain: %s: cannot write: %s\n", r->live ? "\n" : "", r->cfg.train.log_path,
+                strerror(errno ? errno : EIO));
+        return EXIT_WRITE;
+    }
+    return 0;
 }
 
 static int save_checkpoint(Run *r)
 {
     Error err = {{0}};
     r->progress.elapsed = r->elapsed_before + now() - r->run_start; /* wall clock, evaluations included */
+    r->progress.log_bytes = r->log ? (long long)ftello(r->log) : -1; /* flushed by log_row */
     if (checkpoint_save(r->cfg.train.checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
     }
     return 0;
+}
+
+/* A fresh run id: 64 random bits as hex (checkpoint.h). */
+static void new_run_id(char id[RUN_ID_LENGTH + 1])
+{
+    uint64_t bits;
+    if (getrandom(&bits, sizeof bits, 0) != (ssize_t)sizeof bits) { /* no entropy: time and pid */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t seed[3] = {(uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid()};
+        bits = fnv1a(14695981039346656037ULL, seed, sizeof seed);
+    }
+    snprintf(id, RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
+}
+
+/* 0 when train may write the weights path: no file is there, or the one
+ * there names this run's lineage in its __metadata__.  Else -1 and a
+ * message that says how to go on. */
+static int weights_not_ours(const Run *r, Error *err)
+{
+    const char *path = r->cfg.weights_path;
+    struct stat sb = {0};
+    if (stat(path, &sb) != 0 && errno == ENOENT) return 0;
+    SafeFile f;
+    Error ignored = {{0}};
+    bool ours = false;
+    /* (only a regular file can be one we wrote; opening a FIFO could block) */
+    if (r->progress.run_id[0] && S_ISREG(sb.st_mode) && safetensors_open(path, &f, &ignored) == 0) {
+        const char *id = safetensors_meta(&f, "train_run");
+        ours = id && strcmp(id, r->progress.run_id) == 0;
+        safetensors_close(&f);
+    }
+    if (ours) return 0;
+    return error_set(err, "%s exists and was not written by this training run: train into a new "
+                          "file with --out FILE, or replace it with --overwrite", path);
 }
 
 /* Dev BLEU/chrF2 of `model`; writes it to the weights path when it beats
@@ -235,7 +312,14 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     r->progress.best_bleu = s.bleu;
     Error err = {{0}};
     Dtype dtype = r->cfg.train.weights_f16 ? DTYPE_F16 : DTYPE_F32;
-    if (model_save_with(model, r->cfg.weights_path, r->hashes, dtype, NULL, 0, NULL, 0, &err)) {
+    SafeMeta lineage = {"train_run", r->progress.run_id};
+    /* Checked again just before writing: a file put there since the start
+     * is no more ours than one that was there before. */
+    if (!r->opt->overwrite && weights_not_ours(r, &err)) {
+        fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
+        return EXIT_WRITE;
+    }
+    if (model_save_with(model, r->cfg.weights_path, r->hashes, dtype, NULL, 0, &lineage, 1, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
     }
@@ -265,8 +349,9 @@ static int evaluate_dev(Run *r, bool score, const char *when)
         fprintf(stderr, "; average of last %d epochs: BLEU %.2f, chrF2 %.2f%s", snap->count, avg_bleu,
                 avg_chrf, avg_improved ? " (best so far: saved)" : "");
     fprintf(stderr, "  [%.0f s]\n", r->progress.elapsed);
-    log_row(r, "eval", NAN, NAN, NAN, NAN, dloss, bleu, chrf);
-    if (snap->count >= 2) log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf);
+    if (log_row(r, "eval", NAN, NAN, NAN, NAN, dloss, bleu, chrf)) return EXIT_WRITE;
+    if (snap->count >= 2 && log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf))
+        return EXIT_WRITE;
     return 0;
 }
 
@@ -284,16 +369,17 @@ static int end_of_epoch(Run *r)
     return save_checkpoint(r);
 }
 
-static void show_progress(Run *r, double loss, double lr, double norm, bool force)
+/* Returns 0, or EXIT_WRITE when the log row could not be written. */
+static int show_progress(Run *r, double loss, double lr, double norm, bool force)
 {
     double t = now();
     const TrainConfig *c = &r->cfg.train;
     bool due = r->trainer.opt.step % c->log_steps == 0;
-    if (!due && !(r->live && t - r->last_log > 0.5) && !force) return;
+    if (!due && !(r->live && t - r->last_log > 0.5) && !force) return 0;
     double tok_s = r->tokens_since_log / (t - r->last_log + 1e-9);
     size_t left = (size_t)(c->epochs - r->progress.epoch) * r->batches.count - (size_t)r->progress.batch;
     double per_batch = r->progress.elapsed / (r->progress.tokens / (r->train.tokens / (double)r->batches.count) + 1e-9);
-    if (due) log_row(r, "step", loss, lr, tok_s, norm, NAN, NAN, NAN);
+    if (due && log_row(r, "step", loss, lr, tok_s, norm, NAN, NAN, NAN)) return EXIT_WRITE;
     if (!r->opt->quiet && (r->live || due))
         fprintf(stderr, "%sepoch %d/%d  step %ld  batch %d/%zu  loss %.4f  %.0f tok/s  lr %.2e  ETA %.0f min%s",
                 r->live ? "\r\033[K" : "train: ", r->progress.epoch + 1, c->epochs, r->trainer.opt.step,
@@ -301,6 +387,7 @@ static void show_progress(Run *r, double loss, double lr, double norm, bool forc
                 r->live ? "" : "\n");
     r->last_log = t;
     r->tokens_since_log = 0;
+    return 0;
 }
 
 static int train_loop(Run *r)
@@ -329,7 +416,7 @@ static int train_loop(Run *r)
             r->progress.tokens += r->packed.tokens;
             r->progress.elapsed = r->elapsed_before + now() - r->run_start;
             r->tokens_since_log += r->packed.tokens;
-            show_progress(r, loss, s.lr, norm, false);
+            if (show_progress(r, loss, s.lr, norm, false)) return EXIT_WRITE;
             if (!isfinite(loss)) {
                 fprintf(stderr, "\ntrain: the loss became %f at step %ld: stopping (lower the learning rate?)\n",
                         loss, r->trainer.opt.step);
@@ -349,6 +436,90 @@ static int train_loop(Run *r)
     return 0;
 }
 
+/* The CSV log: a new one, or on --resume the old one cut back to where the
+ * checkpoint was written (a killed run may have logged further; the resumed
+ * run logs those steps again). */
+static int open_log(Run *r)
+{
+    const char *path = r->cfg.train.log_path;
+    r->log = fopen(path, r->opt->resume ? "a" : "w");
+    struct stat sb;
+    if (!r->log || fstat(fileno(r->log), &sb) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno));
+        return EXIT_WRITE;
+    }
+    if (r->opt->resume && S_ISREG(sb.st_mode) && r->progress.log_bytes >= 0 &&
+        sb.st_size > r->progress.log_bytes) {
+        if (ftruncate(fileno(r->log), (off_t)r->progress.log_bytes) != 0) {
+            fprintf(stderr, "train: %s: cannot cut it back to the checkpoint's %lld bytes: %s\n", path,
+                    r->progress.log_bytes, strerror(errno));
+            return EXIT_WRITE;
+        }
+        sb.st_size = (off_t)r->progress.log_bytes;
+    }
+    bool empty = !r->opt->resume || (S_ISREG(sb.st_mode) && sb.st_size == 0);
+    errno = 0;
+    if ((empty && fputs("event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds\n",
+                        r->log) < 0) ||
+        fflush(r->log) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno ? errno : EIO));
+        return EXIT_WRITE;
+    }
+    return 0;
+}
+
+/* The log's final close is its last write: checked. */
+static int close_log(Run *r)
+{
+    FILE *f = r->log;
+    r->log = NULL;
+    if (f && fclose(f) != 0) {
+        fprintf(stderr, "train: %s: cannot write: %s\n", r->cfg.train.log_path, strerror(errno));
+        return EXIT_WRITE;
+    }
+    return 0;
+}
+
+/* A checkpoint's epoch and batch index name batches of the order its data,
+ * batch_tokens and seed made: under other ones they would silently name
+ * other batches.  So a change is an error unless --force, and a batch
+ * position beyond the epoch is one in any case. */
+static int check_plan(Run *r)
+{
+    const BatchPlan *was = &r->progress.plan, *now = &r->plan;
+    const char *path = r->cfg.train.checkpoint_path;
+    char what[200] = "";
+    if (!was->known)
+        snprintf(what, sizeof what, "it does not record its training data and batching");
+    else if (was->data_hash != now->data_hash)
+        snprintf(what, sizeof what, "the training data (%s) differs from the data it was written with",
+                 r->cfg.train.train_path);
+    else if (was->batch_tokens != now->batch_tokens)
+        snprintf(what, sizeof what, "it was written with batch_tokens %d, the config says %d",
+                 was->batch_tokens, now->batch_tokens);
+    else if (was->seed != now->seed)
+        snprintf(what, sizeof what, "it was written with seed %" PRIu64 ", the config says %" PRIu64,
+                 was->seed, now->seed);
+    else if (was->batches != now->batches)
+        snprintf(what, sizeof what, "it was written for %zu batches an epoch, the data makes %zu",
+                 was->batches, now->batches);
+    if (what[0] && !r->opt->force) {
+        fprintf(stderr, "train: %s: %s, so its batch position would name other batches "
+                        "(resume with --force to continue anyway)\n", path, what);
+        return EXIT_USAGE;
+    }
+    if (what[0]) {
+        fprintf(stderr, "train: %s: %s; continuing (--force)\n", path, what);
+        if ((size_t)r->progress.batch > r->batches.count) r->progress.batch = (int)r->batches.count;
+    }
+    if ((size_t)r->progress.batch > r->batches.count) {
+        fprintf(stderr, "train: %s: batch %d is beyond the epoch's %zu batches\n", path, r->progress.batch,
+                r->batches.count);
+        return EXIT_DATA;
+    }
+    return 0;
+}
+
 static int start(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
@@ -364,6 +535,8 @@ static int start(Run *r)
             fprintf(stderr, "train: %s\n", err.message);
             return EXIT_DATA;
         }
+        int status = check_plan(r);
+        if (status) return status;
         fprintf(stderr, "train: resuming from %s: epoch %d, batch %d, step %ld\n", t->checkpoint_path,
                 r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
         r->elapsed_before = r->progress.elapsed;
@@ -372,14 +545,14 @@ static int start(Run *r)
                 t->checkpoint_path);
         return EXIT_USAGE;
     }
-    r->log = fopen(t->log_path, r->opt->resume ? "a" : "w");
-    if (!r->log) {
-        fprintf(stderr, "train: %s: cannot write: %s\n", t->log_path, strerror(errno));
-        return EXIT_WRITE;
+    r->progress.plan = r->plan; /* what the checkpoints from here on record */
+    if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
+    Error err = {{0}};
+    if (!r->opt->overwrite && weights_not_ours(r, &err)) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_USAGE;
     }
-    if (!r->opt->resume)
-        fprintf(r->log, "event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds\n");
-    return 0;
+    return open_log(r);
 }
 
 static void run_close(Run *r)
@@ -398,12 +571,32 @@ static void run_close(Run *r)
     config_free(&r->cfg);
 }
 
+/* The config loader refuses two of the files train writes under one name;
+ * two names of one existing file (a link, "./x" and "x") are refused here,
+ * before the log is opened over the model or the checkpoint. */
+static int check_distinct_outputs(const Config *cfg)
+{
+    const char *paths[] = {cfg->weights_path, cfg->train.checkpoint_path, cfg->train.log_path};
+    struct stat sb[3];
+    bool exists[3];
+    for (int i = 0; i < 3; i++) exists[i] = stat(paths[i], &sb[i]) == 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (exists[i] && exists[j] && S_ISREG(sb[i].st_mode) && sb[i].st_dev == sb[j].st_dev &&
+                sb[i].st_ino == sb[j].st_ino) {
+                fprintf(stderr, "train: %s and %s are the same file\n", paths[i], paths[j]);
+                return EXIT_USAGE;
+            }
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, Options *opt)
 {
     static const struct option longs[] = {
         {"resume", no_argument, 0, 'r'}, {"vocab", no_argument, 0, 'v'},
         {"data", required_argument, 0, 'd'}, {"quiet", no_argument, 0, 'q'},
-        {"threads", required_argument, 0, 't'},
+        {"threads", required_argument, 0, 't'}, {"out", required_argument, 0, 'o'},
+        {"overwrite", no_argument, 0, 'w'}, {"force", no_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
@@ -411,6 +604,9 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'r': opt->resume = true; break;
         case 'v': opt->vocab_only = true; break;
         case 'd': opt->data_path = optarg; break;
+        case 'o': opt->out_path = optarg; break;
+        case 'w': opt->overwrite = true; break;
+        case 'f': opt->force = true; break;
         case 'q': opt->quiet = true; break;
         case 't': {
             char *end;
@@ -426,6 +622,14 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(0);
         default: fprintf(stderr, "train: try 'train --help'\n"); return -1;
         }
+    }
+    if (opt->force && !opt->resume) {
+        fprintf(stderr, "train: --force goes with --resume (try 'train --help')\n");
+        return -1;
+    }
+    if (opt->out_path && !*opt->out_path) {
+        fprintf(stderr, "train: --out: expected a file name\n");
+        return -1;
     }
     if (optind != argc - 1) {
         fprintf(stderr, "train: expected one CONFIG (try 'train --help')\n");
@@ -447,11 +651,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }
+    if (opt.out_path && *opt.out_path && r.cfg.has_train) {
+        /* The checkpoint and the log follow the model: a config's own
+         * checkpoint path would mix two runs' files. */
+        TrainConfig *t = &r.cfg.train;
+        free(r.cfg.weights_path);
+        free(t->checkpoint_path);
+        free(t->log_path);
+        r.cfg.weights_path = xstrdup(opt.out_path);
+        t->checkpoint_path = xmalloc(strlen(opt.out_path) + sizeof ".log.csv");
+        t->log_path = xmalloc(strlen(opt.out_path) + sizeof ".log.csv");
+        sprintf(t->checkpoint_path, "%s.ckpt", opt.out_path);
+        sprintf(t->log_path, "%s.log.csv", opt.out_path);
+    }
     int status = 0;
     if (!r.cfg.has_train) {
         fprintf(stderr, "train: %s: no train: section\n", r.cfg.path);
         status = EXIT_USAGE;
-    } else if (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK)) {
+    } else if (!(status = check_distinct_outputs(&r.cfg)) &&
+               (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
         status = build_vocab(&r.cfg, opt.data_path ? opt.data_path : r.cfg.train.train_path);
     }
     if (status || opt.vocab_only) {
@@ -468,6 +686,7 @@ int main(int argc, char **argv)
         signal(SIGTERM, on_signal);
         r.run_start = now();
         status = train_loop(&r);
+        if (!status) status = close_log(&r);
         if (!status)
             fprintf(stderr, "train: done: %ld steps, %.0f s (wall clock, evaluations included), "
                             "%.0f tokens/s, best dev BLEU %.2f; model in %s\n",

@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,22 @@ static void yaml_spellings_of_values_are_accepted(void **state)
     config_free(&c);
 }
 
+/* Seeds are uint64: every value up to 2^64 - 1, stored exactly. */
+static void seeds_take_every_uint64(void **state)
+{
+    (void)state;
+    Config c;
+    Error err = {""};
+    const char *path;
+    const char *yaml = VALID_HEAD "model:\n  weights: w.st\n  source_vocab: s.vocab\n  target_vocab: t.vocab\n"
+                       "  random_init_seed: 9223372036854775808\n" VALID_ARCH
+                       "train:\n  seed: 18446744073709551615\n";
+    if (load_text(yaml, &c, &err, &path)) fail_msg("%s", err.message);
+    assert_true(c.random_seed == 9223372036854775808ULL);
+    assert_true(c.train.seed == UINT64_MAX);
+    config_free(&c);
+}
+
 static void config_free_is_null_safe_and_zeroes(void **state)
 {
     (void)state;
@@ -406,6 +423,40 @@ static void out_of_range_values_are_rejected(void **state)
     CHECK_REJECTED(cases);
 }
 
+/* A number means what it says or is refused: no silent underflow to 0, no
+ * hex, no leading zeros (YAML 1.1 reads 016 as octal 14), no wrap-around. */
+static void numbers_are_read_as_written(void **state)
+{
+    (void)state;
+    static const BadCase cases[] = {
+        {"train:\n  learning_rate: 1e-50\n", "2:18", "learning_rate: 1e-50 is too small"},
+        {"train:\n  weight_decay: 1e-40\n", "2:17", "1e-40 is too small"},
+        {"train:\n  weight_decay: 1e-400\n", "2:17", "1e-400 is too small"},
+        {"decoding:\n  length_penalty: 0x1p-2\n", "2:19", "hexadecimal numbers are not supported"},
+        {"decoding:\n  length_penalty: -0X1\n", "2:19", "hexadecimal"},
+        {"architecture:\n  d_model: 016\n", "2:12", "016: leading zeros are refused (YAML 1.1 reads it as octal)"},
+        {"architecture:\n  d_model: +016\n", "2:12", "leading zeros"},
+        {"decoding:\n  length_penalty: 01.5\n", "2:19", "leading zeros"},
+        {"train:\n  seed: 18446744073709551616\n", "2:9", "18446744073709551616 is too large"},
+        {"train:\n  seed: -1\n", "2:9", "must be >= 0"},
+        {"model:\n  random_init_seed: 0x10\n", "2:21", "expected an integer"},
+    };
+    CHECK_REJECTED(cases);
+}
+
+/* train writes three files; one name for two of them would make one
+ * overwrite the other (the checkpoint over the model). */
+static void train_outputs_must_differ(void **state)
+{
+    (void)state;
+    static const BadCase cases[] = {
+        {VALID "train:\n  checkpoint: w.st\n", "19:1", "train.checkpoint and model.weights are the same file"},
+        {VALID "train:\n  log: w.st\n", "19:1", "train.log and model.weights are the same file"},
+        {VALID "train:\n  checkpoint: x\n  log: x\n", "19:1", "train.log and train.checkpoint are the same file"},
+    };
+    CHECK_REJECTED(cases);
+}
+
 static void missing_required_keys_point_at_the_mapping(void **state)
 {
     (void)state;
@@ -493,6 +544,9 @@ int main(void)
         cmocka_unit_test(wrong_types_are_rejected),
         cmocka_unit_test(bad_choices_are_rejected),
         cmocka_unit_test(out_of_range_values_are_rejected),
+        cmocka_unit_test(numbers_are_read_as_written),
+        cmocka_unit_test(train_outputs_must_differ),
+        cmocka_unit_test(seeds_take_every_uint64),
         cmocka_unit_test(missing_required_keys_point_at_the_mapping),
         cmocka_unit_test(document_shape_errors_are_rejected),
         cmocka_unit_test(invalid_utf8_names_the_byte_offset),

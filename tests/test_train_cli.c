@@ -3,6 +3,7 @@
  * resumed ends with the very same weights as an uninterrupted one. */
 #include "testutil.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,39 @@ static const char *write_config(const char *dir_name, const char *extra_train)
     return tiny_train_config(dir_name, 0.0f, extra_train, path, sizeof path);
 }
 
+/* ./train -q -t 1 CONFIG [FLAGS...]: its status must be want_status;
+ * returns its stderr (free it). */
+static char *run_train_args(const char *config, const char *const *flags, int want_status)
+{
+    const char *argv[16] = {"./train", "-q", "-t", "1", config};
+    int n = 5;
+    for (; flags && *flags && n < 15; flags++) argv[n++] = *flags;
+    argv[n] = NULL;
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != want_status) fail_msg("train %s exited %d, not %d:\n%s", config, r.status, want_status, r.err);
+    char *err = r.err;
+    r.err = NULL;
+    run_result_free(&r);
+    return err;
+}
+
 static void run_train(const char *config, const char *flag, int want_status)
 {
-    const char *argv[] = {"./train", "-q", "-t", "1", config, flag, NULL};
-    RunResult r = run_program(argv, NULL, 0);
-    if (r.status != want_status) fail_msg("train %s exited %d:\n%s", config, r.status, r.err);
-    run_result_free(&r);
+    const char *flags[] = {flag, NULL};
+    free(run_train_args(config, flags, want_status));
 }
+
+/* "<temp dir>/<dir>/<name>" in a static buffer (one of four). */
+static const char *in_dir(const char *dir, const char *name)
+{
+    static char paths[4][700];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, sizeof paths[0], "%s/%s/%s", temp_dir(), dir, name);
+    return p;
+}
+
+static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
 
 static void test_tiny_model_memorises_sixteen_pairs(void **state)
 {
@@ -154,6 +181,254 @@ static void test_interrupt_saves_a_checkpoint(void **state)
     safetensors_close(&f);
 }
 
+/* A weights file train did not write (here: bytes standing for a trained
+ * model) is never replaced: train refuses before training, status 2, and
+ * the file is byte for byte what it was.  --overwrite replaces it; --out
+ * trains into another file, with the checkpoint and the log beside it. */
+static void test_existing_weights_are_not_replaced(void **state)
+{
+    (void)state;
+    const char *settings = "  batch_tokens: 1000\n  epochs: 1\n";
+    const char *config = write_config("guard", settings);
+    static const char precious[] = "a trained model that took 56 minutes";
+    char weights[700], out[700];
+    snprintf(weights, sizeof weights, "%s", in_dir("guard", "model.safetensors"));
+    FILE *f = fopen(weights, "wb");
+    assert_non_null(f);
+    fputs(precious, f);
+    assert_int_equal(fclose(f), 0);
+
+    char *err = run_train_args(config, NULL, 2);
+    if (!strstr(err, "model.safetensors exists and was not written by this training run"))
+        fail_msg("unexpected message: %s", err);
+    free(err);
+    size_t len;
+    char *now = read_file(weights, &len);
+    assert_int_equal(len, strlen(precious));
+    assert_memory_equal(now, precious, len);
+    free(now);
+    assert_false(file_exists(in_dir("guard", "model.safetensors.ckpt"))); /* nothing started */
+
+    /* --out: a new file, and the checkpoint and log go beside it */
+    snprintf(out, sizeof out, "%s", in_dir("guard", "mine.safetensors"));
+    const char *out_flags[] = {"--out", out, NULL};
+    free(run_train_args(config, out_flags, 0));
+    assert_true(file_exists(out));
+    assert_true(file_exists(in_dir("guard", "mine.safetensors.ckpt")));
+    assert_true(file_exists(in_dir("guard", "mine.safetensors.log.csv")));
+    const char *out_resume[] = {"--out", out, "--resume", NULL}; /* its own lineage: fine */
+    free(run_train_args(config, out_resume, 0));
+    now = read_file(weights, &len);
+    assert_memory_equal(now, precious, strlen(precious));
+    free(now);
+    /* --out naming a file this run did not write is refused just the same */
+    const char *onto_flags[] = {"--out", weights, NULL};
+    free(run_train_args(config, onto_flags, 2));
+    now = read_file(weights, &len);
+    assert_memory_equal(now, precious, strlen(precious));
+    free(now);
+
+    /* --overwrite replaces it with a model translate can load */
+    const char *over[] = {"--overwrite", NULL};
+    free(run_train_args(config, over, 0));
+    const char *argv[] = {"./translate", "-q", "-c", config, "a", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("translate after --overwrite exited %d: %s", r.status, r.err);
+    run_result_free(&r);
+}
+
+/* A resumed run may replace the model its own lineage wrote, but not a
+ * file that was put there since. */
+static void test_resume_refuses_a_foreign_model(void **state)
+{
+    (void)state;
+    const char *config = write_config("lineage", "  batch_tokens: 60\n  epochs: 3\n  max_steps: 3\n");
+    run_train(config, NULL, 0); /* writes the model at max_steps, and a checkpoint */
+    char weights[700];
+    snprintf(weights, sizeof weights, "%s", in_dir("lineage", "model.safetensors"));
+    assert_true(file_exists(weights));
+    run_train(write_config("lineage", "  batch_tokens: 60\n  epochs: 3\n  max_steps: 6\n"), "--resume", 0);
+    /* another run's model in its place */
+    const char *theirs = write_config("lineage-other", "  batch_tokens: 60\n  epochs: 1\n  max_steps: 2\n");
+    run_train(theirs, NULL, 0);
+    assert_int_equal(rename(in_dir("lineage-other", "model.safetensors"), weights), 0);
+    size_t before_len, after_len;
+    char *before = read_file(weights, &before_len);
+    config = write_config("lineage", "  batch_tokens: 60\n  epochs: 3\n  max_steps: 9\n");
+    char *err = run_train_args(config, (const char *[]){"--resume", NULL}, 2);
+    if (!strstr(err, "was not written by this training run")) fail_msg("unexpected message: %s", err);
+    free(err);
+    char *after = read_file(weights, &after_len);
+    assert_int_equal(before_len, after_len);
+    assert_memory_equal(before, after, before_len);
+    free(before);
+    free(after);
+    free(run_train_args(config, (const char *[]){"--resume", "--overwrite", NULL}, 0));
+}
+
+/* The tiny config with `log_steps: 1000` replaced by `log_steps` (the
+ * testutil config fixes it, and a key may appear only once). */
+static const char *write_config_logging(const char *dir_name, const char *extra_train, const char *log_steps)
+{
+    const char *config = write_config(dir_name, extra_train);
+    size_t len;
+    char *yaml = read_file(config, &len);
+    char *at = strstr(yaml, "  log_steps: 1000\n");
+    assert_non_null(at);
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s  log_steps: %s\n%s", (int)(at - yaml), yaml, log_steps, at + strlen("  log_steps: 1000\n"));
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    return config;
+}
+
+/* Training on nothing is an error naming the file (status 3), not a
+ * "done" after 0 steps with an untrained "best" model; so is a dev set
+ * without a usable pair ("dev loss 0.0000" before). */
+static void test_empty_corpus_is_an_error(void **state)
+{
+    (void)state;
+    static const struct { const char *name, *train, *dev, *which; } cases[] = {
+        {"empty-train", "", NULL, "train.tsv"},
+        {"blank-train", "\n\n\t\n \t \n\n", NULL, "train.tsv"},
+        {"unusable-train", "\tno source\nno target\t\n", NULL, "train.tsv"},
+        {"empty-dev", NULL, "", "dev.tsv"},
+    };
+    size_t tsv_len;
+    char *tiny = read_file("tests/data/tiny.tsv", &tsv_len);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char train[700], dev[700];
+        snprintf(train, sizeof train, "%s", temp_file("train.tsv", cases[i].train ? cases[i].train : tiny,
+                                                    cases[i].train ? strlen(cases[i].train) : tsv_len));
+        snprintf(dev, sizeof dev, "%s", temp_file("dev.tsv", cases[i].dev ? cases[i].dev : tiny,
+                                                cases[i].dev ? strlen(cases[i].dev) : tsv_len));
+        char cwd[512];
+        assert_non_null(getcwd(cwd, sizeof cwd));
+        /* the vocabularies come from the real data: only the corpus under test is empty */
+        const char *config = write_config(cases[i].name, "  epochs: 1\n");
+        const char *vocab_flags[] = {"--vocab", NULL};
+        free(run_train_args(config, vocab_flags, 0));
+        /* the same folder, now with the data under test (tiny_train_config
+         * already names train_data, so write the whole config again) */
+        size_t len;
+        char *yaml = read_file(config, &len);
+        char *td = strstr(yaml, "  train_data:");
+        char *rest = strstr(td, "  label_smoothing:");
+        FILE *f = fopen(config, "w");
+        assert_non_null(f);
+        fprintf(f, "%.*s  train_data: %s/%s\n  dev_data: %s/%s\n%s", (int)(td - yaml), yaml, cwd, train, cwd, dev, rest);
+        assert_int_equal(fclose(f), 0);
+        free(yaml);
+        char *err = run_train_args(config, NULL, 3);
+        if (!strstr(err, cases[i].which) || !strstr(err, "no usable pairs"))
+            fail_msg("%s: unexpected message: %s", cases[i].name, err);
+        free(err);
+        assert_false(file_exists(in_dir(cases[i].name, "model.safetensors")));
+    }
+    free(tiny);
+    /* no vocabularies yet: they are not built from nothing either */
+    char empty[700], yaml[1600];
+    snprintf(empty, sizeof empty, "%s", temp_file("train.tsv", "", 0));
+    const char *config = write_config("empty-vocab", "  epochs: 1\n");
+    size_t len;
+    char *text = read_file(config, &len);
+    char *td = strstr(text, "  train_data:"), *rest = strstr(td, "  dev_data:");
+    snprintf(yaml, sizeof yaml, "%.*s  train_data: %s/%s\n%s", (int)(td - text), text,
+             getcwd((char[512]){0}, 512), empty, rest);
+    free(text);
+    temp_file("empty-vocab/config.yaml", yaml, strlen(yaml));
+    char *err = run_train_args(config, NULL, 3);
+    if (!strstr(err, "train.tsv: no pairs to build the vocabularies from")) fail_msg("unexpected message: %s", err);
+    free(err);
+    assert_false(file_exists(in_dir("empty-vocab", "src.vocab")));
+}
+
+/* A log that cannot be written is an error (status 4, one line naming
+ * it), not an empty file and status 0. */
+static void test_log_write_error(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) {
+        print_message("skipped: no /dev/full\n");
+        return;
+    }
+    const char *config = write_config("full-log", "  batch_tokens: 1000\n  epochs: 1\n  log: /dev/full\n");
+    char *err = run_train_args(config, NULL, 4);
+    if (!strstr(err, "train: /dev/full: cannot write")) fail_msg("unexpected message: %s", err);
+    free(err);
+}
+
+/* A run killed after logging past its last checkpoint leaves rows that
+ * the resumed run logs again: they are cut off on resume, so every step
+ * is in the log once. */
+static void test_resume_truncates_the_log(void **state)
+{
+    (void)state;
+    const char *common = "  batch_tokens: 60\n  epochs: 2\n  dropout: 0.0\n  seed: 5\n  checkpoint_steps: 3\n";
+    char stop[256];
+    snprintf(stop, sizeof stop, "%s  max_steps: 5\n", common);
+    run_train(write_config_logging("logcut", stop, "1"), NULL, 0); /* checkpoint at step 5 */
+    /* what a killed run would have logged after that checkpoint */
+    FILE *f = fopen(in_dir("logcut", "model.safetensors.log.csv"), "a");
+    assert_non_null(f);
+    fputs("step,6,0,123.456789,1.0e-03,1,1,nan,nan,nan,nan,1.0\nstep,7,0,123.456789,1.0e-03,1,1,nan,nan,nan,nan,1.0\n", f);
+    assert_int_equal(fclose(f), 0);
+    run_train(write_config_logging("logcut", common, "1"), "--resume", 0);
+    size_t len;
+    char *log = read_file(in_dir("logcut", "model.safetensors.log.csv"), &len);
+    if (strstr(log, "123.456789")) fail_msg("rows from after the checkpoint kept:\n%s", log);
+    long expect = 1;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "step,", 5) != 0) continue;
+        long step = strtol(line + 5, NULL, 10);
+        if (step != expect) fail_msg("log row for step %ld where step %ld was due", step, expect);
+        expect++;
+    }
+    assert_true(expect > 6);
+    free(log);
+}
+
+/* The checkpoint's batch position means batches of its data, batch_tokens
+ * and seed: resuming under other ones is an error unless --resume --force. */
+static void test_changed_batching_needs_force(void **state)
+{
+    (void)state;
+    run_train(write_config("replan", "  batch_tokens: 60\n  epochs: 3\n  seed: 5\n  max_steps: 3\n"), NULL, 0);
+    static const struct { const char *train, *phrase; } cases[] = {
+        {"  batch_tokens: 100\n  epochs: 3\n  seed: 5\n", "written with batch_tokens 60, the config says 100"},
+        {"  batch_tokens: 60\n  epochs: 3\n  seed: 6\n", "written with seed 5, the config says 6"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *err = run_train_args(write_config("replan", cases[i].train), (const char *[]){"--resume", NULL}, 2);
+        if (!strstr(err, cases[i].phrase) || !strstr(err, "--force")) fail_msg("unexpected message: %s", err);
+        free(err);
+    }
+    /* other data: the same TSV less its last line */
+    size_t len;
+    char *tsv = read_file("tests/data/tiny.tsv", &len);
+    *strrchr(tsv, '\n') = '\0';
+    *(strrchr(tsv, '\n') + 1) = '\0';
+    char data[700], yaml[2048], cwd[512];
+    snprintf(data, sizeof data, "%s", temp_file("replan.tsv", tsv, strlen(tsv)));
+    free(tsv);
+    const char *config = write_config("replan", "  batch_tokens: 60\n  epochs: 3\n  seed: 5\n");
+    char *text = read_file(config, &len);
+    char *td = strstr(text, "  train_data:"), *rest = strstr(td, "  dev_data:");
+    snprintf(yaml, sizeof yaml, "%.*s  train_data: %s/%s\n%s", (int)(td - text), text,
+             getcwd(cwd, sizeof cwd), data, rest);
+    free(text);
+    temp_file("replan/config.yaml", yaml, strlen(yaml));
+    char *err = run_train_args(config, (const char *[]){"--resume", NULL}, 2);
+    if (!strstr(err, "replan.tsv) differs from the data it was written with")) fail_msg("unexpected message: %s", err);
+    free(err);
+    /* --force: on it goes, and says so */
+    err = run_train_args(config, (const char *[]){"--resume", "--force", NULL}, 0);
+    if (!strstr(err, "continuing (--force)")) fail_msg("unexpected message: %s", err);
+    free(err);
+    free(run_train_args(config, (const char *[]){"--force", NULL}, 2)); /* --force alone is a usage error */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +436,12 @@ int main(void)
         cmocka_unit_test(test_resumed_run_equals_uninterrupted_run),
         cmocka_unit_test(test_existing_checkpoint_needs_resume),
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
+        cmocka_unit_test(test_existing_weights_are_not_replaced),
+        cmocka_unit_test(test_resume_refuses_a_foreign_model),
+        cmocka_unit_test(test_empty_corpus_is_an_error),
+        cmocka_unit_test(test_log_write_error),
+        cmocka_unit_test(test_resume_truncates_the_log),
+        cmocka_unit_test(test_changed_batching_needs_force),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }

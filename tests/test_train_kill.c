@@ -109,6 +109,26 @@ static void assert_same_file(const char *a_path, const char *b_path, int progres
     safetensors_close(&b);
 }
 
+/* The CSV log without its wall-clock columns (tokens_per_s, seconds):
+ * what a resumed run must log exactly as an uninterrupted one did. */
+static char *log_without_times(const char *path)
+{
+    size_t len;
+    char *log = read_file(path, &len);
+    if (!log) fail_msg("%s: cannot read", path);
+    char *out = calloc(len + 1, 1), *o = out;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        int field = 0;
+        for (char *p = line; *p; p++) {
+            if (*p == ',') field++;
+            if (field != 5 && field != 10) *o++ = *p;
+        }
+        *o++ = '\n';
+    }
+    free(log);
+    return out;
+}
+
 static void test_sigkill_at_random_moments_then_resume(void **state)
 {
     (void)state;
@@ -156,6 +176,14 @@ static void test_sigkill_at_random_moments_then_resume(void **state)
     snprintf(path_a, sizeof path_a, "%s/kill-whole/model.safetensors", temp_dir());
     snprintf(path_b, sizeof path_b, "%s/kill-killed/model.safetensors", temp_dir());
     assert_same_file(path_a, path_b, 0); /* the best model by dev BLEU, too */
+
+    /* and the log: each row once, as the uninterrupted run wrote it */
+    snprintf(path_a, sizeof path_a, "%s/kill-whole/model.safetensors.log.csv", temp_dir());
+    snprintf(path_b, sizeof path_b, "%s/kill-killed/model.safetensors.log.csv", temp_dir());
+    char *log_a = log_without_times(path_a), *log_b = log_without_times(path_b);
+    assert_string_equal(log_a, log_b);
+    free(log_a);
+    free(log_b);
 }
 
 int main(void)
