@@ -4,7 +4,10 @@
  * own greedy output (the same numbers decoding produced, see
  * tests/test_model.c) so that every intermediate value is at hand in the
  * activations; scores before the softmax are recomputed from Q and K for
- * display, exactly as model/attention.c computes them. */
+ * display, the same formula as model/attention.c (q·k · scale) but summed
+ * in plain order rather than vec_dot's eight partial sums, so they can
+ * differ from the model's in the last bits (far below the 3 decimals
+ * shown). */
 #include "explain.h"
 
 #include <math.h>
