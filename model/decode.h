@@ -61,6 +61,10 @@ void decode_teacher_forced(const Model *model, const int *src_ids, int S,
                            const int *input_ids, const int *output_ids, int T,
                            Translation *out);
 
+/* Allocate *out for a source src_ids[S] (copied) and up to T steps, every
+ * array zeroed (logits only if keep_logits); steps is left 0. */
+void translation_init(Translation *out, const ModelArch *arch, const int *src_ids, int S, int T,
+                      bool keep_logits);
 void translation_free(Translation *t); /* NULL-safe, leaves it zeroed */
 
 /* Pieces shared with beam search (beam.c). */
@@ -68,8 +72,14 @@ void translation_free(Translation *t); /* NULL-safe, leaves it zeroed */
 float decode_log_sum_exp(const float *logits, int V);
 /* The K largest logits' ids (ties: lower id first), best first; -1 past V. */
 void decode_top_k(const float *logits, int V, int K, int *ids);
-/* Rows 0..T-1 of an [H, rows, stride] map block into a dense [H, T, cols]. */
-void decode_copy_map(float *dst, const float *src, int H, int T, int cols, int rows, int stride);
+/* One step's DECODE_TOP_K most probable tokens: ids[K] and their
+ * log-probabilities logprobs[K] (-inf past V); lse from decode_log_sum_exp. */
+void decode_top_logprobs(const float *logits, int V, float lse, int *ids, float *logprobs);
+/* The decoder self- and cross-attention maps of sequence b of `batch`
+ * (rows 0..out->steps-1 of each [H, cap, ...] block) into out's dense
+ * [L_dec, H, T, T] and [L_dec, H, T, S]. */
+void decode_copy_target_maps(Translation *out, const Activations *acts, const Batch *batch, int b,
+                             const ModelArch *arch);
 
 /* Greedy decoding of `count` sentences at once, packed as in a Batch
  * (src_ids with src_start[count+1]), each with its own step limit: the

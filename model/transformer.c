@@ -26,10 +26,13 @@ ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int l
     return s;
 }
 
-ActsSize acts_size_steps(const ModelArch *arch, int beams, int src_len, int tgt_len)
+ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_rows, int src_longest)
 {
-    size_t H = (size_t)arch->heads, B = (size_t)beams, S = (size_t)src_len, T = (size_t)tgt_len;
-    ActsSize s = {src_len, beams, beams * tgt_len, H * S * S, H * B * T * T, H * B * T * S, false};
+    size_t H = (size_t)arch->heads, B = (size_t)targets, T = (size_t)cap, Ns = (size_t)src_rows;
+    ActsSize s = {src_rows, targets, targets * cap, 0, 0, 0, false};
+    s.enc_probs = H * (size_t)src_longest * Ns;
+    s.dec_probs = H * B * T * T;
+    s.cross_probs = H * T * Ns; /* Σ_b T · S_b */
     return s;
 }
 
@@ -134,6 +137,17 @@ void acts_free(Activations *a)
     free(a->encoder);
     free(a->decoder);
     memset(a, 0, sizeof *a);
+}
+
+Batch *transformer_one_batch(OneBatch *one, const int *src_ids, int S, const int *tgt_ids, int T)
+{
+    one->src_start[0] = 0;
+    one->src_start[1] = S;
+    one->tgt_start[0] = 0;
+    one->tgt_start[1] = T;
+    one->batch = (Batch){.count = 1, .src_ids = src_ids, .src_start = one->src_start,
+                         .tgt_ids = tgt_ids, .tgt_start = one->tgt_start};
+    return &one->batch;
 }
 
 /* ---- where each sequence's attention maps live ------------------------- */

@@ -46,6 +46,18 @@ typedef struct {
                              decoder attention maps; 0 means each target's length */
 } Batch;
 
+/* A Batch of one sequence and the offsets it points at. */
+typedef struct {
+    Batch batch;
+    int src_start[2], tgt_start[2];
+} OneBatch;
+
+/* one->batch set to source src_ids[S] and target tgt_ids[T] (T 0 and
+ * tgt_ids NULL for encoding only), a full pass from position 0; the caller
+ * may then set tgt_pos and kv_capacity for step decoding.  Returns
+ * &one->batch, valid while *one is. */
+Batch *transformer_one_batch(OneBatch *one, const int *src_ids, int S, const int *tgt_ids, int T);
+
 typedef struct {
     float *q, *k, *v;     /* [Nq, D] queries; [Nk, D] keys and values (the K/V store
                              for decoder self-attention; memory-projected for cross) */
@@ -116,9 +128,10 @@ typedef struct {
  * target tokens, no sequence longer than `longest`, processed whole
  * (training, teacher forcing). */
 ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest);
-/* The sizes for decoding `beams` hypotheses of up to `tgt_len` tokens one
- * step at a time over one source of up to `src_len` tokens. */
-ActsSize acts_size_steps(const ModelArch *arch, int beams, int src_len, int tgt_len);
+/* The sizes for decoding `targets` sequences of up to `cap` tokens each,
+ * one step at a time, over sources of `src_rows` tokens in all, none longer
+ * than `src_longest` (the encoder maps are bounded as in acts_size_full). */
+ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_rows, int src_longest);
 
 void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
 void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
@@ -141,8 +154,11 @@ void transformer_backward(Activations *grad, Params *grads, const Activations *a
                           const Model *model, const Batch *batch);
 void acts_zero(Activations *acts);
 
-/* Probabilities of head h of layer l of sequence b's maps, located in the
- * packed storage; `rows`/`keys` give the block's layout. */
+/* Where sequence b's attention maps of layer `layer` start in the packed
+ * storage: a block [H, rows, stride] as AttentionShape (layers.h) lays it
+ * out; rows and stride are the source length (encoder), the target's
+ * capacity (tgt_cap: kv_capacity, or its length in a full pass) and, for
+ * stride, the capacity (decoder) or the source length (cross). */
 float *acts_encoder_map(const Activations *acts, const Batch *batch, int layer, int b);
 float *acts_decoder_map(const Activations *acts, const Batch *batch, int layer, int b);
 float *acts_cross_map(const Activations *acts, const Batch *batch, int layer, int b);
