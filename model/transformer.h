@@ -24,11 +24,7 @@
 #include "../common/util.h"
 #include "arch.h"
 #include "params.h"
-
-typedef struct {
-    ModelArch arch;
-    Params params;
-} Model;
+#include "weights.h"
 
 /* A batch of sequences, packed (see above).  For decoding one step at a
  * time, each target sequence has one new row at position `tgt_pos`; its
