@@ -169,7 +169,7 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
         const EncoderLayerActs *e = &acts.encoder[l];
         fprintf(out, "  layer %d of %d\n", l + 1, a->encoder_layers);
         if (l == 0)
-            explain_attention(out, "self-attention:", &e->self_attn, acts_encoder_map(&acts, b, l, 0), S, S,
+            explain_attention(out, "self-attention:", &e->self_attn, transformer_encoder_map(&acts, b, l, 0), S, S,
                               false, "X", "X", a);
         else
             fprintf(out, "    self-attention: Q, K, V [%d, %d] → %d heads → [%d, %d, %d] maps → [%d, %d]\n", S, D,
@@ -186,10 +186,10 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
         const DecoderLayerActs *d = &acts.decoder[l];
         fprintf(out, "  layer %d of %d\n", l + 1, a->decoder_layers);
         if (l == 0) {
-            explain_attention(out, "masked self-attention:", &d->self_attn, acts_decoder_map(&acts, b, l, 0), T,
+            explain_attention(out, "masked self-attention:", &d->self_attn, transformer_decoder_map(&acts, b, l, 0), T,
                               T, true, "Y", "Y", a);
             explain_attention(out, "cross-attention (Q from the decoder, K and V from the encoder's memory M):",
-                              &d->cross_attn, acts_cross_map(&acts, b, l, 0), T, S, false, "Y", "M", a);
+                              &d->cross_attn, transformer_cross_map(&acts, b, l, 0), T, S, false, "Y", "M", a);
         } else {
             fprintf(out, "    masked self-attention [%d, %d, %d], cross-attention [%d, %d, %d]\n", H, T, T, H, T, S);
         }

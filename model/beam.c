@@ -141,9 +141,9 @@ static void reorder_slots(Search *s, int t, int n)
         AttentionActs *sa = &s->acts.decoder[l].self_attn;
         reorder(span(sa->k, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
         reorder(span(sa->v, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
-        reorder(span(acts_decoder_map(&s->acts, &s->batch, l, 0), H * cap * cap * f, cap * cap * f,
+        reorder(span(transformer_decoder_map(&s->acts, &s->batch, l, 0), H * cap * cap * f, cap * cap * f,
                      rows * cap * f, H), s->parent, n, s->scratch);
-        reorder(span(acts_cross_map(&s->acts, &s->batch, l, 0), H * cap * S * f, cap * S * f,
+        reorder(span(transformer_cross_map(&s->acts, &s->batch, l, 0), H * cap * S * f, cap * S * f,
                      rows * S * f, H), s->parent, n, s->scratch);
     }
     reorder(span(s->output_ids, cap * i, 0, rows * i, 1), s->parent, n, s->scratch);
@@ -317,7 +317,7 @@ static void encode(Search *s)
     const Batch *source = transformer_one_batch(&one, s->src_ids, s->S, NULL, 0);
     transformer_encode(&s->acts, s->model, source);
     for (int l = 0; l < a->encoder_layers; l++)
-        memcpy(s->encoder_attn + l * H * S * S, acts_encoder_map(&s->acts, source, l, 0),
+        memcpy(s->encoder_attn + l * H * S * S, transformer_encoder_map(&s->acts, source, l, 0),
                H * S * S * sizeof(float));
     for (int l = 0; l < a->decoder_layers; l++) {
         AttentionActs *ca = &s->acts.decoder[l].cross_attn;

@@ -116,9 +116,9 @@ void decode_copy_target_maps(Translation *out, const Activations *acts, const Ba
     int H = a->heads, S = out->src_len, T = out->steps;
     int cap = batch->kv_capacity ? batch->kv_capacity : T; /* rows reserved per target */
     for (int l = 0; l < a->decoder_layers; l++) {
-        copy_map(out->decoder_attn + (size_t)l * H * T * T, acts_decoder_map(acts, batch, l, b), H, T, T,
+        copy_map(out->decoder_attn + (size_t)l * H * T * T, transformer_decoder_map(acts, batch, l, b), H, T, T,
                  cap, cap);
-        copy_map(out->cross_attn + (size_t)l * H * T * S, acts_cross_map(acts, batch, l, b), H, T, S, cap,
+        copy_map(out->cross_attn + (size_t)l * H * T * S, transformer_cross_map(acts, batch, l, b), H, T, S, cap,
                  S);
     }
 }
@@ -128,7 +128,7 @@ static void collect_maps(Translation *out, const Activations *acts, const Batch 
 {
     size_t block = (size_t)a->heads * out->src_len * out->src_len; /* [H, S, S] */
     for (int l = 0; l < a->encoder_layers; l++)
-        memcpy(out->encoder_attn + l * block, acts_encoder_map(acts, batch, l, 0), block * sizeof(float));
+        memcpy(out->encoder_attn + l * block, transformer_encoder_map(acts, batch, l, 0), block * sizeof(float));
     decode_copy_target_maps(out, acts, batch, 0, a);
 }
 
