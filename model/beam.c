@@ -35,7 +35,7 @@
 
 #include "../common/util.h"
 
-enum { K = DECODE_TOP_K };
+enum { K = TRANSLATION_TOP_K };
 
 /* One proposed extension of a live hypothesis. */
 typedef struct {

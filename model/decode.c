@@ -68,8 +68,8 @@ static int argmax(const float *logits, int V)
 
 void decode_top_logprobs(const float *logits, int V, float lse, int *ids, float *logprobs)
 {
-    decode_top_k(logits, V, DECODE_TOP_K, ids);
-    for (int k = 0; k < DECODE_TOP_K; k++) logprobs[k] = ids[k] >= 0 ? logits[ids[k]] - lse : -INFINITY;
+    decode_top_k(logits, V, TRANSLATION_TOP_K, ids);
+    for (int k = 0; k < TRANSLATION_TOP_K; k++) logprobs[k] = ids[k] >= 0 ? logits[ids[k]] - lse : -INFINITY;
 }
 
 static void record_step(Translation *out, int t, const float *logits, int V, int chosen)
@@ -77,26 +77,8 @@ static void record_step(Translation *out, int t, const float *logits, int V, int
     float lse = decode_log_sum_exp(logits, V);
     out->output_ids[t] = chosen;
     out->logprobs[t] = logits[chosen] - lse;
-    decode_top_logprobs(logits, V, lse, out->top_ids + (size_t)t * DECODE_TOP_K,
-                        out->top_logprobs + (size_t)t * DECODE_TOP_K);
-}
-
-void translation_init(Translation *out, const ModelArch *a, const int *src, int S, int T, bool keep_logits)
-{
-    memset(out, 0, sizeof *out);
-    size_t H = (size_t)a->heads;
-    out->src_len = S;
-    out->src_ids = xmalloc((size_t)S * sizeof(int));
-    memcpy(out->src_ids, src, (size_t)S * sizeof(int));
-    out->input_ids = xcalloc((size_t)T, sizeof(int));
-    out->output_ids = xcalloc((size_t)T, sizeof(int));
-    out->logprobs = xcalloc((size_t)T, sizeof(float));
-    out->top_ids = xcalloc((size_t)T * DECODE_TOP_K, sizeof(int));
-    out->top_logprobs = xcalloc((size_t)T * DECODE_TOP_K, sizeof(float));
-    out->encoder_attn = xcalloc((size_t)a->encoder_layers * H * S * S, sizeof(float));
-    out->decoder_attn = xcalloc((size_t)a->decoder_layers * H * T * T, sizeof(float));
-    out->cross_attn = xcalloc((size_t)a->decoder_layers * H * T * S, sizeof(float));
-    if (keep_logits) out->logits = xcalloc((size_t)T * a->tgt_vocab, sizeof(float));
+    decode_top_logprobs(logits, V, lse, out->top_ids + (size_t)t * TRANSLATION_TOP_K,
+                        out->top_logprobs + (size_t)t * TRANSLATION_TOP_K);
 }
 
 /* Copy the [H, rows, stride] blocks of the activations into the dense
@@ -185,22 +167,6 @@ void decode_teacher_forced(const Model *m, const int *src_ids, int S, const int 
     out->finished = output_ids[T - 1] == TOKEN_EOS;
     collect_maps(out, &acts, batch, a);
     acts_free(&acts);
-}
-
-void translation_free(Translation *t)
-{
-    if (!t) return;
-    free(t->src_ids);
-    free(t->input_ids);
-    free(t->output_ids);
-    free(t->logprobs);
-    free(t->top_ids);
-    free(t->top_logprobs);
-    free(t->encoder_attn);
-    free(t->decoder_attn);
-    free(t->cross_attn);
-    free(t->logits);
-    memset(t, 0, sizeof *t);
 }
 
 void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start, int count,

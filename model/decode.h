@@ -8,32 +8,20 @@
  * steps stacked), so they equal a teacher-forced pass over the output, to
  * float rounding (tests/test_model.c checks that).
  *
- * Dimension letters: S source tokens, T output tokens (steps), L layers,
- * H heads, V target vocabulary, K alternatives kept per step. */
+ * The result is a Translation (translation.h).  Dimension letters: S source
+ * tokens, T output tokens (steps), L layers, H heads, V target vocabulary,
+ * K alternatives kept per step. */
 #ifndef TRANSLATE_DECODE_H
 #define TRANSLATE_DECODE_H
 
 #include <stdbool.h>
 
 #include "transformer.h"
+#include "translation.h"
 
-#define DECODE_TOP_K 5
+/* The name app/ and the tests still use for TRANSLATION_TOP_K. */
+#define DECODE_TOP_K TRANSLATION_TOP_K
 
-typedef struct {
-    int src_len;            /* S */
-    int *src_ids;           /* [S] */
-    int steps;              /* T */
-    int *input_ids;         /* [T] decoder inputs: <s> then output[0..T-2] */
-    int *output_ids;        /* [T] the chosen tokens (the last is </s> when finished) */
-    float *logprobs;        /* [T] natural-log probability of each chosen token */
-    int *top_ids;           /* [T, K] the K most probable tokens of each step ... */
-    float *top_logprobs;    /* [T, K] ... and their log-probabilities */
-    bool finished;          /* stopped at </s> (false: stopped at the length limit) */
-    float *encoder_attn;    /* [L_enc, H, S, S] */
-    float *decoder_attn;    /* [L_dec, H, T, T], future cells exactly 0 */
-    float *cross_attn;      /* [L_dec, H, T, S] */
-    float *logits;          /* [T, V] when requested, else NULL */
-} Translation;
 
 /* Everything greedy decoding needs between sentences (activations sized
  * for max_len), so a batch of lines reuses one allocation. */
@@ -61,18 +49,12 @@ void decode_teacher_forced(const Model *model, const int *src_ids, int S,
                            const int *input_ids, const int *output_ids, int T,
                            Translation *out);
 
-/* Allocate *out for a source src_ids[S] (copied) and up to T steps, every
- * array zeroed (logits only if keep_logits); steps is left 0. */
-void translation_init(Translation *out, const ModelArch *arch, const int *src_ids, int S, int T,
-                      bool keep_logits);
-void translation_free(Translation *t); /* NULL-safe, leaves it zeroed */
-
 /* Pieces shared with beam search (beam.c). */
 /* log Σ exp(logits[0..V-1]), so that logprob(i) = logits[i] - that. */
 float decode_log_sum_exp(const float *logits, int V);
 /* The K largest logits' ids (ties: lower id first), best first; -1 past V. */
 void decode_top_k(const float *logits, int V, int K, int *ids);
-/* One step's DECODE_TOP_K most probable tokens: ids[K] and their
+/* One step's TRANSLATION_TOP_K most probable tokens: ids[K] and their
  * log-probabilities logprobs[K] (-inf past V); lse from decode_log_sum_exp. */
 void decode_top_logprobs(const float *logits, int V, float lse, int *ids, float *logprobs);
 /* The decoder self- and cross-attention maps of sequence b of `batch`
