@@ -1,9 +1,11 @@
 /* transformer.c — forward and backward passes of the encoder and decoder
  * (see transformer.h), one function per block, each a column of kernel
  * calls from layers.h, and each block's backward (training) right after
- * its forward, undoing it in reverse.  The three attentions share one
- * per-sequence loop (attend / attend_backward); they differ only in where
- * their queries, keys, values and maps are (sequence_attention). */
+ * its forward, undoing it in reverse.  The three attentions are one block
+ * (attention_block / _backward): they differ only in where their keys and
+ * values come from (project_keys_values), and in where each sequence's
+ * queries, keys, values and maps are and the causal flag
+ * (sequence_attention). */
 #include "transformer.h"
 
 #include <math.h>
@@ -203,84 +205,64 @@ static void attend_backward(AttentionActs *g, const AttentionActs *a, AttentionK
     }
 }
 
-/* Encoder self-attention: every source token attends to every source token
- * of its own sentence. */
-static void encoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
-                                   const Batch *b, const ModelArch *arch)
+/* Rows of queries: the sources' for the encoder, the targets' otherwise. */
+static int query_rows(AttentionKind kind, const Batch *b)
 {
-    int D = arch->d_model, N = b->src_start[b->count];
-    project(a->q, x, p, PROJ_Q, N, D);
-    project(a->k, x, p, PROJ_K, N, D);
-    project(a->v, x, p, PROJ_V, N, D);
-    attend(a, ENCODER_SELF, b, arch);
-    attention_output(a, p, N, D, drop);
+    return kind == ENCODER_SELF ? b->src_start[b->count] : b->tgt_start[b->count];
 }
 
-static void encoder_self_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
-                                            const AttentionActs *a, const AttentionParams *p,
-                                            const float *x, const Batch *b, const ModelArch *arch)
+/* The keys and values of a self-attention: of every source row (encoder),
+ * or of the new target rows, written into the K/V store at their positions
+ * (decoder: earlier steps' rows are already there).  Cross-attention's are
+ * the memory's, projected once in transformer_encode. */
+static void project_keys_values(AttentionActs *a, const AttentionParams *p, const float *x,
+                                AttentionKind kind, const Batch *b, int D)
 {
-    int D = arch->d_model, N = b->src_start[b->count];
-    attention_output_backward(g, dp, a, p, N, D);
-    attend_backward(g, a, ENCODER_SELF, b, arch);
-    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
-    project_backward(d_x, dp, g->k, x, p, PROJ_K, N, D);
-    project_backward(d_x, dp, g->v, x, p, PROJ_V, N, D);
-}
-
-/* Decoder masked self-attention.  The new rows' keys and values are written
- * into the K/V store first; each query then sees the keys of its own
- * sequence up to its own position. */
-static void decoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
-                                   const Batch *b, const ModelArch *arch)
-{
-    int D = arch->d_model, N = b->tgt_start[b->count];
-    project(a->q, x, p, PROJ_Q, N, D);
-    for (int i = 0; i < b->count; i++) {
+    if (kind == ENCODER_SELF) {
+        int N = b->src_start[b->count];
+        project(a->k, x, p, PROJ_K, N, D);
+        project(a->v, x, p, PROJ_V, N, D);
+        return;
+    }
+    for (int i = 0; kind == DECODER_SELF && i < b->count; i++) {
         int n = tgt_rows(b, i);
         const float *xi = x + (size_t)b->tgt_start[i] * D;
         size_t store = (size_t)(kv_start(b, i) + b->tgt_pos) * D;
         project(a->k + store, xi, p, PROJ_K, n, D);
         project(a->v + store, xi, p, PROJ_V, n, D);
     }
-    attend(a, DECODER_SELF, b, arch);
+}
+
+/* One multi-head attention sublayer of `kind`, as nn.MultiheadAttention:
+ * encoder self-attention (every source token attends to every source token
+ * of its own sentence), decoder masked self-attention (each query sees its
+ * own sequence up to its own position), or cross-attention (queries from
+ * the decoder, keys and values from the encoder's output). */
+static void attention_block(AttentionActs *a, const AttentionParams *p, const float *x, AttentionKind kind,
+                            Dropout drop, const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, N = query_rows(kind, b);
+    project(a->q, x, p, PROJ_Q, N, D);
+    project_keys_values(a, p, x, kind, b, D);
+    attend(a, kind, b, arch);
     attention_output(a, p, N, D, drop);
 }
 
-/* Training always runs full passes: the K/V store rows are the target rows. */
-static void decoder_self_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
-                                            const AttentionActs *a, const AttentionParams *p,
-                                            const float *x, const Batch *b, const ModelArch *arch)
+/* Training always runs full passes, so a self-attention's K/V store rows
+ * are its input rows.  Cross-attention's d(keys) and d(values) stay in
+ * g->k, g->v: they flow to memory once all decoder layers are done
+ * (transformer_backward). */
+static void attention_block_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
+                                     const AttentionActs *a, const AttentionParams *p, const float *x,
+                                     AttentionKind kind, const Batch *b, const ModelArch *arch)
 {
-    int D = arch->d_model, N = b->tgt_start[b->count];
+    int D = arch->d_model, N = query_rows(kind, b);
     attention_output_backward(g, dp, a, p, N, D);
-    attend_backward(g, a, DECODER_SELF, b, arch);
+    attend_backward(g, a, kind, b, arch);
     project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
+    if (kind == CROSS) return;
     project_backward(d_x, dp, g->k, x, p, PROJ_K, N, D);
     project_backward(d_x, dp, g->v, x, p, PROJ_V, N, D);
-}
-
-/* Cross-attention: queries from the decoder, keys and values from the
- * encoder's output (projected once, in transformer_encode). */
-static void cross_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
-                            const Batch *b, const ModelArch *arch)
-{
-    int D = arch->d_model, N = b->tgt_start[b->count];
-    project(a->q, x, p, PROJ_Q, N, D);
-    attend(a, CROSS, b, arch);
-    attention_output(a, p, N, D, drop);
-}
-
-/* d(keys) and d(values) stay in g->k, g->v: they flow to memory once all
- * decoder layers are done (transformer_backward). */
-static void cross_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
-                                     const AttentionActs *a, const AttentionParams *p,
-                                     const float *x, const Batch *b, const ModelArch *arch)
-{
-    int D = arch->d_model, N = b->tgt_start[b->count];
-    attention_output_backward(g, dp, a, p, N, D);
-    attend_backward(g, a, CROSS, b, arch);
-    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
 }
 
 /* position-wise feed-forward: linear2(dropout(activation(linear1(x)))) */
@@ -319,8 +301,8 @@ static void encoder_layer_forward(EncoderLayerActs *a, const EncoderLayerParams 
     size_t n = (size_t)N * D;
     bool pre = arch->norm_first;
 
-    encoder_self_attention(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
-                           drop, b, arch);
+    attention_block(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
+                    ENCODER_SELF, drop, b, arch);
     residual_forward(a->res1, x, a->self_attn.out, n);
     const float *h = pre ? a->res1 : norm_forward(&a->norm1, &p->norm1, a->res1, N, D);
 
@@ -344,8 +326,8 @@ static void encoder_layer_backward(EncoderLayerActs *g, EncoderLayerParams *dp, 
         ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
         norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
         residual_backward(d_x, g->self_attn.out, g->res1, n);
-        encoder_self_attention_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
-                                        &p->self_attn, a->norm1.out, b, arch);
+        attention_block_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
+                                 &p->self_attn, a->norm1.out, ENCODER_SELF, b, arch);
         norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
     } else {
         norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
@@ -353,8 +335,8 @@ static void encoder_layer_backward(EncoderLayerActs *g, EncoderLayerParams *dp, 
         ffn_backward(&g->ffn, &dp->ffn, g->norm1.out, &a->ffn, &p->ffn, a->norm1.out, N, arch);
         norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
         residual_backward(d_x, g->self_attn.out, g->res1, n);
-        encoder_self_attention_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
-                                        &p->self_attn, x, b, arch);
+        attention_block_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
+                                 &p->self_attn, x, ENCODER_SELF, b, arch);
     }
 }
 
@@ -368,13 +350,13 @@ static void decoder_layer_forward(DecoderLayerActs *a, const DecoderLayerParams 
     size_t n = (size_t)N * D;
     bool pre = arch->norm_first;
 
-    decoder_self_attention(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
-                           drop, b, arch);
+    attention_block(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
+                    DECODER_SELF, drop, b, arch);
     residual_forward(a->res1, x, a->self_attn.out, n);
     const float *h1 = pre ? a->res1 : norm_forward(&a->norm1, &p->norm1, a->res1, N, D);
 
-    cross_attention(&a->cross_attn, &p->cross_attn, pre ? norm_forward(&a->norm2, &p->norm2, h1, N, D) : h1,
-                    drop, b, arch);
+    attention_block(&a->cross_attn, &p->cross_attn, pre ? norm_forward(&a->norm2, &p->norm2, h1, N, D) : h1,
+                    CROSS, drop, b, arch);
     residual_forward(a->res2, h1, a->cross_attn.out, n);
     const float *h2 = pre ? a->res2 : norm_forward(&a->norm2, &p->norm2, a->res2, N, D);
 
@@ -394,12 +376,12 @@ static void decoder_layer_backward(DecoderLayerActs *g, DecoderLayerParams *dp, 
         ffn_backward(&g->ffn, &dp->ffn, g->norm3.out, &a->ffn, &p->ffn, a->norm3.out, N, arch);
         norm_backward(g->res2, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res2, N, D);
         residual_backward(g->res1, g->cross_attn.out, g->res2, n);
-        cross_attention_backward(&g->cross_attn, &dp->cross_attn, g->norm2.out, &a->cross_attn,
-                                 &p->cross_attn, a->norm2.out, b, arch);
+        attention_block_backward(&g->cross_attn, &dp->cross_attn, g->norm2.out, &a->cross_attn,
+                                 &p->cross_attn, a->norm2.out, CROSS, b, arch);
         norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
         residual_backward(d_x, g->self_attn.out, g->res1, n);
-        decoder_self_attention_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
-                                        &p->self_attn, a->norm1.out, b, arch);
+        attention_block_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
+                                 &p->self_attn, a->norm1.out, DECODER_SELF, b, arch);
         norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
     } else {
         norm_backward(g->res3, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res3, N, D);
@@ -407,12 +389,12 @@ static void decoder_layer_backward(DecoderLayerActs *g, DecoderLayerParams *dp, 
         ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
         norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
         residual_backward(g->norm1.out, g->cross_attn.out, g->res2, n);
-        cross_attention_backward(&g->cross_attn, &dp->cross_attn, g->norm1.out, &a->cross_attn,
-                                 &p->cross_attn, a->norm1.out, b, arch);
+        attention_block_backward(&g->cross_attn, &dp->cross_attn, g->norm1.out, &a->cross_attn,
+                                 &p->cross_attn, a->norm1.out, CROSS, b, arch);
         norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
         residual_backward(d_x, g->self_attn.out, g->res1, n);
-        decoder_self_attention_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
-                                        &p->self_attn, x, b, arch);
+        attention_block_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
+                                 &p->self_attn, x, DECODER_SELF, b, arch);
     }
 }
 
