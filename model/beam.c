@@ -247,7 +247,7 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->src_ids = src_ids;
     /* Source rows for B copies of the memory's keys/values (see the top);
      * only one copy is encoded, so the encoder maps get B× the room they
-     * need (untouched, hence never paged in). */
+     * need (the rest is never written, so those pages are never touched). */
     acts_alloc(&s->acts, a, acts_size_steps(a, B, limit, B * S, S));
 
     size_t beams = (size_t)B, cap = (size_t)limit;
