@@ -4,7 +4,10 @@
  * own greedy output (the same numbers decoding produced, see
  * tests/test_model.c) so that every intermediate value is at hand in the
  * activations; scores before the softmax are recomputed from Q and K for
- * display, exactly as model/attention.c computes them. */
+ * display, the same formula as model/attention.c (q·k · scale) but summed
+ * in plain order rather than vec_dot's eight partial sums, so they can
+ * differ from the model's in the last bits (far below the 3 decimals
+ * shown). */
 #include "explain.h"
 
 #include <math.h>
@@ -148,11 +151,10 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     /* A teacher-forced pass over the greedy output, keeping every value. */
     Activations acts;
     acts_alloc(&acts, a, acts_size_full(a, S, T, S > T ? S : T));
-    int src_start[2] = {0, S}, tgt_start[2] = {0, T};
-    Batch b = {.count = 1, .src_ids = src->ids, .src_start = src_start, .tgt_ids = t->input_ids,
-               .tgt_start = tgt_start};
-    transformer_encode(&acts, &tr->model, &b);
-    transformer_decode(&acts, &tr->model, &b);
+    OneBatch one;
+    const Batch *b = transformer_one_batch(&one, src->ids, S, t->input_ids, T);
+    transformer_encode(&acts, &tr->model, b);
+    transformer_decode(&acts, &tr->model, b);
 
     fprintf(out, "1. Text → tokens: \"%s\" → ", text);
     tokens_line(out, tr->src_vocab, src->ids, S);
@@ -167,7 +169,7 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
         const EncoderLayerActs *e = &acts.encoder[l];
         fprintf(out, "  layer %d of %d\n", l + 1, a->encoder_layers);
         if (l == 0)
-            explain_attention(out, "self-attention:", &e->self_attn, acts_encoder_map(&acts, &b, l, 0), S, S,
+            explain_attention(out, "self-attention:", &e->self_attn, transformer_encoder_map(&acts, b, l, 0), S, S,
                               false, "X", "X", a);
         else
             fprintf(out, "    self-attention: Q, K, V [%d, %d] → %d heads → [%d, %d, %d] maps → [%d, %d]\n", S, D,
@@ -184,10 +186,10 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
         const DecoderLayerActs *d = &acts.decoder[l];
         fprintf(out, "  layer %d of %d\n", l + 1, a->decoder_layers);
         if (l == 0) {
-            explain_attention(out, "masked self-attention:", &d->self_attn, acts_decoder_map(&acts, &b, l, 0), T,
+            explain_attention(out, "masked self-attention:", &d->self_attn, transformer_decoder_map(&acts, b, l, 0), T,
                               T, true, "Y", "Y", a);
             explain_attention(out, "cross-attention (Q from the decoder, K and V from the encoder's memory M):",
-                              &d->cross_attn, acts_cross_map(&acts, &b, l, 0), T, S, false, "Y", "M", a);
+                              &d->cross_attn, transformer_cross_map(&acts, b, l, 0), T, S, false, "Y", "M", a);
         } else {
             fprintf(out, "    masked self-attention [%d, %d, %d], cross-attention [%d, %d, %d]\n", H, T, T, H, T, S);
         }

@@ -34,8 +34,8 @@ void *util_xcalloc(size_t n, size_t size, const char *file, int line);
 void *util_xrealloc(void *p, size_t n, const char *file, int line);
 char *util_xstrdup(const char *s, const char *file, int line);
 
-/* A small, fast, seedable generator (splitmix64 seeding xoshiro128+-like
- * state).  The same seed gives the same stream on every machine. */
+/* A small, fast, seedable generator: plain splitmix64 (one 64-bit state).
+ * The same seed gives the same stream on every machine. */
 typedef struct {
     uint64_t state;
 } Rng;

@@ -9,6 +9,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The token ids the model itself gives a meaning to: padding (ignored by
+ * the loss), <s> (the first decoder input) and </s> (ends an output).
+ * Every vocabulary reserves them (tokenizer/vocab.h takes them from here:
+ * the model includes nothing from the tokenizer). */
+enum { TOKEN_PAD = 0, TOKEN_BOS = 2, TOKEN_EOS = 3 };
+
 typedef enum { ACTIVATION_RELU, ACTIVATION_GELU } Activation;
 
 typedef struct {

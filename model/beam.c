@@ -34,9 +34,8 @@
 #include <string.h>
 
 #include "../common/util.h"
-#include "../tokenizer/vocab.h"
 
-enum { K = DECODE_TOP_K };
+enum { K = TRANSLATION_TOP_K };
 
 /* One proposed extension of a live hypothesis. */
 typedef struct {
@@ -72,13 +71,13 @@ typedef struct {
     float *top_logprobs;             /* [beam, cap, K] */
     float *encoder_attn;             /* [L_enc, H, S, S], shared by every hypothesis */
     Candidate *cand;                 /* [beam·width] */
-    int *ids;                        /* [max(width, K)] top_k's output */
+    int *ids;                        /* [width] top_k's output */
     char *scratch;                   /* reorder's staging area */
     Ended *ended;                    /* [beam] the best so far, unsorted */
     int n_ended, arrivals;
 } Search;
 
-/* ---- scores and top-k (log_sum_exp and top_k as in decode.c) ------------- */
+/* ---- scores (log-probabilities and top-k come from decode.c) --------------- */
 
 static float normalise(float raw, int T, float alpha) { return raw / powf((float)T, alpha); }
 
@@ -142,9 +141,9 @@ static void reorder_slots(Search *s, int t, int n)
         AttentionActs *sa = &s->acts.decoder[l].self_attn;
         reorder(span(sa->k, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
         reorder(span(sa->v, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
-        reorder(span(acts_decoder_map(&s->acts, &s->batch, l, 0), H * cap * cap * f, cap * cap * f,
+        reorder(span(transformer_decoder_map(&s->acts, &s->batch, l, 0), H * cap * cap * f, cap * cap * f,
                      rows * cap * f, H), s->parent, n, s->scratch);
-        reorder(span(acts_cross_map(&s->acts, &s->batch, l, 0), H * cap * S * f, cap * S * f,
+        reorder(span(transformer_cross_map(&s->acts, &s->batch, l, 0), H * cap * S * f, cap * S * f,
                      rows * S * f, H), s->parent, n, s->scratch);
     }
     reorder(span(s->output_ids, cap * i, 0, rows * i, 1), s->parent, n, s->scratch);
@@ -160,35 +159,19 @@ static void reorder_slots(Search *s, int t, int n)
 static void extract(const Search *s, int b, int T, bool finished, Translation *out)
 {
     const ModelArch *a = &s->model->arch;
-    size_t H = (size_t)a->heads, S = (size_t)s->S, n = (size_t)T, row = (size_t)b * s->cap;
-    memset(out, 0, sizeof *out);
-    out->src_len = s->S;
-    out->src_ids = xmalloc(S * sizeof(int));
-    memcpy(out->src_ids, s->src_ids, S * sizeof(int));
+    size_t n = (size_t)T, row = (size_t)b * s->cap;
+    translation_init(out, a, s->src_ids, s->S, T, false);
     out->steps = T;
     out->finished = finished;
-    out->output_ids = xmalloc(n * sizeof(int));
     memcpy(out->output_ids, s->output_ids + row, n * sizeof(int));
-    out->input_ids = xmalloc(n * sizeof(int));
-    out->input_ids[0] = VOCAB_BOS; /* the decoder reads <s>, then the output shifted */
+    out->input_ids[0] = TOKEN_BOS; /* the decoder reads <s>, then the output shifted */
     memcpy(out->input_ids + 1, out->output_ids, (n - 1) * sizeof(int));
-    out->logprobs = xmalloc(n * sizeof(float));
     memcpy(out->logprobs, s->logprobs + row, n * sizeof(float));
-    out->top_ids = xmalloc(n * K * sizeof(int));
     memcpy(out->top_ids, s->top_ids + row * K, n * K * sizeof(int));
-    out->top_logprobs = xmalloc(n * K * sizeof(float));
     memcpy(out->top_logprobs, s->top_logprobs + row * K, n * K * sizeof(float));
-    size_t enc = (size_t)a->encoder_layers * H * S * S;
-    out->encoder_attn = xmalloc(enc * sizeof(float));
-    memcpy(out->encoder_attn, s->encoder_attn, enc * sizeof(float));
-    out->decoder_attn = xmalloc((size_t)a->decoder_layers * H * n * n * sizeof(float));
-    out->cross_attn = xmalloc((size_t)a->decoder_layers * H * n * S * sizeof(float));
-    for (int l = 0; l < a->decoder_layers; l++) {
-        decode_copy_map(out->decoder_attn + l * H * n * n, acts_decoder_map(&s->acts, &s->batch, l, b),
-                 (int)H, T, T, s->cap, s->cap);
-        decode_copy_map(out->cross_attn + l * H * n * S, acts_cross_map(&s->acts, &s->batch, l, b),
-                 (int)H, T, s->S, s->cap, s->S);
-    }
+    memcpy(out->encoder_attn, s->encoder_attn,
+           (size_t)a->encoder_layers * a->heads * s->S * s->S * sizeof(float));
+    decode_copy_target_maps(out, &s->acts, &s->batch, b, a);
 }
 
 /* The worst kept: lowest score, the later arrival on a tie. */
@@ -262,10 +245,10 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->alpha = set->length_penalty;
     s->n_best = set->n_best;
     s->src_ids = src_ids;
-    /* Source rows for B copies of the memory's keys/values (see the top). */
-    ActsSize size = acts_size_steps(a, B, S, limit);
-    size.src_rows = B * S;
-    acts_alloc(&s->acts, a, size);
+    /* Source rows for B copies of the memory's keys/values (see the top);
+     * only one copy is encoded, so the encoder maps get B× the room they
+     * need (the rest is never written, so those pages are never touched). */
+    acts_alloc(&s->acts, a, acts_size_steps(a, B, limit, B * S, S));
 
     size_t beams = (size_t)B, cap = (size_t)limit;
     s->src_start = xmalloc((beams + 1) * sizeof(int));
@@ -285,7 +268,7 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->top_logprobs = xcalloc(beams * cap * K, sizeof(float));
     s->encoder_attn = xmalloc((size_t)a->encoder_layers * H * S * S * sizeof(float));
     s->cand = xmalloc(beams * (size_t)s->width * sizeof(Candidate));
-    s->ids = xmalloc((size_t)(s->width > K ? s->width : K) * sizeof(int));
+    s->ids = xmalloc((size_t)s->width * sizeof(int));
     s->ended = xcalloc(beams, sizeof(Ended));
     /* The largest slot part reorder moves (bytes): K/V rows, a map block, or
      * the top-5 history. */
@@ -300,7 +283,7 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->batch = (Batch){.count = 1, .src_start = s->src_start, .tgt_ids = s->tokens,
                        .tgt_start = s->tgt_start, .kv_start = s->kv_start, .kv_capacity = limit};
     s->live = 1;
-    s->tokens[0] = VOCAB_BOS;
+    s->tokens[0] = TOKEN_BOS;
 }
 
 static void search_free(Search *s)
@@ -330,11 +313,11 @@ static void encode(Search *s)
 {
     const ModelArch *a = &s->model->arch;
     size_t S = (size_t)s->S, D = (size_t)a->d_model, H = (size_t)a->heads;
-    int src_start[2] = {0, s->S};
-    Batch one = {.count = 1, .src_ids = s->src_ids, .src_start = src_start};
-    transformer_encode(&s->acts, s->model, &one);
+    OneBatch one;
+    const Batch *source = transformer_one_batch(&one, s->src_ids, s->S, NULL, 0);
+    transformer_encode(&s->acts, s->model, source);
     for (int l = 0; l < a->encoder_layers; l++)
-        memcpy(s->encoder_attn + l * H * S * S, acts_encoder_map(&s->acts, &one, l, 0),
+        memcpy(s->encoder_attn + l * H * S * S, transformer_encoder_map(&s->acts, source, l, 0),
                H * S * S * sizeof(float));
     for (int l = 0; l < a->decoder_layers; l++) {
         AttentionActs *ca = &s->acts.decoder[l].cross_attn;
@@ -355,11 +338,7 @@ static int expand(Search *s, int t)
         const float *logits = s->acts.logits + (size_t)b * V; /* row b: this step's */
         float lse = decode_log_sum_exp(logits, V);
         size_t at = ((size_t)b * s->cap + t) * K;
-        decode_top_k(logits, V, K, s->ids);
-        for (int k = 0; k < K; k++) {
-            s->top_ids[at + k] = s->ids[k];
-            s->top_logprobs[at + k] = s->ids[k] >= 0 ? logits[s->ids[k]] - lse : -INFINITY;
-        }
+        decode_top_logprobs(logits, V, lse, s->top_ids + at, s->top_logprobs + at);
         /* ranking by logits within one hypothesis equals ranking by
          * log-probability, and keeps beam 1 identical to greedy's argmax */
         decode_top_k(logits, V, s->width, s->ids);
@@ -379,7 +358,7 @@ static void advance(Search *s, int t, int kept)
     int live = 0;
     for (int i = 0; i < kept; i++) {
         const Candidate *c = &s->cand[i];
-        if (c->token != VOCAB_EOS) {
+        if (c->token != TOKEN_EOS) {
             s->parent[live++] = c->parent;
             continue;
         }
@@ -394,7 +373,7 @@ static void advance(Search *s, int t, int kept)
     live = 0;
     for (int i = 0; i < kept; i++) {
         const Candidate *c = &s->cand[i];
-        if (c->token == VOCAB_EOS) continue;
+        if (c->token == TOKEN_EOS) continue;
         size_t at = (size_t)live * s->cap + t;
         s->output_ids[at] = c->token;
         s->logprobs[at] = c->logprob;

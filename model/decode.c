@@ -6,13 +6,12 @@
 #include <string.h>
 
 #include "../common/util.h"
-#include "../tokenizer/vocab.h"
 
 void decoder_init(Decoder *dec, const Model *model)
 {
     const ModelArch *a = &model->arch;
     dec->model = model;
-    acts_alloc(&dec->acts, a, acts_size_steps(a, 1, a->max_len, a->max_len));
+    acts_alloc(&dec->acts, a, acts_size_steps(a, 1, a->max_len, a->max_len, a->max_len));
 }
 
 void decoder_free(Decoder *dec)
@@ -30,7 +29,11 @@ int decode_limit(const ModelArch *arch, int S, float ratio, int extra)
 }
 
 /* log-softmax of one row of logits, evaluated only where asked: returns
- * log Σ exp(logits) so that logprob(i) = logits[i] - that. */
+ * log Σ exp(logits) so that logprob(i) = logits[i] - that.  Summed in
+ * double from double exponentials: one row per step is cheap.  (The loss,
+ * loss.c, has its own: there float exponentials over every logit of a
+ * batch are what a training step can afford; merging the two would change
+ * the bits of one or the other.) */
 float decode_log_sum_exp(const float *logits, int V)
 {
     float max = logits[0];
@@ -54,40 +57,34 @@ void decode_top_k(const float *logits, int V, int K, int *ids)
     }
 }
 
+/* The first index of the largest logit: the greedy choice. */
+static int argmax(const float *logits, int V)
+{
+    int best = 0;
+    for (int i = 1; i < V; i++)
+        if (logits[i] > logits[best]) best = i;
+    return best;
+}
+
+void decode_top_logprobs(const float *logits, int V, float lse, int *ids, float *logprobs)
+{
+    decode_top_k(logits, V, TRANSLATION_TOP_K, ids);
+    for (int k = 0; k < TRANSLATION_TOP_K; k++) logprobs[k] = ids[k] >= 0 ? logits[ids[k]] - lse : -INFINITY;
+}
+
 static void record_step(Translation *out, int t, const float *logits, int V, int chosen)
 {
     float lse = decode_log_sum_exp(logits, V);
     out->output_ids[t] = chosen;
     out->logprobs[t] = logits[chosen] - lse;
-    int *ids = out->top_ids + (size_t)t * DECODE_TOP_K;
-    decode_top_k(logits, V, DECODE_TOP_K, ids);
-    for (int k = 0; k < DECODE_TOP_K; k++)
-        out->top_logprobs[(size_t)t * DECODE_TOP_K + k] = ids[k] >= 0 ? logits[ids[k]] - lse : -INFINITY;
-}
-
-static void translation_alloc(Translation *out, const ModelArch *a, const int *src, int S, int T,
-                              bool keep_logits)
-{
-    memset(out, 0, sizeof *out);
-    size_t H = (size_t)a->heads;
-    out->src_len = S;
-    out->src_ids = xmalloc((size_t)S * sizeof(int));
-    memcpy(out->src_ids, src, (size_t)S * sizeof(int));
-    out->input_ids = xcalloc((size_t)T, sizeof(int));
-    out->output_ids = xcalloc((size_t)T, sizeof(int));
-    out->logprobs = xcalloc((size_t)T, sizeof(float));
-    out->top_ids = xcalloc((size_t)T * DECODE_TOP_K, sizeof(int));
-    out->top_logprobs = xcalloc((size_t)T * DECODE_TOP_K, sizeof(float));
-    out->encoder_attn = xcalloc((size_t)a->encoder_layers * H * S * S, sizeof(float));
-    out->decoder_attn = xcalloc((size_t)a->decoder_layers * H * T * T, sizeof(float));
-    out->cross_attn = xcalloc((size_t)a->decoder_layers * H * T * S, sizeof(float));
-    if (keep_logits) out->logits = xcalloc((size_t)T * a->tgt_vocab, sizeof(float));
+    decode_top_logprobs(logits, V, lse, out->top_ids + (size_t)t * TRANSLATION_TOP_K,
+                        out->top_logprobs + (size_t)t * TRANSLATION_TOP_K);
 }
 
 /* Copy the [H, rows, stride] blocks of the activations into the dense
  * [H, T, cols] layout of a Translation (only the first T rows and `cols`
  * columns are meaningful). */
-void decode_copy_map(float *dst, const float *src, int H, int T, int cols, int rows, int stride)
+static void copy_map(float *dst, const float *src, int H, int T, int cols, int rows, int stride)
 {
     for (int h = 0; h < H; h++)
         for (int i = 0; i < T; i++)
@@ -95,21 +92,26 @@ void decode_copy_map(float *dst, const float *src, int H, int T, int cols, int r
                    (size_t)cols * sizeof(float));
 }
 
-/* Maps of sequence 0 of `batch` into `out`; `cap` is the rows reserved
- * per target (the store capacity, or T for a full pass). */
-static void collect_maps(Translation *out, const Activations *acts, const Batch *batch,
-                         const ModelArch *a, int cap)
+void decode_copy_target_maps(Translation *out, const Activations *acts, const Batch *batch, int b,
+                             const ModelArch *a)
 {
     int H = a->heads, S = out->src_len, T = out->steps;
-    for (int l = 0; l < a->encoder_layers; l++)
-        memcpy(out->encoder_attn + (size_t)l * H * S * S, acts_encoder_map(acts, batch, l, 0),
-               (size_t)H * S * S * sizeof(float));
+    int cap = batch->kv_capacity ? batch->kv_capacity : T; /* rows reserved per target */
     for (int l = 0; l < a->decoder_layers; l++) {
-        decode_copy_map(out->decoder_attn + (size_t)l * H * T * T, acts_decoder_map(acts, batch, l, 0), H,
-                 T, T, cap, cap);
-        decode_copy_map(out->cross_attn + (size_t)l * H * T * S, acts_cross_map(acts, batch, l, 0), H, T,
-                 S, cap, S);
+        copy_map(out->decoder_attn + (size_t)l * H * T * T, transformer_decoder_map(acts, batch, l, b), H, T, T,
+                 cap, cap);
+        copy_map(out->cross_attn + (size_t)l * H * T * S, transformer_cross_map(acts, batch, l, b), H, T, S, cap,
+                 S);
     }
+}
+
+/* Every map of the only sequence of `batch` into `out`. */
+static void collect_maps(Translation *out, const Activations *acts, const Batch *batch, const ModelArch *a)
+{
+    size_t block = (size_t)a->heads * out->src_len * out->src_len; /* [H, S, S] */
+    for (int l = 0; l < a->encoder_layers; l++)
+        memcpy(out->encoder_attn + l * block, transformer_encoder_map(acts, batch, l, 0), block * sizeof(float));
+    decode_copy_target_maps(out, acts, batch, 0, a);
 }
 
 void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep_logits,
@@ -118,31 +120,31 @@ void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep
     const Model *m = dec->model;
     const ModelArch *a = &m->arch;
     ASSERT(S >= 1 && S <= a->max_len && limit >= 1 && limit <= a->max_len);
-    translation_alloc(out, a, src_ids, S, limit, keep_logits);
+    translation_init(out, a, src_ids, S, limit, keep_logits);
 
-    int src_start[2] = {0, S}, tgt_start[2] = {0, 1}, kv_start[1] = {0};
-    int token = VOCAB_BOS;
-    Batch batch = {.count = 1, .src_ids = src_ids, .src_start = src_start, .tgt_ids = &token,
-                   .tgt_start = tgt_start, .kv_start = kv_start, .kv_capacity = a->max_len};
-    transformer_encode(&dec->acts, m, &batch);
+    /* One new row per step at position t; its keys and values go to row t
+     * of the store (kv_start NULL: target 0 starts at row 0). */
+    OneBatch one;
+    int token = TOKEN_BOS;
+    Batch *batch = transformer_one_batch(&one, src_ids, S, &token, 1);
+    batch->kv_capacity = a->max_len;
+    transformer_encode(&dec->acts, m, batch);
     for (int t = 0; t < limit; t++) {
-        batch.tgt_pos = t;
+        batch->tgt_pos = t;
         out->input_ids[t] = token;
-        transformer_decode(&dec->acts, m, &batch);
+        transformer_decode(&dec->acts, m, batch);
         const float *logits = dec->acts.logits; /* [1, V]: this step's row */
-        int best = 0;
-        for (int i = 1; i < a->tgt_vocab; i++)
-            if (logits[i] > logits[best]) best = i;
+        int best = argmax(logits, a->tgt_vocab);
         record_step(out, t, logits, a->tgt_vocab, best);
         if (out->logits) memcpy(out->logits + (size_t)t * a->tgt_vocab, logits, (size_t)a->tgt_vocab * sizeof(float));
         out->steps = t + 1;
         token = best;
-        if (best == VOCAB_EOS) {
+        if (best == TOKEN_EOS) {
             out->finished = true;
             break;
         }
     }
-    collect_maps(out, &dec->acts, &batch, a, a->max_len);
+    collect_maps(out, &dec->acts, batch, a);
 }
 
 void decode_teacher_forced(const Model *m, const int *src_ids, int S, const int *input_ids,
@@ -150,38 +152,21 @@ void decode_teacher_forced(const Model *m, const int *src_ids, int S, const int 
 {
     const ModelArch *a = &m->arch;
     ASSERT(S >= 1 && S <= a->max_len && T >= 1 && T <= a->max_len);
-    translation_alloc(out, a, src_ids, S, T, true);
+    translation_init(out, a, src_ids, S, T, true);
     Activations acts;
     acts_alloc(&acts, a, acts_size_full(a, S, T, S > T ? S : T));
-    int src_start[2] = {0, S}, tgt_start[2] = {0, T};
-    Batch batch = {.count = 1, .src_ids = src_ids, .src_start = src_start, .tgt_ids = input_ids,
-                   .tgt_start = tgt_start};
-    transformer_encode(&acts, m, &batch);
-    transformer_decode(&acts, m, &batch);
+    OneBatch one;
+    const Batch *batch = transformer_one_batch(&one, src_ids, S, input_ids, T);
+    transformer_encode(&acts, m, batch);
+    transformer_decode(&acts, m, batch);
     out->steps = T;
     memcpy(out->input_ids, input_ids, (size_t)T * sizeof(int));
     memcpy(out->logits, acts.logits, (size_t)T * a->tgt_vocab * sizeof(float));
     for (int t = 0; t < T; t++)
         record_step(out, t, acts.logits + (size_t)t * a->tgt_vocab, a->tgt_vocab, output_ids[t]);
-    out->finished = output_ids[T - 1] == VOCAB_EOS;
-    collect_maps(out, &acts, &batch, a, T);
+    out->finished = output_ids[T - 1] == TOKEN_EOS;
+    collect_maps(out, &acts, batch, a);
     acts_free(&acts);
-}
-
-void translation_free(Translation *t)
-{
-    if (!t) return;
-    free(t->src_ids);
-    free(t->input_ids);
-    free(t->output_ids);
-    free(t->logprobs);
-    free(t->top_ids);
-    free(t->top_logprobs);
-    free(t->encoder_attn);
-    free(t->decoder_attn);
-    free(t->cross_attn);
-    free(t->logits);
-    memset(t, 0, sizeof *t);
 }
 
 void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start, int count,
@@ -189,7 +174,6 @@ void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start
 {
     const ModelArch *a = &m->arch;
     int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0;
-    size_t H = (size_t)a->heads;
     for (int b = 0; b < count; b++) {
         int S = src_start[b + 1] - src_start[b];
         ASSERT(S >= 1 && S <= cap && limits[b] >= 1 && limits[b] <= cap);
@@ -197,16 +181,13 @@ void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start
         if (limits[b] > steps) steps = limits[b];
         lengths[b] = 0;
     }
-    ActsSize size = {.src_rows = Ns, .tgt_rows = count, .kv_rows = count * cap,
-                     .enc_probs = H * (size_t)longest * Ns, .dec_probs = H * (size_t)count * cap * cap,
-                     .cross_probs = H * (size_t)cap * Ns};
     Activations acts;
-    acts_alloc(&acts, a, size);
+    acts_alloc(&acts, a, acts_size_steps(a, count, cap, Ns, longest));
     int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
     int *kv_start = xcalloc((size_t)count, sizeof(int));
     bool *done = xcalloc((size_t)count, sizeof(bool));
     for (int b = 0; b < count; b++) {
-        tokens[b] = VOCAB_BOS;
+        tokens[b] = TOKEN_BOS;
         tgt_start[b + 1] = b + 1;
         kv_start[b] = b * cap;
     }
@@ -220,12 +201,10 @@ void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start
         for (int b = 0; b < count; b++) {
             if (done[b]) continue;
             const float *logits = acts.logits + (size_t)b * a->tgt_vocab;
-            int best = 0;
-            for (int i = 1; i < a->tgt_vocab; i++)
-                if (logits[i] > logits[best]) best = i;
+            int best = argmax(logits, a->tgt_vocab);
             outputs[b][lengths[b]++] = best;
             tokens[b] = best;
-            if (best == VOCAB_EOS || lengths[b] == limits[b]) {
+            if (best == TOKEN_EOS || lengths[b] == limits[b]) {
                 done[b] = true;
                 active--;
             }

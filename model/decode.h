@@ -8,32 +8,20 @@
  * steps stacked), so they equal a teacher-forced pass over the output, to
  * float rounding (tests/test_model.c checks that).
  *
- * Dimension letters: S source tokens, T output tokens (steps), L layers,
- * H heads, V target vocabulary, K alternatives kept per step. */
+ * The result is a Translation (translation.h).  Dimension letters: S source
+ * tokens, T output tokens (steps), L layers, H heads, V target vocabulary,
+ * K alternatives kept per step. */
 #ifndef TRANSLATE_DECODE_H
 #define TRANSLATE_DECODE_H
 
 #include <stdbool.h>
 
 #include "transformer.h"
+#include "translation.h"
 
-#define DECODE_TOP_K 5
+/* The name app/ and the tests still use for TRANSLATION_TOP_K. */
+#define DECODE_TOP_K TRANSLATION_TOP_K
 
-typedef struct {
-    int src_len;            /* S */
-    int *src_ids;           /* [S] */
-    int steps;              /* T */
-    int *input_ids;         /* [T] decoder inputs: <s> then output[0..T-2] */
-    int *output_ids;        /* [T] the chosen tokens (the last is </s> when finished) */
-    float *logprobs;        /* [T] natural-log probability of each chosen token */
-    int *top_ids;           /* [T, K] the K most probable tokens of each step ... */
-    float *top_logprobs;    /* [T, K] ... and their log-probabilities */
-    bool finished;          /* stopped at </s> (false: stopped at the length limit) */
-    float *encoder_attn;    /* [L_enc, H, S, S] */
-    float *decoder_attn;    /* [L_dec, H, T, T], future cells exactly 0 */
-    float *cross_attn;      /* [L_dec, H, T, S] */
-    float *logits;          /* [T, V] when requested, else NULL */
-} Translation;
 
 /* Everything greedy decoding needs between sentences (activations sized
  * for max_len), so a batch of lines reuses one allocation. */
@@ -61,15 +49,19 @@ void decode_teacher_forced(const Model *model, const int *src_ids, int S,
                            const int *input_ids, const int *output_ids, int T,
                            Translation *out);
 
-void translation_free(Translation *t); /* NULL-safe, leaves it zeroed */
-
 /* Pieces shared with beam search (beam.c). */
 /* log Σ exp(logits[0..V-1]), so that logprob(i) = logits[i] - that. */
 float decode_log_sum_exp(const float *logits, int V);
 /* The K largest logits' ids (ties: lower id first), best first; -1 past V. */
 void decode_top_k(const float *logits, int V, int K, int *ids);
-/* Rows 0..T-1 of an [H, rows, stride] map block into a dense [H, T, cols]. */
-void decode_copy_map(float *dst, const float *src, int H, int T, int cols, int rows, int stride);
+/* One step's TRANSLATION_TOP_K most probable tokens: ids[K] and their
+ * log-probabilities logprobs[K] (-inf past V); lse from decode_log_sum_exp. */
+void decode_top_logprobs(const float *logits, int V, float lse, int *ids, float *logprobs);
+/* The decoder self- and cross-attention maps of sequence b of `batch`
+ * (rows 0..out->steps-1 of each [H, cap, ...] block) into out's dense
+ * [L_dec, H, T, T] and [L_dec, H, T, S]. */
+void decode_copy_target_maps(Translation *out, const Activations *acts, const Batch *batch, int b,
+                             const ModelArch *arch);
 
 /* Greedy decoding of `count` sentences at once, packed as in a Batch
  * (src_ids with src_start[count+1]), each with its own step limit: the

@@ -6,6 +6,7 @@
  * reductions (the parity tests hold to ~1e-6). */
 #include <math.h>
 
+#include "../common/util.h"
 #include "layers.h"
 #include "vector.h"
 
@@ -40,6 +41,7 @@ void layernorm_backward(float *d_in, float *d_weight, float *d_bias, const float
 {
     enum { MAX_D = 8192 }; /* config.c caps d_model at 8192 */
     float xhat[MAX_D], g[MAX_D];
+    ASSERT(D <= MAX_D);
     for (int n = 0; n < N; n++) {
         const float *x = in + (size_t)n * D;      /* [D] */
         const float *dy = d_out + (size_t)n * D;  /* [D] */

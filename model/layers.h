@@ -31,12 +31,6 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
  * any of the three may be NULL to skip it. */
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int N, int I, int O);
-/* The same two, as plain loops: the reference the fast kernels are tested
- * against. */
-void linear_forward_reference(float *out, const float *in, const float *weight, const float *bias,
-                              int N, int I, int O);
-void linear_backward_reference(float *d_in, float *d_weight, float *d_bias, const float *d_out,
-                               const float *in, const float *weight, int N, int I, int O);
 
 /* out[N,D] = (in - mean) / sqrt(var + 1e-5) * weight + bias, per row
  * (torch.nn.LayerNorm, biased variance).  mean[N] and rstd[N] (1/std) are

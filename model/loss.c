@@ -20,18 +20,36 @@
 #include "../common/util.h"
 #include "layers.h"
 
-/* log Σ_c exp z[c], stably. */
-static double log_sum_exp(const float *z, int V)
+/* Σ_c exp(z[c] - max), stably, each exponential also kept in exps[V]
+ * unless exps is NULL (the training step turns them into the gradient).
+ * expf, not exp: this loop runs over every logit of every row (the
+ * largest activation there is), and float precision is plenty for terms
+ * that are summed in double. */
+static double sum_exp(const float *z, int V, float max, float *exps)
+{
+    double sum = 0.0;
+    for (int c = 0; c < V; c++) {
+        float e = expf(z[c] - max);
+        if (exps) exps[c] = e;
+        sum += e;
+    }
+    return sum;
+}
+
+static float row_max(const float *z, int V)
 {
     float max = z[0];
     for (int c = 1; c < V; c++)
         if (z[c] > max) max = z[c];
-    double sum = 0.0;
-    /* expf, not exp: this loop runs over every logit of every row (the
-     * largest activation there is), and float precision is plenty for
-     * terms that are summed in double. */
-    for (int c = 0; c < V; c++) sum += expf(z[c] - max);
-    return max + log(sum);
+    return max;
+}
+
+/* The row's loss (1-ε)·(lse - z_t) + ε·(lse - mean(z)) (see the top). */
+static double smoothed_loss(double lse, const float *z, int t, int V, float smoothing)
+{
+    double sum_z = 0.0;
+    for (int c = 0; c < V; c++) sum_z += z[c];
+    return (1.0 - smoothing) * (lse - z[t]) + smoothing * (lse - sum_z / V);
 }
 
 /* Rows that count towards the mean. */
@@ -52,9 +70,8 @@ float cross_entropy_forward(float *losses, const float *logits, const int *targe
         double loss = 0.0;
         if (t != ignore_id) {
             ASSERT(t >= 0 && t < V);
-            double lse = log_sum_exp(z, V), sum_z = 0.0;
-            for (int c = 0; c < V; c++) sum_z += z[c];
-            loss = (1.0 - smoothing) * (lse - z[t]) + smoothing * (lse - sum_z / V);
+            float max = row_max(z, V);
+            loss = smoothed_loss(max + log(sum_exp(z, V, max, NULL)), z, t, V, smoothing);
         }
         if (losses) losses[n] = (float)loss;
         total += loss;
@@ -91,17 +108,9 @@ float cross_entropy_forward_backward(float *d_logits, const float *logits, const
             continue;
         }
         ASSERT(t >= 0 && t < V);
-        float max = z[0];
-        for (int c = 1; c < V; c++)
-            if (z[c] > max) max = z[c];
-        double sum = 0.0, sum_z = 0.0;
-        for (int c = 0; c < V; c++) {
-            dz[c] = expf(z[c] - max);
-            sum += dz[c];
-            sum_z += z[c];
-        }
-        double lse = max + log(sum);
-        total += (1.0 - smoothing) * (lse - z[t]) + smoothing * (lse - sum_z / V);
+        float max = row_max(z, V);
+        double sum = sum_exp(z, V, max, dz);
+        total += smoothed_loss(max + log(sum), z, t, V, smoothing);
         float inv_sum = (float)(1.0 / sum);
         for (int c = 0; c < V; c++) dz[c] = (dz[c] * inv_sum - q_other) * scale;
         dz[t] -= (q_target - q_other) * scale;

@@ -3,6 +3,7 @@
 #include "optim.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,20 +12,17 @@
 void adamw_init(AdamW *opt, const ModelArch *arch)
 {
     memset(opt, 0, sizeof *opt);
-    Params layout;
-    params_alloc(&layout, arch);
-    opt->count = layout.count;
+    opt->count = params_count(arch);
     opt->m = xcalloc(opt->count, sizeof(float));
     opt->v = xcalloc(opt->count, sizeof(float));
     opt->decay = xcalloc(opt->count, sizeof(float));
     ParamSpec *specs;
-    size_t n = params_describe(arch, &layout, &specs);
+    size_t n = params_layout(arch, &specs);
     for (size_t i = 0; i < n; i++) {
-        size_t at = (size_t)(specs[i].data - layout.data);
-        for (size_t j = 0; j < specs[i].numel; j++) opt->decay[at + j] = specs[i].is_matrix ? 1.0f : 0.0f;
+        bool decays = specs[i].kind == PARAM_MATRIX || specs[i].kind == PARAM_EMBEDDING;
+        for (size_t j = 0; j < specs[i].numel; j++) opt->decay[specs[i].offset + j] = decays ? 1.0f : 0.0f;
     }
     free(specs);
-    params_free(&layout);
 }
 
 void adamw_free(AdamW *opt)

@@ -3,7 +3,7 @@
  * AdamW as torch.optim.AdamW (decoupled weight decay, bias-corrected
  * moments, eps added to the corrected second moment's square root), run
  * over the flat parameter block in one loop.  Weight decay applies to
- * matrices and embeddings only (ParamSpec.is_matrix), not to biases and
+ * matrices and embeddings only (ParamSpec.kind), not to biases and
  * LayerNorm parameters, as is usual for Transformers. */
 #ifndef TRANSLATE_OPTIM_H
 #define TRANSLATE_OPTIM_H

@@ -12,8 +12,9 @@ typedef struct {
     size_t count, cap;
 } SpecList;
 
-/* Append one tensor named prefix + suffix; cols == 0 means a vector. */
-static void add(SpecList *list, float **slot, int is_matrix, size_t rows, size_t cols,
+/* Append one tensor named prefix + suffix; cols == 0 means a vector.  It
+ * follows the previous tensor in the flat block. */
+static void add(SpecList *list, float **slot, ParamKind kind, size_t rows, size_t cols,
                 const char *prefix, const char *suffix)
 {
     if (list->count == list->cap) {
@@ -22,6 +23,7 @@ static void add(SpecList *list, float **slot, int is_matrix, size_t rows, size_t
     }
     ParamSpec *s = &list->items[list->count++];
     memset(s, 0, sizeof *s);
+    if (list->count > 1) s->offset = s[-1].offset + s[-1].numel;
     snprintf(s->name, sizeof s->name, "%s%s", prefix, suffix);
     s->ndim = cols ? 2 : 1;
     s->shape[0] = rows;
@@ -29,31 +31,31 @@ static void add(SpecList *list, float **slot, int is_matrix, size_t rows, size_t
     s->numel = cols ? rows * cols : rows;
     s->slot = slot;
     s->data = *slot;
-    s->is_matrix = is_matrix;
+    s->kind = kind;
 }
 
 /* nn.MultiheadAttention's four tensors, under prefix "...self_attn." */
 static void add_attention(SpecList *l, AttentionParams *p, const char *prefix, size_t D)
 {
-    add(l, &p->in_proj_weight, 1, 3 * D, D, prefix, "in_proj_weight");
-    add(l, &p->in_proj_bias, 0, 3 * D, 0, prefix, "in_proj_bias");
-    add(l, &p->out_proj_weight, 1, D, D, prefix, "out_proj.weight");
-    add(l, &p->out_proj_bias, 0, D, 0, prefix, "out_proj.bias");
+    add(l, &p->in_proj_weight, PARAM_MATRIX, 3 * D, D, prefix, "in_proj_weight");
+    add(l, &p->in_proj_bias, PARAM_BIAS, 3 * D, 0, prefix, "in_proj_bias");
+    add(l, &p->out_proj_weight, PARAM_MATRIX, D, D, prefix, "out_proj.weight");
+    add(l, &p->out_proj_bias, PARAM_BIAS, D, 0, prefix, "out_proj.bias");
 }
 
 static void add_ffn(SpecList *l, FeedForwardParams *p, const char *prefix, size_t D, size_t F)
 {
-    add(l, &p->linear1_weight, 1, F, D, prefix, "linear1.weight");
-    add(l, &p->linear1_bias, 0, F, 0, prefix, "linear1.bias");
-    add(l, &p->linear2_weight, 1, D, F, prefix, "linear2.weight");
-    add(l, &p->linear2_bias, 0, D, 0, prefix, "linear2.bias");
+    add(l, &p->linear1_weight, PARAM_MATRIX, F, D, prefix, "linear1.weight");
+    add(l, &p->linear1_bias, PARAM_BIAS, F, 0, prefix, "linear1.bias");
+    add(l, &p->linear2_weight, PARAM_MATRIX, D, F, prefix, "linear2.weight");
+    add(l, &p->linear2_bias, PARAM_BIAS, D, 0, prefix, "linear2.bias");
 }
 
 /* A LayerNorm under prefix, e.g. "...layers.0.norm1." */
 static void add_norm(SpecList *l, NormParams *p, const char *prefix, size_t D)
 {
-    add(l, &p->weight, 0, D, 0, prefix, "weight");
-    add(l, &p->bias, 0, D, 0, prefix, "bias");
+    add(l, &p->weight, PARAM_NORM_WEIGHT, D, 0, prefix, "weight");
+    add(l, &p->bias, PARAM_BIAS, D, 0, prefix, "bias");
 }
 
 /* Buffer for "<layer prefix><part>" names. */
@@ -68,8 +70,8 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
     SpecList l = {0};
     size_t D = (size_t)arch->d_model, F = (size_t)arch->d_ff;
     char layer[64], part[96];
-    add(&l, &p->src_embed, 1, (size_t)arch->src_vocab, D, "src_embed.", "weight");
-    add(&l, &p->tgt_embed, 1, (size_t)arch->tgt_vocab, D, "tgt_embed.", "weight");
+    add(&l, &p->src_embed, PARAM_EMBEDDING, (size_t)arch->src_vocab, D, "src_embed.", "weight");
+    add(&l, &p->tgt_embed, PARAM_EMBEDDING, (size_t)arch->tgt_vocab, D, "tgt_embed.", "weight");
     for (int i = 0; i < arch->encoder_layers; i++) {
         EncoderLayerParams *e = &p->encoder[i];
         snprintf(layer, sizeof layer, "transformer.encoder.layers.%d.", i);
@@ -91,30 +93,36 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
     }
     add_norm(&l, &p->decoder_norm, "transformer.decoder.norm.", D);
     if (!arch->tied_output)
-        add(&l, &p->generator_weight, 1, (size_t)arch->tgt_vocab, D, "generator.", "weight");
-    add(&l, &p->generator_bias, 0, (size_t)arch->tgt_vocab, 0, "generator.", "bias");
+        add(&l, &p->generator_weight, PARAM_MATRIX, (size_t)arch->tgt_vocab, D, "generator.", "weight");
+    add(&l, &p->generator_bias, PARAM_BIAS, (size_t)arch->tgt_vocab, 0, "generator.", "bias");
     *specs = l.items;
     return l.count;
 }
 
-/* The descriptor list of `arch` with only the per-layer arrays allocated:
- * the specs' data pointers stay NULL, their sizes are all callers read. */
-static size_t describe_sizes(const ModelArch *arch, ParamSpec **specs)
+size_t params_layout(const ModelArch *arch, ParamSpec **specs)
 {
+    /* Describe a Params with only its per-layer arrays, then unbind the
+     * specs from it: their sizes and offsets are all a caller reads. */
     Params p = {0};
     p.encoder = xcalloc((size_t)arch->encoder_layers, sizeof *p.encoder);
     p.decoder = xcalloc((size_t)arch->decoder_layers, sizeof *p.decoder);
     size_t n = params_describe(arch, &p, specs);
+    for (size_t i = 0; i < n; i++) (*specs)[i].slot = NULL;
     free(p.encoder);
     free(p.decoder);
     return n;
 }
 
+/* The end of the last tensor. */
+static size_t total_floats(const ParamSpec *specs, size_t n)
+{
+    return n ? specs[n - 1].offset + specs[n - 1].numel : 0;
+}
+
 size_t params_count(const ModelArch *arch)
 {
     ParamSpec *specs;
-    size_t n = describe_sizes(arch, &specs), count = 0;
-    for (size_t i = 0; i < n; i++) count += specs[i].numel;
+    size_t n = params_layout(arch, &specs), count = total_floats(specs, n);
     free(specs);
     return count;
 }
@@ -122,7 +130,7 @@ size_t params_count(const ModelArch *arch)
 size_t params_tensor_count(const ModelArch *arch)
 {
     ParamSpec *specs;
-    size_t n = describe_sizes(arch, &specs);
+    size_t n = params_layout(arch, &specs);
     free(specs);
     return n;
 }
@@ -134,13 +142,9 @@ void params_alloc(Params *p, const ModelArch *arch)
     p->decoder = xcalloc((size_t)arch->decoder_layers, sizeof *p->decoder);
     ParamSpec *specs;
     size_t n = params_describe(arch, p, &specs);
-    for (size_t i = 0; i < n; i++) p->count += specs[i].numel;
+    p->count = total_floats(specs, n);
     p->data = big_calloc(p->count, sizeof(float));
-    float *at = p->data;
-    for (size_t i = 0; i < n; i++) {
-        *specs[i].slot = at;
-        at += specs[i].numel;
-    }
+    for (size_t i = 0; i < n; i++) *specs[i].slot = p->data + specs[i].offset;
     if (arch->tied_output) p->generator_weight = p->tgt_embed;
     free(specs);
 }

@@ -65,20 +65,34 @@ typedef struct {
     float *generator_bias;       /* [V_tgt] */
 } Params;
 
+/* What a tensor is, which decides how it starts (weights.c) and whether
+ * weight decay applies (optim.c). */
+typedef enum {
+    PARAM_EMBEDDING,   /* a token embedding table [V, D] */
+    PARAM_MATRIX,      /* a weight matrix [out, in] */
+    PARAM_BIAS,        /* a bias vector, or a LayerNorm's beta */
+    PARAM_NORM_WEIGHT  /* a LayerNorm's gamma */
+} ParamKind;
+
 /* One parameter tensor as the descriptor list sees it. */
 typedef struct {
     char name[96];
     int ndim;                    /* 1 or 2 */
     size_t shape[2];
     size_t numel;
+    size_t offset;               /* floats from the start of the flat block */
     float **slot;                /* the Params field that points at it */
     float *data;                 /* where it is (after params_alloc) */
-    int is_matrix;               /* a weight matrix or embedding (init, weight decay) */
+    ParamKind kind;
 } ParamSpec;
 
 /* The descriptor list for `arch` bound to `params`' fields, in file order.
  * Returns the count and a malloc'd array in *specs (caller frees). */
 size_t params_describe(const ModelArch *arch, Params *params, ParamSpec **specs);
+
+/* The descriptor list for `arch` bound to no Params (slot and data NULL):
+ * names, shapes, kinds and offsets, without allocating the block. */
+size_t params_layout(const ModelArch *arch, ParamSpec **specs);
 
 /* How many floats params_alloc would allocate for `arch` (allocates
  * nothing large: lets a loader check a file can hold them first). */

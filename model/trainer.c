@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "../tokenizer/vocab.h"
 #include "layers.h"
 
 void trainer_init(Trainer *tr, Model *model, int src_rows, int tgt_rows, float dropout,
@@ -45,15 +44,15 @@ float trainer_step(Trainer *tr, const Batch *batch, const int *labels, bool trai
     transformer_encode(&tr->acts, &tr->model, batch);
     transformer_decode(&tr->acts, &tr->model, batch);
     tr->acts.dropout = dropout;
-    /* Batches are packed, so no row is padding; VOCAB_PAD never appears as
+    /* Batches are packed, so no row is padding; TOKEN_PAD never appears as
      * a label and ignoring it changes nothing. */
     if (!train)
         return cross_entropy_forward(NULL, tr->acts.logits, labels, Nt, a->tgt_vocab,
-                                     tr->label_smoothing, VOCAB_PAD);
+                                     tr->label_smoothing, TOKEN_PAD);
     acts_zero(&tr->grad_acts);
     memset(tr->grads.data, 0, tr->grads.count * sizeof(float));
     float loss = cross_entropy_forward_backward(tr->grad_acts.logits, tr->acts.logits, labels, Nt,
-                                                a->tgt_vocab, tr->label_smoothing, VOCAB_PAD);
+                                                a->tgt_vocab, tr->label_smoothing, TOKEN_PAD);
     transformer_backward(&tr->grad_acts, &tr->grads, &tr->acts, &tr->model, batch);
     return loss;
 }

@@ -1,7 +1,11 @@
-/* transformer.c — forward pass of the encoder and decoder (see
- * transformer.h), one layer function per block, each a column of kernel
- * calls from layers.h.  The backward pass (training) mirrors these
- * functions in reverse. */
+/* transformer.c — forward and backward passes of the encoder and decoder
+ * (see transformer.h), one function per block, each a column of kernel
+ * calls from layers.h, and each block's backward (training) right after
+ * its forward, undoing it in reverse.  The three attentions are one block
+ * (attention_block / _backward): they differ only in where their keys and
+ * values come from (project_keys_values), and in where each sequence's
+ * queries, keys, values and maps are and the causal flag
+ * (sequence_attention). */
 #include "transformer.h"
 
 #include <math.h>
@@ -11,127 +15,17 @@
 #include "../common/util.h"
 #include "layers.h"
 
-/* ---- activation memory ------------------------------------------------ */
+/* ---- batches ------------------------------------------------------------- */
 
-ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest)
+Batch *transformer_one_batch(OneBatch *one, const int *src_ids, int S, const int *tgt_ids, int T)
 {
-    size_t H = (size_t)arch->heads;
-    ActsSize s = {src_rows, tgt_rows, tgt_rows, 0, 0, 0, false};
-    /* Σ_b S_b² <= longest · Σ_b S_b, and likewise for the other maps. */
-    s.enc_probs = H * (size_t)longest * (size_t)src_rows;
-    s.dec_probs = H * (size_t)longest * (size_t)tgt_rows;
-    s.cross_probs = H * (size_t)longest * (size_t)tgt_rows;
-    return s;
-}
-
-ActsSize acts_size_steps(const ModelArch *arch, int beams, int src_len, int tgt_len)
-{
-    size_t H = (size_t)arch->heads, B = (size_t)beams, S = (size_t)src_len, T = (size_t)tgt_len;
-    ActsSize s = {src_len, beams, beams * tgt_len, H * S * S, H * B * T * T, H * B * T * S, false};
-    return s;
-}
-
-/* Buffers are carved from one block: a first pass with base == NULL only
- * measures, the second assigns. */
-typedef struct {
-    float *base;
-    size_t used;
-} Carver;
-
-static float *carve(Carver *c, size_t n)
-{
-    float *p = c->base ? c->base + c->used : NULL;
-    c->used += n;
-    return p;
-}
-
-static void carve_norm(Carver *c, NormActs *a, size_t N, size_t D)
-{
-    a->out = carve(c, N * D);
-    a->mean = carve(c, N);
-    a->rstd = carve(c, N);
-}
-
-static void carve_attention(Carver *c, AttentionActs *a, size_t q_rows, size_t kv_rows,
-                            size_t probs, size_t D, bool dropout)
-{
-    a->q = carve(c, q_rows * D);
-    a->k = carve(c, kv_rows * D);
-    a->v = carve(c, kv_rows * D);
-    a->probs = carve(c, probs);
-    a->context = carve(c, q_rows * D);
-    a->out = carve(c, q_rows * D);
-    a->out_mask = dropout ? carve(c, q_rows * D) : NULL;
-}
-
-static void carve_ffn(Carver *c, FeedForwardActs *a, size_t N, size_t D, size_t F, bool dropout)
-{
-    a->hidden_pre = carve(c, N * F);
-    a->hidden = carve(c, N * F);
-    a->out = carve(c, N * D);
-    a->hidden_mask = dropout ? carve(c, N * F) : NULL;
-    a->out_mask = dropout ? carve(c, N * D) : NULL;
-}
-
-static void carve_all(Carver *c, Activations *a, const ModelArch *arch)
-{
-    size_t D = (size_t)arch->d_model, F = (size_t)arch->d_ff, V = (size_t)arch->tgt_vocab;
-    size_t Ns = (size_t)a->size.src_rows, Nt = (size_t)a->size.tgt_rows;
-    bool drop = a->size.dropout;
-    a->src_x = carve(c, Ns * D);
-    a->src_mask = drop ? carve(c, Ns * D) : NULL;
-    for (int l = 0; l < arch->encoder_layers; l++) {
-        EncoderLayerActs *e = &a->encoder[l];
-        carve_attention(c, &e->self_attn, Ns, Ns, a->size.enc_probs, D, drop);
-        carve_ffn(c, &e->ffn, Ns, D, F, drop);
-        carve_norm(c, &e->norm1, Ns, D);
-        carve_norm(c, &e->norm2, Ns, D);
-        e->res1 = carve(c, Ns * D);
-        e->res2 = carve(c, Ns * D);
-    }
-    carve_norm(c, &a->encoder_norm, Ns, D);
-    a->tgt_x = carve(c, Nt * D);
-    a->tgt_mask = drop ? carve(c, Nt * D) : NULL;
-    for (int l = 0; l < arch->decoder_layers; l++) {
-        DecoderLayerActs *d = &a->decoder[l];
-        carve_attention(c, &d->self_attn, Nt, (size_t)a->size.kv_rows, a->size.dec_probs, D, drop);
-        carve_attention(c, &d->cross_attn, Nt, Ns, a->size.cross_probs, D, drop);
-        carve_ffn(c, &d->ffn, Nt, D, F, drop);
-        carve_norm(c, &d->norm1, Nt, D);
-        carve_norm(c, &d->norm2, Nt, D);
-        carve_norm(c, &d->norm3, Nt, D);
-        d->res1 = carve(c, Nt * D);
-        d->res2 = carve(c, Nt * D);
-        d->res3 = carve(c, Nt * D);
-    }
-    carve_norm(c, &a->decoder_norm, Nt, D);
-    a->logits = carve(c, Nt * V);
-}
-
-void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
-{
-    memset(a, 0, sizeof *a);
-    a->size = size;
-    a->heads = arch->heads;
-    a->encoder = xcalloc((size_t)arch->encoder_layers, sizeof *a->encoder);
-    a->decoder = xcalloc((size_t)arch->decoder_layers, sizeof *a->decoder);
-    Carver measure = {NULL, 0};
-    carve_all(&measure, a, arch);
-    a->block = xcalloc(measure.used, sizeof(float));
-    a->block_size = measure.used;
-    Carver assign = {a->block, 0};
-    carve_all(&assign, a, arch);
-}
-
-void acts_zero(Activations *a) { memset(a->block, 0, a->block_size * sizeof(float)); }
-
-void acts_free(Activations *a)
-{
-    if (!a) return;
-    free(a->block);
-    free(a->encoder);
-    free(a->decoder);
-    memset(a, 0, sizeof *a);
+    one->src_start[0] = 0;
+    one->src_start[1] = S;
+    one->tgt_start[0] = 0;
+    one->tgt_start[1] = T;
+    one->batch = (Batch){.count = 1, .src_ids = src_ids, .src_start = one->src_start,
+                         .tgt_ids = tgt_ids, .tgt_start = one->tgt_start};
+    return &one->batch;
 }
 
 /* ---- where each sequence's attention maps live ------------------------- */
@@ -167,42 +61,33 @@ static size_t cross_map_offset(const Batch *b, int i, int H)
     return off;
 }
 
-float *acts_encoder_map(const Activations *a, const Batch *b, int layer, int i)
+float *transformer_encoder_map(const Activations *a, const Batch *b, int layer, int i)
 {
     return a->encoder[layer].self_attn.probs + encoder_map_offset(b, i, a->heads);
 }
 
-float *acts_decoder_map(const Activations *a, const Batch *b, int layer, int i)
+float *transformer_decoder_map(const Activations *a, const Batch *b, int layer, int i)
 {
     return a->decoder[layer].self_attn.probs + decoder_map_offset(b, i, a->heads);
 }
 
-float *acts_cross_map(const Activations *a, const Batch *b, int layer, int i)
+float *transformer_cross_map(const Activations *a, const Batch *b, int layer, int i)
 {
     return a->decoder[layer].cross_attn.probs + cross_map_offset(b, i, a->heads);
 }
 
-/* ---- the blocks ---------------------------------------------------------- */
+/* ---- the blocks ----------------------------------------------------------
+ *
+ * Each block's forward is followed by its backward, which undoes it in
+ * reverse order.  `g` holds gradients with the layout of the activations
+ * `a`: g->res1 is d(loss)/d(a->res1), and so on.  Kernels accumulate (+=),
+ * so a value used twice (an input feeding both a sublayer and its
+ * residual) simply receives both contributions. */
 
 static float attention_scale(const ModelArch *arch)
 {
     return arch->scale_attention ? 1.0f / sqrtf((float)(arch->d_model / arch->heads)) : 1.0f;
 }
-
-static const float *norm_forward(NormActs *a, const NormParams *p, const float *x, int N, int D)
-{
-    layernorm_forward(a->out, a->mean, a->rstd, x, p->weight, p->bias, N, D);
-    return a->out;
-}
-
-/* in_proj_weight stacks W_Q, W_K, W_V: row blocks 0, 1, 2 of [3D, D]. */
-static void project(float *out, const float *x, const AttentionParams *p, int which, int N, int D)
-{
-    size_t off = (size_t)which * D;
-    linear_forward(out, x, p->in_proj_weight + off * D, p->in_proj_bias + off, N, D, D);
-}
-
-enum { PROJ_Q, PROJ_K, PROJ_V };
 
 /* Dropout as torch.nn.Transformer places it (training only): on the
  * embeddings, on every sublayer's output before its residual addition, and
@@ -218,11 +103,166 @@ static void maybe_dropout(float *x, float *mask, size_t n, Dropout drop)
     if (drop.p > 0.0f) dropout_forward(x, mask, n, drop.p, drop.rng);
 }
 
+static const float *norm_forward(NormActs *a, const NormParams *p, const float *x, int N, int D)
+{
+    layernorm_forward(a->out, a->mean, a->rstd, x, p->weight, p->bias, N, D);
+    return a->out;
+}
+
+static void norm_backward(float *d_x, NormParams *dp, const float *d_out, const NormActs *a,
+                          const NormParams *p, const float *x, int N, int D)
+{
+    layernorm_backward(d_x, dp->weight, dp->bias, d_out, x, a->mean, a->rstd, p->weight, N, D);
+}
+
+/* in_proj_weight stacks W_Q, W_K, W_V: row blocks 0, 1, 2 of [3D, D]. */
+static void project(float *out, const float *x, const AttentionParams *p, int which, int N, int D)
+{
+    size_t off = (size_t)which * D;
+    linear_forward(out, x, p->in_proj_weight + off * D, p->in_proj_bias + off, N, D, D);
+}
+
+static void project_backward(float *d_x, AttentionParams *dp, const float *d_out, const float *x,
+                             const AttentionParams *p, int which, int N, int D)
+{
+    size_t off = (size_t)which * D;
+    linear_backward(d_x, dp->in_proj_weight + off * D, dp->in_proj_bias + off, d_out, x,
+                    p->in_proj_weight + off * D, N, D, D);
+}
+
+enum { PROJ_Q, PROJ_K, PROJ_V };
+
 /* The output projection that follows the heads' concatenation. */
 static void attention_output(AttentionActs *a, const AttentionParams *p, int N, int D, Dropout drop)
 {
     linear_forward(a->out, a->context, p->out_proj_weight, p->out_proj_bias, N, D, D);
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
+}
+
+/* Through the output projection (and its dropout) to d(context). */
+static void attention_output_backward(AttentionActs *g, AttentionParams *dp, const AttentionActs *a,
+                                      const AttentionParams *p, int N, int D)
+{
+    if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
+    linear_backward(g->context, dp->out_proj_weight, dp->out_proj_bias, g->out, a->context,
+                    p->out_proj_weight, N, D, D);
+}
+
+/* The three attentions differ only in where each sequence's queries, keys,
+ * values and maps are, and in the causal mask: */
+typedef enum { ENCODER_SELF, DECODER_SELF, CROSS } AttentionKind;
+
+typedef struct {
+    size_t q_row, kv_row;  /* first row of the sequence's queries; of its keys/values */
+    size_t map;            /* floats from the layer's probs to its map block */
+    AttentionShape shape;
+    bool causal;
+} SequenceAttention;
+
+/* Sequence i's part of an attention of `kind` over batch b.
+ *   encoder self: S queries over the S keys of its own source
+ *   decoder self: the new target rows over the K/V store up to them (causal)
+ *   cross:        the new target rows over the S keys of its source's memory
+ * In a full pass (training) tgt_pos is 0, the store rows are the target
+ * rows and tgt_cap is the target's length. */
+static SequenceAttention sequence_attention(AttentionKind kind, const Batch *b, int i, int H)
+{
+    size_t src = (size_t)b->src_start[i];
+    int S = src_len(b, i);
+    if (kind == ENCODER_SELF) /* an encoder-only batch may have no target side */
+        return (SequenceAttention){src, src, encoder_map_offset(b, i, H), {0, S, S, S, S}, false};
+    size_t tgt = (size_t)b->tgt_start[i];
+    int n = tgt_rows(b, i), pos = b->tgt_pos, cap = tgt_cap(b, i);
+    if (kind == DECODER_SELF)
+        return (SequenceAttention){tgt, (size_t)kv_start(b, i), decoder_map_offset(b, i, H),
+                                   {pos, n, pos + n, cap, cap}, true};
+    return (SequenceAttention){tgt, src, cross_map_offset(b, i, H), {pos, n, S, cap, S}, false};
+}
+
+/* a->context from a->q, a->k, a->v, sequence by sequence: attention never
+ * crosses a sequence boundary (the padding mask, see transformer.h). */
+static void attend(AttentionActs *a, AttentionKind kind, const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, H = arch->heads;
+    for (int i = 0; i < b->count; i++) {
+        SequenceAttention s = sequence_attention(kind, b, i, H);
+        size_t q = s.q_row * D, kv = s.kv_row * D;
+        attention_forward(a->context + q, a->probs + s.map, a->q + q, a->k + kv, a->v + kv, s.shape,
+                          D, H, attention_scale(arch), s.causal);
+    }
+}
+
+/* d(context) in g to g->q, g->k, g->v, with the maps the forward kept. */
+static void attend_backward(AttentionActs *g, const AttentionActs *a, AttentionKind kind,
+                            const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, H = arch->heads;
+    for (int i = 0; i < b->count; i++) {
+        SequenceAttention s = sequence_attention(kind, b, i, H);
+        size_t q = s.q_row * D, kv = s.kv_row * D;
+        attention_backward(g->q + q, g->k + kv, g->v + kv, g->context + q, a->probs + s.map, a->q + q,
+                           a->k + kv, a->v + kv, s.shape, D, H, attention_scale(arch), s.causal);
+    }
+}
+
+/* Rows of queries: the sources' for the encoder, the targets' otherwise. */
+static int query_rows(AttentionKind kind, const Batch *b)
+{
+    return kind == ENCODER_SELF ? b->src_start[b->count] : b->tgt_start[b->count];
+}
+
+/* The keys and values of a self-attention: of every source row (encoder),
+ * or of the new target rows, written into the K/V store at their positions
+ * (decoder: earlier steps' rows are already there).  Cross-attention's are
+ * the memory's, projected once in transformer_encode. */
+static void project_keys_values(AttentionActs *a, const AttentionParams *p, const float *x,
+                                AttentionKind kind, const Batch *b, int D)
+{
+    if (kind == ENCODER_SELF) {
+        int N = b->src_start[b->count];
+        project(a->k, x, p, PROJ_K, N, D);
+        project(a->v, x, p, PROJ_V, N, D);
+        return;
+    }
+    for (int i = 0; kind == DECODER_SELF && i < b->count; i++) {
+        int n = tgt_rows(b, i);
+        const float *xi = x + (size_t)b->tgt_start[i] * D;
+        size_t store = (size_t)(kv_start(b, i) + b->tgt_pos) * D;
+        project(a->k + store, xi, p, PROJ_K, n, D);
+        project(a->v + store, xi, p, PROJ_V, n, D);
+    }
+}
+
+/* One multi-head attention sublayer of `kind`, as nn.MultiheadAttention:
+ * encoder self-attention (every source token attends to every source token
+ * of its own sentence), decoder masked self-attention (each query sees its
+ * own sequence up to its own position), or cross-attention (queries from
+ * the decoder, keys and values from the encoder's output). */
+static void attention_block(AttentionActs *a, const AttentionParams *p, const float *x, AttentionKind kind,
+                            Dropout drop, const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, N = query_rows(kind, b);
+    project(a->q, x, p, PROJ_Q, N, D);
+    project_keys_values(a, p, x, kind, b, D);
+    attend(a, kind, b, arch);
+    attention_output(a, p, N, D, drop);
+}
+
+/* Training always runs full passes, so a self-attention's K/V store rows
+ * are its input rows.  Cross-attention's d(keys) and d(values) stay in
+ * g->k, g->v: they flow to memory once all decoder layers are done
+ * (transformer_backward). */
+static void attention_block_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
+                                     const AttentionActs *a, const AttentionParams *p, const float *x,
+                                     AttentionKind kind, const Batch *b, const ModelArch *arch)
+{
+    int D = arch->d_model, N = query_rows(kind, b);
+    attention_output_backward(g, dp, a, p, N, D);
+    attend_backward(g, a, kind, b, arch);
+    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
+    if (kind == CROSS) return;
+    project_backward(d_x, dp, g->k, x, p, PROJ_K, N, D);
+    project_backward(d_x, dp, g->v, x, p, PROJ_V, N, D);
 }
 
 /* position-wise feed-forward: linear2(dropout(activation(linear1(x)))) */
@@ -237,65 +277,18 @@ static void ffn_forward(FeedForwardActs *a, const FeedForwardParams *p, const fl
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
-/* Encoder self-attention: every source token attends to every source token
- * of its own sentence. */
-static void encoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
-                                   const Batch *b, const ModelArch *arch)
+static void ffn_backward(FeedForwardActs *g, FeedForwardParams *dp, float *d_x,
+                         const FeedForwardActs *a, const FeedForwardParams *p, const float *x, int N,
+                         const ModelArch *arch)
 {
-    int D = arch->d_model, H = arch->heads, N = b->src_start[b->count];
-    project(a->q, x, p, PROJ_Q, N, D);
-    project(a->k, x, p, PROJ_K, N, D);
-    project(a->v, x, p, PROJ_V, N, D);
-    for (int i = 0; i < b->count; i++) {
-        size_t row = (size_t)b->src_start[i] * D;
-        int S = src_len(b, i);
-        AttentionShape shape = {0, S, S, S, S};
-        attention_forward(a->context + row, a->probs + encoder_map_offset(b, i, H), a->q + row,
-                          a->k + row, a->v + row, shape, D, H, attention_scale(arch), false);
-    }
-    attention_output(a, p, N, D, drop);
-}
-
-/* Decoder masked self-attention.  The new rows' keys and values are written
- * into the K/V store first; each query then sees the keys of its own
- * sequence up to its own position. */
-static void decoder_self_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
-                                   const Batch *b, const ModelArch *arch)
-{
-    int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
-    project(a->q, x, p, PROJ_Q, N, D);
-    for (int i = 0; i < b->count; i++) {
-        int n = tgt_rows(b, i);
-        const float *xi = x + (size_t)b->tgt_start[i] * D;
-        size_t store = (size_t)(kv_start(b, i) + b->tgt_pos) * D;
-        project(a->k + store, xi, p, PROJ_K, n, D);
-        project(a->v + store, xi, p, PROJ_V, n, D);
-    }
-    for (int i = 0; i < b->count; i++) {
-        size_t row = (size_t)b->tgt_start[i] * D, kv = (size_t)kv_start(b, i) * D;
-        int cap = tgt_cap(b, i), n = tgt_rows(b, i);
-        AttentionShape shape = {b->tgt_pos, n, b->tgt_pos + n, cap, cap};
-        attention_forward(a->context + row, a->probs + decoder_map_offset(b, i, H), a->q + row,
-                          a->k + kv, a->v + kv, shape, D, H, attention_scale(arch), true);
-    }
-    attention_output(a, p, N, D, drop);
-}
-
-/* Cross-attention: queries from the decoder, keys and values from the
- * encoder's output (projected once, in transformer_encode). */
-static void cross_attention(AttentionActs *a, const AttentionParams *p, const float *x, Dropout drop,
-                            const Batch *b, const ModelArch *arch)
-{
-    int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
-    project(a->q, x, p, PROJ_Q, N, D);
-    for (int i = 0; i < b->count; i++) {
-        size_t row = (size_t)b->tgt_start[i] * D, mem = (size_t)b->src_start[i] * D;
-        int S = src_len(b, i);
-        AttentionShape shape = {b->tgt_pos, tgt_rows(b, i), S, tgt_cap(b, i), S};
-        attention_forward(a->context + row, a->probs + cross_map_offset(b, i, H), a->q + row,
-                          a->k + mem, a->v + mem, shape, D, H, attention_scale(arch), false);
-    }
-    attention_output(a, p, N, D, drop);
+    int D = arch->d_model, F = arch->d_ff;
+    if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
+    linear_backward(g->hidden, dp->linear2_weight, dp->linear2_bias, g->out, a->hidden,
+                    p->linear2_weight, N, F, D);
+    if (a->hidden_mask) dropout_backward(g->hidden, a->hidden_mask, (size_t)N * F);
+    activation_backward(g->hidden_pre, g->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
+    linear_backward(d_x, dp->linear1_weight, dp->linear1_bias, g->hidden_pre, x, p->linear1_weight,
+                    N, D, F);
 }
 
 /* One encoder layer, as torch.nn.TransformerEncoderLayer:
@@ -308,14 +301,43 @@ static void encoder_layer_forward(EncoderLayerActs *a, const EncoderLayerParams 
     size_t n = (size_t)N * D;
     bool pre = arch->norm_first;
 
-    encoder_self_attention(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
-                           drop, b, arch);
+    attention_block(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
+                    ENCODER_SELF, drop, b, arch);
     residual_forward(a->res1, x, a->self_attn.out, n);
     const float *h = pre ? a->res1 : norm_forward(&a->norm1, &p->norm1, a->res1, N, D);
 
     ffn_forward(&a->ffn, &p->ffn, pre ? norm_forward(&a->norm2, &p->norm2, h, N, D) : h, N, arch, drop);
     residual_forward(a->res2, h, a->ffn.out, n);
     a->out = pre ? a->res2 : (float *)norm_forward(&a->norm2, &p->norm2, a->res2, N, D);
+}
+
+/* Where the gradient of a layer's output lives (its `out` buffer). */
+static float *encoder_out_grad(EncoderLayerActs *g, bool pre) { return pre ? g->res2 : g->norm2.out; }
+static float *decoder_out_grad(DecoderLayerActs *g, bool pre) { return pre ? g->res3 : g->norm3.out; }
+
+static void encoder_layer_backward(EncoderLayerActs *g, EncoderLayerParams *dp, float *d_x,
+                                   const EncoderLayerActs *a, const EncoderLayerParams *p,
+                                   const float *x, const Batch *b, const ModelArch *arch)
+{
+    int N = b->src_start[b->count], D = arch->d_model;
+    size_t n = (size_t)N * D;
+    if (arch->norm_first) {
+        residual_backward(g->res1, g->ffn.out, g->res2, n);
+        ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
+        norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
+        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        attention_block_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
+                                 &p->self_attn, a->norm1.out, ENCODER_SELF, b, arch);
+        norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
+    } else {
+        norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
+        residual_backward(g->norm1.out, g->ffn.out, g->res2, n);
+        ffn_backward(&g->ffn, &dp->ffn, g->norm1.out, &a->ffn, &p->ffn, a->norm1.out, N, arch);
+        norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
+        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        attention_block_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
+                                 &p->self_attn, x, ENCODER_SELF, b, arch);
+    }
 }
 
 /* One decoder layer, as torch.nn.TransformerDecoderLayer:
@@ -328,19 +350,52 @@ static void decoder_layer_forward(DecoderLayerActs *a, const DecoderLayerParams 
     size_t n = (size_t)N * D;
     bool pre = arch->norm_first;
 
-    decoder_self_attention(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
-                           drop, b, arch);
+    attention_block(&a->self_attn, &p->self_attn, pre ? norm_forward(&a->norm1, &p->norm1, x, N, D) : x,
+                    DECODER_SELF, drop, b, arch);
     residual_forward(a->res1, x, a->self_attn.out, n);
     const float *h1 = pre ? a->res1 : norm_forward(&a->norm1, &p->norm1, a->res1, N, D);
 
-    cross_attention(&a->cross_attn, &p->cross_attn, pre ? norm_forward(&a->norm2, &p->norm2, h1, N, D) : h1,
-                    drop, b, arch);
+    attention_block(&a->cross_attn, &p->cross_attn, pre ? norm_forward(&a->norm2, &p->norm2, h1, N, D) : h1,
+                    CROSS, drop, b, arch);
     residual_forward(a->res2, h1, a->cross_attn.out, n);
     const float *h2 = pre ? a->res2 : norm_forward(&a->norm2, &p->norm2, a->res2, N, D);
 
     ffn_forward(&a->ffn, &p->ffn, pre ? norm_forward(&a->norm3, &p->norm3, h2, N, D) : h2, N, arch, drop);
     residual_forward(a->res3, h2, a->ffn.out, n);
     a->out = pre ? a->res3 : (float *)norm_forward(&a->norm3, &p->norm3, a->res3, N, D);
+}
+
+static void decoder_layer_backward(DecoderLayerActs *g, DecoderLayerParams *dp, float *d_x,
+                                   const DecoderLayerActs *a, const DecoderLayerParams *p,
+                                   const float *x, const Batch *b, const ModelArch *arch)
+{
+    int N = b->tgt_start[b->count], D = arch->d_model;
+    size_t n = (size_t)N * D;
+    if (arch->norm_first) {
+        residual_backward(g->res2, g->ffn.out, g->res3, n);
+        ffn_backward(&g->ffn, &dp->ffn, g->norm3.out, &a->ffn, &p->ffn, a->norm3.out, N, arch);
+        norm_backward(g->res2, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res2, N, D);
+        residual_backward(g->res1, g->cross_attn.out, g->res2, n);
+        attention_block_backward(&g->cross_attn, &dp->cross_attn, g->norm2.out, &a->cross_attn,
+                                 &p->cross_attn, a->norm2.out, CROSS, b, arch);
+        norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
+        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        attention_block_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
+                                 &p->self_attn, a->norm1.out, DECODER_SELF, b, arch);
+        norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
+    } else {
+        norm_backward(g->res3, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res3, N, D);
+        residual_backward(g->norm2.out, g->ffn.out, g->res3, n);
+        ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
+        norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
+        residual_backward(g->norm1.out, g->cross_attn.out, g->res2, n);
+        attention_block_backward(&g->cross_attn, &dp->cross_attn, g->norm1.out, &a->cross_attn,
+                                 &p->cross_attn, a->norm1.out, CROSS, b, arch);
+        norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
+        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        attention_block_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
+                                 &p->self_attn, x, DECODER_SELF, b, arch);
+    }
 }
 
 /* ---- the whole model ----------------------------------------------------- */
@@ -386,169 +441,6 @@ void transformer_decode(Activations *a, const Model *m, const Batch *b)
     const float *y = norm_forward(&a->decoder_norm, &m->params.decoder_norm, x, N, D);
     linear_forward(a->logits, y, m->params.generator_weight, m->params.generator_bias, N, D,
                    arch->tgt_vocab);
-}
-
-/* ---- backward ------------------------------------------------------------
- *
- * Each function below undoes its forward namesake in reverse order.  `g`
- * holds gradients with the layout of the activations `a`: g->res1 is
- * d(loss)/d(a->res1), and so on.  Kernels accumulate (+=), so a value used
- * twice (an input feeding both a sublayer and its residual) simply receives
- * both contributions. */
-
-static void project_backward(float *d_x, AttentionParams *dp, const float *d_out, const float *x,
-                             const AttentionParams *p, int which, int N, int D)
-{
-    size_t off = (size_t)which * D;
-    linear_backward(d_x, dp->in_proj_weight + off * D, dp->in_proj_bias + off, d_out, x,
-                    p->in_proj_weight + off * D, N, D, D);
-}
-
-static void norm_backward(float *d_x, NormParams *dp, const float *d_out, const NormActs *a,
-                          const NormParams *p, const float *x, int N, int D)
-{
-    layernorm_backward(d_x, dp->weight, dp->bias, d_out, x, a->mean, a->rstd, p->weight, N, D);
-}
-
-/* Through the output projection (and its dropout) to d(context). */
-static void attention_output_backward(AttentionActs *g, AttentionParams *dp, const AttentionActs *a,
-                                      const AttentionParams *p, int N, int D)
-{
-    if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
-    linear_backward(g->context, dp->out_proj_weight, dp->out_proj_bias, g->out, a->context,
-                    p->out_proj_weight, N, D, D);
-}
-
-static void encoder_self_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
-                                            const AttentionActs *a, const AttentionParams *p,
-                                            const float *x, const Batch *b, const ModelArch *arch)
-{
-    int D = arch->d_model, H = arch->heads, N = b->src_start[b->count];
-    attention_output_backward(g, dp, a, p, N, D);
-    for (int i = 0; i < b->count; i++) {
-        size_t row = (size_t)b->src_start[i] * D, off = encoder_map_offset(b, i, H);
-        int S = src_len(b, i);
-        AttentionShape shape = {0, S, S, S, S};
-        attention_backward(g->q + row, g->k + row, g->v + row, g->context + row, a->probs + off,
-                           a->q + row, a->k + row, a->v + row, shape, D, H, attention_scale(arch), false);
-    }
-    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
-    project_backward(d_x, dp, g->k, x, p, PROJ_K, N, D);
-    project_backward(d_x, dp, g->v, x, p, PROJ_V, N, D);
-}
-
-/* Training always runs full passes: the K/V store rows are the target rows. */
-static void decoder_self_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
-                                            const AttentionActs *a, const AttentionParams *p,
-                                            const float *x, const Batch *b, const ModelArch *arch)
-{
-    int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
-    attention_output_backward(g, dp, a, p, N, D);
-    for (int i = 0; i < b->count; i++) {
-        size_t row = (size_t)b->tgt_start[i] * D, off = decoder_map_offset(b, i, H);
-        int T = tgt_rows(b, i);
-        AttentionShape shape = {0, T, T, T, T};
-        attention_backward(g->q + row, g->k + row, g->v + row, g->context + row, a->probs + off,
-                           a->q + row, a->k + row, a->v + row, shape, D, H, attention_scale(arch), true);
-    }
-    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
-    project_backward(d_x, dp, g->k, x, p, PROJ_K, N, D);
-    project_backward(d_x, dp, g->v, x, p, PROJ_V, N, D);
-}
-
-/* d(keys) and d(values) stay in g->k, g->v: they flow to memory once all
- * decoder layers are done (transformer_backward). */
-static void cross_attention_backward(AttentionActs *g, AttentionParams *dp, float *d_x,
-                                     const AttentionActs *a, const AttentionParams *p,
-                                     const float *x, const Batch *b, const ModelArch *arch)
-{
-    int D = arch->d_model, H = arch->heads, N = b->tgt_start[b->count];
-    attention_output_backward(g, dp, a, p, N, D);
-    for (int i = 0; i < b->count; i++) {
-        size_t row = (size_t)b->tgt_start[i] * D, mem = (size_t)b->src_start[i] * D;
-        int S = src_len(b, i), T = tgt_rows(b, i);
-        AttentionShape shape = {0, T, S, T, S};
-        attention_backward(g->q + row, g->k + mem, g->v + mem, g->context + row,
-                           a->probs + cross_map_offset(b, i, H), a->q + row, a->k + mem, a->v + mem,
-                           shape, D, H, attention_scale(arch), false);
-    }
-    project_backward(d_x, dp, g->q, x, p, PROJ_Q, N, D);
-}
-
-static void ffn_backward(FeedForwardActs *g, FeedForwardParams *dp, float *d_x,
-                         const FeedForwardActs *a, const FeedForwardParams *p, const float *x, int N,
-                         const ModelArch *arch)
-{
-    int D = arch->d_model, F = arch->d_ff;
-    if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
-    linear_backward(g->hidden, dp->linear2_weight, dp->linear2_bias, g->out, a->hidden,
-                    p->linear2_weight, N, F, D);
-    if (a->hidden_mask) dropout_backward(g->hidden, a->hidden_mask, (size_t)N * F);
-    activation_backward(g->hidden_pre, g->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
-    linear_backward(d_x, dp->linear1_weight, dp->linear1_bias, g->hidden_pre, x, p->linear1_weight,
-                    N, D, F);
-}
-
-/* Where the gradient of a layer's output lives (its `out` buffer). */
-static float *encoder_out_grad(EncoderLayerActs *g, bool pre) { return pre ? g->res2 : g->norm2.out; }
-static float *decoder_out_grad(DecoderLayerActs *g, bool pre) { return pre ? g->res3 : g->norm3.out; }
-
-static void encoder_layer_backward(EncoderLayerActs *g, EncoderLayerParams *dp, float *d_x,
-                                   const EncoderLayerActs *a, const EncoderLayerParams *p,
-                                   const float *x, const Batch *b, const ModelArch *arch)
-{
-    int N = b->src_start[b->count], D = arch->d_model;
-    size_t n = (size_t)N * D;
-    if (arch->norm_first) {
-        residual_backward(g->res1, g->ffn.out, g->res2, n);
-        ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
-        norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
-        residual_backward(d_x, g->self_attn.out, g->res1, n);
-        encoder_self_attention_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
-                                        &p->self_attn, a->norm1.out, b, arch);
-        norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
-    } else {
-        norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
-        residual_backward(g->norm1.out, g->ffn.out, g->res2, n);
-        ffn_backward(&g->ffn, &dp->ffn, g->norm1.out, &a->ffn, &p->ffn, a->norm1.out, N, arch);
-        norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
-        residual_backward(d_x, g->self_attn.out, g->res1, n);
-        encoder_self_attention_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
-                                        &p->self_attn, x, b, arch);
-    }
-}
-
-static void decoder_layer_backward(DecoderLayerActs *g, DecoderLayerParams *dp, float *d_x,
-                                   const DecoderLayerActs *a, const DecoderLayerParams *p,
-                                   const float *x, const Batch *b, const ModelArch *arch)
-{
-    int N = b->tgt_start[b->count], D = arch->d_model;
-    size_t n = (size_t)N * D;
-    if (arch->norm_first) {
-        residual_backward(g->res2, g->ffn.out, g->res3, n);
-        ffn_backward(&g->ffn, &dp->ffn, g->norm3.out, &a->ffn, &p->ffn, a->norm3.out, N, arch);
-        norm_backward(g->res2, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res2, N, D);
-        residual_backward(g->res1, g->cross_attn.out, g->res2, n);
-        cross_attention_backward(&g->cross_attn, &dp->cross_attn, g->norm2.out, &a->cross_attn,
-                                 &p->cross_attn, a->norm2.out, b, arch);
-        norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
-        residual_backward(d_x, g->self_attn.out, g->res1, n);
-        decoder_self_attention_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
-                                        &p->self_attn, a->norm1.out, b, arch);
-        norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
-    } else {
-        norm_backward(g->res3, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res3, N, D);
-        residual_backward(g->norm2.out, g->ffn.out, g->res3, n);
-        ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
-        norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
-        residual_backward(g->norm1.out, g->cross_attn.out, g->res2, n);
-        cross_attention_backward(&g->cross_attn, &dp->cross_attn, g->norm1.out, &a->cross_attn,
-                                 &p->cross_attn, a->norm1.out, b, arch);
-        norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
-        residual_backward(d_x, g->self_attn.out, g->res1, n);
-        decoder_self_attention_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
-                                        &p->self_attn, x, b, arch);
-    }
 }
 
 void transformer_backward(Activations *g, Params *dp, const Activations *a, const Model *m,

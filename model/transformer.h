@@ -12,9 +12,8 @@
  * Attention never crosses a sequence boundary, which is exactly what a
  * padding mask achieves in PyTorch, without computing the padded rows.
  *
- * Every intermediate value is kept in Activations, both because the
- * attention maps are what this program is for and because training
- * (backward) needs them.  Dimension letters: see layers.h. */
+ * Every intermediate value is kept in Activations (acts.h).  Dimension
+ * letters: see layers.h. */
 #ifndef TRANSLATE_TRANSFORMER_H
 #define TRANSLATE_TRANSFORMER_H
 
@@ -22,13 +21,10 @@
 #include <stddef.h>
 
 #include "../common/util.h"
+#include "acts.h"
 #include "arch.h"
 #include "params.h"
-
-typedef struct {
-    ModelArch arch;
-    Params params;
-} Model;
+#include "weights.h"
 
 /* A batch of sequences, packed (see above).  For decoding one step at a
  * time, each target sequence has one new row at position `tgt_pos`; its
@@ -46,82 +42,17 @@ typedef struct {
                              decoder attention maps; 0 means each target's length */
 } Batch;
 
+/* A Batch of one sequence and the offsets it points at. */
 typedef struct {
-    float *q, *k, *v;     /* [Nq, D] queries; [Nk, D] keys and values (the K/V store
-                             for decoder self-attention; memory-projected for cross) */
-    float *probs;         /* per sequence [H, rows, keys], packed: the attention maps */
-    float *context;       /* [Nq, D] probs·V, heads side by side */
-    float *out;           /* [Nq, D] after the output projection (and dropout) */
-    float *out_mask;      /* [Nq, D] dropout multipliers of out (training only) */
-} AttentionActs;
+    Batch batch;
+    int src_start[2], tgt_start[2];
+} OneBatch;
 
-typedef struct {
-    float *out, *mean, *rstd; /* [N, D], [N], [N] */
-} NormActs;
-
-typedef struct {
-    float *hidden_pre;    /* [N, F] linear1 output */
-    float *hidden;        /* [N, F] after the activation (and dropout) */
-    float *out;           /* [N, D] linear2 output (and dropout) */
-    float *hidden_mask;   /* [N, F] dropout multipliers (training only) */
-    float *out_mask;      /* [N, D] */
-} FeedForwardActs;
-
-typedef struct {
-    AttentionActs self_attn;
-    FeedForwardActs ffn;
-    NormActs norm1, norm2;
-    float *res1, *res2;   /* [N, D] residual sums */
-    float *out;           /* [N, D] the layer's output (res2 or norm2.out) */
-} EncoderLayerActs;
-
-typedef struct {
-    AttentionActs self_attn, cross_attn;
-    FeedForwardActs ffn;
-    NormActs norm1, norm2, norm3;
-    float *res1, *res2, *res3;
-    float *out;
-} DecoderLayerActs;
-
-/* How big the activation buffers are. */
-typedef struct {
-    int src_rows;         /* source tokens in a batch */
-    int tgt_rows;         /* target rows computed per call */
-    int kv_rows;          /* rows of the self-attention K/V store */
-    size_t enc_probs;     /* floats of encoder attention maps per layer */
-    size_t dec_probs;     /* ... decoder self-attention maps per layer */
-    size_t cross_probs;   /* ... cross-attention maps per layer */
-    bool dropout;         /* reserve dropout masks (training) */
-} ActsSize;
-
-typedef struct {
-    ActsSize size;
-    int heads;            /* H, to locate each sequence's maps */
-    float *block;         /* everything below points into this one allocation */
-    size_t block_size;    /* floats in block */
-    float dropout;        /* probability of zeroing a value; 0 at inference */
-    Rng *rng;             /* draws the dropout masks when dropout > 0 */
-    float *src_x;         /* [Ns, D] embedded source (and dropout) */
-    float *src_mask;      /* [Ns, D] its dropout multipliers */
-    EncoderLayerActs *encoder;
-    NormActs encoder_norm;/* .out is the memory [Ns, D] */
-    float *tgt_x;         /* [Nt, D] embedded decoder input (and dropout) */
-    float *tgt_mask;      /* [Nt, D] */
-    DecoderLayerActs *decoder;
-    NormActs decoder_norm;
-    float *logits;        /* [Nt, V] */
-} Activations;
-
-/* The sizes needed for batches of up to `src_rows` source and `tgt_rows`
- * target tokens, no sequence longer than `longest`, processed whole
- * (training, teacher forcing). */
-ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest);
-/* The sizes for decoding `beams` hypotheses of up to `tgt_len` tokens one
- * step at a time over one source of up to `src_len` tokens. */
-ActsSize acts_size_steps(const ModelArch *arch, int beams, int src_len, int tgt_len);
-
-void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
-void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
+/* one->batch set to source src_ids[S] and target tgt_ids[T] (T 0 and
+ * tgt_ids NULL for encoding only), a full pass from position 0; the caller
+ * may then set tgt_pos and kv_capacity for step decoding.  Returns
+ * &one->batch, valid while *one is. */
+Batch *transformer_one_batch(OneBatch *one, const int *src_ids, int S, const int *tgt_ids, int T);
 
 /* Encoder: src_x, every encoder layer, and memory (encoder_norm.out).
  * Also projects memory to each decoder layer's cross-attention K and V,
@@ -139,12 +70,14 @@ void transformer_decode(Activations *acts, const Model *model, const Batch *batc
  * arch; zero it between steps).  Dropout masks are read from `acts`. */
 void transformer_backward(Activations *grad, Params *grads, const Activations *acts,
                           const Model *model, const Batch *batch);
-void acts_zero(Activations *acts);
 
-/* Probabilities of head h of layer l of sequence b's maps, located in the
- * packed storage; `rows`/`keys` give the block's layout. */
-float *acts_encoder_map(const Activations *acts, const Batch *batch, int layer, int b);
-float *acts_decoder_map(const Activations *acts, const Batch *batch, int layer, int b);
-float *acts_cross_map(const Activations *acts, const Batch *batch, int layer, int b);
+/* Where sequence b's attention maps of layer `layer` start in the packed
+ * storage: a block [H, rows, stride] as AttentionShape (layers.h) lays it
+ * out; rows and stride are the source length (encoder), the target's
+ * capacity (tgt_cap: kv_capacity, or its length in a full pass) and, for
+ * stride, the capacity (decoder) or the source length (cross). */
+float *transformer_encoder_map(const Activations *acts, const Batch *batch, int layer, int b);
+float *transformer_decoder_map(const Activations *acts, const Batch *batch, int layer, int b);
+float *transformer_cross_map(const Activations *acts, const Batch *batch, int layer, int b);
 
 #endif

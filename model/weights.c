@@ -232,22 +232,28 @@ static void init(Model *model, const ModelArch *arch, uint64_t seed, bool for_tr
     rng_seed(&rng, seed);
     for (size_t i = 0; i < count; i++) {
         ParamSpec *s = &specs[i];
-        bool is_norm_weight = strstr(s->name, "norm") && strstr(s->name, ".weight");
-        if (strstr(s->name, "_embed.")) {
+        switch (s->kind) {
+        case PARAM_EMBEDDING: {
             float std = 1.0f / sqrtf((float)arch->d_model);
             for (size_t j = 0; j < s->numel; j++) s->data[j] = std * rng_normal(&rng);
-        } else if (s->is_matrix) {
+            break;
+        }
+        case PARAM_MATRIX: {
             /* Xavier/Glorot uniform, as torch.nn.Transformer._reset_parameters. */
             float bound = sqrtf(6.0f / (float)(s->shape[0] + s->shape[1]));
             fill_uniform(s->data, s->numel, -bound, bound, &rng);
-        } else if (is_norm_weight) {
+            break;
+        }
+        case PARAM_NORM_WEIGHT:
             if (for_training)
                 for (size_t j = 0; j < s->numel; j++) s->data[j] = 1.0f;
             else
                 fill_uniform(s->data, s->numel, 0.9f, 1.1f, &rng);
-        } else if (!for_training) {
-            fill_uniform(s->data, s->numel, -0.1f, 0.1f, &rng);
-        } /* else: biases start at 0 (params_alloc zeroed them) */
+            break;
+        case PARAM_BIAS: /* training: 0, as params_alloc left them */
+            if (!for_training) fill_uniform(s->data, s->numel, -0.1f, 0.1f, &rng);
+            break;
+        }
     }
     free(specs);
 }

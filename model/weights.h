@@ -1,4 +1,5 @@
-/* weights.h — a Model's parameters to and from a safetensors file.
+/* weights.h — a Model, and its life cycle: loaded from or saved to a
+ * safetensors file, or initialised at random, then freed.
  *
  * The file's tensors are named as in params.h (PyTorch's names); its
  * `__metadata__` records the architecture and the hashes of the two
@@ -10,8 +11,15 @@
 #include <stdint.h>
 
 #include "../common/error.h"
+#include "arch.h"
+#include "params.h"
 #include "safetensors.h"
-#include "transformer.h"
+
+/* A model: its shape and its parameters (what transformer.h computes with). */
+typedef struct {
+    ModelArch arch;
+    Params params;
+} Model;
 
 #define WEIGHTS_FORMAT "translate-model"
 #define WEIGHTS_FORMAT_VERSION "1"

@@ -285,7 +285,7 @@ static void test_packed_batch_equals_single_sentences(void **state)
     size_t V = (size_t)a.tgt_vocab;
     for (size_t i = 0; i < 4 * V; i++) assert_float_equal(acts.logits[i], first.logits[i], 1e-6);
     for (size_t i = 0; i < 3 * V; i++) assert_float_equal(acts.logits[4 * V + i], second.logits[i], 1e-6);
-    const float *cross = acts_cross_map(&acts, &both, 1, 1); /* [H, 3, 5] of sentence 2 */
+    const float *cross = transformer_cross_map(&acts, &both, 1, 1); /* [H, 3, 5] of sentence 2 */
     for (size_t i = 0; i < (size_t)a.heads * 3 * 5; i++)
         assert_float_equal(cross[i], second.cross_attn[(size_t)a.heads * 3 * 5 + i], 1e-6);
     translation_free(&first);

@@ -17,8 +17,10 @@
 #include <stdint.h>
 
 #include "../common/error.h"
+#include "../model/arch.h"
 
-enum { VOCAB_PAD = 0, VOCAB_UNK = 1, VOCAB_BOS = 2, VOCAB_EOS = 3, VOCAB_SPECIALS = 4 };
+/* <pad>, <s> and </s> are the model's (model/arch.h); <unk> is ours. */
+enum { VOCAB_PAD = TOKEN_PAD, VOCAB_UNK = 1, VOCAB_BOS = TOKEN_BOS, VOCAB_EOS = TOKEN_EOS, VOCAB_SPECIALS = 4 };
 
 typedef struct Vocab Vocab;
 

@@ -1,0 +1,133 @@
+/* acts.c — sizing and carving the activations (see acts.h). */
+#include "acts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- sizes --------------------------------------------------------------- */
+
+ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest)
+{
+    size_t H = (size_t)arch->heads;
+    ActsSize s = {src_rows, tgt_rows, tgt_rows, 0, 0, 0, false};
+    /* Σ_b S_b² <= longest · Σ_b S_b, and likewise for the other maps. */
+    s.enc_probs = H * (size_t)longest * (size_t)src_rows;
+    s.dec_probs = H * (size_t)longest * (size_t)tgt_rows;
+    s.cross_probs = H * (size_t)longest * (size_t)tgt_rows;
+    return s;
+}
+
+ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_rows, int src_longest)
+{
+    size_t H = (size_t)arch->heads, B = (size_t)targets, T = (size_t)cap, Ns = (size_t)src_rows;
+    ActsSize s = {src_rows, targets, targets * cap, 0, 0, 0, false};
+    s.enc_probs = H * (size_t)src_longest * Ns;
+    s.dec_probs = H * B * T * T;
+    s.cross_probs = H * T * Ns; /* Σ_b T · S_b */
+    return s;
+}
+
+/* ---- carving ------------------------------------------------------------- */
+
+/* Buffers are carved from one block: a first pass with base == NULL only
+ * measures, the second assigns. */
+typedef struct {
+    float *base;
+    size_t used;
+} Carver;
+
+static float *carve(Carver *c, size_t n)
+{
+    float *p = c->base ? c->base + c->used : NULL;
+    c->used += n;
+    return p;
+}
+
+static void carve_norm(Carver *c, NormActs *a, size_t N, size_t D)
+{
+    a->out = carve(c, N * D);
+    a->mean = carve(c, N);
+    a->rstd = carve(c, N);
+}
+
+static void carve_attention(Carver *c, AttentionActs *a, size_t q_rows, size_t kv_rows,
+                            size_t probs, size_t D, bool dropout)
+{
+    a->q = carve(c, q_rows * D);
+    a->k = carve(c, kv_rows * D);
+    a->v = carve(c, kv_rows * D);
+    a->probs = carve(c, probs);
+    a->context = carve(c, q_rows * D);
+    a->out = carve(c, q_rows * D);
+    a->out_mask = dropout ? carve(c, q_rows * D) : NULL;
+}
+
+static void carve_ffn(Carver *c, FeedForwardActs *a, size_t N, size_t D, size_t F, bool dropout)
+{
+    a->hidden_pre = carve(c, N * F);
+    a->hidden = carve(c, N * F);
+    a->out = carve(c, N * D);
+    a->hidden_mask = dropout ? carve(c, N * F) : NULL;
+    a->out_mask = dropout ? carve(c, N * D) : NULL;
+}
+
+static void carve_all(Carver *c, Activations *a, const ModelArch *arch)
+{
+    size_t D = (size_t)arch->d_model, F = (size_t)arch->d_ff, V = (size_t)arch->tgt_vocab;
+    size_t Ns = (size_t)a->size.src_rows, Nt = (size_t)a->size.tgt_rows;
+    bool drop = a->size.dropout;
+    a->src_x = carve(c, Ns * D);
+    a->src_mask = drop ? carve(c, Ns * D) : NULL;
+    for (int l = 0; l < arch->encoder_layers; l++) {
+        EncoderLayerActs *e = &a->encoder[l];
+        carve_attention(c, &e->self_attn, Ns, Ns, a->size.enc_probs, D, drop);
+        carve_ffn(c, &e->ffn, Ns, D, F, drop);
+        carve_norm(c, &e->norm1, Ns, D);
+        carve_norm(c, &e->norm2, Ns, D);
+        e->res1 = carve(c, Ns * D);
+        e->res2 = carve(c, Ns * D);
+    }
+    carve_norm(c, &a->encoder_norm, Ns, D);
+    a->tgt_x = carve(c, Nt * D);
+    a->tgt_mask = drop ? carve(c, Nt * D) : NULL;
+    for (int l = 0; l < arch->decoder_layers; l++) {
+        DecoderLayerActs *d = &a->decoder[l];
+        carve_attention(c, &d->self_attn, Nt, (size_t)a->size.kv_rows, a->size.dec_probs, D, drop);
+        carve_attention(c, &d->cross_attn, Nt, Ns, a->size.cross_probs, D, drop);
+        carve_ffn(c, &d->ffn, Nt, D, F, drop);
+        carve_norm(c, &d->norm1, Nt, D);
+        carve_norm(c, &d->norm2, Nt, D);
+        carve_norm(c, &d->norm3, Nt, D);
+        d->res1 = carve(c, Nt * D);
+        d->res2 = carve(c, Nt * D);
+        d->res3 = carve(c, Nt * D);
+    }
+    carve_norm(c, &a->decoder_norm, Nt, D);
+    a->logits = carve(c, Nt * V);
+}
+
+void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
+{
+    memset(a, 0, sizeof *a);
+    a->size = size;
+    a->heads = arch->heads;
+    a->encoder = xcalloc((size_t)arch->encoder_layers, sizeof *a->encoder);
+    a->decoder = xcalloc((size_t)arch->decoder_layers, sizeof *a->decoder);
+    Carver measure = {NULL, 0};
+    carve_all(&measure, a, arch);
+    a->block = xcalloc(measure.used, sizeof(float));
+    a->block_size = measure.used;
+    Carver assign = {a->block, 0};
+    carve_all(&assign, a, arch);
+}
+
+void acts_zero(Activations *a) { memset(a->block, 0, a->block_size * sizeof(float)); }
+
+void acts_free(Activations *a)
+{
+    if (!a) return;
+    free(a->block);
+    free(a->encoder);
+    free(a->decoder);
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,97 @@
+/* acts.h — the activations: every intermediate value of one forward pass,
+ * carved from one allocation, sized for the largest batch a caller will
+ * run (transformer.h computes them; training keeps a second set with the
+ * same layout for their gradients).
+ *
+ * They are kept, not overwritten layer by layer, both because the
+ * attention maps are what this program is for and because backward needs
+ * them.  Dimension letters: see layers.h; Nq / Nk query / key rows. */
+#ifndef TRANSLATE_ACTS_H
+#define TRANSLATE_ACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/util.h"
+#include "arch.h"
+
+typedef struct {
+    float *q, *k, *v;     /* [Nq, D] queries; [Nk, D] keys and values (the K/V store
+                             for decoder self-attention; memory-projected for cross) */
+    float *probs;         /* per sequence [H, rows, keys], packed: the attention maps */
+    float *context;       /* [Nq, D] probs·V, heads side by side */
+    float *out;           /* [Nq, D] after the output projection (and dropout) */
+    float *out_mask;      /* [Nq, D] dropout multipliers of out (training only) */
+} AttentionActs;
+
+typedef struct {
+    float *out, *mean, *rstd; /* [N, D], [N], [N] */
+} NormActs;
+
+typedef struct {
+    float *hidden_pre;    /* [N, F] linear1 output */
+    float *hidden;        /* [N, F] after the activation (and dropout) */
+    float *out;           /* [N, D] linear2 output (and dropout) */
+    float *hidden_mask;   /* [N, F] dropout multipliers (training only) */
+    float *out_mask;      /* [N, D] */
+} FeedForwardActs;
+
+typedef struct {
+    AttentionActs self_attn;
+    FeedForwardActs ffn;
+    NormActs norm1, norm2;
+    float *res1, *res2;   /* [N, D] residual sums */
+    float *out;           /* [N, D] the layer's output (res2 or norm2.out) */
+} EncoderLayerActs;
+
+typedef struct {
+    AttentionActs self_attn, cross_attn;
+    FeedForwardActs ffn;
+    NormActs norm1, norm2, norm3;
+    float *res1, *res2, *res3;
+    float *out;
+} DecoderLayerActs;
+
+/* How big the activation buffers are. */
+typedef struct {
+    int src_rows;         /* source tokens in a batch */
+    int tgt_rows;         /* target rows computed per call */
+    int kv_rows;          /* rows of the self-attention K/V store */
+    size_t enc_probs;     /* floats of encoder attention maps per layer */
+    size_t dec_probs;     /* ... decoder self-attention maps per layer */
+    size_t cross_probs;   /* ... cross-attention maps per layer */
+    bool dropout;         /* reserve dropout masks (training) */
+} ActsSize;
+
+typedef struct {
+    ActsSize size;
+    int heads;            /* H, to locate each sequence's maps */
+    float *block;         /* everything below points into this one allocation */
+    size_t block_size;    /* floats in block */
+    float dropout;        /* probability of zeroing a value; 0 at inference */
+    Rng *rng;             /* draws the dropout masks when dropout > 0 */
+    float *src_x;         /* [Ns, D] embedded source (and dropout) */
+    float *src_mask;      /* [Ns, D] its dropout multipliers */
+    EncoderLayerActs *encoder;
+    NormActs encoder_norm;/* .out is the memory [Ns, D] */
+    float *tgt_x;         /* [Nt, D] embedded decoder input (and dropout) */
+    float *tgt_mask;      /* [Nt, D] */
+    DecoderLayerActs *decoder;
+    NormActs decoder_norm;
+    float *logits;        /* [Nt, V] */
+} Activations;
+
+/* The sizes needed for batches of up to `src_rows` source and `tgt_rows`
+ * target tokens, no sequence longer than `longest`, processed whole
+ * (training, teacher forcing). */
+ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest);
+/* The sizes for decoding `targets` sequences of up to `cap` tokens each,
+ * one step at a time, over sources of `src_rows` tokens in all, none longer
+ * than `src_longest` (the encoder maps are bounded as in acts_size_full). */
+ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_rows, int src_longest);
+
+void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
+void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
+void acts_zero(Activations *acts); /* every value 0 (a gradient set, between steps) */
+
+#endif
