@@ -128,8 +128,11 @@ build-fuzz/viewer_assets.o: build/viewer_assets.c
 $(FUZZ_TARGETS:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: build-fuzz/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-fuzz: deps $(PROGRAMS) $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+fuzz: fuzz-deps $(PROGRAMS) $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-deps:
+	@sh tools/deps.sh --quiet --with-fuzz
 
 ASAN_FLAGS     = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ASAN_LIB_OBJS  = $(LIB_SRCS:%.c=build-asan/%.o) build-asan/viewer_assets.o
@@ -171,7 +174,7 @@ clean: clean-hardening
 clean-hardening:
 	rm -rf build-asan build-fuzz
 
-.PHONY: fuzz asan clean-hardening
+.PHONY: fuzz fuzz-deps asan clean-hardening
 .PRECIOUS: build/tests/fuzz/%.o build-asan/tests/fuzz/%.o build-fuzz/tests/fuzz/%.o
 -include $(shell find build-asan build-fuzz -name '*.d' 2>/dev/null)
 
