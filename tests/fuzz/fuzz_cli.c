@@ -34,6 +34,7 @@
 
 static char dir[256];            /* the scratch folder */
 static char config_path[sizeof dir + 16];
+static int config_fd;            /* config_path, open for rewriting */
 static FILE *sink;               /* /dev/null, for --explain and --show */
 
 static void remove_dir(void)
@@ -80,6 +81,8 @@ static void set_up(void)
         FUZZ_CHECK(symlink(from, to) == 0);
     }
     snprintf(config_path, sizeof config_path, "%s/config.yaml", dir);
+    config_fd = open(config_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FUZZ_CHECK(config_fd >= 0);
     sink = fopen("/dev/null", "w");
     FUZZ_CHECK(sink != NULL);
 }
@@ -194,10 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Options o = {0};
     if (nul) parse_lines((const char *)nul + 1, size - yaml_len - 1, &o);
 
-    FILE *f = fopen(config_path, "wb");
-    FUZZ_CHECK(f != NULL);
-    FUZZ_CHECK(yaml_len == 0 || fwrite(data, 1, yaml_len, f) == yaml_len);
-    FUZZ_CHECK(fclose(f) == 0);
+    fuzz_rewrite(config_fd, data, yaml_len);
 
     Config cfg;
     Error err = {{0}};
