@@ -66,6 +66,7 @@ static void set_up(void)
     translator_close(&tiny);
     snprintf(dir, sizeof dir, "%s/translate-fuzz-cli-%d",
              access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
+    remove_dir(); /* left by a crashed run whose pid was ours */
     FUZZ_CHECK(mkdir(dir, 0700) == 0);
     atexit(remove_dir);
     static const char *const files[] = {"tiny.src.vocab", "tiny.tgt.vocab", "tiny.safetensors",
