@@ -3,9 +3,12 @@
  * named for every kind of invalid UTF-8. */
 #include "testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "../tokenizer/detokenize.h"
 #include "../tokenizer/tokenizer.h"
 
 /* Tokens of `text` joined with '|' (folded or surface forms). */
@@ -209,6 +212,140 @@ static void test_free_is_null_safe_and_idempotent(void **state)
     token_list_free(&l);
 }
 
+
+/* ---- Stream-Safe Text Format (UAX #15 §13) -----------------------------
+ *
+ * More than 30 non-starters (combining class != 0) in a row get a U+034F
+ * COMBINING GRAPHEME JOINER before the 31st, so that normalising a line of
+ * marks takes linear time.  Ordinary text never has such runs. */
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define CGJ "\xCD\x8F"
+#define GRAVE "\xCC\x80"       /* U+0300, class 230 */
+#define ACUTE "\xCC\x81"       /* U+0301, class 230 */
+#define GRAVE_BELOW "\xCC\x96" /* U+0316, class 220: sorts before 230 */
+
+/* `base` then `count` copies of `mark`: a malloc'd string. */
+static char *repeated(const char *base, const char *mark, size_t count)
+{
+    size_t b = strlen(base), m = strlen(mark);
+    char *s = malloc(b + count * m + 1);
+    memcpy(s, base, b);
+    for (size_t i = 0; i < count; i++) memcpy(s + b + i * m, mark, m);
+    s[b + count * m] = '\0';
+    return s;
+}
+
+static void assert_one_token(const char *text, const char *want)
+{
+    TokenList l;
+    Error err = {{0}};
+    assert_int_equal(tokenize(text, strlen(text), &l, &err), 0);
+    assert_int_equal(l.count, 1);
+    assert_string_equal(l.surface[0], want);
+    assert_string_equal(l.folded[0], want);
+    token_list_free(&l);
+}
+
+static void test_stream_safe_joiner_after_30_non_starters(void **state)
+{
+    (void)state;
+    /* 30 marks: stream-safe already, unchanged. */
+    char *thirty = repeated("x", GRAVE, 30);
+    assert_one_token(thirty, thirty);
+    /* 31: a CGJ before the 31st. */
+    char *text = repeated("x", GRAVE, 31), *want = malloc(strlen(text) + 3);
+    sprintf(want, "%s" CGJ GRAVE, thirty);
+    assert_one_token(text, want);
+    /* Written back, the token is itself (capitalised, as an English
+     * sentence starts): the joiner is not cut off or mangled. */
+    TokenList l;
+    assert_int_equal(tokenize(text, strlen(text), &l, NULL), 0);
+    char *back = detokenize((const char *const *)l.folded, (const char *const *)l.surface, 1, "en");
+    assert_int_equal(back[0], 'X');
+    assert_string_equal(back + 1, want + 1);
+    free(back);
+    token_list_free(&l);
+    free(text);
+    free(want);
+    /* U+0344 decomposes to two non-starters (U+0308 U+0301): 29 + 2 > 30,
+     * so the CGJ goes before it; NFKC then gives its decomposition. */
+    char *base = repeated("x", GRAVE, 29);
+    text = malloc(strlen(base) + 3);
+    sprintf(text, "%s\xCD\x84", base);
+    want = malloc(strlen(base) + 7);
+    sprintf(want, "%s" CGJ "\xCC\x88\xCC\x81", base);
+    assert_one_token(text, want);
+    free(text);
+    free(want);
+    free(base);
+    /* Canonical reordering stops at the CGJ: a class-220 mark after 30
+     * class-230 ones stays after them (NFKC would move it first). */
+    char *acutes = repeated("x", ACUTE, 30);
+    text = malloc(strlen(acutes) + 3);
+    sprintf(text, "%s" GRAVE_BELOW, acutes);
+    want = malloc(strlen(acutes) + 5);
+    sprintf(want, "%s" CGJ GRAVE_BELOW, acutes);
+    assert_one_token(text, want);
+    free(text);
+    free(want);
+    free(acutes);
+    /* A starter resets the count: x + 20 marks, q + 20 marks is untouched
+     * (neither composes with U+0300). */
+    char *a = repeated("x", GRAVE, 20), *b = repeated("q", GRAVE, 20);
+    text = malloc(strlen(a) + strlen(b) + 1);
+    sprintf(text, "%s%s", a, b);
+    assert_one_token(text, text);
+    free(text);
+    free(a);
+    free(b);
+    free(thirty);
+}
+
+/* Marks of every class from 240 down to 1, repeated: the worst order for
+ * canonical reordering (each new mark sorts before all the others). */
+static char *descending_marks(size_t bytes)
+{
+    static const char *const marks[] = {
+        "\xCD\x85", "\xCC\x95", "\xCC\x81", GRAVE_BELOW, "\xCC\x9B", "\xCC\xA1", "\xCC\xB4",
+    }; /* classes 240, 232, 230, 220, 216, 202, 1; two bytes each */
+    char *s = malloc(bytes + 1);
+    s[0] = 'x';
+    size_t n = 1;
+    for (size_t i = 0; n + 2 <= bytes; i++, n += 2) memcpy(s + n, marks[i % 7], 2);
+    s[n] = '\0';
+    return s;
+}
+
+static void test_long_runs_of_marks_take_linear_time(void **state)
+{
+    (void)state;
+    /* A line as long as translate accepts (65,536 bytes), and a TEXT
+     * argument as long as the kernel allows (128 KiB).  Before the
+     * stream-safe step the first took seconds (quadratic reordering); the
+     * bound is generous so that a loaded machine or a sanitizer build
+     * still passes. */
+    const size_t sizes[] = {65536, 128 * 1024};
+    for (size_t k = 0; k < 2; k++) {
+        char *text = descending_marks(sizes[k]);
+        double t0 = now_seconds();
+        TokenList l;
+        Error err = {{0}};
+        assert_int_equal(tokenize(text, strlen(text), &l, &err), 0);
+        double took = now_seconds() - t0;
+        assert_int_equal(l.count, 1);
+        if (took > 1.0) fail_msg("%zu bytes of marks took %.2f s to tokenise", sizes[k], took);
+        token_list_free(&l);
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +358,8 @@ int main(void)
         cmocka_unit_test(test_is_cjk),
         cmocka_unit_test(test_cjk_share),
         cmocka_unit_test(test_free_is_null_safe_and_idempotent),
+        cmocka_unit_test(test_stream_safe_joiner_after_30_non_starters),
+        cmocka_unit_test(test_long_runs_of_marks_take_linear_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

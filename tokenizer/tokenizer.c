@@ -141,25 +141,47 @@ static long decode_all(const char *text, size_t len, int32_t *cps, size_t *offs,
 
 /* ---- Normalisation -------------------------------------------------------- */
 
-/* Does a cluster start at cp, i.e. can NFKC never compose it with what came
- * before?  That is so unless its compatibility decomposition begins with a
- * combining mark (e.g. U+FF9E half-width voiced mark → U+3099) or a Hangul
- * vowel/final jamo (which compose into the syllable before them). */
-static int starts_cluster(int32_t cp)
+/* What NFKD makes of one code point, as far as clusters and the stream-safe
+ * limit below care.  `starts_cluster`: can NFKC never compose it with what
+ * came before?  That is so unless its compatibility decomposition begins
+ * with a combining mark (e.g. U+FF9E half-width voiced mark → U+3099) or a
+ * Hangul vowel/final jamo (which compose into the syllable before them).
+ * `leading`, `trailing`: non-starters (combining class != 0) before the
+ * decomposition's first starter and after its last; both equal `length`
+ * when it has no starter at all. */
+typedef struct {
+    int starts_cluster;
+    int leading, trailing, length;
+} Decomposed;
+
+static Decomposed decomposed(int32_t cp)
 {
-    int32_t first[32];
+    if (cp < 0x80) return (Decomposed){1, 0, 0, 1}; /* ASCII: its own starter */
+    int32_t d[32];
     int last_boundclass = 0;
-    utf8proc_ssize_t n = utf8proc_decompose_char(cp, first, 32,
-                                                 UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT,
+    utf8proc_ssize_t n = utf8proc_decompose_char(cp, d, 32, UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT,
                                                  &last_boundclass);
     ASSERT(n >= 1 && n <= 32); /* the longest decomposition is 18 */
-    const utf8proc_property_t *p = utf8proc_get_property(first[0]);
-    if (p->combining_class != 0) return 0;
-    if (p->category == UTF8PROC_CATEGORY_MN || p->category == UTF8PROC_CATEGORY_MC ||
-        p->category == UTF8PROC_CATEGORY_ME)
-        return 0;
-    return !(first[0] >= 0x1160 && first[0] <= 0x11FF);
+    Decomposed r = {0, 0, 0, (int)n};
+    while (r.leading < n && utf8proc_get_property(d[r.leading])->combining_class != 0) r.leading++;
+    while (r.trailing < n && utf8proc_get_property(d[n - 1 - r.trailing])->combining_class != 0)
+        r.trailing++;
+    const utf8proc_property_t *p = utf8proc_get_property(d[0]);
+    r.starts_cluster = p->combining_class == 0 && p->category != UTF8PROC_CATEGORY_MN &&
+                       p->category != UTF8PROC_CATEGORY_MC && p->category != UTF8PROC_CATEGORY_ME &&
+                       !(d[0] >= 0x1160 && d[0] <= 0x11FF);
+    return r;
 }
+
+/* Stream-Safe Text Format (UAX #15, section 13): at most 30 non-starters in
+ * a row, counted in NFKD; the Stream-Safe Text Process puts U+034F COMBINING
+ * GRAPHEME JOINER (a starter that composes with nothing) before the code
+ * point that would make it 31.  We apply it before normalising because
+ * canonical reordering sorts a run of marks in time quadratic in its length
+ * (a 64 KB line of mixed marks took seconds); with the joiner no sort is
+ * longer than 30 + 18.  Ordinary text has no such runs and is unchanged. */
+enum { STREAM_SAFE_MAX = 30 };
+static const int32_t CGJ = 0x034F;
 
 /* A growable array of code points. */
 typedef struct {
@@ -275,11 +297,32 @@ int tokenize(const char *text, size_t len, TokenList *out, Error *err)
     }
     Builder b = {.list = out, .cur_kind = CH_SPACE};
     CodeBuf norm = {0};
+    size_t run = 0; /* non-starters in a row, in NFKD, up to here */
+    Decomposed d = n > 0 ? decomposed(cps[0]) : (Decomposed){0};
     for (size_t i = 0; i < (size_t)n;) {
-        size_t j = i + 1;
-        while (j < (size_t)n && !starts_cluster(cps[j])) j++;
+        /* A cluster is cps[i..j): it ends before the next code point that
+         * starts one, or before the one that needs a joiner first.  A joiner
+         * is never needed at i: a cluster start has no leading non-starter,
+         * and after a joiner the count starts again from 0. */
+        size_t j = i;
+        int joiner = 0;
+        for (;;) {
+            run = d.leading == d.length ? run + (size_t)d.length : (size_t)d.trailing;
+            if (++j == (size_t)n) break;
+            d = decomposed(cps[j]);
+            if (d.starts_cluster) break;
+            if (run + (size_t)d.leading > STREAM_SAFE_MAX) {
+                joiner = 1;
+                run = 0;
+                break;
+            }
+        }
         nfkc(text + offs[i], offs[j] - offs[i], &norm);
         for (size_t k = 0; k < norm.n; k++) feed(&b, norm.cp[k], offs[i]);
+        /* The joiner is a mark, so it joins the open token (whose case
+         * folding then also sorts no run longer than 30); a token never
+         * starts with one. */
+        if (joiner && b.cur_kind != CH_SPACE) feed(&b, CGJ, offs[j]);
         i = j;
     }
     end_token(&b);

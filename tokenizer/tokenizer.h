@@ -5,7 +5,9 @@
  * letters/digits (with their combining marks) of any other script is one
  * word; every punctuation or symbol character is its own token; white space
  * separates and is dropped.  So "我想吃酸菜鱼" is 我|想|吃|酸|菜|鱼 and
- * "I love china" is i|love|china.
+ * "I love china" is i|love|china.  Before NFKC the text is made stream-safe
+ * (UAX #15): a U+034F goes before the 31st combining mark in a row, so the
+ * time taken is linear in the length of any text.
  *
  * Only tokenizer/tokenizer.c includes utf8proc. */
 #ifndef TRANSLATE_TOKENIZER_H

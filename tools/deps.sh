@@ -8,6 +8,8 @@
 #   --with-torch    python3-torch            the PyTorch parity test
 #   --with-browser  chromium fonts-noto-cjk  the HTML viewer in a headless
 #                                            browser (tests/test_browser.c)
+#   --with-fuzz     clang libclang-rt-14-dev clang and its libFuzzer runtime
+#                                            (make fuzz)
 set -e
 quiet=false
 for arg in "$@"; do
@@ -15,11 +17,13 @@ for arg in "$@"; do
         --quiet) quiet=true ;;
         --with-torch) torch=true ;;
         --with-browser) browser=true ;;
+        --with-fuzz) fuzz=true ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
 [ "${torch:-false}" = true ] && need="$need python3-torch"
 [ "${browser:-false}" = true ] && need="$need chromium fonts-noto-cjk"
+[ "${fuzz:-false}" = true ] && need="$need clang libclang-rt-14-dev"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

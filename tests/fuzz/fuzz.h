@@ -14,6 +14,7 @@
 #ifndef TRANSLATE_FUZZ_H
 #define TRANSLATE_FUZZ_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,10 +32,26 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Make the open file `fd` hold exactly data[0..size). */
+static inline void fuzz_rewrite(int fd, const uint8_t *data, size_t size)
+{
+    for (size_t done = 0; done < size;) {
+        ssize_t n = pwrite(fd, data + done, size - done, (off_t)done);
+        FUZZ_CHECK(n > 0);
+        done += (size_t)n;
+    }
+    FUZZ_CHECK(ftruncate(fd, (off_t)size) == 0);
+}
+
 /* Write `size` bytes to this process's scratch file ("translate-fuzz-
  * <pid><suffix>" in /dev/shm, a RAM disk, when there is one, else /tmp;
- * removed at exit) and return its path (static buffer). */
+ * removed at exit) and return its path (static buffer).  The file is
+ * created once and rewritten in place for each input: fopen + fwrite +
+ * fclose per input cost 34 us in the sanitized build, pwrite + ftruncate
+ * 2 us, and for the config and vocabulary targets that was half of each
+ * execution.  Each target uses one suffix. */
 static char fuzz_scratch_path[128];
+static int fuzz_scratch_fd = -1;
 
 static inline void fuzz_remove_scratch(void)
 {
@@ -43,13 +60,14 @@ static inline void fuzz_remove_scratch(void)
 
 static inline const char *fuzz_scratch_file(const char *suffix, const uint8_t *data, size_t size)
 {
-    if (!fuzz_scratch_path[0]) atexit(fuzz_remove_scratch);
-    snprintf(fuzz_scratch_path, sizeof fuzz_scratch_path, "%s/translate-fuzz-%d%s",
-             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid(), suffix);
-    FILE *f = fopen(fuzz_scratch_path, "wb");
-    FUZZ_CHECK(f != NULL);
-    FUZZ_CHECK(size == 0 || fwrite(data, 1, size, f) == size);
-    FUZZ_CHECK(fclose(f) == 0);
+    if (fuzz_scratch_fd < 0) {
+        snprintf(fuzz_scratch_path, sizeof fuzz_scratch_path, "%s/translate-fuzz-%d%s",
+                 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid(), suffix);
+        fuzz_scratch_fd = open(fuzz_scratch_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        FUZZ_CHECK(fuzz_scratch_fd >= 0);
+        atexit(fuzz_remove_scratch);
+    }
+    fuzz_rewrite(fuzz_scratch_fd, data, size);
     return fuzz_scratch_path;
 }
 

@@ -10,37 +10,60 @@
 # A crash leaves its input as build-fuzz/crash-<target>-*; minimise it
 # (build-fuzz/fuzz_<target> -minimize_crash=1 FILE), fix the bug and commit
 # the case under tests/fuzz/corpus/<target>/ so `make test` replays it.
-# Ends with one line per target: executions, coverage, result.
+#
+# Ends with one line per target (executions, executions per second,
+# coverage, result) and the same runs as rows for tests/fuzz/RUNS.md, the
+# committed record of every campaign (also appended to build-fuzz/runs.md).
 set -u
 seconds=$1; shift
 [ -f tests/data/tiny.safetensors ] || ./translate -q -c configs/tiny.yaml I >/dev/null
+cpu=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -1)
 summary=""
+rows=""
 status=0
 for t in "$@"; do
     seeds=build-fuzz/seeds/$t
     rm -rf "$seeds"; mkdir -p "$seeds" "build-fuzz/corpus/$t"
+    # libFuzzer's default -max_len is 4096 (or the largest seed): the
+    # tokenizer and the line reader take longer inputs (a TEXT argument
+    # up to 128 KiB, lines up to 65,536 bytes), and the stream-safe limit
+    # of the tokenizer only shows past 30 marks in a row.
+    # The tokenizer is linear in its input (stream-safe text, UAX #15): an
+    # input that takes it 2 s, sanitizers and all, is a bug to report.
+    max_len=""
+    timeout=10
     case $t in
     config)      cp configs/*.yaml tests/data/*.yaml "$seeds"/ ;;
     vocab)       cp tests/data/*.vocab "$seeds"/ ;;
     safetensors) cp tests/data/tiny.safetensors "$seeds"/ ;;
-    dataset|lines) cp tests/data/tiny.tsv "$seeds"/ ;;
+    dataset)     cp tests/data/tiny.tsv "$seeds"/ ;;
+    lines)       cp tests/data/tiny.tsv "$seeds"/; max_len=-max_len=140000 ;;
     tokenizer)   i=0
                  cut -f1,2 tests/data/tiny.tsv | tr '\t' '\n' | while IFS= read -r line; do
                      i=$((i + 1)); printf '%s' "$line" > "$seeds/line$i"
-                 done ;;
+                 done
+                 max_len=-max_len=140000; timeout=2 ;;
     esac
     log=build-fuzz/$t.log
     echo "fuzz: $t for $seconds s (log: $log)"
-    build-fuzz/fuzz_$t -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    before=$(ls build-fuzz/crash-$t-* 2>/dev/null | wc -l)
+    build-fuzz/fuzz_$t -max_total_time="$seconds" -timeout=$timeout -rss_limit_mb=2048 $max_len \
         -print_final_stats=1 -artifact_prefix="build-fuzz/crash-$t-" \
         "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" "$seeds" >"$log" 2>&1
     rc=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+    crashes=$(( $(ls build-fuzz/crash-$t-* 2>/dev/null | wc -l) - before ))
     if [ $rc -eq 0 ]; then result=ok; else result="FAILED (status $rc, see $log)"; status=1; fi
-    summary="$summary$t: ${runs:-?} runs, $cov, $result
+    summary="$summary$t: ${runs:-?} runs, ${rate:-?}/s, $cov, $result
+"
+    rows="$rows| $(date -u +%Y-%m-%d) | $cpu | $t | $seconds | ${runs:-?} | $crashes | \`make fuzz FUZZ_SECONDS=$seconds\` |
 "
 done
 echo
 printf '%s' "$summary"
+echo
+echo "rows for tests/fuzz/RUNS.md:"
+printf '%s' "$rows" | tee -a build-fuzz/runs.md
 exit $status
