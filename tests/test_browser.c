@@ -31,10 +31,8 @@ static bool chromium_available(void) { return access(CHROMIUM, X_OK) == 0; }
 
 #define SKIP_WITHOUT_CHROMIUM()                                                                    \
     do {                                                                                           \
-        if (!chromium_available()) {                                                               \
-            print_message("skipped: chromium not installed (apt-get install chromium fonts-noto-cjk)\n"); \
-            skip();                                                                                \
-        }                                                                                          \
+        if (!chromium_available())                                                                 \
+            SKIP_TEST("browser", "chromium not installed (apt-get install chromium fonts-noto-cjk)");  \
     } while (0)
 
 /* Two sentences, English and (for the tiny English model, unknown)
