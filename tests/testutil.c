@@ -102,6 +102,14 @@ void run_result_free(RunResult *r)
     memset(r, 0, sizeof *r);
 }
 
+void print_in_full(const RunResult *r)
+{
+    fflush(stdout);
+    fwrite(r->out, 1, r->out_len, stdout);
+    fflush(stdout);
+    fwrite(r->err, 1, r->err_len, stderr);
+}
+
 int count_lines(const char *s)
 {
     int n = 0;

@@ -32,6 +32,12 @@ RunResult run_program(const char *const argv[], const char *input, size_t input_
 const char *test_program(const char *argv0);
 void run_result_free(RunResult *r);
 
+/* Print a program's whole output, stdout's to stdout and stderr's to
+ * stderr, before a test fails on it: cmocka's print_message and fail_msg
+ * cut a message at 1,023 characters (a long report would show only its
+ * first "ok" lines). */
+void print_in_full(const RunResult *r);
+
 /* Number of lines in s (a final line without '\n' counts). */
 int count_lines(const char *s);
 
