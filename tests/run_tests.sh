@@ -11,10 +11,11 @@
 #   TRANSLATE_REQUIRE="torch browser"  (.ci/run sets it) a skip whose TAG is
 #                   one of these words counts as a failure: what must run
 #                   there did not.  REQUIRE_ALL_TESTS=1: every skip does.
-#   TEST_TIMEOUT=S  (default 900) a test still running S seconds after its
-#                   "[ RUN ]" line (or a group setup S seconds after the
-#                   previous line of progress) is killed with its whole
-#                   process group and counted as a failure, named.
+#   TEST_TIMEOUT=S  (default 900) when a program starts no new test for S
+#                   seconds (cmocka's "[ RUN ]" lines; testutil.c makes its
+#                   stdout line-buffered), it is killed with its whole
+#                   process group and the test it was running (or its group
+#                   setup) is counted as a failure, by name.
 passed=0; failed=0; skipped=0
 timeout=${TEST_TIMEOUT:-900}
 skips=$(mktemp); failures=$(mktemp); log=; child=; dog=
@@ -39,7 +40,7 @@ watchdog() {
 
 for t in "$@"; do
     log=$(mktemp)
-    setsid "$t" >"$log" 2>&1 &
+    setsid -w "$t" >"$log" 2>&1 &
     child=$!
     watchdog "$child" &
     dog=$!
