@@ -2,7 +2,7 @@
 #
 #   make            build ./translate (and the other programs in app/)
 #   make run        translate "I love china" with the default config
-#   make test       build and run every test; ends with "N passed, N failed"
+#   make test       build and run every test; ends with "N passed, N failed, N skipped"
 #   make deps       install the Debian packages the build needs (or print how)
 #   make install PREFIX=/usr/local
 #

@@ -168,7 +168,7 @@ static void test_tatoeba_dev_exact_match(void **state)
 {
     (void)state;
     const char *dir = tatoeba_dir();
-    if (!dir) skip();
+    if (!dir) SKIP_TEST("data", "no Tatoeba data at ../shared/data/tatoeba-cmn-eng (or $TATOEBA_DIR)");
     char path[512];
     snprintf(path, sizeof path, "%s/dev.tsv", dir);
     DevRates r = measure_dev(path);

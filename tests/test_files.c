@@ -87,8 +87,7 @@ static const char *make_device(const char *name, unsigned minor)
     const char *path = tmp_path(name);
     unlink(path);
     if (mknod(path, S_IFCHR | 0666, makedev(1, minor)) != 0) {
-        print_message("skipped: mknod %s: %s (needs root)\n", path, strerror(errno));
-        skip();
+        SKIP_TEST("root", "mknod %s: %s (needs root)", path, strerror(errno));
     }
     return path;
 }

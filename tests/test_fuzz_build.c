@@ -32,8 +32,7 @@ static void test_vector_links_under_clang(void **state)
 {
     (void)state;
     if (access(CLANG, X_OK) != 0) {
-        print_message("skipped: no " CLANG " (apt-get install clang)\n");
-        skip();
+        SKIP_TEST("fuzz", "no " CLANG " (apt-get install clang)");
     }
     char src[512], obj[512], exe[512];
     snprintf(src, sizeof src, "%s", temp_file("vector_caller.c", caller, strlen(caller)));

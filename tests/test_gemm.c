@@ -1,14 +1,16 @@
 /* test_gemm.c — the fast matrix products against the plain references.
  *
- * Every form (nt, nn, tn) × accumulate off/on × every kernel this CPU runs
- * × 1 and 2 threads, over shapes chosen to hit every edge: 1s, primes that
+ * Every form (nt, nn, tn) × accumulate off/on × every kernel × 1 and 2
+ * threads, over shapes chosen to hit every edge: 1s, primes that
  * are multiples of no tile size, sums longer than one K block, and the
  * model's real shapes.  A fast result must be within
  *     1e-5 · K · max|A| · max|B|  (+ 1e-6 · max|C₀| when accumulating)
  * of the reference, which sums in double.  Then what gemm.h promises
  * beyond accuracy: two runs give the same bits, 1 and 2 threads give the
  * same bits, accumulate leaves C₀ out when off (even NaNs in C₀), and an
- * empty sum (K = 0) gives zeros. */
+ * empty sum (K = 0) gives zeros.  Each kernel's checks are test cases of
+ * their own ("test_nt_matches_reference/avx512"): on a CPU without that
+ * kernel's instructions they are reported as skipped, never passed. */
 #include "testutil.h"
 
 #include <math.h>
@@ -34,8 +36,21 @@ static const Form FORMS[] = {
 };
 enum { N_FORMS = sizeof FORMS / sizeof *FORMS };
 
-static const char *const KERNELS[] = {"avx512", "avx2", "generic"};
-enum { N_KERNELS = sizeof KERNELS / sizeof *KERNELS };
+/* The kernel a per-kernel test case checks is its cmocka state. */
+static const char *kernel_of(void **state)
+{
+    const char *kernel = *state;
+    if (!gemm_force_kernel(kernel)) SKIP_TEST("cpu", "this CPU cannot run the %s kernel", kernel);
+    return kernel;
+}
+
+static int reset_kernel(void **state)
+{
+    (void)state;
+    gemm_force_kernel(NULL);
+    gemm_set_threads(1);
+    return 0;
+}
 
 typedef struct {
     int m, n, k;
@@ -117,64 +132,46 @@ static bool close_enough(const float *got, const float *want, Shape s, float tol
     return true;
 }
 
-/* One form on one case, with and without accumulate, for every kernel the
- * CPU runs and 1 and 2 threads. */
-static void check_case(const Form *form, const Case *c)
+/* One form on one case, with and without accumulate, for the forced
+ * kernel and 1 and 2 threads. */
+static void check_case(const Form *form, const Case *c, const char *kernel)
 {
     size_t mn = (size_t)c->s.m * c->s.n;
+    /* "generic" IS the reference: only check that it is wired up */
+    bool generic = strcmp(kernel, "generic") == 0;
+    if (generic && (double)c->s.m * c->s.n * c->s.k > 1e6) return;
     for (int accumulate = 0; accumulate <= 1; accumulate++) {
         float *want = copy(c->c0, mn);
         form->reference(want, c->a, c->b, c->s.m, c->s.n, c->s.k, accumulate);
-        for (int kn = 0; kn < N_KERNELS; kn++) {
-            if (!gemm_force_kernel(KERNELS[kn])) continue;
-            /* "generic" IS the reference: only check that it is wired up */
-            bool generic = strcmp(KERNELS[kn], "generic") == 0;
-            if (generic && (double)c->s.m * c->s.n * c->s.k > 1e6) continue;
-            for (int threads = 1; threads <= (generic ? 1 : 2); threads++) {
-                gemm_set_threads(threads);
-                float *got = copy(c->c0, mn);
-                form->fast(got, c->a, c->b, c->s.m, c->s.n, c->s.k, accumulate);
-                char what[96];
-                snprintf(what, sizeof what, "gemm_%s (%s, %d thread%s, accumulate %s)",
-                         form->name, KERNELS[kn], threads, threads > 1 ? "s" : "",
-                         accumulate ? "on" : "off");
-                bool ok = close_enough(got, want, c->s, accumulate ? c->tol_acc : c->tol, what);
-                free(got);
-                assert_true(ok);
-            }
+        for (int threads = 1; threads <= (generic ? 1 : 2); threads++) {
+            gemm_set_threads(threads);
+            float *got = copy(c->c0, mn);
+            form->fast(got, c->a, c->b, c->s.m, c->s.n, c->s.k, accumulate);
+            char what[96];
+            snprintf(what, sizeof what, "gemm_%s (%s, %d thread%s, accumulate %s)",
+                     form->name, kernel, threads, threads > 1 ? "s" : "",
+                     accumulate ? "on" : "off");
+            bool ok = close_enough(got, want, c->s, accumulate ? c->tol_acc : c->tol, what);
+            free(got);
+            assert_true(ok);
         }
         free(want);
     }
-    gemm_force_kernel(NULL);
     gemm_set_threads(1);
 }
 
-static void check_form(const Form *form)
+static void check_form(const Form *form, const char *kernel)
 {
     for (int s = 0; s < N_SHAPES; s++) {
         Case c = case_make(SHAPES[s], 100 + (uint64_t)s);
-        check_case(form, &c);
+        check_case(form, &c, kernel);
         case_free(&c);
     }
 }
 
-static void test_nt_matches_reference(void **state)
-{
-    (void)state;
-    check_form(&FORMS[0]);
-}
-
-static void test_nn_matches_reference(void **state)
-{
-    (void)state;
-    check_form(&FORMS[1]);
-}
-
-static void test_tn_matches_reference(void **state)
-{
-    (void)state;
-    check_form(&FORMS[2]);
-}
+static void test_nt_matches_reference(void **state) { check_form(&FORMS[0], kernel_of(state)); }
+static void test_nn_matches_reference(void **state) { check_form(&FORMS[1], kernel_of(state)); }
+static void test_tn_matches_reference(void **state) { check_form(&FORMS[2], kernel_of(state)); }
 
 /* Shapes big enough to be split between threads, and uneven. */
 static const Shape SPLIT_SHAPES[] = {{300, 257, 130}, {97, 1500, 256}, {513, 100, 300}};
@@ -219,34 +216,30 @@ static void test_results_are_deterministic(void **state)
  * one K block and across several, with tails; N not a multiple of 4. */
 static void test_few_rows_do_not_depend_on_each_other(void **state)
 {
-    (void)state;
+    const char *kernel = kernel_of(state);
     static const Shape shapes[] = {{16, 7, 5}, {16, 1024, 256}, {16, 256, 1024}, {16, 2858, 256},
                                    {16, 33, 531}, {16, 17, 16}};
     static const int rows[] = {2, 3, 4, 5, 7, 16};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         Case c = case_make(shapes[s], 11 + s);
         size_t n = (size_t)c.s.n, k = (size_t)c.s.k;
-        for (int kn = 0; kn < N_KERNELS; kn++) {
-            if (!gemm_force_kernel(KERNELS[kn])) continue;
-            for (int accumulate = 0; accumulate < 2; accumulate++) {
-                for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
-                    int m = rows[r];
-                    float *together = copy(c.c0, (size_t)m * n);
-                    gemm_nt(together, c.a, c.b, m, c.s.n, c.s.k, accumulate);
-                    for (int row = 0; row < m; row++) {
-                        float *alone = copy(c.c0 + row * n, n);
-                        gemm_nt(alone, c.a + row * k, c.b, 1, c.s.n, c.s.k, accumulate);
-                        if (memcmp(alone, together + row * n, n * sizeof *alone))
-                            print_error("%s: row %d of %dx%dx%d (accumulate %d) differs from it alone\n",
-                                        KERNELS[kn], row, m, c.s.n, c.s.k, accumulate);
-                        assert_memory_equal(alone, together + row * n, n * sizeof *alone);
-                        free(alone);
-                    }
-                    free(together);
+        for (int accumulate = 0; accumulate < 2; accumulate++) {
+            for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+                int m = rows[r];
+                float *together = copy(c.c0, (size_t)m * n);
+                gemm_nt(together, c.a, c.b, m, c.s.n, c.s.k, accumulate);
+                for (int row = 0; row < m; row++) {
+                    float *alone = copy(c.c0 + row * n, n);
+                    gemm_nt(alone, c.a + row * k, c.b, 1, c.s.n, c.s.k, accumulate);
+                    if (memcmp(alone, together + row * n, n * sizeof *alone))
+                        print_error("%s: row %d of %dx%dx%d (accumulate %d) differs from it alone\n",
+                                    kernel, row, m, c.s.n, c.s.k, accumulate);
+                    assert_memory_equal(alone, together + row * n, n * sizeof *alone);
+                    free(alone);
                 }
+                free(together);
             }
         }
-        gemm_force_kernel(NULL);
         case_free(&c);
     }
 }
@@ -254,58 +247,46 @@ static void test_few_rows_do_not_depend_on_each_other(void **state)
 /* Without accumulate C's old contents are never read: NaNs there vanish. */
 static void test_overwrite_ignores_old_c(void **state)
 {
-    (void)state;
+    kernel_of(state);
     Case c = case_make((Shape){13, 37, 20}, 3);
     size_t mn = (size_t)c.s.m * c.s.n;
-    for (int kn = 0; kn < N_KERNELS; kn++) {
-        if (!gemm_force_kernel(KERNELS[kn])) continue;
-        for (int f = 0; f < N_FORMS; f++) {
-            float *got = xmalloc(mn * sizeof *got);
-            for (size_t i = 0; i < mn; i++) got[i] = NAN;
-            FORMS[f].fast(got, c.a, c.b, c.s.m, c.s.n, c.s.k, false);
-            for (size_t i = 0; i < mn; i++) assert_false(isnan(got[i]));
-            free(got);
-        }
+    for (int f = 0; f < N_FORMS; f++) {
+        float *got = xmalloc(mn * sizeof *got);
+        for (size_t i = 0; i < mn; i++) got[i] = NAN;
+        FORMS[f].fast(got, c.a, c.b, c.s.m, c.s.n, c.s.k, false);
+        for (size_t i = 0; i < mn; i++) assert_false(isnan(got[i]));
+        free(got);
     }
-    gemm_force_kernel(NULL);
     case_free(&c);
 }
 
 /* K = 0 is an empty sum: zeros, or C unchanged when accumulating. */
 static void test_empty_sum(void **state)
 {
-    (void)state;
+    kernel_of(state);
     float a[1] = {0}, b[1] = {0};
-    for (int kn = 0; kn < N_KERNELS; kn++) {
-        if (!gemm_force_kernel(KERNELS[kn])) continue;
-        for (int f = 0; f < N_FORMS; f++) {
-            float c[6] = {1, 2, 3, 4, 5, 6};
-            FORMS[f].fast(c, a, b, 2, 3, 0, true);
-            assert_true(c[0] == 1.0f && c[5] == 6.0f);
-            FORMS[f].fast(c, a, b, 2, 3, 0, false);
-            for (int i = 0; i < 6; i++) assert_true(c[i] == 0.0f);
-        }
+    for (int f = 0; f < N_FORMS; f++) {
+        float c[6] = {1, 2, 3, 4, 5, 6};
+        FORMS[f].fast(c, a, b, 2, 3, 0, true);
+        assert_true(c[0] == 1.0f && c[5] == 6.0f);
+        FORMS[f].fast(c, a, b, 2, 3, 0, false);
+        for (int i = 0; i < 6; i++) assert_true(c[i] == 0.0f);
     }
-    gemm_force_kernel(NULL);
 }
 
 /* A 2×2 product small enough to check by hand, in all three layouts. */
 static void test_small_product_by_hand(void **state)
 {
-    (void)state;
+    kernel_of(state);
     const float a[4] = {1, 2, 3, 4};  /* [[1,2],[3,4]] */
     const float b[4] = {5, 6, 7, 8};  /* [[5,6],[7,8]] */
     const float nt[4] = {17, 23, 39, 53}, nn[4] = {19, 22, 43, 50}, tn[4] = {26, 30, 38, 44};
     const float *want[N_FORMS] = {nt, nn, tn};
-    for (int kn = 0; kn < N_KERNELS; kn++) {
-        if (!gemm_force_kernel(KERNELS[kn])) continue;
-        for (int f = 0; f < N_FORMS; f++) {
-            float c[4] = {1, 1, 1, 1};
-            FORMS[f].fast(c, a, b, 2, 2, 2, true);
-            for (int i = 0; i < 4; i++) assert_true(c[i] == want[f][i] + 1.0f);
-        }
+    for (int f = 0; f < N_FORMS; f++) {
+        float c[4] = {1, 1, 1, 1};
+        FORMS[f].fast(c, a, b, 2, 2, 2, true);
+        for (int i = 0; i < 4; i++) assert_true(c[i] == want[f][i] + 1.0f);
     }
-    gemm_force_kernel(NULL);
 }
 
 static void test_kernel_choice(void **state)
@@ -324,17 +305,23 @@ static void test_kernel_choice(void **state)
         assert_string_equal(chosen, "avx512");
 }
 
+/* One test case per kernel: "test_x/avx512", "test_x/avx2", "test_x/generic". */
+#define PER_KERNEL(f)                                                                              \
+    {#f "/avx512", f, NULL, reset_kernel, (void *)"avx512"},                                        \
+    {#f "/avx2", f, NULL, reset_kernel, (void *)"avx2"},                                            \
+    {#f "/generic", f, NULL, reset_kernel, (void *)"generic"}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_small_product_by_hand),
-        cmocka_unit_test(test_nt_matches_reference),
-        cmocka_unit_test(test_nn_matches_reference),
-        cmocka_unit_test(test_tn_matches_reference),
+        PER_KERNEL(test_small_product_by_hand),
+        PER_KERNEL(test_nt_matches_reference),
+        PER_KERNEL(test_nn_matches_reference),
+        PER_KERNEL(test_tn_matches_reference),
         cmocka_unit_test(test_results_are_deterministic),
-        cmocka_unit_test(test_few_rows_do_not_depend_on_each_other),
-        cmocka_unit_test(test_overwrite_ignores_old_c),
-        cmocka_unit_test(test_empty_sum),
+        PER_KERNEL(test_few_rows_do_not_depend_on_each_other),
+        PER_KERNEL(test_overwrite_ignores_old_c),
+        PER_KERNEL(test_empty_sum),
         cmocka_unit_test(test_kernel_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

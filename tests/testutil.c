@@ -1,8 +1,10 @@
 /* testutil.c — see testutil.h. */
+#define _XOPEN_SOURCE 700 /* nftw, FTW_DEPTH */
 #include "testutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -100,6 +102,14 @@ void run_result_free(RunResult *r)
     memset(r, 0, sizeof *r);
 }
 
+void print_in_full(const RunResult *r)
+{
+    fflush(stdout);
+    fwrite(r->out, 1, r->out_len, stdout);
+    fflush(stdout);
+    fwrite(r->err, 1, r->err_len, stderr);
+}
+
 int count_lines(const char *s)
 {
     int n = 0;
@@ -110,16 +120,45 @@ int count_lines(const char *s)
     return n;
 }
 
+/* cmocka's "[ RUN ]" lines reach tests/run_tests.sh's log (a file) as
+ * each test starts, not a buffer later: its timeout names the test that
+ * hung from them. */
+__attribute__((constructor)) static void line_buffered_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+
+static char temp_path[256];
+static pid_t temp_owner;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    return remove(path) == 0 ? 0 : -1;
+}
+
+/* on_exit: status 0 means every test passed (cmocka's main returns the
+ * number of failures), so the folder is not needed any more. */
+static void remove_temp_dir(int status, void *arg)
+{
+    (void)arg;
+    if (getpid() != temp_owner) return; /* a forked child exiting */
+    if (status != 0) {
+        fprintf(stderr, "testutil: kept %s for debugging (exit status %d)\n", temp_path, status);
+        return;
+    }
+    if (nftw(temp_path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "testutil: could not remove %s: %s\n", temp_path, strerror(errno));
+}
+
 const char *temp_dir(void)
 {
-    static char dir[256];
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "build/tests/tmp-%d", (int)getpid());
+    if (!temp_path[0]) {
+        snprintf(temp_path, sizeof temp_path, "build/tests/tmp-%d", (int)getpid());
         mkdir("build", 0755);
         mkdir("build/tests", 0755);
-        mkdir(dir, 0755);
+        mkdir(temp_path, 0755);
+        temp_owner = getpid();
+        on_exit(remove_temp_dir, NULL);
     }
-    return dir;
+    return temp_path;
 }
 
 const char *temp_file(const char *name, const void *data, size_t len)

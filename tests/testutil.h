@@ -32,17 +32,38 @@ RunResult run_program(const char *const argv[], const char *input, size_t input_
 const char *test_program(const char *argv0);
 void run_result_free(RunResult *r);
 
+/* Print a program's whole output, stdout's to stdout and stderr's to
+ * stderr, before a test fails on it: cmocka's print_message and fail_msg
+ * cut a message at 1,023 characters (a long report would show only its
+ * first "ok" lines). */
+void print_in_full(const RunResult *r);
+
 /* Number of lines in s (a final line without '\n' counts). */
 int count_lines(const char *s);
 
 /* Write `len` bytes to a fresh file under the test temp folder and return
  * its path (static buffer rotation: valid until 8 more calls). */
 const char *temp_file(const char *name, const void *data, size_t len);
-/* The test temp folder (created once, e.g. build/tests/tmp). */
+/* The test temp folder, build/tests/tmp-PID (created once).  It is removed
+ * when the program exits with status 0 (every test passed) and kept,
+ * named on stderr, for debugging when it exits otherwise. */
 const char *temp_dir(void);
 
 /* Read a whole file (NULL if unreadable); *len receives its size. */
 char *read_file(const char *path, size_t *len);
+
+/* Skip the running test, saying why: prints "skipped [TAG]: REASON" (a
+ * printf format) and calls cmocka's skip().  tests/run_tests.sh lists
+ * every skip with its reason, and counts it as a failure when TAG is in
+ * $TRANSLATE_REQUIRE (CI requires "torch browser data fuzz root").  Tags
+ * in use: torch, browser, data (files outside the repository), fuzz
+ * (clang), root (mknod), cpu (kernels the CPU lacks).  Every skip() in tests/ goes through this. */
+#define SKIP_TEST(tag, ...)                                                                        \
+    do {                                                                                           \
+        print_message("skipped [" tag "]: " __VA_ARGS__);                                          \
+        print_message("\n");                                                                       \
+        skip();                                                                                    \
+    } while (0)
 
 /* Debian's python3 with PyTorch, for the reference comparisons. */
 #define PYTHON_WITH_TORCH "/usr/bin/python3"
@@ -51,10 +72,8 @@ int torch_available(void);
 /* In a test: skip it, saying why, when torch is not available. */
 #define SKIP_WITHOUT_TORCH()                                                                       \
     do {                                                                                           \
-        if (!torch_available()) {                                                                  \
-            print_message("skipped: python3-torch not installed (apt-get install python3-torch)\n"); \
-            skip();                                                                                \
-        }                                                                                          \
+        if (!torch_available())                                                                    \
+            SKIP_TEST("torch", "python3-torch not installed (apt-get install python3-torch)");      \
     } while (0)
 
 /* Write the config of the tiny training model (d_model 32, 2+2 layers,

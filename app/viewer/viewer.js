@@ -755,12 +755,23 @@ function writeStatus() {
 }
 
 /* #selftest: run the three exports without saving them, and record their
- * sizes, so the test proves they work in a real browser. */
+ * sizes, so the test proves they work in a real browser.  The PNG comes
+ * later (the image load and canvas.toBlob are asynchronous, at a time of
+ * the browser's choosing), so the page says when it is done:
+ * data-selftest="done" on #status, and window.selftestDone, a promise that
+ * settles then, for the test to await (a failure also counts in #errors). */
 function selftest() {
     const status = document.getElementById('status');
+    status.setAttribute('data-selftest', 'running');
     status.setAttribute('data-export-svg', String(figureSvgText().length));
     status.setAttribute('data-export-csv-lines', String(matrixCsv().split('\r\n').length - 1));
-    figurePng().then((blob) => status.setAttribute('data-export-png', String(blob.size)));
+    window.selftestDone = figurePng().then((blob) => {
+        status.setAttribute('data-export-png', String(blob.size));
+        status.setAttribute('data-selftest', 'done');
+    }, (error) => {
+        status.setAttribute('data-selftest', 'failed');
+        console.error(`PNG export: ${error.message}`);
+    });
 }
 
 // ---- start -------------------------------------------------------------------------------------------------
