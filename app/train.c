@@ -36,11 +36,11 @@
 #include "../model/gemm.h"
 #include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
-#include "checkpoint.h"
+#include "../training/checkpoint.h"
 #include "config.h"
-#include "corpus.h"
-#include "dataset.h"
-#include "evaluate.h"
+#include "../data/corpus.h"
+#include "../data/dataset.h"
+#include "../eval/evaluate.h"
 #include "version.h"
 
 enum { EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_WRITE = 4, EXIT_INTERRUPTED = 130 };

@@ -33,10 +33,10 @@
 #include <time.h>
 
 #include "../app/config.h"
-#include "../app/dataset.h"
+#include "../data/dataset.h"
 #include "../common/util.h"
 #include "../model/gemm.h"
-#include "../model/trainer.h"
+#include "../training/trainer.h"
 #include "../model/weights.h"
 #include "../tokenizer/vocab.h"
 

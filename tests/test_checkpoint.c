@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../app/checkpoint.h"
+#include "../training/checkpoint.h"
 #include "../model/safetensors.h"
 
 static const ModelArch arch = {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../app/dataset.h"
+#include "../data/dataset.h"
 
 typedef struct {
     Vocab *src, *tgt;

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../model/trainer.h"
+#include "trainer.h"
 #include "../model/weights.h"
 
 /* The parameters at the end of the last few epochs: their average is often

@@ -10,8 +10,8 @@
 #include <stdio.h>
 
 #include "../model/decode.h"
-#include "config.h"
-#include "dataset.h"
+#include "../app/config.h"
+#include "../data/dataset.h"
 
 typedef struct {
     double bleu, chrf;

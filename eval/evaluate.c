@@ -8,7 +8,7 @@
 #include "../common/util.h"
 
 #include "../model/beam.h"
-#include "../model/metrics.h"
+#include "metrics.h"
 #include "../tokenizer/detokenize.h"
 
 static double now(void)
