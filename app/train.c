@@ -301,7 +301,7 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     /* Greedy, whatever the config's decoding.beam: the score that picks
      * the model must not depend on how it will be decoded later, and beam
      * search would make each evaluation several times slower. */
-    DecodeConfig greedy = r->cfg.decode;
+    SearchSettings greedy = r->cfg.decode;
     greedy.beam = 1;
     EvalScores s;
     evaluate(model, &r->dev, r->tgt_vocab, &greedy, r->cfg.target_lang, NULL, &s);

@@ -251,6 +251,18 @@ typedef struct {
     AttentionJson *attention[2];
 } Session;
 
+/* The command line's say over the config's decoding: section, applied once
+ * when a config is opened; everything after reads tr->config.decode.
+ * --eval prints the best translation of each line only, so -n and
+ * --logits do not change its beam. */
+static void override_decoding(const Options *opt, SearchSettings *decode)
+{
+    if (opt->beam) decode->beam = opt->beam;
+    if (opt->eval_path) return;
+    if (!opt->beam && decode->beam < opt->n_best) decode->beam = opt->n_best;
+    if (opt->logits_path) decode->beam = 1; /* the logits are those of greedy decoding */
+}
+
 /* The model for this text, or NULL with *status/err set. */
 static Translator *model_for(Session *s, const char *text, size_t len, TrStatus *status, Error *err)
 {
@@ -274,6 +286,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, TrStatus 
         }
         s->opened[which] = true;
         Translator *tr = &s->models[which];
+        override_decoding(s->opt, &tr->config.decode);
         if (tr->created_weights && !s->opt->quiet)
             fprintf(stderr, "translate: note: wrote an untrained random model (seed %llu) to %s: "
                             "its translations are noise\n",
@@ -367,10 +380,7 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
     Translation t[MAX_N];
     char *texts[MAX_N];
     float scores[MAX_N];
-    RunOptions run = {s->opt->beam, s->opt->n_best, logits != NULL};
-    if (!run.beam && tr->config.decode.beam < run.n_best) run.beam = run.n_best;
-    if (logits) run.beam = 1; /* the logits are those of greedy decoding */
-    int n = translator_run(tr, &src, &run, t, texts, scores);
+    int n = translator_run(tr, &src, s->opt->n_best, logits != NULL, t, texts, scores);
     int which = tr == &s->models[1];
     bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->attention[which];
     status = translator_check_finite(tr, t, n, scores, maps, &err);
@@ -506,6 +516,7 @@ static int eval_file(const Options *opt, const char *config_path)
         fprintf(stderr, "translate: %s\n", err.message);
         return st;
     }
+    override_decoding(opt, &tr.config.decode);
     int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;
     Dataset data;
     if (dataset_load(&data, opt->eval_path, src_col, 1 - src_col, tr.src_vocab, tr.tgt_vocab,
@@ -522,8 +533,7 @@ static int eval_file(const Options *opt, const char *config_path)
         st = TR_OUTPUT;
     } else {
         EvalScores s;
-        DecodeConfig decode = tr.config.decode;
-        if (opt->beam) decode.beam = opt->beam;
+        const SearchSettings decode = tr.config.decode;
         evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang,
                  hyps ? output_file_stream(hyps) : NULL, &s);
         char how[64];

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "../common/util.h"
-#include "../model/beam.h"
+#include "../model/search.h"
 #include "../model/weights.h"
 #include "../tokenizer/detokenize.h"
 #include "../tokenizer/tokenizer.h"
@@ -158,19 +158,11 @@ void source_ids_free(SourceIds *src)
     memset(src, 0, sizeof *src);
 }
 
-int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, Translation *out,
-                   char **texts, float *scores)
+int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_logits,
+                   Translation *out, char **texts, float *scores)
 {
-    const DecodeConfig *d = &tr->config.decode;
-    int limit = decode_limit(&tr->config.arch, src->count, d->max_output_ratio, d->max_output_extra);
-    int beam = opt->beam ? opt->beam : d->beam, n = 1;
-    BeamSettings settings = {beam, d->length_penalty, opt->n_best > beam ? beam : opt->n_best};
-    if (beam == 1) {
-        decode_greedy(&tr->decoder, src->ids, src->count, limit, opt->keep_logits, &out[0]);
-        scores[0] = beam_score(&out[0], d->length_penalty);
-    } else {
-        n = beam_decode(&tr->model, src->ids, src->count, limit, &settings, out, scores);
-    }
+    int n = search_translate(&tr->decoder, src->ids, src->count, &tr->config.decode, n_best,
+                             keep_logits, out, scores);
     for (int i = 0; i < n; i++)
         texts[i] = detokenize_ids(tr->tgt_vocab, out[i].output_ids, (size_t)out[i].steps,
                                   tr->config.target_lang);

@@ -64,20 +64,14 @@ TrStatus translator_encode(const Translator *tr, const char *text, size_t len, S
                            Error *err);
 void source_ids_free(SourceIds *src);
 
-/* How to decode. */
-typedef struct {
-    int beam;          /* beam width; 0 = the config's decoding.beam */
-    int n_best;        /* translations wanted (<= beam); 1 = just the best */
-    bool keep_logits;  /* keep the logits (greedy only) */
-} RunOptions;
-
-/* Translate encoded text: greedy when the beam is 1, else beam search.
- * Fills out[0..n-1] (maps, tokens; free each with translation_free),
- * texts[0..n-1] (detokenised, malloc'd) and scores[0..n-1]
- * (length-normalised log-probabilities, see model/beam.h), best first, and
- * returns n (1 <= n <= n_best). */
-int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, Translation *out,
-                   char **texts, float *scores);
+/* Translate encoded text as tr->config.decode says (model/search.h):
+ * greedy when its beam is 1, else beam search.  Fills out[0..n-1] (maps,
+ * tokens; free each with translation_free), texts[0..n-1] (detokenised,
+ * malloc'd) and scores[0..n-1] (length-normalised log-probabilities, see
+ * model/beam.h), best first, and returns n (1 <= n <= n_best).  The logits
+ * are kept with `keep_logits` (greedy only). */
+int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_logits,
+                   Translation *out, char **texts, float *scores);
 
 /* Is everything that will be shown of out[0..n-1] finite?  Finite but huge
  * weights (3e38) pass the load check and overflow at run time, and a NaN
