@@ -3,20 +3,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../common/util.h"
 
 #include "../model/search.h"
 #include "metrics.h"
 #include "../tokenizer/detokenize.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Sentences decoded together: enough rows for the matrix products to run
  * at full speed, few enough to keep the attention maps' memory small. */
@@ -53,7 +45,7 @@ static void translate_chunk(const Model *model, const Dataset *data, size_t firs
 void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
               const SearchSettings *decode, const char *target_lang, FILE *hyps, EvalScores *out)
 {
-    double start = now();
+    double start = util_now();
     BleuStats bleu = {0};
     ChrfStats chrf = {0};
     MetricTokenize tok = metric_tokenize_for_lang(target_lang);
@@ -74,5 +66,5 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
     out->bleu = bleu_score(&bleu);
     out->chrf = chrf_score(&chrf);
     out->sentences = data->count;
-    out->seconds = now() - start;
+    out->seconds = util_now() - start;
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/util.h"
 #include "../model/safetensors.h"
 
 #define TRAIN_SETTINGS                                                                      \
@@ -29,13 +30,6 @@
 static const char *write_config(const char *dir_name, char *path, size_t size)
 {
     return tiny_train_config(dir_name, 0.1f, TRAIN_SETTINGS, path, size);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Start ./train on config (with --resume when asked), stderr to /dev/null. */
@@ -136,9 +130,9 @@ static void test_sigkill_at_random_moments_then_resume(void **state)
     write_config("kill-whole", whole, sizeof whole);
     write_config("kill-killed", killed, sizeof killed);
 
-    double t0 = now();
+    double t0 = util_now();
     assert_int_equal(finish(start_train(whole, 0)), 0);
-    double duration = now() - t0;
+    double duration = util_now() - t0;
 
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
     srand(seed);
