@@ -37,6 +37,7 @@
 #include "../model/weights.h"
 #include "../data/corpus.h"
 #include "../data/dataset.h"
+#include "../data/packed_batch.h"
 #include "../training/checkpoint.h"
 #include "../eval/evaluate.h"
 #include "cli.h"

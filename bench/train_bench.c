@@ -33,6 +33,7 @@
 
 #include "../app/config.h"
 #include "../data/dataset.h"
+#include "../data/packed_batch.h"
 #include "../common/util.h"
 #include "../model/gemm.h"
 #include "../training/trainer.h"

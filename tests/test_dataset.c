@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../data/dataset.h"
+#include "../data/packed_batch.h"
 
 typedef struct {
     Vocab *src, *tgt;

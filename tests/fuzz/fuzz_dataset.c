@@ -6,6 +6,7 @@
 
 #include "../../data/corpus.h"
 #include "../../data/dataset.h"
+#include "../../data/packed_batch.h"
 
 static const Vocab *src_vocab, *tgt_vocab;
 
