@@ -44,6 +44,12 @@ const char *temp_dir(void);
 /* Read a whole file (NULL if unreadable); *len receives its size. */
 char *read_file(const char *path, size_t *len);
 
+/* Fail unless the safetensors files a and b hold the same tensors, byte
+ * for byte (bit-identical weights, optimizer state, snapshots), and equal
+ * values for the metadata keys[0..n_keys-1]. */
+void assert_same_tensors(const char *a_path, const char *b_path, const char *const *keys,
+                         size_t n_keys);
+
 /* Debian's python3 with PyTorch, for the reference comparisons. */
 #define PYTHON_WITH_TORCH "/usr/bin/python3"
 /* Is `import torch` possible there?  (Asked once.) */
