@@ -7,7 +7,7 @@
  * Builds the model CONFIG describes (vocabularies from its files, weights
  * freshly initialised as ./train does), packs the pairs of DATA.tsv into
  * batches of about BATCH_TOKENS source + target tokens exactly as ./train
- * does (app/dataset.h), runs WARMUP steps, then times STEPS more: forward,
+ * does (data/batches.h), runs WARMUP steps, then times STEPS more: forward,
  * loss, backward, gradient clipping and AdamW, dropout on.  Batches are
  * taken in a shuffled order, wrapping around when there are fewer than
  * WARMUP + STEPS of them.

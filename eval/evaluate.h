@@ -1,5 +1,5 @@
 /* evaluate.h — translating a whole dev/test set and scoring it with corpus
- * BLEU and chrF2, as sacrebleu computes them (model/metrics.h): 13a
+ * BLEU and chrF2, as sacrebleu computes them (metrics.h): 13a
  * tokenisation for English output, sacrebleu's "zh" for Chinese.
  *
  * Every line counts: a source that cannot be translated (invalid text, or
