@@ -238,18 +238,6 @@ typedef struct {
     AttentionJson *attention[2];
 } Session;
 
-/* The command line's say over the config's decoding: section, applied once
- * when a config is opened; everything after reads tr->config.decode.
- * --eval prints the best translation of each line only, so -n and
- * --logits do not change its beam. */
-static void override_decoding(const Options *opt, SearchSettings *decode)
-{
-    if (opt->beam) decode->beam = opt->beam;
-    if (opt->eval_path) return;
-    if (!opt->beam && decode->beam < opt->n_best) decode->beam = opt->n_best;
-    if (opt->logits_path) decode->beam = 1; /* the logits are those of greedy decoding */
-}
-
 /* The model for this text, or NULL with *status/err set. */
 static Translator *model_for(Session *s, const char *text, size_t len, ExitStatus *status, Error *err)
 {
@@ -273,7 +261,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
         }
         s->opened[which] = true;
         Translator *tr = &s->models[which];
-        override_decoding(s->opt, &tr->config.decode);
+        translator_override_decoding(tr, s->opt->beam, s->opt->n_best, s->opt->logits_path != NULL);
         if (tr->created_weights && !s->opt->quiet)
             fprintf(stderr, "translate: note: wrote an untrained random model (seed %llu) to %s: "
                             "its translations are noise\n",
@@ -503,7 +491,9 @@ static int eval_file(const Options *opt, const char *config_path)
         fprintf(stderr, "translate: %s\n", err.message);
         return st;
     }
-    override_decoding(opt, &tr.config.decode);
+    /* --eval prints the best translation of each line only: -n and
+     * --logits do not change its beam. */
+    translator_override_decoding(&tr, opt->beam, 1, false);
     int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;
     Dataset data;
     if (dataset_load(&data, opt->eval_path, src_col, 1 - src_col, tr.src_vocab, tr.tgt_vocab,

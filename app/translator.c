@@ -158,6 +158,14 @@ void source_ids_free(SourceIds *src)
     memset(src, 0, sizeof *src);
 }
 
+void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits)
+{
+    SearchSettings *d = &tr->config.decode;
+    if (beam) d->beam = beam;
+    else if (d->beam < n_best) d->beam = n_best;
+    if (keep_logits) d->beam = 1;
+}
+
 int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_logits,
                    Translation *out, char **texts, float *scores)
 {

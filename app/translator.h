@@ -56,6 +56,12 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
                            Error *err);
 void source_ids_free(SourceIds *src);
 
+/* The command line's say over the config's decoding: section, applied
+ * once after opening; everything after reads tr->config.decode.  The beam
+ * becomes `beam` when it is not 0, else at least `n_best`; 1 with
+ * `keep_logits` (the logits are those of greedy decoding). */
+void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits);
+
 /* Translate encoded text as tr->config.decode says (model/search.h):
  * greedy when its beam is 1, else beam search.  Fills out[0..n-1] (maps,
  * tokens; free each with translation_free), texts[0..n-1] (detokenised,
