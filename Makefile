@@ -6,9 +6,12 @@
 #   make deps       install the Debian packages the build needs (or print how)
 #   make install PREFIX=/usr/local
 #
-# Objects go to build/.  Every app/*.c that defines main() is listed in
-# PROGRAMS; everything else in common/, tokenizer/, model/ and app/ is
-# library code linked into the programs and the tests.
+# Objects go to build/.  The code is in layers, each using only the ones
+# below it (README.md, Layout):
+#   app/ (the programs) → eval/ → data/, training/ → model/ → tokenizer/ → common/
+# Every app/*.c that defines main() is listed in PROGRAMS; the other app/*.c
+# are the programs' own modules (APP_SRCS).  All of it but the mains is
+# linked into the programs, the tests and the fuzz targets (LIB_SRCS).
 
 CC      ?= cc
 PKGS     = yaml-0.1 libutf8proc libcjson
@@ -26,7 +29,10 @@ PREFIX  ?= /usr/local
 
 PROGRAMS  = translate train
 MAIN_SRCS = $(PROGRAMS:%=app/%.c)
-LIB_SRCS  = $(filter-out $(MAIN_SRCS), $(wildcard common/*.c tokenizer/*.c model/*.c app/*.c))
+LAYERS    = common tokenizer model data training eval
+LAYER_SRCS = $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
+APP_SRCS  = $(filter-out $(MAIN_SRCS), $(wildcard app/*.c))
+LIB_SRCS  = $(LAYER_SRCS) $(APP_SRCS)
 # The HTML viewer (translate --html) is app/viewer/'s three files with the
 # CSS and JS inlined (app/html_report.c).  tools/embed.sh (od + awk) turns
 # them into byte arrays in a generated C file, build/viewer_assets.c, linked
@@ -194,8 +200,9 @@ clean-hardening:
 #                      in seconds: checks it runs, not the speed
 #
 # `make test` runs the smoke mode too (tests/test_bench.c), so the harness
-# cannot rot unnoticed.
-BENCH_BINS = build/bench/train_bench
+# cannot rot unnoticed; it builds bench/gemm_bench.c (the GEMM kernels'
+# GF/s per shape, `build/bench/gemm_bench`, run by hand) for the same reason.
+BENCH_BINS = build/bench/train_bench build/bench/gemm_bench
 
 $(BENCH_BINS): build/bench/%: build/bench/%.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)

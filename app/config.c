@@ -405,7 +405,7 @@ static int parse_mapping(Loader *ld, const Section *sec)
 
 static void enter_top(Config *cfg)
 {
-    cfg->decode = (DecodeConfig){.beam = 1, .length_penalty = 1.0f, .max_output_ratio = 2.0f,
+    cfg->decode = (SearchSettings){.beam = 1, .length_penalty = 1.0f, .max_output_ratio = 2.0f,
                                  .max_output_extra = 10};
 }
 

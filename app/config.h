@@ -14,13 +14,7 @@
 
 #include "../common/error.h"
 #include "../model/arch.h"
-
-typedef struct {
-    int beam;               /* beam width; 1 = greedy */
-    float length_penalty;   /* beam scores are divided by length^alpha */
-    float max_output_ratio; /* output limit = ratio * source tokens + extra, */
-    int max_output_extra;   /*   capped at arch.max_len */
-} DecodeConfig;
+#include "../model/search.h"
 
 typedef struct {
     char *train_path;       /* TSV, default ../shared/data/tatoeba-cmn-eng/train.tsv */
@@ -62,7 +56,7 @@ typedef struct {
     bool random_init;       /* weights missing → write a seeded random model */
     uint64_t random_seed;
     ModelArch arch;         /* src_vocab/tgt_vocab are 0 here: they come from the vocab files */
-    DecodeConfig decode;
+    SearchSettings decode;  /* the decoding: section; translate --beam overrides it once */
     bool has_train;         /* a train: section was present */
     TrainConfig train;
 } Config;

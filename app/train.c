@@ -33,17 +33,18 @@
 #include <unistd.h>
 
 #include "../common/util.h"
-#include "../model/gemm.h"
-#include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
-#include "checkpoint.h"
+#include "../model/weights.h"
+#include "../data/corpus.h"
+#include "../data/dataset.h"
+#include "../data/packed_batch.h"
+#include "../training/checkpoint.h"
+#include "../eval/evaluate.h"
+#include "cli.h"
 #include "config.h"
-#include "corpus.h"
-#include "dataset.h"
-#include "evaluate.h"
+#include "exit_status.h"
 #include "version.h"
 
-enum { EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_WRITE = 4, EXIT_INTERRUPTED = 130 };
 
 typedef struct {
     const char *config_path, *data_path, *out_path;
@@ -80,13 +81,6 @@ static void usage(FILE *out)
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { stop_requested = sig; }
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- vocabularies --------------------------------------------------------- */
 
@@ -250,7 +244,7 @@ static int log_row(Run *r, const char *event, double loss, double lr, double tok
 static int save_checkpoint(Run *r)
 {
     Error err = {{0}};
-    r->progress.elapsed = r->elapsed_before + now() - r->run_start; /* wall clock, evaluations included */
+    r->progress.elapsed = r->elapsed_before + util_now() - r->run_start; /* wall clock, evaluations included */
     r->progress.log_bytes = r->log ? (long long)ftello(r->log) : -1; /* flushed by log_row */
     if (checkpoint_save(r->cfg.train.checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
@@ -301,7 +295,7 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     /* Greedy, whatever the config's decoding.beam: the score that picks
      * the model must not depend on how it will be decoded later, and beam
      * search would make each evaluation several times slower. */
-    DecodeConfig greedy = r->cfg.decode;
+    SearchSettings greedy = r->cfg.decode;
     greedy.beam = 1;
     EvalScores s;
     evaluate(model, &r->dev, r->tgt_vocab, &greedy, r->cfg.target_lang, NULL, &s);
@@ -342,7 +336,7 @@ static int evaluate_dev(Run *r, bool score, const char *when)
         params_free(&average.params);
         if (status) return status;
     }
-    r->progress.elapsed = r->elapsed_before + now() - r->run_start;
+    r->progress.elapsed = r->elapsed_before + util_now() - r->run_start;
     fprintf(stderr, "%strain: %s: dev loss %.4f", r->live ? "\r\033[K" : "", when, dloss);
     if (score) fprintf(stderr, ", dev BLEU %.2f, chrF2 %.2f%s", bleu, chrf, improved ? " (best so far: saved)" : "");
     if (snap->count >= 2)
@@ -372,7 +366,7 @@ static int end_of_epoch(Run *r)
 /* Returns 0, or EXIT_WRITE when the log row could not be written. */
 static int show_progress(Run *r, double loss, double lr, double norm, bool force)
 {
-    double t = now();
+    double t = util_now();
     const TrainConfig *c = &r->cfg.train;
     bool due = r->trainer.opt.step % c->log_steps == 0;
     if (!due && !(r->live && t - r->last_log > 0.5) && !force) return 0;
@@ -394,11 +388,11 @@ static int train_loop(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
     AdamWSettings s = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = t->weight_decay};
-    r->last_log = now();
+    r->last_log = util_now();
     while (r->progress.epoch < t->epochs) {
         batches_shuffle(&r->batches, t->seed, r->progress.epoch);
         while ((size_t)r->progress.batch < r->batches.count) {
-            double minutes = (r->elapsed_before + now() - r->run_start) / 60.0;
+            double minutes = (r->elapsed_before + util_now() - r->run_start) / 60.0;
             bool out_of_steps = t->max_steps && r->trainer.opt.step >= t->max_steps;
             bool out_of_time = t->max_minutes > 0 && minutes >= t->max_minutes;
             if (out_of_steps || out_of_time) {
@@ -414,7 +408,7 @@ static int train_loop(Run *r)
             float norm = trainer_update(&r->trainer, &s, t->clip_norm);
             r->progress.batch++;
             r->progress.tokens += r->packed.tokens;
-            r->progress.elapsed = r->elapsed_before + now() - r->run_start;
+            r->progress.elapsed = r->elapsed_before + util_now() - r->run_start;
             r->tokens_since_log += r->packed.tokens;
             if (show_progress(r, loss, s.lr, norm, false)) return EXIT_WRITE;
             if (!isfinite(loss)) {
@@ -608,16 +602,9 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'w': opt->overwrite = true; break;
         case 'f': opt->force = true; break;
         case 'q': opt->quiet = true; break;
-        case 't': {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 256) {
-                fprintf(stderr, "train: --threads: expected a number from 1 to 256, got '%s'\n", optarg);
-                return -1;
-            }
-            opt->threads = (int)n;
+        case 't':
+            if (cli_parse_count("train", "--threads", optarg, 256, &opt->threads)) return -1;
             break;
-        }
         case 'h': usage(stdout); exit(0);
         case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(0);
         default: fprintf(stderr, "train: try 'train --help'\n"); return -1;
@@ -643,8 +630,7 @@ int main(int argc, char **argv)
 {
     Options opt = {0};
     if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    gemm_set_threads(opt.threads ? opt.threads : (cores > 0 ? (int)cores : 1));
+    cli_set_threads(opt.threads);
     Run r = {.opt = &opt, .live = isatty(2) && !opt.quiet};
     Error err = {{0}};
     if (config_load(opt.config_path, &r.cfg, &err)) {
@@ -684,7 +670,7 @@ int main(int argc, char **argv)
     if (!status) {
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
-        r.run_start = now();
+        r.run_start = util_now();
         status = train_loop(&r);
         if (!status) status = close_log(&r);
         if (!status)

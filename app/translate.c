@@ -23,13 +23,13 @@
 #include "../common/line.h"
 #include "../common/output_file.h"
 #include "../common/util.h"
-#include "../model/weights.h"
 #include "../tokenizer/tokenizer.h"
-#include "../model/gemm.h"
+#include "../model/weights.h"
+#include "../data/dataset.h"
+#include "../eval/evaluate.h"
 #include "attention_json.h"
+#include "cli.h"
 #include "explain.h"
-#include "dataset.h"
-#include "evaluate.h"
 #include "html_report.h"
 #include "translator.h"
 #include "version.h"
@@ -129,29 +129,16 @@ static bool stdout_failed(void)
     return true;
 }
 
-/* The exit status once stdout is closed: `status`, or TR_OUTPUT when the
+/* The exit status once stdout is closed: `status`, or EXIT_WRITE when the
  * last of the output could not be written. */
 static int finish_stdout(int status)
 {
-    if (stdout_failed()) return status > TR_OUTPUT ? status : TR_OUTPUT;
+    if (stdout_failed()) return status > EXIT_WRITE ? status : EXIT_WRITE;
     if (fclose(stdout) != 0) {
         fprintf(stderr, "translate: standard output: cannot write: %s\n", strerror(errno));
-        return status > TR_OUTPUT ? status : TR_OUTPUT;
+        return status > EXIT_WRITE ? status : EXIT_WRITE;
     }
     return status;
-}
-
-/* A whole number in 1..max for option `name`. */
-static int parse_count(const char *name, const char *text, int max, int *out)
-{
-    char *end;
-    long n = strtol(text, &end, 10);
-    if (*end || end == text || n < 1 || n > max) {
-        fprintf(stderr, "translate: %s: expected a number from 1 to %d, got '%s'\n", name, max, text);
-        return -1;
-    }
-    *out = (int)n;
-    return 0;
 }
 
 static int parse_options(int argc, char **argv, Options *opt)
@@ -188,13 +175,13 @@ static int parse_options(int argc, char **argv, Options *opt)
         case OPT_EVAL: opt->eval_path = optarg; break;
         case OPT_HYPS: opt->hyps_path = optarg; break;
         case 't':
-            if (parse_count("--threads", optarg, 256, &opt->threads)) return -1;
+            if (cli_parse_count("translate", "--threads", optarg, 256, &opt->threads)) return -1;
             break;
         case 'b':
-            if (parse_count("--beam", optarg, 64, &opt->beam)) return -1;
+            if (cli_parse_count("translate", "--beam", optarg, 64, &opt->beam)) return -1;
             break;
         case 'n':
-            if (parse_count("--n-best", optarg, 64, &opt->n_best)) return -1;
+            if (cli_parse_count("translate", "--n-best", optarg, 64, &opt->n_best)) return -1;
             break;
         case 'q': opt->quiet = true; break;
         case 'h': usage(stdout); exit(finish_stdout(0));
@@ -246,13 +233,13 @@ typedef struct {
     char *paths[2];           /* [0] the -c / en-zh config, [1] zh-en */
     Translator models[2];
     bool opened[2];
-    TrStatus failed[2];       /* remembered so a broken model is reported once */
+    ExitStatus failed[2];       /* remembered so a broken model is reported once */
     Error open_error[2];
     AttentionJson *attention[2];
 } Session;
 
 /* The model for this text, or NULL with *status/err set. */
-static Translator *model_for(Session *s, const char *text, size_t len, TrStatus *status, Error *err)
+static Translator *model_for(Session *s, const char *text, size_t len, ExitStatus *status, Error *err)
 {
     int which = 0;
     if (!s->opt->config_path && tokenizer_cjk_share(text, len) > 0.5) which = 1;
@@ -265,8 +252,8 @@ static Translator *model_for(Session *s, const char *text, size_t len, TrStatus 
         if (!s->opt->config_path && !s->opt->quiet)
             fprintf(stderr, "translate: note: using %s (%s)\n", s->paths[which],
                     which ? "input is mostly Han characters" : "default");
-        TrStatus st = translator_open(&s->models[which], s->paths[which], &s->open_error[which]);
-        if (st != TR_OK) {
+        ExitStatus st = translator_open(&s->models[which], s->paths[which], &s->open_error[which]);
+        if (st != EXIT_OK) {
             s->failed[which] = st;
             *err = s->open_error[which];
             *status = st;
@@ -274,6 +261,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, TrStatus 
         }
         s->opened[which] = true;
         Translator *tr = &s->models[which];
+        translator_override_decoding(tr, s->opt->beam, s->opt->n_best, s->opt->logits_path != NULL);
         if (tr->created_weights && !s->opt->quiet)
             fprintf(stderr, "translate: note: wrote an untrained random model (seed %llu) to %s: "
                             "its translations are noise\n",
@@ -334,28 +322,28 @@ static int check_session_inputs(const Session *s, const char *option, const char
 
 /* Commit a streamed output file, or abort it when `refused` (a failed
  * check above, its message in err).  Prints the error. */
-static TrStatus finish_output(OutputFile *out, int refused, Error *err)
+static ExitStatus finish_output(OutputFile *out, int refused, Error *err)
 {
     if (refused) output_file_abort(out);
     if (refused || output_file_commit(out, err)) {
         fprintf(stderr, "translate: %s\n", err->message);
-        return TR_OUTPUT;
+        return EXIT_WRITE;
     }
-    return TR_OK;
+    return EXIT_OK;
 }
 
 /* ---- one sentence ------------------------------------------------------ */
 
 /* Translate one line; prints the translation (or an empty line) and returns
  * a status.  `line` numbers messages (1-based). */
-static TrStatus translate_one(Session *s, const char *text, size_t len, int line, FILE *logits)
+static ExitStatus translate_one(Session *s, const char *text, size_t len, int line, FILE *logits)
 {
     Error err = {{0}};
-    TrStatus status = TR_OK;
+    ExitStatus status = EXIT_OK;
     Translator *tr = model_for(s, text, len, &status, &err);
     SourceIds src = {0};
     if (tr) status = translator_encode(tr, text, len, &src, &err);
-    if (status != TR_OK) {
+    if (status != EXIT_OK) {
         fprintf(stderr, "translate: line %d: %s\n", line, err.message);
         putchar('\n');
         return status;
@@ -367,14 +355,11 @@ static TrStatus translate_one(Session *s, const char *text, size_t len, int line
     Translation t[MAX_N];
     char *texts[MAX_N];
     float scores[MAX_N];
-    RunOptions run = {s->opt->beam, s->opt->n_best, logits != NULL};
-    if (!run.beam && tr->config.decode.beam < run.n_best) run.beam = run.n_best;
-    if (logits) run.beam = 1; /* the logits are those of greedy decoding */
-    int n = translator_run(tr, &src, &run, t, texts, scores);
+    int n = translator_run(tr, &src, s->opt->n_best, logits != NULL, t, texts, scores);
     int which = tr == &s->models[1];
     bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->attention[which];
     status = translator_check_finite(tr, t, n, scores, maps, &err);
-    if (status != TR_OK) {
+    if (status != EXIT_OK) {
         fprintf(stderr, "translate: line %d: %s\n", line, err.message);
         putchar('\n');
         goto done;
@@ -399,16 +384,16 @@ done:
     return status;
 }
 
-static TrStatus worse(TrStatus a, TrStatus b) { return a > b ? a : b; }
+static ExitStatus worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }
 
 /* Each TEXT argument, else each line of stdin, until stdout fails. */
-static TrStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
+static ExitStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
 {
-    TrStatus result = TR_OK;
+    ExitStatus result = EXIT_OK;
     if (optind < argc) {
         for (int i = optind; i < argc; i++) {
             result = worse(result, translate_one(s, argv[i], strlen(argv[i]), i - optind + 1, logits));
-            if (stdout_failed()) return worse(result, TR_OUTPUT);
+            if (stdout_failed()) return worse(result, EXIT_WRITE);
         }
         return result;
     }
@@ -419,19 +404,19 @@ static TrStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
             /* A directory, a closed descriptor, an I/O error: what was read
              * of this line is not a whole line, and the rest is lost. */
             fprintf(stderr, "translate: standard input: cannot read: %s\n", strerror(errno ? errno : EIO));
-            result = worse(result, TR_INPUT);
+            result = worse(result, EXIT_INPUT);
             break;
         }
         if (n == LINE_TOO_LONG) {
             fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", line,
                     MAX_LINE_BYTES);
             putchar('\n');
-            result = worse(result, TR_INPUT);
+            result = worse(result, EXIT_INPUT);
         } else {
             result = worse(result, translate_one(s, buf, (size_t)n, line, logits));
         }
         if (stdout_failed()) {
-            result = worse(result, TR_OUTPUT);
+            result = worse(result, EXIT_WRITE);
             break;
         }
     }
@@ -440,9 +425,9 @@ static TrStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
 }
 
 /* --attention: one JSON file per translation direction. */
-static TrStatus write_attention(Session *s)
+static ExitStatus write_attention(Session *s)
 {
-    TrStatus result = TR_OK;
+    ExitStatus result = EXIT_OK;
     for (int i = 0; i < 2 && s->opt->attention_path; i++) {
         if (!s->attention[i]) continue;
         /* Text in both directions (no -c): the zh-en maps go beside. */
@@ -452,7 +437,7 @@ static TrStatus write_attention(Session *s)
         if (check_session_inputs(s, "--attention", path, &err) ||
             attention_json_write(s->attention[i], path, &err)) {
             fprintf(stderr, "translate: %s\n", err.message);
-            result = TR_OUTPUT;
+            result = EXIT_WRITE;
         } else if (!s->opt->quiet) {
             fprintf(stderr, "translate: wrote attention maps to %s\n", path);
         }
@@ -462,21 +447,21 @@ static TrStatus write_attention(Session *s)
 }
 
 /* --html: one page for both directions; its sentence picker spans them. */
-static TrStatus write_html(Session *s)
+static ExitStatus write_html(Session *s)
 {
     const AttentionJson *docs[2];
     size_t n = 0;
     for (int i = 0; i < 2; i++)
         if (s->attention[i]) docs[n++] = s->attention[i];
-    if (!s->opt->html_path || n == 0) return TR_OK; /* no model opened: nothing to show */
+    if (!s->opt->html_path || n == 0) return EXIT_OK; /* no model opened: nothing to show */
     Error err = {{0}};
     if (check_session_inputs(s, "--html", s->opt->html_path, &err) ||
         html_report_write(docs, n, s->opt->html_path, &err)) {
         fprintf(stderr, "translate: %s\n", err.message);
-        return TR_OUTPUT;
+        return EXIT_WRITE;
     }
     if (!s->opt->quiet) fprintf(stderr, "translate: wrote the attention viewer to %s\n", s->opt->html_path);
-    return TR_OK;
+    return EXIT_OK;
 }
 
 /* --init-weights: a seeded random model for the config. */
@@ -484,8 +469,8 @@ static int init_weights(const Options *opt, const char *config_path)
 {
     Translator tr;
     Error err = {{0}};
-    TrStatus st = translator_init_weights(&tr, config_path, opt->force, &err);
-    if (st != TR_OK) {
+    ExitStatus st = translator_init_weights(&tr, config_path, opt->force, &err);
+    if (st != EXIT_OK) {
         fprintf(stderr, "translate: %s\n", err.message);
         return st;
     }
@@ -501,29 +486,31 @@ static int eval_file(const Options *opt, const char *config_path)
 {
     Translator tr;
     Error err = {{0}};
-    TrStatus st = translator_open(&tr, config_path, &err);
-    if (st != TR_OK) {
+    ExitStatus st = translator_open(&tr, config_path, &err);
+    if (st != EXIT_OK) {
         fprintf(stderr, "translate: %s\n", err.message);
         return st;
     }
+    /* --eval prints the best translation of each line only: -n and
+     * --logits do not change its beam. */
+    translator_override_decoding(&tr, opt->beam, 1, false);
     int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;
     Dataset data;
     if (dataset_load(&data, opt->eval_path, src_col, 1 - src_col, tr.src_vocab, tr.tgt_vocab,
                      tr.config.arch.max_len, &err)) {
         fprintf(stderr, "translate: %s\n", err.message);
         translator_close(&tr);
-        return TR_INPUT;
+        return EXIT_INPUT;
     }
     /* Written to a temporary file (common/output_file.h), committed only
      * after the whole set was translated. */
     OutputFile *hyps = NULL;
     if (opt->hyps_path && !(hyps = output_file_open(opt->hyps_path, OUTPUT_FILE_DASH, &err))) {
         fprintf(stderr, "translate: %s\n", err.message);
-        st = TR_OUTPUT;
+        st = EXIT_WRITE;
     } else {
         EvalScores s;
-        DecodeConfig decode = tr.config.decode;
-        if (opt->beam) decode.beam = opt->beam;
+        const SearchSettings decode = tr.config.decode;
         evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang,
                  hyps ? output_file_stream(hyps) : NULL, &s);
         char how[64];
@@ -546,9 +533,8 @@ int main(int argc, char **argv)
 {
     reserve_standard_fds();
     Options opt = {0};
-    if (parse_options(argc, argv, &opt)) return TR_CONFIG;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    gemm_set_threads(opt.threads ? opt.threads : (cores > 0 ? (int)cores : 1));
+    if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
+    cli_set_threads(opt.threads);
     Session s = {.opt = &opt};
     s.paths[0] = opt.config_path ? xstrdup(opt.config_path) : default_config("en-zh.yaml");
     s.paths[1] = default_config("zh-en.yaml");
@@ -564,9 +550,9 @@ int main(int argc, char **argv)
     if (opt.logits_path && !(logits = output_file_open(opt.logits_path, OUTPUT_FILE_DASH, &err))) {
         fprintf(stderr, "translate: %s\n", err.message);
         session_close(&s);
-        return TR_OUTPUT;
+        return EXIT_WRITE;
     }
-    TrStatus status = translate_all(&s, argc, argv, logits ? output_file_stream(logits) : NULL);
+    ExitStatus status = translate_all(&s, argc, argv, logits ? output_file_stream(logits) : NULL);
     if (logits && !s.opened[0] && !s.opened[1]) {
         output_file_abort(logits); /* no model opened: nothing ran */
     } else if (logits) {

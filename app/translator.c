@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "../common/util.h"
-#include "../model/beam.h"
+#include "../model/search.h"
 #include "../model/weights.h"
 #include "../tokenizer/detokenize.h"
 #include "../tokenizer/tokenizer.h"
@@ -24,31 +24,31 @@ static bool file_exists(const char *path)
 /* Untrained demo configs name a seed: the first run writes the model.
  * model_save writes a temporary file and renames it over the path, so an
  * existing file is replaced only by a complete one. */
-static TrStatus create_random_weights(Translator *tr, VocabHashes hashes, Error *err)
+static ExitStatus create_random_weights(Translator *tr, VocabHashes hashes, Error *err)
 {
     Model model;
     model_init_random(&model, &tr->config.arch, tr->config.random_seed);
     int status = model_save(&model, tr->config.weights_path, hashes, err);
     model_free(&model);
-    if (status) return TR_MODEL;
+    if (status) return EXIT_DATA;
     tr->created_weights = true;
-    return TR_OK;
+    return EXIT_OK;
 }
 
 /* The vocabularies and weights of the config already in tr->config;
  * `write_weights`: write a random model first, even over an existing file.
  * The status of a failed write is the caller's (`write_status`). */
-static TrStatus open_files(Translator *tr, bool write_weights, TrStatus write_status, Error *err)
+static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus write_status, Error *err)
 {
     Config *cfg = &tr->config;
-    TrStatus status = TR_MODEL;
+    ExitStatus status = EXIT_DATA;
     tr->src_vocab = vocab_load(cfg->source_vocab_path, err);
     if (tr->src_vocab) tr->tgt_vocab = vocab_load(cfg->target_vocab_path, err);
     if (!tr->tgt_vocab) goto fail;
     cfg->arch.src_vocab = vocab_size(tr->src_vocab);
     cfg->arch.tgt_vocab = vocab_size(tr->tgt_vocab);
     VocabHashes hashes = {vocab_hash(tr->src_vocab), vocab_hash(tr->tgt_vocab)};
-    if (write_weights && create_random_weights(tr, hashes, err) != TR_OK) {
+    if (write_weights && create_random_weights(tr, hashes, err) != EXIT_OK) {
         status = write_status;
         goto fail;
     }
@@ -60,32 +60,32 @@ static TrStatus open_files(Translator *tr, bool write_weights, TrStatus write_st
         goto fail;
     }
     decoder_init(&tr->decoder, &tr->model);
-    return TR_OK;
+    return EXIT_OK;
 fail:
     translator_close(tr);
     return status;
 }
 
-TrStatus translator_open(Translator *tr, const char *config_path, Error *err)
+ExitStatus translator_open(Translator *tr, const char *config_path, Error *err)
 {
     memset(tr, 0, sizeof *tr);
-    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
+    if (config_load(config_path, &tr->config, err)) return EXIT_USAGE;
     bool write = tr->config.random_init && !file_exists(tr->config.weights_path);
-    return open_files(tr, write, TR_MODEL, err);
+    return open_files(tr, write, EXIT_DATA, err);
 }
 
-TrStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err)
+ExitStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err)
 {
     memset(tr, 0, sizeof *tr);
-    if (config_load(config_path, &tr->config, err)) return TR_CONFIG;
+    if (config_load(config_path, &tr->config, err)) return EXIT_USAGE;
     Config *cfg = &tr->config;
     if (!overwrite && file_exists(cfg->weights_path)) {
         error_set(err, "%s exists; add --force to overwrite it", cfg->weights_path);
         translator_close(tr);
-        return TR_OUTPUT;
+        return EXIT_WRITE;
     }
     if (!cfg->random_init) cfg->random_seed = TRANSLATOR_DEFAULT_SEED;
-    return open_files(tr, true, TR_OUTPUT, err);
+    return open_files(tr, true, EXIT_WRITE, err);
 }
 
 void translator_close(Translator *tr)
@@ -124,22 +124,22 @@ static void note_unknown(SourceIds *src, const char *surface)
         snprintf(list + used, room, ", %s", ellipsis);
 }
 
-TrStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
+ExitStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
                            Error *err)
 {
     memset(src, 0, sizeof *src);
     TokenList tokens;
-    if (tokenize(text, len, &tokens, err)) return TR_INPUT;
+    if (tokenize(text, len, &tokens, err)) return EXIT_INPUT;
     int max_len = tr->config.arch.max_len;
-    TrStatus status = TR_INPUT;
+    ExitStatus status = EXIT_INPUT;
     if (tokens.count == 0)
         error_set(err, "empty input (nothing to translate)");
     else if (tokens.count > (size_t)max_len)
         error_set(err, "%zu tokens, more than max_len %d of %s", tokens.count, max_len,
                   tr->config.path);
     else
-        status = TR_OK;
-    if (status == TR_OK) {
+        status = EXIT_OK;
+    if (status == EXIT_OK) {
         src->count = (int)tokens.count;
         src->ids = xmalloc(tokens.count * sizeof(int));
         for (size_t i = 0; i < tokens.count; i++) {
@@ -158,19 +158,19 @@ void source_ids_free(SourceIds *src)
     memset(src, 0, sizeof *src);
 }
 
-int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, Translation *out,
-                   char **texts, float *scores)
+void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits)
 {
-    const DecodeConfig *d = &tr->config.decode;
-    int limit = decode_limit(&tr->config.arch, src->count, d->max_output_ratio, d->max_output_extra);
-    int beam = opt->beam ? opt->beam : d->beam, n = 1;
-    BeamSettings settings = {beam, d->length_penalty, opt->n_best > beam ? beam : opt->n_best};
-    if (beam == 1) {
-        decode_greedy(&tr->decoder, src->ids, src->count, limit, opt->keep_logits, &out[0]);
-        scores[0] = beam_score(&out[0], d->length_penalty);
-    } else {
-        n = beam_decode(&tr->model, src->ids, src->count, limit, &settings, out, scores);
-    }
+    SearchSettings *d = &tr->config.decode;
+    if (beam) d->beam = beam;
+    else if (d->beam < n_best) d->beam = n_best;
+    if (keep_logits) d->beam = 1;
+}
+
+int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_logits,
+                   Translation *out, char **texts, float *scores)
+{
+    int n = search_translate(&tr->decoder, src->ids, src->count, &tr->config.decode, n_best,
+                             keep_logits, out, scores);
     for (int i = 0; i < n; i++)
         texts[i] = detokenize_ids(tr->tgt_vocab, out[i].output_ids, (size_t)out[i].steps,
                                   tr->config.target_lang);
@@ -184,7 +184,7 @@ static bool all_finite(const float *x, size_t n)
     return true;
 }
 
-TrStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
+ExitStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
                                  const float *scores, bool maps, Error *err)
 {
     const ModelArch *a = &tr->config.arch;
@@ -205,8 +205,8 @@ TrStatus translator_check_finite(const Translator *tr, const Translation *out, i
         for (size_t k = 0; !where && k < T * DECODE_TOP_K; k++)
             if (t->top_ids[k] >= 0 && !isfinite(t->top_logprobs[k])) where = "the top-k log-probabilities";
     }
-    if (!where) return TR_OK;
+    if (!where) return EXIT_OK;
     error_set(err, "the model computed NaN or Inf in %s (are the weights of %s too large?): not translated",
               where, tr->config.weights_path);
-    return TR_INPUT;
+    return EXIT_INPUT;
 }

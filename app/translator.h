@@ -14,15 +14,7 @@
 #include "../model/decode.h"
 #include "../tokenizer/vocab.h"
 #include "config.h"
-
-/* What went wrong, as the exit statuses documented in README.md. */
-typedef enum {
-    TR_OK = 0,
-    TR_INPUT = 1,   /* a sentence could not be translated (bad text) */
-    TR_CONFIG = 2,  /* usage or config error */
-    TR_MODEL = 3,   /* weights or vocabulary files missing, broken or mismatched */
-    TR_OUTPUT = 4,  /* an output file could not be written */
-} TrStatus;
+#include "exit_status.h"
 
 typedef struct {
     Config config;
@@ -34,7 +26,7 @@ typedef struct {
 
 /* Load config, vocabularies and weights (writing a seeded random model
  * first when the config asks for it and the file is absent). */
-TrStatus translator_open(Translator *tr, const char *config_path, Error *err);
+ExitStatus translator_open(Translator *tr, const char *config_path, Error *err);
 void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
 
 /* The seed of --init-weights when the config names no random_init_seed. */
@@ -45,9 +37,9 @@ void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
  * open it like translator_open.  An existing file is refused unless
  * `overwrite`, and is never removed first: the new file is written under a
  * temporary name and renamed over it once complete, so a failed write
- * leaves the old one as it was.  TR_OUTPUT when the file exists (without
+ * leaves the old one as it was.  EXIT_WRITE when the file exists (without
  * `overwrite`) or cannot be written. */
-TrStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err);
+ExitStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err);
 
 /* Text tokenised and mapped to ids, with what a user should be told. */
 typedef struct {
@@ -58,26 +50,26 @@ typedef struct {
 } SourceIds;
 
 /* Tokenise `len` bytes of text for this model's source vocabulary.
- * TR_INPUT on invalid UTF-8 ("invalid UTF-8 at byte 7"), empty text, or more
+ * EXIT_INPUT on invalid UTF-8 ("invalid UTF-8 at byte 7"), empty text, or more
  * tokens than max_len. */
-TrStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
+ExitStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
                            Error *err);
 void source_ids_free(SourceIds *src);
 
-/* How to decode. */
-typedef struct {
-    int beam;          /* beam width; 0 = the config's decoding.beam */
-    int n_best;        /* translations wanted (<= beam); 1 = just the best */
-    bool keep_logits;  /* keep the logits (greedy only) */
-} RunOptions;
+/* The command line's say over the config's decoding: section, applied
+ * once after opening; everything after reads tr->config.decode.  The beam
+ * becomes `beam` when it is not 0, else at least `n_best`; 1 with
+ * `keep_logits` (the logits are those of greedy decoding). */
+void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits);
 
-/* Translate encoded text: greedy when the beam is 1, else beam search.
- * Fills out[0..n-1] (maps, tokens; free each with translation_free),
- * texts[0..n-1] (detokenised, malloc'd) and scores[0..n-1]
- * (length-normalised log-probabilities, see model/beam.h), best first, and
- * returns n (1 <= n <= n_best). */
-int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, Translation *out,
-                   char **texts, float *scores);
+/* Translate encoded text as tr->config.decode says (model/search.h):
+ * greedy when its beam is 1, else beam search.  Fills out[0..n-1] (maps,
+ * tokens; free each with translation_free), texts[0..n-1] (detokenised,
+ * malloc'd) and scores[0..n-1] (length-normalised log-probabilities, see
+ * model/beam.h), best first, and returns n (1 <= n <= n_best).  The logits
+ * are kept with `keep_logits` (greedy only). */
+int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_logits,
+                   Translation *out, char **texts, float *scores);
 
 /* Is everything that will be shown of out[0..n-1] finite?  Finite but huge
  * weights (3e38) pass the load check and overflow at run time, and a NaN
@@ -85,9 +77,9 @@ int translator_run(Translator *tr, const SourceIds *src, const RunOptions *opt, 
  * JSON.  Checked: the scores and chosen tokens' log-probabilities (a NaN or
  * +Inf logit makes its step's log-sum-exp, hence those, non-finite), the
  * logits when kept, and with `maps` the best translation's attention maps
- * and top-k log-probabilities: one pass over what is written.  TR_INPUT with
+ * and top-k log-probabilities: one pass over what is written.  EXIT_INPUT with
  * "the model computed NaN or Inf in ..." when not. */
-TrStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
+ExitStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
                                  const float *scores, bool maps, Error *err);
 
 #endif

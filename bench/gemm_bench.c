@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../common/util.h"
 #include "../model/gemm.h"
@@ -37,13 +36,6 @@ static const struct {
     {4096, 7000, 256, "vocabulary projection"},
 };
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static float *random_matrix(size_t n, Rng *rng)
 {
     float *x = xmalloc(n * sizeof *x);
@@ -57,14 +49,14 @@ static double gflops(Gemm *fn, float *C, const float *A, const float *B, int m, 
     double flops = 2.0 * m * n * k, best = 0.0;
     int reps = 1;
     fn(C, A, B, m, n, k, false); /* warm up caches and page in C */
-    double t0 = now();
+    double t0 = util_now();
     fn(C, A, B, m, n, k, false);
-    double once = now() - t0;
+    double once = util_now() - t0;
     if (once < 0.1) reps = (int)(0.1 / (once + 1e-9)) + 1;
     for (int trial = 0; trial < 5; trial++) {
-        t0 = now();
+        t0 = util_now();
         for (int r = 0; r < reps; r++) fn(C, A, B, m, n, k, false);
-        double rate = flops * reps / (now() - t0) / 1e9;
+        double rate = flops * reps / (util_now() - t0) / 1e9;
         if (rate > best) best = rate;
     }
     return best;

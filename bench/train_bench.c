@@ -7,7 +7,7 @@
  * Builds the model CONFIG describes (vocabularies from its files, weights
  * freshly initialised as ./train does), packs the pairs of DATA.tsv into
  * batches of about BATCH_TOKENS source + target tokens exactly as ./train
- * does (app/dataset.h), runs WARMUP steps, then times STEPS more: forward,
+ * does (data/batches.h), runs WARMUP steps, then times STEPS more: forward,
  * loss, backward, gradient clipping and AdamW, dropout on.  Batches are
  * taken in a shuffled order, wrapping around when there are fewer than
  * WARMUP + STEPS of them.
@@ -30,13 +30,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../app/config.h"
-#include "../app/dataset.h"
+#include "../data/dataset.h"
+#include "../data/packed_batch.h"
 #include "../common/util.h"
 #include "../model/gemm.h"
-#include "../model/trainer.h"
+#include "../training/trainer.h"
 #include "../model/weights.h"
 #include "../tokenizer/vocab.h"
 
@@ -44,13 +44,6 @@ typedef struct {
     const char *config_path, *data_path, *dump_path;
     int threads, steps, warmup, batch_tokens, ceiling_n;
 } Options;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- counting FLOPs ------------------------------------------------------- */
 
@@ -89,9 +82,9 @@ static double gemm_ceiling(int n)
     double best = 0.0, spent = 0.0;
     gemm_nt(C, A, B, n, n, n, false); /* warm up: page in, start threads */
     for (int trial = 0; trial < 50 && spent < 0.5; trial++) {
-        double t0 = now();
+        double t0 = util_now();
         gemm_nt(C, A, B, n, n, n, false);
-        double dt = now() - t0;
+        double dt = util_now() - t0;
         spent += dt;
         double rate = 2.0 * n * (double)n * n / dt / 1e9;
         if (rate > best) best = rate;
@@ -269,7 +262,7 @@ static int bench(const Options *opt)
                               .weight_decay = t.weight_decay};
     double tokens = 0, flops = 0, start = 0, loss = 0;
     for (int s = 0; s < total && !status; s++) {
-        if (s == opt->warmup) start = now();
+        if (s == opt->warmup) start = util_now();
         packed_batch_fill(&pb, &data, &batches, batches.order[(size_t)s % batches.count], NULL);
         loss = trainer_step(&tr, &pb.batch, pb.labels, true);
         trainer_update(&tr, &settings, t.clip_norm);
@@ -279,7 +272,7 @@ static int bench(const Options *opt)
             flops += step_gemm_flops(&tr.model.arch, pb.src_start[n], pb.tgt_start[n]);
         }
     }
-    double seconds = now() - start;
+    double seconds = util_now() - start;
     if (!status)
         printf("threads=%d kernel=%s steps=%d warmup=%d batches=%zu tokens=%.0f seconds=%.3f "
                "tokens_per_s=%.1f gemm_gflops=%.2f ceiling_n=%d ceiling_gflops=%.2f last_loss=%.4f\n",

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 _Noreturn void util_assert_fail(const char *what, const char *file, int line)
 {
@@ -108,4 +109,11 @@ void *util_big_calloc(size_t n, size_t size, const char *file, int line)
 void big_free(void *p, size_t n, size_t size)
 {
     if (p) munmap(p, big_bytes(n, size));
+}
+
+double util_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

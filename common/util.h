@@ -50,4 +50,7 @@ float rng_normal(Rng *rng);             /* mean 0, std 1 (Box–Muller) */
 #define FNV_OFFSET 1469598103934665603ULL
 uint64_t fnv1a(uint64_t h, const void *data, size_t n);
 
+/* Seconds on the monotonic clock: for measuring durations only. */
+double util_now(void);
+
 #endif

@@ -110,7 +110,7 @@ static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpe
 }
 
 int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
-                    VocabHashes hashes, const char *extra_prefix, Error *err)
+                    VocabHashes hashes, const char *const *extra_names, Error *err)
 {
     memset(model, 0, sizeof *model);
     const char *path = file->path;
@@ -138,7 +138,10 @@ int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
      * the file belongs to another model (e.g. untied vs tied output). */
     for (size_t i = 0; status == 0 && i < file->count; i++) {
         const char *name = file->tensors[i].name;
-        if (extra_prefix && strncmp(name, extra_prefix, strlen(extra_prefix)) == 0) continue;
+        bool extra = false;
+        for (size_t k = 0; extra_names && extra_names[k] && !extra; k++)
+            extra = strcmp(name, extra_names[k]) == 0;
+        if (extra) continue;
         size_t j = 0;
         while (j < count && strcmp(specs[j].name, name) != 0) j++;
         if (j == count)

@@ -56,9 +56,10 @@ int model_save_with(const Model *model, const char *path, VocabHashes hashes, Dt
                     size_t meta_count, Error *err);
 
 /* model_load from a file already opened, accepting (and leaving to the
- * caller) tensors whose names start with `extra_prefix`. */
+ * caller) the tensors named in `extra_names` (NULL-terminated; NULL: none),
+ * e.g. a checkpoint's optimizer state. */
 int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
-                    VocabHashes hashes, const char *extra_prefix, Error *err);
+                    VocabHashes hashes, const char *const *extra_names, Error *err);
 
 /* Allocate `model` for `arch` and fill it with seeded random values:
  * Xavier-uniform matrices, N(0, 1/D) embeddings, and small random biases

@@ -1,4 +1,4 @@
-/* test_checkpoint.c — app/checkpoint.c: a checkpoint restores what was
+/* test_checkpoint.c — training/checkpoint.c: a checkpoint restores what was
  * saved, and every value in it is validated as the config is: metadata
  * numbers strictly parsed and in range, optimizer moments and snapshots
  * finite, each rejection one "path: what" line.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../app/checkpoint.h"
+#include "../training/checkpoint.h"
 #include "../model/safetensors.h"
 
 static const ModelArch arch = {

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../app/dataset.h"
+#include "../data/dataset.h"
+#include "../data/packed_batch.h"
 
 typedef struct {
     Vocab *src, *tgt;

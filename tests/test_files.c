@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../app/corpus.h"
+#include "../data/corpus.h"
 #include "../common/line.h"
 #include "../common/output_file.h"
 #include "../model/safetensors.h"

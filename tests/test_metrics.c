@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/metrics.h"
+#include "../eval/metrics.h"
 
 #define FIXTURE_DIR "../shared/data/metric-fixtures/"
 #define TOLERANCE 0.01

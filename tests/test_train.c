@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../model/safetensors.h"
-#include "../model/trainer.h"
+#include "../training/trainer.h"
 #include "../model/weights.h"
 
 

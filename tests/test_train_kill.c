@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/util.h"
 #include "../model/safetensors.h"
 
 #define TRAIN_SETTINGS                                                                      \
@@ -29,13 +30,6 @@
 static const char *write_config(const char *dir_name, char *path, size_t size)
 {
     return tiny_train_config(dir_name, 0.1f, TRAIN_SETTINGS, path, size);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Start ./train on config (with --resume when asked), stderr to /dev/null. */
@@ -85,28 +79,8 @@ static long check_checkpoint(const char *path)
 /* Every tensor of a and b, byte for byte, and the progress metadata. */
 static void assert_same_file(const char *a_path, const char *b_path, int progress)
 {
-    SafeFile a, b;
-    Error err = {{0}};
-    if (safetensors_open(a_path, &a, &err) || safetensors_open(b_path, &b, &err))
-        fail_msg("%s", err.message);
-    assert_int_equal(a.count, b.count);
-    for (size_t i = 0; i < a.count; i++) {
-        const SafeTensor *t = safetensors_find(&b, a.tensors[i].name);
-        assert_non_null(t);
-        assert_int_equal(t->nbytes, a.tensors[i].nbytes);
-        char *x = malloc(t->nbytes + 1), *y = malloc(t->nbytes + 1);
-        assert_int_equal(safetensors_read_raw(&a, &a.tensors[i], x, &err), 0);
-        assert_int_equal(safetensors_read_raw(&b, t, y, &err), 0);
-        if (memcmp(x, y, t->nbytes) != 0)
-            fail_msg("tensor %s differs between %s and %s", t->name, a_path, b_path);
-        free(x);
-        free(y);
-    }
     const char *keys[] = {"step", "epoch", "batch", "dropout_rng", "best_bleu", "snapshots"};
-    for (int k = 0; progress && k < 6; k++)
-        assert_string_equal(safetensors_meta(&a, keys[k]), safetensors_meta(&b, keys[k]));
-    safetensors_close(&a);
-    safetensors_close(&b);
+    assert_same_tensors(a_path, b_path, keys, progress ? 6 : 0);
 }
 
 /* The CSV log without its wall-clock columns (tokens_per_s, seconds):
@@ -136,9 +110,9 @@ static void test_sigkill_at_random_moments_then_resume(void **state)
     write_config("kill-whole", whole, sizeof whole);
     write_config("kill-killed", killed, sizeof killed);
 
-    double t0 = now();
+    double t0 = util_now();
     assert_int_equal(finish(start_train(whole, 0)), 0);
-    double duration = now() - t0;
+    double duration = util_now() - t0;
 
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
     srand(seed);

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../model/safetensors.h"
+
 static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
 {
     if (*len + n + 1 > *cap) {
@@ -187,6 +189,32 @@ char *read_file(const char *path, size_t *len)
     if (!buf) append(&buf, &n, &cap, "", 0);
     if (len) *len = n;
     return buf;
+}
+
+void assert_same_tensors(const char *a_path, const char *b_path, const char *const *keys,
+                         size_t n_keys)
+{
+    SafeFile a, b;
+    Error err = {{0}};
+    if (safetensors_open(a_path, &a, &err) || safetensors_open(b_path, &b, &err))
+        fail_msg("%s", err.message);
+    assert_int_equal(a.count, b.count);
+    for (size_t i = 0; i < a.count; i++) {
+        const SafeTensor *t = safetensors_find(&b, a.tensors[i].name);
+        assert_non_null(t);
+        assert_int_equal(t->nbytes, a.tensors[i].nbytes);
+        char *x = malloc(t->nbytes + 1), *y = malloc(t->nbytes + 1);
+        assert_int_equal(safetensors_read_raw(&a, &a.tensors[i], x, &err), 0);
+        assert_int_equal(safetensors_read_raw(&b, t, y, &err), 0);
+        if (memcmp(x, y, t->nbytes) != 0)
+            fail_msg("tensor %s differs between %s and %s", t->name, a_path, b_path);
+        free(x);
+        free(y);
+    }
+    for (size_t k = 0; k < n_keys; k++)
+        assert_string_equal(safetensors_meta(&a, keys[k]), safetensors_meta(&b, keys[k]));
+    safetensors_close(&a);
+    safetensors_close(&b);
 }
 
 const char *tatoeba_dir(void)

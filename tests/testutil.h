@@ -57,13 +57,20 @@ char *read_file(const char *path, size_t *len);
  * every skip with its reason, and counts it as a failure when TAG is in
  * $TRANSLATE_REQUIRE (CI requires "torch browser data fuzz root").  Tags
  * in use: torch, browser, data (files outside the repository), fuzz
- * (clang), root (mknod), cpu (kernels the CPU lacks).  Every skip() in tests/ goes through this. */
+ * (clang), root (mknod), cpu (kernels the CPU lacks).  Every skip() in
+ * tests/ goes through this. */
 #define SKIP_TEST(tag, ...)                                                                        \
     do {                                                                                           \
         print_message("skipped [" tag "]: " __VA_ARGS__);                                          \
         print_message("\n");                                                                       \
         skip();                                                                                    \
     } while (0)
+
+/* Fail unless the safetensors files a and b hold the same tensors, byte
+ * for byte (bit-identical weights, optimizer state, snapshots), and equal
+ * values for the metadata keys[0..n_keys-1]. */
+void assert_same_tensors(const char *a_path, const char *b_path, const char *const *keys,
+                         size_t n_keys);
 
 /* Debian's python3 with PyTorch, for the reference comparisons. */
 #define PYTHON_WITH_TORCH "/usr/bin/python3"

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/utf8.h"
 #include "../common/util.h"
 #include "tokenizer.h"
 
@@ -38,15 +39,13 @@ static void str_add(Str *o, const char *s)
 
 /* ---- What a token is ----------------------------------------------------- */
 
-/* First code point of a (valid UTF-8) token. */
+/* First code point of a token (vocabulary tokens are valid UTF-8; for
+ * anything else, its first byte). */
 static int32_t first_codepoint(const char *t)
 {
     const unsigned char *s = (const unsigned char *)t;
-    if (s[0] < 0x80) return s[0];
-    int n = s[0] >= 0xF0 ? 3 : s[0] >= 0xE0 ? 2 : 1; /* continuation bytes */
-    int32_t cp = s[0] & (0x3F >> n);
-    for (int i = 1; i <= n && s[i]; i++) cp = (cp << 6) | (s[i] & 0x3F);
-    return cp;
+    int32_t cp;
+    return utf8_decode(s, strlen(t), &cp) ? cp : s[0];
 }
 
 /* Non-ASCII punctuation and symbols that survive NFKC and matter for

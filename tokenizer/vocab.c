@@ -16,6 +16,7 @@
 #include "../common/input_file.h"
 #include "../common/line.h"
 #include "../common/output_file.h"
+#include "../common/utf8.h"
 #include "../common/util.h"
 
 #define VOCAB_MAX_LINES 10000000L
@@ -81,26 +82,6 @@ struct Vocab {
     uint64_t hash;  /* see vocab_hash */
 };
 
-/* Is s[0..len) well-formed UTF-8 (same rules as the tokenizer: no
- * overlong forms, surrogates or code points above U+10FFFF)? */
-static int utf8_valid(const unsigned char *s, size_t len)
-{
-    for (size_t i = 0; i < len;) {
-        unsigned char b = s[i];
-        size_t n = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3
-                 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
-        if (n == 0 || len - i < n) return 0;
-        unsigned char lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80;
-        unsigned char hi = b == 0xED ? 0x9F : b == 0xF4 ? 0x8F : 0xBF;
-        for (size_t k = 1; k < n; k++) {
-            unsigned char c = s[i + k];
-            if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) return 0;
-        }
-        i += n;
-    }
-    return 1;
-}
-
 static const char *vocab_key(const void *owner, int id)
 {
     return ((const Vocab *)owner)->token[id];
@@ -111,7 +92,7 @@ static const char *vocab_key(const void *owner, int id)
 static int parse_line(char *line, size_t len, char **token, char **cased, Error *err)
 {
     if (memchr(line, '\0', len)) return error_set(err, "NUL byte in line");
-    if (!utf8_valid((const unsigned char *)line, len)) return error_set(err, "invalid UTF-8");
+    if (!utf8_valid(line, len)) return error_set(err, "invalid UTF-8");
     char *tab1 = strchr(line, '\t');
     char *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
     if (!tab2 || strchr(tab2 + 1, '\t'))

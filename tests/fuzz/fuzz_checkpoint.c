@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "../../app/checkpoint.h"
+#include "../../training/checkpoint.h"
 #include "../../tokenizer/vocab.h"
 
 /* Small, so a seed checkpoint is a few kilobytes and mutations reach the

@@ -59,7 +59,7 @@ static void set_up(void)
      * writes them (random_init_seed), as the first test run does. */
     Translator tiny;
     Error err = {{0}};
-    if (translator_open(&tiny, "configs/tiny.yaml", &err) != TR_OK) {
+    if (translator_open(&tiny, "configs/tiny.yaml", &err) != EXIT_OK) {
         fprintf(stderr, "fuzz_cli: %s (run from the repository root)\n", err.message);
         abort();
     }
@@ -161,9 +161,9 @@ static void translate_text(Translator *tr, const Options *o, const char *bytes, 
     text[len] = '\0';
     SourceIds src;
     Error err = {{0}};
-    TrStatus st = translator_encode(tr, text, len, &src, &err);
-    if (st != TR_OK) {
-        FUZZ_CHECK(st == TR_INPUT && fuzz_one_line(err.message));
+    ExitStatus st = translator_encode(tr, text, len, &src, &err);
+    if (st != EXIT_OK) {
+        FUZZ_CHECK(st == EXIT_INPUT && fuzz_one_line(err.message));
         free(text);
         return;
     }
@@ -172,9 +172,7 @@ static void translate_text(Translator *tr, const Options *o, const char *bytes, 
     Translation t[MAX_N];
     char *texts[MAX_N];
     float scores[MAX_N];
-    RunOptions run = {o->beam, o->n_best, false};
-    if (!run.beam && tr->config.decode.beam < run.n_best) run.beam = run.n_best;
-    int n = translator_run(tr, &src, &run, t, texts, scores);
+    int n = translator_run(tr, &src, o->n_best, false, t, texts, scores);
     FUZZ_CHECK(n >= 1 && n <= o->n_best);
     if (o->explain) explain_print(sink, tr, text, &src, &t[0]);
     if (o->show.kind != SHOW_NONE) explain_show(sink, tr, &t[0], o->show, false);
@@ -214,12 +212,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!safe || o.bad) return 0;
 
     Translator tr;
-    TrStatus status = translator_open(&tr, config_path, &err);
-    if (status != TR_OK) {
-        FUZZ_CHECK((status == TR_CONFIG || status == TR_MODEL) && fuzz_one_line(err.message));
+    ExitStatus status = translator_open(&tr, config_path, &err);
+    if (status != EXIT_OK) {
+        FUZZ_CHECK((status == EXIT_USAGE || status == EXIT_DATA) && fuzz_one_line(err.message));
         return 0;
     }
     FUZZ_CHECK(!tr.created_weights);
+    translator_override_decoding(&tr, o.beam, o.n_best, false); /* as translate does, once */
     for (int i = 0; i < o.n_texts; i++) translate_text(&tr, &o, o.texts[i], o.text_len[i]);
     translator_close(&tr);
     return 0;

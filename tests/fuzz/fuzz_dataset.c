@@ -4,8 +4,9 @@
  * byte also picks the batch token budget, so batching sees odd sizes. */
 #include "fuzz.h"
 
-#include "../../app/corpus.h"
-#include "../../app/dataset.h"
+#include "../../data/corpus.h"
+#include "../../data/dataset.h"
+#include "../../data/packed_batch.h"
 
 static const Vocab *src_vocab, *tgt_vocab;
 

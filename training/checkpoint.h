@@ -13,25 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../model/trainer.h"
 #include "../model/weights.h"
-
-/* The parameters at the end of the last few epochs: their average is often
- * a better model than any one of them ("Attention Is All You Need" §6.1
- * averages the last 5 checkpoints). */
-typedef struct {
-    int capacity;       /* K snapshots kept (0: averaging off) */
-    int count;          /* snapshots held so far, <= capacity */
-    int next;           /* the ring slot the next snapshot goes to */
-    size_t size;        /* floats per snapshot: the parameter count */
-    float *data;        /* [capacity, size] */
-} Snapshots;
-
-void snapshots_init(Snapshots *s, int capacity, size_t size);
-void snapshots_free(Snapshots *s); /* NULL-safe */
-void snapshots_add(Snapshots *s, const float *params);
-/* out[size] = the mean of the snapshots held (count >= 1). */
-void snapshots_average(const Snapshots *s, float *out);
+#include "snapshots.h"
+#include "trainer.h"
 
 /* A training run's lineage: a random id drawn when a run starts from
  * scratch, kept in every checkpoint it (or a --resume of it) writes and in

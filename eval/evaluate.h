@@ -1,5 +1,5 @@
 /* evaluate.h — translating a whole dev/test set and scoring it with corpus
- * BLEU and chrF2, as sacrebleu computes them (model/metrics.h): 13a
+ * BLEU and chrF2, as sacrebleu computes them (metrics.h): 13a
  * tokenisation for English output, sacrebleu's "zh" for Chinese.
  *
  * Every line counts: a source that cannot be translated (invalid text, or
@@ -9,9 +9,8 @@
 
 #include <stdio.h>
 
-#include "../model/decode.h"
-#include "config.h"
-#include "dataset.h"
+#include "../data/dataset.h"
+#include "../model/search.h"
 
 typedef struct {
     double bleu, chrf;
@@ -19,9 +18,10 @@ typedef struct {
     double seconds;
 } EvalScores;
 
-/* Decode every line of `data` with `model` (greedy, or beam search when
- * decode->beam > 1); write each hypothesis to `hyps` when it is not NULL. */
+/* Decode every line of `data` with `model` as `decode` says (greedy, or
+ * beam search when decode->beam > 1: search.h); write each hypothesis to
+ * `hyps` when it is not NULL. */
 void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
-              const DecodeConfig *decode, const char *target_lang, FILE *hyps, EvalScores *out);
+              const SearchSettings *decode, const char *target_lang, FILE *hyps, EvalScores *out);
 
 #endif

@@ -8,7 +8,7 @@
 #define TRANSLATE_TRAINER_H
 
 #include "optim.h"
-#include "transformer.h"
+#include "../model/transformer.h"
 
 typedef struct {
     Model model;

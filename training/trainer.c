@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "layers.h"
+#include "../model/layers.h"
 
 void trainer_init(Trainer *tr, Model *model, int src_rows, int tgt_rows, float dropout,
                   float label_smoothing, uint64_t seed)

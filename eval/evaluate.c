@@ -3,20 +3,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../common/util.h"
 
-#include "../model/beam.h"
-#include "../model/metrics.h"
+#include "../model/search.h"
+#include "metrics.h"
 #include "../tokenizer/detokenize.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Sentences decoded together: enough rows for the matrix products to run
  * at full speed, few enough to keep the attention maps' memory small. */
@@ -25,10 +17,10 @@ enum { EVAL_BATCH = 64 };
 /* Translate lines [first, first+n) of data, the translatable ones together;
  * hyps[i] receives a malloc'd translation or NULL. */
 static void translate_chunk(const Model *model, const Dataset *data, size_t first, size_t n,
-                            const Vocab *tgt_vocab, const DecodeConfig *decode,
+                            const Vocab *tgt_vocab, const SearchSettings *decode,
                             const char *target_lang, char **hyps)
 {
-    int ids[EVAL_BATCH * 128 + 1], src_start[EVAL_BATCH + 1] = {0}, limits[EVAL_BATCH];
+    int ids[EVAL_BATCH * 128 + 1], src_start[EVAL_BATCH + 1] = {0};
     int *outputs[EVAL_BATCH], lengths[EVAL_BATCH];
     size_t line_of[EVAL_BATCH];
     int count = 0, max_len = model->arch.max_len;
@@ -39,24 +31,10 @@ static void translate_chunk(const Model *model, const Dataset *data, size_t firs
         if (S < 1 || S > max_len) continue;
         memcpy(id_buf + src_start[count], data->src_ids + data->src_start[i], (size_t)S * sizeof(int));
         src_start[count + 1] = src_start[count] + S;
-        limits[count] = decode_limit(&model->arch, S, decode->max_output_ratio, decode->max_output_extra);
-        outputs[count] = xmalloc((size_t)limits[count] * sizeof(int));
+        outputs[count] = xmalloc((size_t)search_limit(&model->arch, decode, S) * sizeof(int));
         line_of[count++] = i - first;
     }
-    if (count && decode->beam <= 1) {
-        decode_greedy_many(model, id_buf, src_start, count, limits, outputs, lengths);
-    } else {
-        /* Beam search runs one sentence at a time (its hypotheses are the batch). */
-        BeamSettings settings = {decode->beam, decode->length_penalty, 1};
-        for (int b = 0; b < count; b++) {
-            Translation t;
-            beam_decode(model, id_buf + src_start[b], src_start[b + 1] - src_start[b], limits[b],
-                        &settings, &t, NULL);
-            lengths[b] = t.steps;
-            memcpy(outputs[b], t.output_ids, (size_t)t.steps * sizeof(int));
-            translation_free(&t);
-        }
-    }
+    search_translate_many(model, id_buf, src_start, count, decode, outputs, lengths);
     for (int b = 0; b < count; b++) {
         hyps[line_of[b]] = detokenize_ids(tgt_vocab, outputs[b], (size_t)lengths[b], target_lang);
         free(outputs[b]);
@@ -65,9 +43,9 @@ static void translate_chunk(const Model *model, const Dataset *data, size_t firs
 }
 
 void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
-              const DecodeConfig *decode, const char *target_lang, FILE *hyps, EvalScores *out)
+              const SearchSettings *decode, const char *target_lang, FILE *hyps, EvalScores *out)
 {
-    double start = now();
+    double start = util_now();
     BleuStats bleu = {0};
     ChrfStats chrf = {0};
     MetricTokenize tok = metric_tokenize_for_lang(target_lang);
@@ -88,5 +66,5 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
     out->bleu = bleu_score(&bleu);
     out->chrf = chrf_score(&chrf);
     out->sentences = data->count;
-    out->seconds = now() - start;
+    out->seconds = util_now() - start;
 }

@@ -13,38 +13,12 @@
 
 #define CHECKPOINT_FORMAT "translate-checkpoint-1"
 
-void snapshots_init(Snapshots *s, int capacity, size_t size)
-{
-    memset(s, 0, sizeof *s);
-    s->capacity = capacity;
-    s->size = size;
-    if (capacity > 0) s->data = xcalloc((size_t)capacity * size, sizeof(float));
-}
-
-void snapshots_free(Snapshots *s)
-{
-    if (!s) return;
-    free(s->data);
-    memset(s, 0, sizeof *s);
-}
-
-void snapshots_add(Snapshots *s, const float *params)
-{
-    if (s->capacity == 0) return;
-    memcpy(s->data + (size_t)s->next * s->size, params, s->size * sizeof(float));
-    s->next = (s->next + 1) % s->capacity;
-    if (s->count < s->capacity) s->count++;
-}
-
-void snapshots_average(const Snapshots *s, float *out)
-{
-    ASSERT(s->count >= 1);
-    for (size_t i = 0; i < s->size; i++) {
-        double sum = 0.0;
-        for (int k = 0; k < s->count; k++) sum += s->data[(size_t)k * s->size + i];
-        out[i] = (float)(sum / s->count);
-    }
-}
+/* The tensors a checkpoint holds beside the model's.  (The snapshots are
+ * "optimizer.snapshots" for the checkpoints already written, although
+ * they are not the optimizer's: model_load_from takes these names, not a
+ * prefix, so the name is kept only for them.) */
+static const char *const OPTIMIZER_TENSORS[] = {"optimizer.m", "optimizer.v", "optimizer.snapshots",
+                                                NULL};
 
 int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
                     const TrainProgress *p, Error *err)
@@ -265,7 +239,7 @@ int checkpoint_load(const char *path, Trainer *tr, VocabHashes hashes, TrainProg
         format = NULL;
     }
     if (!format || read_progress(&f, tr, p, err)) goto done;
-    if (model_load_from(&saved, &f, &tr->model.arch, hashes, "optimizer.", err)) goto done;
+    if (model_load_from(&saved, &f, &tr->model.arch, hashes, OPTIMIZER_TENSORS, err)) goto done;
     memcpy(tr->model.params.data, saved.params.data, saved.params.count * sizeof(float));
     model_free(&saved);
     if (read_floats(&f, "optimizer.m", tr->opt.m, tr->opt.count, false, err) ||

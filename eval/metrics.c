@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/utf8.h"
 #include "../common/util.h"
 
 /* ---- 1. UTF-8 and Unicode predicates ---------------------------------- */
@@ -35,38 +36,19 @@
 
 /* Decode the character starting at s[0] (n >= 1 bytes available) into *cp
  * and return its length in bytes.  A malformed sequence (bad lead byte,
- * truncated, overlong, surrogate, beyond U+10FFFF) yields its first byte as
- * a character of its own, so callers always make progress. */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+ * truncated, overlong, surrogate, beyond U+10FFFF: common/utf8.h) yields
+ * its first byte as a character of its own, so callers always make
+ * progress. */
+static size_t decode_char(const unsigned char *s, size_t n, uint32_t *cp)
 {
-    unsigned char b = s[0];
-    size_t len;
-    uint32_t c, min;
-
-    if (b < 0x80) {
-        *cp = b;
+    int32_t c;
+    size_t len = utf8_decode(s, n, &c);
+    if (len == 0) {
+        *cp = INVALID_BYTE_BASE + s[0];
         return 1;
     }
-    if (b >= 0xC2 && b <= 0xDF) {
-        len = 2, c = b & 0x1Fu, min = 0x80;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-        len = 3, c = b & 0x0Fu, min = 0x800;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        len = 4, c = b & 0x07u, min = 0x10000;
-    } else {
-        goto invalid;
-    }
-    if (len > n) goto invalid;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) goto invalid;
-        c = (c << 6) | (s[i] & 0x3Fu);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) goto invalid;
-    *cp = c;
+    *cp = (uint32_t)c;
     return len;
-invalid:
-    *cp = INVALID_BYTE_BASE + b;
-    return 1;
 }
 
 /* Python's str.isspace(): what str.split() and str.strip() remove, and so
@@ -146,7 +128,7 @@ static void py_strip(const char *s, size_t n, bool left, size_t *start, size_t *
     size_t i = 0, first = n, last = 0;
     while (i < n) {
         uint32_t c;
-        size_t len = utf8_decode(u + i, n - i, &c);
+        size_t len = decode_char(u + i, n - i, &c);
         if (!is_py_space(c)) {
             if (first == n) first = i;
             last = i + len;
@@ -179,7 +161,7 @@ static void space_zh_chars(const Buf *in, Buf *out)
     buf_clear(out);
     for (size_t i = 0; i < in->len;) {
         uint32_t c;
-        size_t len = utf8_decode(u + i, in->len - i, &c);
+        size_t len = decode_char(u + i, in->len - i, &c);
         bool zh = is_zh_char(c);
         if (zh) buf_putc(out, ' ');
         buf_put(out, in->data + i, len);
@@ -278,7 +260,7 @@ static void collapse_space(const Buf *in, Buf *out)
     buf_clear(out);
     for (size_t i = 0; i < in->len;) {
         uint32_t c;
-        size_t len = utf8_decode(u + i, in->len - i, &c);
+        size_t len = decode_char(u + i, in->len - i, &c);
         if (is_py_space(c)) {
             pending = true;
         } else {
@@ -500,7 +482,7 @@ static uint32_t *chars_without_space(const char *s, size_t *n)
     *n = 0;
     for (size_t i = 0; i < len;) {
         uint32_t c;
-        i += utf8_decode(u + i, len - i, &c);
+        i += decode_char(u + i, len - i, &c);
         if (!is_py_space(c)) out[(*n)++] = c;
     }
     return out;

@@ -1,0 +1,38 @@
+/* utf8.c — see utf8.h. */
+#include "utf8.h"
+
+size_t utf8_decode(const unsigned char *s, size_t len, int32_t *cp)
+{
+    unsigned char b = s[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the 2nd byte */
+    if (b < 0x80) { *cp = b; return 1; }
+    if (b >= 0xC2 && b <= 0xDF) { n = 2; *cp = b & 0x1F; }
+    else if (b >= 0xE0 && b <= 0xEF) {
+        n = 3; *cp = b & 0x0F;
+        if (b == 0xE0) lo = 0xA0;      /* overlong below U+0800 */
+        if (b == 0xED) hi = 0x9F;      /* surrogates D800–DFFF */
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        n = 4; *cp = b & 0x07;
+        if (b == 0xF0) lo = 0x90;      /* overlong below U+10000 */
+        if (b == 0xF4) hi = 0x8F;      /* above U+10FFFF */
+    } else {
+        return 0;                      /* continuation byte, C0/C1, F5–FF */
+    }
+    if (len < n) return 0;
+    for (size_t i = 1; i < n; i++) {
+        unsigned char c = s[i];
+        if (c < (i == 1 ? lo : 0x80) || c > (i == 1 ? hi : 0xBF)) return 0;
+        *cp = (*cp << 6) | (c & 0x3F);
+    }
+    return n;
+}
+
+bool utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int32_t cp;
+    for (size_t i = 0, n; i < len; i += n)
+        if ((n = utf8_decode(u + i, len - i, &cp)) == 0) return false;
+    return true;
+}

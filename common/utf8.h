@@ -1,0 +1,21 @@
+/* utf8.h — decoding UTF-8, the one copy: the tokenizer, the vocabulary
+ * reader and the metrics all read text through it, so they agree on what
+ * is well-formed.  Well-formed is RFC 3629's table: no overlong forms, no
+ * surrogates, nothing above U+10FFFF, no truncated sequence.  (Normalising
+ * and classifying characters is utf8proc's job, in tokenizer/tokenizer.c.) */
+#ifndef TRANSLATE_UTF8_H
+#define TRANSLATE_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decode the code point at s[0..len) (len >= 1) into *cp: returns its
+ * length in bytes (1..4), or 0 when the bytes there are not well-formed
+ * (*cp is then unspecified). */
+size_t utf8_decode(const unsigned char *s, size_t len, int32_t *cp);
+
+/* Is all of s[0..len) well-formed UTF-8? */
+bool utf8_valid(const char *s, size_t len);
+
+#endif

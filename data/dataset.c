@@ -1,0 +1,101 @@
+/* dataset.c — a parallel corpus as token ids (see dataset.h). */
+#include "dataset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "../tokenizer/tokenizer.h"
+#include "corpus.h"
+
+/* A growing int array. */
+typedef struct {
+    int *data;
+    size_t count, cap;
+} IntList;
+
+static void push(IntList *l, int x)
+{
+    if (l->count == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 4096;
+        l->data = xrealloc(l->data, l->cap * sizeof(int));
+    }
+    l->data[l->count++] = x;
+}
+
+/* Append the ids of `text` to ids; returns the token count, -1 for text the
+ * tokenizer rejects. */
+static int encode(IntList *ids, const char *text, const Vocab *vocab, size_t *unknown)
+{
+    TokenList tokens;
+    Error ignored;
+    if (tokenize(text, strlen(text), &tokens, &ignored)) return -1;
+    for (size_t i = 0; i < tokens.count; i++) {
+        int id = vocab_id(vocab, tokens.folded[i]);
+        *unknown += id == VOCAB_UNK;
+        push(ids, id);
+    }
+    int n = (int)tokens.count;
+    token_list_free(&tokens);
+    return n;
+}
+
+int dataset_load(Dataset *d, const char *path, int source_column, int target_column,
+                 const Vocab *src_vocab, const Vocab *tgt_vocab, int max_len, Error *err)
+{
+    memset(d, 0, sizeof *d);
+    Corpus corpus;
+    if (corpus_load(path, source_column, target_column, &corpus, err)) return -1;
+    /* Take the strings over from the corpus. */
+    d->count = corpus.count;
+    d->source_text = corpus.source;
+    d->target_text = corpus.target;
+    d->line = corpus.line;
+    d->src_start = xcalloc(d->count + 1, sizeof(int));
+    d->tgt_start = xcalloc(d->count + 1, sizeof(int));
+    d->usable = xcalloc(d->count, sizeof(bool));
+    IntList src = {0}, tgt = {0};
+    for (size_t i = 0; i < d->count; i++) {
+        int S = encode(&src, d->source_text[i], src_vocab, &d->unknown);
+        int T = encode(&tgt, d->target_text[i], tgt_vocab, &d->unknown);
+        d->usable[i] = S >= 1 && S <= max_len && T >= 1 && T + 1 <= max_len;
+        if (d->usable[i]) {
+            d->usable_count++;
+            d->tokens += (size_t)S + (size_t)T + 1;
+        }
+        d->src_start[i + 1] = (int)src.count;
+        d->tgt_start[i + 1] = (int)tgt.count;
+    }
+    d->src_ids = src.data ? src.data : xcalloc(1, sizeof(int));
+    d->tgt_ids = tgt.data ? tgt.data : xcalloc(1, sizeof(int));
+    return 0;
+}
+
+void dataset_free(Dataset *d)
+{
+    if (!d) return;
+    Corpus corpus = {d->count, d->source_text, d->target_text, d->line};
+    corpus_free(&corpus);
+    free(d->src_start);
+    free(d->src_ids);
+    free(d->tgt_start);
+    free(d->tgt_ids);
+    free(d->usable);
+    memset(d, 0, sizeof *d);
+}
+
+uint64_t dataset_hash(const Dataset *d)
+{
+    uint64_t h = fnv1a(14695981039346656037ULL, &d->count, sizeof d->count);
+    h = fnv1a(h, d->usable, d->count * sizeof *d->usable);
+    h = fnv1a(h, d->src_start, (d->count + 1) * sizeof *d->src_start);
+    h = fnv1a(h, d->tgt_start, (d->count + 1) * sizeof *d->tgt_start);
+    h = fnv1a(h, d->src_ids, (size_t)d->src_start[d->count] * sizeof *d->src_ids);
+    return fnv1a(h, d->tgt_ids, (size_t)d->tgt_start[d->count] * sizeof *d->tgt_ids);
+}
+
+int dataset_length(const Dataset *d, size_t i, bool target)
+{
+    const int *start = target ? d->tgt_start : d->src_start;
+    return start[i + 1] - start[i];
+}

@@ -1,0 +1,49 @@
+/* search.c — greedy or beam search, picked in one place (see search.h). */
+#include "search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "beam.h"
+
+int search_limit(const ModelArch *arch, const SearchSettings *set, int S)
+{
+    return decode_limit(arch, S, set->max_output_ratio, set->max_output_extra);
+}
+
+int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettings *set, int n_best,
+                     bool keep_logits, Translation *out, float *scores)
+{
+    int limit = search_limit(&dec->model->arch, set, S);
+    if (set->beam == 1) {
+        decode_greedy(dec, src_ids, S, limit, keep_logits, &out[0]);
+        scores[0] = beam_score(&out[0], set->length_penalty);
+        return 1;
+    }
+    BeamSettings beam = {set->beam, set->length_penalty, n_best > set->beam ? set->beam : n_best};
+    return beam_decode(dec->model, src_ids, S, limit, &beam, out, scores);
+}
+
+void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
+                           const SearchSettings *set, int **outputs, int *lengths)
+{
+    if (count < 1) return;
+    int *limits = xmalloc((size_t)count * sizeof(int));
+    for (int b = 0; b < count; b++)
+        limits[b] = search_limit(&model->arch, set, src_start[b + 1] - src_start[b]);
+    if (set->beam <= 1) {
+        decode_greedy_many(model, src_ids, src_start, count, limits, outputs, lengths);
+    } else {
+        BeamSettings beam = {set->beam, set->length_penalty, 1};
+        for (int b = 0; b < count; b++) {
+            Translation t;
+            beam_decode(model, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b],
+                        &beam, &t, NULL);
+            lengths[b] = t.steps;
+            memcpy(outputs[b], t.output_ids, (size_t)t.steps * sizeof(int));
+            translation_free(&t);
+        }
+    }
+    free(limits);
+}

@@ -1,0 +1,40 @@
+/* search.h — how to decode, and the one call that does it: greedy decoding
+ * (decode.h) when the beam is 1, beam search (beam.h) otherwise.
+ *
+ * SearchSettings is the config's `decoding:` section (app/config.h embeds
+ * it); translate's --beam overrides it once, when the config is opened, and
+ * everything that decodes reads the result from here: translating a line
+ * (search_translate) and scoring a data set (search_translate_many). */
+#ifndef TRANSLATE_SEARCH_H
+#define TRANSLATE_SEARCH_H
+
+#include <stdbool.h>
+
+#include "decode.h"
+
+typedef struct {
+    int beam;               /* beam width; 1 = greedy */
+    float length_penalty;   /* beam scores are divided by length^alpha */
+    float max_output_ratio; /* output limit = ratio * source tokens + extra, */
+    int max_output_extra;   /*   capped at arch.max_len */
+} SearchSettings;
+
+/* The output length limit for a source of S tokens (decode_limit). */
+int search_limit(const ModelArch *arch, const SearchSettings *set, int S);
+
+/* Translate src_ids[S] (1 <= S <= max_len): greedy with `dec` when
+ * set->beam is 1 (keeping the logits if asked), else beam search.  Fills
+ * out[0..n-1] best first (free each with translation_free) and scores[0..n-1]
+ * (beam_score of each); returns n, 1 <= n <= min(n_best, beam). */
+int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettings *set, int n_best,
+                     bool keep_logits, Translation *out, float *scores);
+
+/* Translate `count` sources packed as in a Batch (src_ids with
+ * src_start[count+1]), keeping only the best translation's tokens:
+ * outputs[b] receives up to search_limit ids, lengths[b] their number.
+ * Greedy decodes them all at once (decode_greedy_many); beam search one at
+ * a time (its hypotheses are the batch). */
+void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
+                           const SearchSettings *set, int **outputs, int *lengths);
+
+#endif
