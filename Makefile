@@ -213,3 +213,16 @@ bench-smoke: deps
 	@sh bench/run.sh --quick
 
 .PHONY: bench bench-smoke
+
+# ---- PyTorch fixtures (issue 17): make fixtures ----
+#
+# tests/data/reference/ holds what stock PyTorch computes for two tiny
+# models (logits, attention maps, beam n-best lists, a training step's
+# gradients and AdamW updates); tests/test_reference.c compares the C code
+# with them on every machine, torch or not.  `make fixtures` rewrites them
+# (needs python3-torch; seeded, so byte for byte the same); `make test`
+# never does.
+fixtures:
+	/usr/bin/python3 tools/reference.py fixtures tests/data/reference
+
+.PHONY: fixtures
