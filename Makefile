@@ -220,3 +220,22 @@ bench-smoke: deps
 	@sh bench/run.sh --quick
 
 .PHONY: bench bench-smoke
+
+# ---- PyTorch fixtures (issue 17): make fixtures ----
+#
+# tests/data/reference/ holds what stock PyTorch computes for two tiny
+# models (logits, attention maps, beam n-best lists, a training step's
+# gradients and AdamW updates); tests/test_reference.c compares the C code
+# with them on every machine, torch or not.  `make fixtures` rewrites them
+# (needs python3-torch; seeded, so byte for byte the same); `make test`
+# never does.
+fixtures:
+	/usr/bin/python3 tools/reference.py fixtures tests/data/reference
+
+# The whole suite as on a machine without python3-torch, torch installed or
+# not: tests/no-torch/torch/__init__.py, first on PYTHONPATH, makes
+# `import torch` fail, so the live PyTorch comparisons skip.
+test-no-torch:
+	@PYTHONPATH="$(CURDIR)/tests/no-torch$${PYTHONPATH:+:$$PYTHONPATH}" $(MAKE) --no-print-directory test
+
+.PHONY: fixtures test-no-torch

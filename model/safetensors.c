@@ -649,3 +649,6 @@ int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t c
     cJSON_free(json);
     return rc;
 }
+
+/* See safetensors.h. */
+float safetensors_f16_to_f32_scalar(uint16_t h) { return f16_to_f32(h); }

@@ -70,6 +70,10 @@ const char *safetensors_meta(const SafeFile *file, const char *key); /* NULL if 
 int safetensors_to_f32(const SafeFile *file, const SafeTensor *t, float *out, Error *err);
 /* Its nbytes bytes as stored (e.g. to compare two files); same errors. */
 int safetensors_read_raw(const SafeFile *file, const SafeTensor *t, void *out, Error *err);
+/* One float16 (bits h) widened by the portable scalar code that
+ * safetensors_to_f32 uses where there is no F16C and for the tail of a
+ * tensor; exposed so tests can check it on all 65,536 values. */
+float safetensors_f16_to_f32_scalar(uint16_t h);
 
 /* Writing: F32 (or F16) tensors in the order given, metadata as given.  The file is
  * written through common/output_file.h (a temporary file renamed into place,

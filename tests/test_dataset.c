@@ -123,14 +123,34 @@ static void test_dropping_is_a_function_of_seed_epoch_and_pair(void **state)
 static void test_a_source_of_one_token_is_never_emptied(void **state)
 {
     Fixture *f = *state;
+    /* tiny.tsv's shortest source has 4 tokens, so this needs its own data:
+     * one-token.tsv has three one-token sources and one of two tokens. */
+    Dataset d;
+    Batches b;
+    PackedBatch pb;
+    Error err = {{0}};
+    assert_int_equal(dataset_load(&d, "tests/data/one-token.tsv", 0, 1, f->src, f->tgt, 32, &err), 0);
+    batches_build(&b, &d, 40);
+    packed_batch_init(&pb, b.max_src_rows, b.max_tgt_rows, b.max_pairs);
     /* Mark every id droppable: a one-token source must still keep its token. */
     memset(f->final_punctuation, 1, (size_t)vocab_size(f->src) * sizeof(bool));
     SourceNoise noise = {1.0f, 1, 0, f->final_punctuation};
-    for (size_t b = 0; b < f->batches.count; b++) {
-        packed_batch_fill(&f->noisy, &f->data, &f->batches, (int)b, &noise);
-        for (int k = 0; k < f->noisy.batch.count; k++)
-            assert_true(f->noisy.src_start[k + 1] - f->noisy.src_start[k] >= 1);
+    int ones = 0, shortened = 0;
+    for (size_t k = 0; k < b.count; k++) {
+        packed_batch_fill(&pb, &d, &b, (int)k, &noise);
+        for (int i = 0; i < pb.batch.count; i++) {
+            int p = b.pairs[b.first[k] + i], S = d.src_start[p + 1] - d.src_start[p];
+            int kept = pb.src_start[i + 1] - pb.src_start[i];
+            assert_true(S == 1 || S == 2);
+            if (S == 1) ones++, assert_int_equal(kept, 1);
+            else shortened++, assert_int_equal(kept, 1); /* the noise is on: two tokens lose one */
+        }
     }
+    assert_int_equal(ones, 3);
+    assert_int_equal(shortened, 1);
+    packed_batch_free(&pb);
+    batches_free(&b);
+    dataset_free(&d);
 }
 
 int main(void)

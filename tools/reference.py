@@ -4,6 +4,7 @@ torch.nn.Transformer.
 
     /usr/bin/python3 tools/reference.py check ATTENTION.json LOGITS.bin
     /usr/bin/python3 tools/reference.py step MODEL BATCH GRADS AFTER   (see step())
+    /usr/bin/python3 tools/reference.py fixtures DIR   (make fixtures; see fixtures())
 
 
 `check` reads the attention JSON and raw logits that
@@ -318,11 +319,265 @@ def step(model_path, batch_path, grads_path, after_path):
     return 1 if failures else 0
 
 
+# ---- committed fixtures: references for machines without torch -------------
+#
+# `fixtures DIR` (make fixtures) writes, for each model of FIXTURE_MODELS,
+# three small safetensors files that tests/test_reference.c compares the C
+# code against, so the forward pass, beam search and AdamW meet this
+# reference even where python3-torch is absent:
+#   NAME.safetensors       the model: seeded random weights written here
+#                          (our names, our __metadata__, vocab hashes 0)
+#   NAME.forward.safetensors  per case c: case.c.src, case.c.input,
+#                          case.c.output (ids as float32), case.c.logits
+#                          [T, V] and case.c.encoder / .decoder / .cross
+#                          maps [L, H, Tq, Tk] of a teacher-forced pass
+#   NAME.beam.safetensors  per case c: beam.c.src, the settings in
+#                          __metadata__ (beam.c.beam, .n_best, .alpha,
+#                          .limit), beam.c.scores [n], beam.c.hyp.k [T_k]
+#                          token ids and beam.c.finished [n] (1 or 0)
+#   NAME.step.safetensors  the batch (as in step()), the loss, and for two
+#                          AdamW steps grad1.NAME / after1.NAME (torch's
+#                          gradient at the model, then the parameters after
+#                          torch.optim.AdamW applied it) and grad2 / after2
+#                          (the gradient there, the second update)
+# Everything is seeded, so the files come out byte for byte the same.
+
+FIXTURE_MODELS = {
+    # name: architecture (metadata strings), seed, LayerNorm weight range
+    "pre": dict(meta=dict(d_model=8, heads=2, encoder_layers=2, decoder_layers=2, d_ff=16,
+                          activation="gelu", norm="pre", max_len=12, scale_attention="true",
+                          tied_output_embedding="true", source_vocab_size=13,
+                          target_vocab_size=11), seed=17, ln=(0.5, 1.5)),
+    # Post-norm with small LayerNorm weights: every norm's input has a small
+    # variance, so an eps that is off shows (1e-3 instead of 1e-5 moves the
+    # logits by far more than the tolerance).
+    "post": dict(meta=dict(d_model=8, heads=2, encoder_layers=1, decoder_layers=2, d_ff=12,
+                           activation="relu", norm="post", max_len=12, scale_attention="true",
+                           tied_output_embedding="false", source_vocab_size=13,
+                           target_vocab_size=11), seed=23, ln=(0.1, 0.3)),
+}
+FIXTURE_META_ORDER = ["format", "format_version", "d_model", "heads", "encoder_layers",
+                      "decoder_layers", "d_ff", "activation", "norm", "max_len", "scale_attention",
+                      "tied_output_embedding", "source_vocab_size", "target_vocab_size",
+                      "source_vocab_hash", "target_vocab_hash"]
+BOS, EOS = 2, 3
+
+
+def write_safetensors(path, tensors, meta):
+    """tensors: list of (name, float tensor), written as F32 in that order."""
+    header, blobs, at = {}, [], 0
+    for name, t in tensors:
+        raw = t.detach().to(torch.float32).contiguous().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(raw)]}
+        blobs.append(raw)
+        at += len(raw)
+    header["__metadata__"] = {k: str(v) for k, v in meta.items()}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def fixture_model(spec):
+    """A Translator with seeded weights that exercise every tensor: Xavier
+    matrices, N(0, 1/D) embeddings, small random biases, LayerNorm weights
+    drawn from spec["ln"], and a generator bias favouring </s> (and not
+    <s>) so that beam hypotheses end at different lengths."""
+    meta = dict(format="translate-model", format_version="1", **spec["meta"],
+                source_vocab_hash="0" * 16, target_vocab_hash="0" * 16)
+    meta = {k: str(meta[k]) for k in FIXTURE_META_ORDER}
+    torch.manual_seed(spec["seed"])
+    model = Translator(meta)
+    D = int(meta["d_model"])
+    g = torch.Generator().manual_seed(spec["seed"])
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "embed" in name:
+                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(D))
+            elif "norm" in name and name.endswith("weight"):
+                lo, hi = spec["ln"]
+                p.copy_(lo + (hi - lo) * torch.rand(p.shape, generator=g))
+            elif p.dim() == 1:
+                p.copy_(0.2 * torch.rand(p.shape, generator=g) - 0.1)
+            else:
+                a = math.sqrt(6.0 / (p.shape[0] + p.shape[1]))
+                p.copy_((2 * torch.rand(p.shape, generator=g) - 1) * a)
+        model.generator.bias[EOS] += 1.0
+        model.generator.bias[BOS] -= 1.0
+    model.eval()
+    return model, meta
+
+
+def ids_tensor(ids):
+    return torch.tensor([float(i) for i in ids])
+
+
+def fixture_forward(model, cases):
+    out = []
+    with torch.no_grad():
+        for c, (src, output) in enumerate(cases):
+            dec_in = [BOS] + output[:-1]
+            logits, enc, dec, cross = layer_by_layer(model, src, dec_in)
+            stock = model(src, dec_in)
+            assert float((logits - stock).abs().max()) < 1e-5, "layer-by-layer differs from stock"
+            out += [(f"case.{c}.src", ids_tensor(src)), (f"case.{c}.input", ids_tensor(dec_in)),
+                    (f"case.{c}.output", ids_tensor(output)), (f"case.{c}.logits", stock),
+                    (f"case.{c}.encoder", enc), (f"case.{c}.decoder", dec), (f"case.{c}.cross", cross)]
+    return out
+
+
+def beam_search(model, src, beam, n_best, alpha, limit):
+    """Plain beam search over the stock model, written for clarity, not
+    speed: every step re-runs the decoder over each hypothesis's whole
+    prefix.  The same rules as model/beam.c:
+      - each step, every live hypothesis is extended by every token; all
+        extensions are ranked by raw score Σ log p (ties: earlier
+        hypothesis, then lower token id) and the `beam` best are kept;
+      - a kept extension ending in </s> leaves the beam, finished, with
+        score = raw / T^alpha, T its token count including the </s>;
+        the others are the next step's hypotheses, in rank order;
+      - after `limit` steps the live ones leave too, unfinished (T = limit);
+      - the result is every hypothesis that left, by score, the earlier
+        to leave first on a tie; the n_best first are returned.
+    Returns [(score, tokens, finished)] and the smallest gap between two
+    ranked raw scores that decided anything (to keep the fixture away from
+    near-ties that float32 rounding could flip)."""
+    live = [([], 0.0)]
+    ended = []  # (score, arrival, tokens, finished)
+    gap = float("inf")
+    for t in range(limit):
+        cands = []
+        for b, (toks, raw) in enumerate(live):
+            lp = torch.log_softmax(model(src, [BOS] + toks)[-1].double(), dim=-1)
+            for tok in range(lp.shape[0]):
+                cands.append((raw + float(lp[tok]), b, tok))
+        cands.sort(key=lambda c: (-c[0], c[1], c[2]))
+        for i in range(min(beam, len(cands) - 1)):
+            gap = min(gap, cands[i][0] - cands[i + 1][0])
+        nxt = []
+        for raw, b, tok in cands[:beam]:
+            toks = live[b][0] + [tok]
+            if tok == EOS:
+                ended.append((raw / len(toks) ** alpha, len(ended), toks, True))
+            else:
+                nxt.append((toks, raw))
+        live = nxt
+        if not live:
+            break
+    for toks, raw in live:
+        ended.append((raw / limit ** alpha, len(ended), toks, False))
+    ended.sort(key=lambda e: (-e[0], e[1]))
+    for i in range(min(n_best, len(ended) - 1)):
+        gap = min(gap, ended[i][0] - ended[i + 1][0])
+    return [(e[0], e[2], e[3]) for e in ended[:n_best]], gap
+
+
+def fixture_beam(model, cases):
+    out, meta = [], {}
+    with torch.no_grad():
+        for c, (src, beam, n_best, alpha, limit) in enumerate(cases):
+            best, gap = beam_search(model, src, beam, n_best, alpha, limit)
+            if gap < 1e-4:
+                sys.exit(f"beam case {c}: a near-tie ({gap:.1e}) would make the fixture fragile")
+            print(f"  beam case {c}: beam {beam}, alpha {alpha}: "
+                  + "; ".join(f"{s:.4f} {toks}{'' if fin else ' (unfinished)'}" for s, toks, fin in best))
+            meta.update({f"beam.{c}.beam": beam, f"beam.{c}.n_best": n_best,
+                         f"beam.{c}.alpha": alpha, f"beam.{c}.limit": limit})
+            out += [(f"beam.{c}.src", ids_tensor(src)),
+                    (f"beam.{c}.scores", torch.tensor([s for s, _, _ in best], dtype=torch.float64)),
+                    (f"beam.{c}.finished", torch.tensor([1.0 if f else 0.0 for _, _, f in best]))]
+            out += [(f"beam.{c}.hyp.{k}", ids_tensor(toks)) for k, (_, toks, _) in enumerate(best)]
+    meta["beam.cases"] = len(cases)
+    return out, meta
+
+
+STEP_SRC = [[4, 9, 12, 7, 5], [6, 8, 10]]
+STEP_TGT = [[5, 10, 7], [6, 7, 8, 9, 4]]
+STEP_SETTINGS = dict(label_smoothing=0.1, lr=1e-2, beta1=0.9, beta2=0.98, eps=1e-9, weight_decay=0.01)
+
+
+def fixture_step(model):
+    """Two training steps on one packed batch of two pairs (the layout of
+    tests/test_train.c), padded the PyTorch way for the loss."""
+    s = STEP_SETTINGS
+    src_ids = sum(STEP_SRC, [])
+    tgt_in = sum([[BOS] + t for t in STEP_TGT], [])
+    labels = sum([t + [EOS] for t in STEP_TGT], [])
+    src_start = [0, len(STEP_SRC[0]), len(src_ids)]
+    tgt_start = [0, len(STEP_TGT[0]) + 1, len(tgt_in)]
+    pad = 0
+
+    def padded(seqs):
+        width = max(len(x) for x in seqs)
+        return torch.tensor([x + [pad] * (width - len(x)) for x in seqs])
+
+    src = padded(STEP_SRC)
+    tgt = padded([[BOS] + t for t in STEP_TGT])
+    lab = padded([t + [EOS] for t in STEP_TGT])
+    D = model.d_model
+    named = dict(model.named_parameters())
+    decay = [p for n, p in named.items() if p.dim() > 1]
+    no_decay = [p for n, p in named.items() if p.dim() <= 1]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": s["weight_decay"]},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"])
+    model.train()
+    out, losses = [], []
+    for k in (1, 2):
+        opt.zero_grad()
+        x = model.src_embed(src) * math.sqrt(D) + model.positions(src.shape[1])
+        y = model.tgt_embed(tgt) * math.sqrt(D) + model.positions(tgt.shape[1])
+        mask = model.transformer.generate_square_subsequent_mask(tgt.shape[1])
+        h = model.transformer(x, y, tgt_mask=mask, src_key_padding_mask=src == pad,
+                              tgt_key_padding_mask=tgt == pad, memory_key_padding_mask=src == pad)
+        logits = model.generator(h)
+        loss = nn.CrossEntropyLoss(ignore_index=pad, label_smoothing=s["label_smoothing"])(
+            logits.reshape(-1, logits.shape[-1]), lab.reshape(-1))
+        loss.backward()
+        losses.append(float(loss))
+        out += [(f"grad{k}.{n}", p.grad.clone()) for n, p in named.items()]
+        opt.step()
+        out += [(f"after{k}.{n}", p.detach().clone()) for n, p in named.items()]
+    model.eval()
+    batch = [("src_ids", ids_tensor(src_ids)), ("src_start", ids_tensor(src_start)),
+             ("tgt_ids", ids_tensor(tgt_in)), ("tgt_start", ids_tensor(tgt_start)),
+             ("labels", ids_tensor(labels))]
+    meta = {k: repr(v) for k, v in s.items()}
+    meta.update(loss1=repr(losses[0]), loss2=repr(losses[1]))
+    print(f"  step: loss {losses[0]:.6f}, then {losses[1]:.6f}")
+    return batch + out, meta
+
+
+FORWARD_CASES = [([4, 5, 6, 7, 8], [5, 9, 6, 3]), ([12, 1, 9], [10, 4, 4, 8, 7, 3]),
+                 ([7], [9, 10])]
+BEAM_CASES = [([4, 5, 6, 7, 8], 4, 4, 0.6, 10), ([12, 1, 9], 3, 3, 1.0, 10),
+              ([9, 8, 4, 11], 5, 2, 0.0, 8), ([6, 7], 1, 1, 0.6, 10), ([10, 5, 5, 12], 4, 4, 2.0, 6)]
+
+
+def fixtures(outdir):
+    import os
+    torch.set_num_threads(1)
+    os.makedirs(outdir, exist_ok=True)
+    for name, spec in FIXTURE_MODELS.items():
+        print(f"{name}:")
+        model, meta = fixture_model(spec)
+        write_safetensors(f"{outdir}/{name}.safetensors", list(model.state_dict().items()), meta)
+        write_safetensors(f"{outdir}/{name}.forward.safetensors", fixture_forward(model, FORWARD_CASES),
+                          {"cases": len(FORWARD_CASES)})
+        tensors, bmeta = fixture_beam(model, BEAM_CASES)
+        write_safetensors(f"{outdir}/{name}.beam.safetensors", tensors, bmeta)
+        tensors, smeta = fixture_step(model)
+        write_safetensors(f"{outdir}/{name}.step.safetensors", tensors, smeta)
+    return 0
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "check":
         return check(argv[2], argv[3])
     if len(argv) == 6 and argv[1] == "step":
         return step(*argv[2:6])
+    if len(argv) == 3 and argv[1] == "fixtures":
+        return fixtures(argv[2])
     print(__doc__, file=sys.stderr)
     return 2
 
