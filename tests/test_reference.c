@@ -24,7 +24,7 @@
 #include "../model/beam.h"
 #include "../model/decode.h"
 #include "../model/safetensors.h"
-#include "../model/trainer.h"
+#include "../training/trainer.h"
 #include "../model/weights.h"
 
 #define FIXTURES "tests/data/reference"
