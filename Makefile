@@ -239,3 +239,75 @@ test-no-torch:
 	@PYTHONPATH="$(CURDIR)/tests/no-torch$${PYTHONPATH:+:$$PYTHONPATH}" $(MAKE) --no-print-directory test
 
 .PHONY: fixtures test-no-torch
+
+# ---- aarch64: cross-built, tested under qemu-user (issue 12) ----
+#
+#   make test-aarch64   build everything with aarch64-linux-gnu-gcc against
+#                       Debian's arm64 -dev packages (multiarch) in
+#                       build-aarch64/ and run the whole suite under qemu;
+#                       tools/deps.sh --with-aarch64 installs what it needs
+#
+# The generic path: off x86-64 the gemm references and the scalar float16
+# widening run (model/gemm.c, model/safetensors.c).  An aarch64 program
+# cannot be exec'ed here without binfmt_misc, so the suite runs scripts in
+# build-aarch64/run/, one per test program and one each for ./translate and
+# ./train (TEST_BIN_DIR, as for make asan), that exec $(AARCH64_RUN) on the
+# real binary.  AARCH64_RUN= (empty) runs them directly: on an aarch64
+# machine, or where binfmt is registered.  (Not with -L /usr/aarch64-linux-gnu:
+# there qemu 7.2's forked children hang; the arm64 libc6 that the -dev
+# packages bring is found at its multiarch place without it.)  Programs the
+# tests start by an absolute path (python3, chromium, the bench's build/
+# programs) stay x86.
+AARCH64_CC      ?= aarch64-linux-gnu-gcc
+AARCH64_RUN     ?= qemu-aarch64-static
+AARCH64_PKG      = PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
+AARCH64_CFLAGS   = -std=c11 -D_DEFAULT_SOURCE $(OPT) -Wall -Wextra -Werror -MMD -MP \
+                   $(shell $(AARCH64_PKG) --cflags $(PKGS) 2>/dev/null)
+AARCH64_LDLIBS   = $(shell $(AARCH64_PKG) --libs $(PKGS) 2>/dev/null) -lm -pthread
+AARCH64_LIB_OBJS = $(LIB_SRCS:%.c=build-aarch64/%.o) build-aarch64/viewer_assets.o
+AARCH64_PROGRAMS = $(PROGRAMS:%=build-aarch64/%)
+AARCH64_TESTS    = $(TEST_BINS:build/%=build-aarch64/%)
+
+build-aarch64/%.o: %.c
+	@mkdir -p $(@D)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) -c -o $@ $<
+
+build-aarch64/viewer_assets.o: build/viewer_assets.c
+	@mkdir -p $(@D)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) -c -o $@ $<
+
+$(AARCH64_PROGRAMS): build-aarch64/%: build-aarch64/app/%.o $(AARCH64_LIB_OBJS)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) -o $@ $^ $(AARCH64_LDLIBS)
+
+$(FUZZ_TARGETS:%=build-aarch64/tests/fuzz/replay_%.o): build-aarch64/tests/fuzz/replay_%.o: tests/fuzz/replay.c
+	@mkdir -p $(@D)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) -DFUZZ_TARGET=$* -c -o $@ $<
+
+$(FUZZ_REPLAYS:build/%=build-aarch64/%): build-aarch64/tests/fuzz_replay_%: build-aarch64/tests/fuzz/fuzz_%.o \
+                     build-aarch64/tests/fuzz/replay_%.o build-aarch64/tests/testutil.o $(AARCH64_LIB_OBJS)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) -o $@ $^ $(AARCH64_LDLIBS) -lcmocka
+
+$(TEST_SRCS:tests/%.c=build-aarch64/tests/%): build-aarch64/tests/%: build-aarch64/tests/%.o \
+                     build-aarch64/tests/testutil.o $(AARCH64_LIB_OBJS)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) -o $@ $^ $(AARCH64_LDLIBS) -lcmocka
+
+build-aarch64/tests/test_bench: | $(BENCH_BINS) translate
+
+test-aarch64:
+	@sh tools/deps.sh --quiet --with-aarch64
+	@$(MAKE) --no-print-directory $(AARCH64_PROGRAMS) $(AARCH64_TESTS)
+	@rm -rf build-aarch64/run && mkdir -p build-aarch64/run/tests && \
+	 for b in $(AARCH64_PROGRAMS) $(AARCH64_TESTS); do \
+	     w=build-aarch64/run/$${b#build-aarch64/}; \
+	     printf '#!/bin/sh\nexec %s "%s" "$$@"\n' "$(AARCH64_RUN)" "$(CURDIR)/$$b" > $$w && chmod +x $$w || exit 1; \
+	 done
+	@TEST_BIN_DIR=build-aarch64/run TRANSLATE_HOME="$(CURDIR)" \
+	 sh tests/run_tests.sh $(AARCH64_TESTS:build-aarch64/%=build-aarch64/run/%)
+
+clean: clean-aarch64
+clean-aarch64:
+	rm -rf build-aarch64
+
+.PHONY: test-aarch64 clean-aarch64
+.PRECIOUS: build-aarch64/tests/fuzz/%.o
+-include $(shell find build-aarch64 -name '*.d' 2>/dev/null)

@@ -34,16 +34,23 @@
  * Deliberately not here: a persistent thread pool (threads are started per
  * call, and only for products big enough to repay it), hand-written
  * prefetching, and a vectorised path for CPUs without AVX2 (they get the
- * reference loops). */
+ * reference loops, and so does every CPU that is not x86-64: the x86
+ * kernels and their run-time checks are compiled only under GEMM_X86). */
 #include "gemm.h"
 
-#include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/util.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GEMM_X86 1
+#include <immintrin.h>
+#else
+#define GEMM_X86 0
+#endif
 
 /* Block sizes (in floats).  KC·NR·4 bytes of B (32 KiB for AVX-512) is the
  * B panel the inner loop re-reads while it walks down A; MC·KC·4 bytes
@@ -103,6 +110,7 @@ void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, i
 typedef void MicroKernel(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
                          int mr, int nr, bool accumulate);
 
+#if GEMM_X86
 /* Copy an edge tile (row stride nr_full) into the mr×nr corner of C that
  * exists, with the same single addition the full-tile path does. */
 static void tile_to_c(float *C, size_t ldc, const float *tile, int nr_full, int mr, int nr,
@@ -226,6 +234,8 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
     }
 }
 
+#endif /* GEMM_X86 */
+
 /* gemm_nt for a few rows of A (small_nt_avx2 below is the same in 8-float
  * vectors): decoding (one row per sentence or beam
  * hypothesis) and the encoder of a short sentence.  There the blocked path
@@ -242,6 +252,8 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
  * row's result does not depend on which or how many rows come with it:
  * beam hypotheses and greedy decoding agree. */
 enum { SMALL_M = 16, SMALL_MR = 4, SMALL_NB = 4 };
+
+#if GEMM_X86
 
 /* C[0..m-1][0..nb-1] (+)= A[0..m-1] · B[0..nb-1]ᵀ, m and nb constants after
  * inlining so the m·nb accumulators stay in registers. */
@@ -408,6 +420,8 @@ static void small_nt_avx2(float *C, size_t ldc, const float *A, size_t lda, cons
     }
 }
 
+#endif /* GEMM_X86 */
+
 /* ---- kernel choice ---------------------------------------------------- */
 
 typedef struct {
@@ -424,21 +438,31 @@ typedef struct {
                      int m, int n, int k, bool accumulate);
 } Kernel;
 
+#if GEMM_X86
 static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512,
                                        pack_rows_avx512, small_nt_avx512};
 static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL, small_nt_avx2};
+#endif
 static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL};
 
 static bool cpu_runs(const Kernel *k)
 {
+#if GEMM_X86
     if (k == &KERNEL_AVX512)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
     if (k == &KERNEL_AVX2)
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    (void)k;
+#endif
     return true;
 }
 
+#if GEMM_X86
 static const Kernel *const KERNELS[] = {&KERNEL_AVX512, &KERNEL_AVX2, &KERNEL_GENERIC};
+#else /* another CPU: the references (gemm.h) */
+static const Kernel *const KERNELS[] = {&KERNEL_GENERIC};
+#endif
 
 static const Kernel *auto_kernel;   /* best this CPU runs; set once */
 static const Kernel *forced_kernel; /* gemm_force_kernel's choice, or NULL */
@@ -447,7 +471,9 @@ static int n_threads = 1;
 
 static void choose_auto_kernel(void)
 {
+#if GEMM_X86
     __builtin_cpu_init();
+#endif
     for (size_t i = 0; i < sizeof KERNELS / sizeof *KERNELS; i++)
         if (cpu_runs(KERNELS[i])) {
             auto_kernel = KERNELS[i];

@@ -32,7 +32,7 @@ void gemm_tn(float *C, const float *A, const float *B, int M, int N, int K, bool
 
 /* The plain triple loops the fast kernels are tested against (same
  * contracts as above; they sum in double).  Also what gemm_* run on a CPU
- * without AVX2 + FMA. */
+ * without AVX2 + FMA, and on any CPU that is not x86-64 (aarch64, ...). */
 void gemm_nt_reference(float *C, const float *A, const float *B, int M, int N, int K,
                        bool accumulate);
 void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, int K,

@@ -28,7 +28,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +36,15 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
+/* F16C widening (safetensors_to_f32) exists on x86-64 only; other CPUs
+ * run the scalar f16_to_f32 loop, which gives the same floats. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SAFETENSORS_F16C 1
+#include <immintrin.h>
+#else
+#define SAFETENSORS_F16C 0
+#endif
 
 #include "../common/input_file.h"
 #include "../common/output_file.h"
@@ -465,6 +473,7 @@ static float f16_to_f32(uint16_t h)
     return f32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
 }
 
+#if SAFETENSORS_F16C
 /* The same conversion, 8 values per instruction (F16C, in every x86-64 CPU
  * with AVX2). Loading a float16 model is mostly this loop. */
 __attribute__((target("f16c,avx")))
@@ -475,6 +484,7 @@ static size_t f16_to_f32_f16c(const unsigned char *p, float *out, size_t n)
         _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * i))));
     return i;
 }
+#endif
 
 int safetensors_read_raw(const SafeFile *file, const SafeTensor *t, void *out, Error *err)
 {
@@ -496,7 +506,11 @@ int safetensors_to_f32(const SafeFile *file, const SafeTensor *t, float *out, Er
     if (t->dtype == DTYPE_F16) {
         /* Every CPU with AVX2 has F16C, and clang's __builtin_cpu_supports
          * does not know "f16c". */
+#if SAFETENSORS_F16C
         size_t i = __builtin_cpu_supports("avx2") ? f16_to_f32_f16c(p, out, t->numel) : 0;
+#else
+        size_t i = 0;
+#endif
         for (; i < t->numel; i++)
             out[i] = f16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
     } else if (t->dtype == DTYPE_BF16) { /* bfloat16 is the high half of a float32 */

@@ -10,6 +10,9 @@
 #                                            browser (tests/test_browser.c)
 #   --with-fuzz     clang libclang-rt-14-dev clang and its libFuzzer runtime
 #                                            (make fuzz)
+#   --with-aarch64  gcc-aarch64-linux-gnu qemu-user-static and the four
+#                   -dev packages for arm64 (multiarch: adds the arm64
+#                   architecture to dpkg)     make test-aarch64
 set -e
 quiet=false
 for arg in "$@"; do
@@ -18,22 +21,29 @@ for arg in "$@"; do
         --with-torch) torch=true ;;
         --with-browser) browser=true ;;
         --with-fuzz) fuzz=true ;;
+        --with-aarch64) aarch64=true ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
 [ "${torch:-false}" = true ] && need="$need python3-torch"
 [ "${browser:-false}" = true ] && need="$need chromium fonts-noto-cjk"
 [ "${fuzz:-false}" = true ] && need="$need clang libclang-rt-14-dev"
+[ "${aarch64:-false}" = true ] && need="$need gcc-aarch64-linux-gnu qemu-user-static libyaml-dev:arm64 \
+libutf8proc-dev:arm64 libcjson-dev:arm64 libcmocka-dev:arm64"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 if [ -z "$missing" ]; then $quiet || echo "deps: all installed"; exit 0; fi
+arm64_added=true
+case "$missing" in *:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || arm64_added=false ;; esac
 if [ "$(id -u)" = 0 ]; then
+    $arm64_added || dpkg --add-architecture arm64
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
 else
     echo "deps: missing:$missing"
+    $arm64_added || echo "deps: run first: sudo dpkg --add-architecture arm64 && sudo apt-get update"
     echo "deps: run: sudo apt-get install -y$missing"
     exit 1
 fi
