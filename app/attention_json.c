@@ -131,13 +131,13 @@ void attention_json_add(AttentionJson *doc, int line, const char *text, const Tr
     for (int i = 0; i < T; i++) {
         cJSON_AddItemToArray(logprobs, number(t->logprobs[i]));
         cJSON *step = cJSON_CreateArray();
-        for (int k = 0; k < DECODE_TOP_K; k++) {
-            int id = t->top_ids[(size_t)i * DECODE_TOP_K + k];
+        for (int k = 0; k < TRANSLATION_TOP_K; k++) {
+            int id = t->top_ids[(size_t)i * TRANSLATION_TOP_K + k];
             if (id < 0) continue;
             cJSON *alt = cJSON_CreateObject();
             cJSON_AddStringToObject(alt, "token", vocab_token(tgt_vocab, id));
             cJSON_AddNumberToObject(alt, "id", id);
-            cJSON_AddItemToObject(alt, "logprob", number(t->top_logprobs[(size_t)i * DECODE_TOP_K + k]));
+            cJSON_AddItemToObject(alt, "logprob", number(t->top_logprobs[(size_t)i * TRANSLATION_TOP_K + k]));
             cJSON_AddItemToArray(step, alt);
         }
         cJSON_AddItemToArray(alternatives, step);
