@@ -34,7 +34,7 @@
 
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../data/corpus.h"
 #include "../data/dataset.h"
 #include "../data/packed_batch.h"

@@ -24,7 +24,7 @@
 #include "../common/output_file.h"
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../data/dataset.h"
 #include "../eval/evaluate.h"
 #include "attention_json.h"

@@ -11,7 +11,7 @@
 
 #include "../common/util.h"
 #include "../model/search.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../tokenizer/detokenize.h"
 #include "../tokenizer/tokenizer.h"
 

@@ -1,7 +1,7 @@
 /* arch.h — the shape of a model: everything needed to lay out its tensors.
  *
  * Filled from the YAML config (app/config.c) and checked against the
- * `__metadata__` of the weights file (model/weights.c).  Vocabulary sizes
+ * `__metadata__` of the weights file (model/model.c).  Vocabulary sizes
  * come from the vocabulary files, not from the YAML. */
 #ifndef TRANSLATE_ARCH_H
 #define TRANSLATE_ARCH_H

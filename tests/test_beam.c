@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../model/beam.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../tokenizer/vocab.h"
 
 enum { V_TGT = 24 };

@@ -13,7 +13,7 @@
 
 #include "../model/decode.h"
 #include "../model/safetensors.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../tokenizer/vocab.h"
 
 static ModelArch tiny_arch(bool pre, bool tied)

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "snapshots.h"
 #include "trainer.h"
 
