@@ -9,11 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The token ids the model itself gives a meaning to: padding (ignored by
- * the loss), <s> (the first decoder input) and </s> (ends an output).
- * Every vocabulary reserves them (tokenizer/vocab.h takes them from here:
- * the model includes nothing from the tokenizer). */
-enum { TOKEN_PAD = 0, TOKEN_BOS = 2, TOKEN_EOS = 3 };
+#include "../common/token_ids.h" /* TOKEN_PAD, TOKEN_BOS, TOKEN_EOS */
 
 typedef enum { ACTIVATION_RELU, ACTIVATION_GELU } Activation;
 
