@@ -81,7 +81,7 @@ static cJSON *architecture(const Config *cfg, const ModelArch *a)
     cJSON_AddNumberToObject(m, "encoder_layers", a->encoder_layers);
     cJSON_AddNumberToObject(m, "decoder_layers", a->decoder_layers);
     cJSON_AddNumberToObject(m, "d_ff", a->d_ff);
-    cJSON_AddStringToObject(m, "activation", activation_name(a->activation));
+    cJSON_AddStringToObject(m, "activation", arch_activation_name(a->activation));
     cJSON_AddStringToObject(m, "norm", a->norm_first ? "pre" : "post");
     cJSON_AddNumberToObject(m, "max_len", a->max_len);
     cJSON_AddBoolToObject(m, "scale_attention", a->scale_attention);

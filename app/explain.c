@@ -127,7 +127,7 @@ static void explain_attention(FILE *out, const char *what, const AttentionActs *
 static void explain_sublayer_tail(FILE *out, const ModelArch *arch, int T, const float *out_row)
 {
     fprintf(out, "    feed-forward: [%d, %d] → %s → [%d, %d]\n", T, arch->d_ff,
-            activation_name(arch->activation), T, arch->d_model);
+            arch_activation_name(arch->activation), T, arch->d_model);
     fprintf(out, "    each sublayer adds its input back (residual) and is %s-normalised; layer output [%d, %d] = ",
             arch->norm_first ? "pre" : "post", T, arch->d_model);
     preview(out, out_row, arch->d_model);

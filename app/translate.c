@@ -380,7 +380,7 @@ done:
         free(texts[i]);
         translation_free(&t[i]);
     }
-    source_ids_free(&src);
+    translator_source_ids_free(&src);
     return status;
 }
 

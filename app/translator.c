@@ -151,7 +151,7 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
     return status;
 }
 
-void source_ids_free(SourceIds *src)
+void translator_source_ids_free(SourceIds *src)
 {
     if (!src) return;
     free(src->ids);

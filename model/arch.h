@@ -28,6 +28,6 @@ typedef struct {
     int tgt_vocab;        /* V_tgt, from the target vocabulary file */
 } ModelArch;
 
-const char *activation_name(Activation a); /* "relu" / "gelu" */
+const char *arch_activation_name(Activation a); /* "relu" / "gelu" */
 
 #endif

@@ -34,7 +34,7 @@ static int describe_meta(const ModelArch *a, VocabHashes h, MetaField f[META_COU
     FIELD("encoder_layers", "%d", a->encoder_layers);
     FIELD("decoder_layers", "%d", a->decoder_layers);
     FIELD("d_ff", "%d", a->d_ff);
-    FIELD("activation", "%s", activation_name(a->activation));
+    FIELD("activation", "%s", arch_activation_name(a->activation));
     FIELD("norm", "%s", a->norm_first ? "pre" : "post");
     FIELD("max_len", "%d", a->max_len);
     FIELD("scale_attention", "%s", a->scale_attention ? "true" : "false");
