@@ -81,7 +81,7 @@ static cJSON *architecture(const Config *cfg, const ModelArch *a)
     cJSON_AddNumberToObject(m, "encoder_layers", a->encoder_layers);
     cJSON_AddNumberToObject(m, "decoder_layers", a->decoder_layers);
     cJSON_AddNumberToObject(m, "d_ff", a->d_ff);
-    cJSON_AddStringToObject(m, "activation", activation_name(a->activation));
+    cJSON_AddStringToObject(m, "activation", arch_activation_name(a->activation));
     cJSON_AddStringToObject(m, "norm", a->norm_first ? "pre" : "post");
     cJSON_AddNumberToObject(m, "max_len", a->max_len);
     cJSON_AddBoolToObject(m, "scale_attention", a->scale_attention);
@@ -131,13 +131,13 @@ void attention_json_add(AttentionJson *doc, int line, const char *text, const Tr
     for (int i = 0; i < T; i++) {
         cJSON_AddItemToArray(logprobs, number(t->logprobs[i]));
         cJSON *step = cJSON_CreateArray();
-        for (int k = 0; k < DECODE_TOP_K; k++) {
-            int id = t->top_ids[(size_t)i * DECODE_TOP_K + k];
+        for (int k = 0; k < TRANSLATION_TOP_K; k++) {
+            int id = t->top_ids[(size_t)i * TRANSLATION_TOP_K + k];
             if (id < 0) continue;
             cJSON *alt = cJSON_CreateObject();
             cJSON_AddStringToObject(alt, "token", vocab_token(tgt_vocab, id));
             cJSON_AddNumberToObject(alt, "id", id);
-            cJSON_AddItemToObject(alt, "logprob", number(t->top_logprobs[(size_t)i * DECODE_TOP_K + k]));
+            cJSON_AddItemToObject(alt, "logprob", number(t->top_logprobs[(size_t)i * TRANSLATION_TOP_K + k]));
             cJSON_AddItemToArray(step, alt);
         }
         cJSON_AddItemToArray(alternatives, step);

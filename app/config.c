@@ -48,7 +48,7 @@ typedef enum {
     T_STRING,     /* char *, non-empty */
     T_PATH,       /* char *, joined to the YAML file's folder */
     T_LANGUAGE,   /* char[8]: "en" or "zh" */
-    T_ACTIVATION, /* Activation, by activation_name() */
+    T_ACTIVATION, /* Activation, by arch_activation_name() */
     T_NORM,       /* bool norm_first: "pre" → true, "post" → false */
     T_SECTION,    /* a nested mapping with its own keys */
 } ValueType;
@@ -310,8 +310,8 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
         memcpy(field, i ? "zh" : "en", 3);
         break;
     case T_ACTIVATION:
-        i = parse_choice(ld, qname, activation_name(ACTIVATION_RELU),
-                         activation_name(ACTIVATION_GELU));
+        i = parse_choice(ld, qname, arch_activation_name(ACTIVATION_RELU),
+                         arch_activation_name(ACTIVATION_GELU));
         if (i < 0) return -1;
         *(Activation *)field = i ? ACTIVATION_GELU : ACTIVATION_RELU;
         break;

@@ -127,7 +127,7 @@ static void explain_attention(FILE *out, const char *what, const AttentionActs *
 static void explain_sublayer_tail(FILE *out, const ModelArch *arch, int T, const float *out_row)
 {
     fprintf(out, "    feed-forward: [%d, %d] → %s → [%d, %d]\n", T, arch->d_ff,
-            activation_name(arch->activation), T, arch->d_model);
+            arch_activation_name(arch->activation), T, arch->d_model);
     fprintf(out, "    each sublayer adds its input back (residual) and is %s-normalised; layer output [%d, %d] = ",
             arch->norm_first ? "pre" : "post", T, arch->d_model);
     preview(out, out_row, arch->d_model);
@@ -202,11 +202,11 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
         fprintf(out, "  step %d: reads %-8s → chooses %-10s p = %.3f   (then:", i + 1,
                 vocab_token(tr->tgt_vocab, t->input_ids[i]), vocab_token(tr->tgt_vocab, t->output_ids[i]),
                 exp(t->logprobs[i]));
-        for (int k = 1; k < DECODE_TOP_K; k++) {
-            int id = t->top_ids[(size_t)i * DECODE_TOP_K + k];
+        for (int k = 1; k < TRANSLATION_TOP_K; k++) {
+            int id = t->top_ids[(size_t)i * TRANSLATION_TOP_K + k];
             if (id >= 0)
                 fprintf(out, " %s %.3f", vocab_token(tr->tgt_vocab, id),
-                        exp(t->top_logprobs[(size_t)i * DECODE_TOP_K + k]));
+                        exp(t->top_logprobs[(size_t)i * TRANSLATION_TOP_K + k]));
         }
         fprintf(out, ")\n");
     }

@@ -34,7 +34,7 @@
 
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../data/corpus.h"
 #include "../data/dataset.h"
 #include "../data/packed_batch.h"
@@ -254,7 +254,7 @@ static int save_checkpoint(Run *r)
 }
 
 /* A fresh run id: 64 random bits as hex (checkpoint.h). */
-static void new_run_id(char id[RUN_ID_LENGTH + 1])
+static void new_run_id(char id[CHECKPOINT_RUN_ID_LENGTH + 1])
 {
     uint64_t bits;
     if (getrandom(&bits, sizeof bits, 0) != (ssize_t)sizeof bits) { /* no entropy: time and pid */
@@ -263,7 +263,7 @@ static void new_run_id(char id[RUN_ID_LENGTH + 1])
         uint64_t seed[3] = {(uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid()};
         bits = fnv1a(14695981039346656037ULL, seed, sizeof seed);
     }
-    snprintf(id, RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
+    snprintf(id, CHECKPOINT_RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
 }
 
 /* 0 when train may write the weights path: no file is there, or the one

@@ -24,7 +24,7 @@
 #include "../common/output_file.h"
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../data/dataset.h"
 #include "../eval/evaluate.h"
 #include "attention_json.h"
@@ -380,7 +380,7 @@ done:
         free(texts[i]);
         translation_free(&t[i]);
     }
-    source_ids_free(&src);
+    translator_source_ids_free(&src);
     return status;
 }
 

@@ -11,7 +11,7 @@
 
 #include "../common/util.h"
 #include "../model/search.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../tokenizer/detokenize.h"
 #include "../tokenizer/tokenizer.h"
 
@@ -59,7 +59,7 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
         error_prefix(err, prefix);
         goto fail;
     }
-    decoder_init(&tr->decoder, &tr->model);
+    decode_init(&tr->decoder, &tr->model);
     return EXIT_OK;
 fail:
     translator_close(tr);
@@ -91,7 +91,7 @@ ExitStatus translator_init_weights(Translator *tr, const char *config_path, bool
 void translator_close(Translator *tr)
 {
     if (!tr) return;
-    decoder_free(&tr->decoder);
+    decode_free(&tr->decoder);
     model_free(&tr->model);
     vocab_free(tr->src_vocab);
     vocab_free(tr->tgt_vocab);
@@ -151,7 +151,7 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
     return status;
 }
 
-void source_ids_free(SourceIds *src)
+void translator_source_ids_free(SourceIds *src)
 {
     if (!src) return;
     free(src->ids);
@@ -202,7 +202,7 @@ ExitStatus translator_check_finite(const Translator *tr, const Translation *out,
             where = "the decoder attention maps";
         else if (!all_finite(t->cross_attn, (size_t)a->decoder_layers * H * T * S))
             where = "the cross-attention maps";
-        for (size_t k = 0; !where && k < T * DECODE_TOP_K; k++)
+        for (size_t k = 0; !where && k < T * TRANSLATION_TOP_K; k++)
             if (t->top_ids[k] >= 0 && !isfinite(t->top_logprobs[k])) where = "the top-k log-probabilities";
     }
     if (!where) return EXIT_OK;

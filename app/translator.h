@@ -54,7 +54,7 @@ typedef struct {
  * tokens than max_len. */
 ExitStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
                            Error *err);
-void source_ids_free(SourceIds *src);
+void translator_source_ids_free(SourceIds *src);
 
 /* The command line's say over the config's decoding: section, applied
  * once after opening; everything after reads tr->config.decode.  The beam

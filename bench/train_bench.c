@@ -37,7 +37,7 @@
 #include "../common/util.h"
 #include "../model/gemm.h"
 #include "../training/trainer.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../tokenizer/vocab.h"
 
 typedef struct {

@@ -7,7 +7,7 @@
 
 #include "../common/util.h"
 
-const char *activation_name(Activation a)
+const char *arch_activation_name(Activation a)
 {
     switch (a) {
     case ACTIVATION_RELU: return "relu";

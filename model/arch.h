@@ -1,7 +1,7 @@
 /* arch.h — the shape of a model: everything needed to lay out its tensors.
  *
  * Filled from the YAML config (app/config.c) and checked against the
- * `__metadata__` of the weights file (model/weights.c).  Vocabulary sizes
+ * `__metadata__` of the weights file (model/model.c).  Vocabulary sizes
  * come from the vocabulary files, not from the YAML. */
 #ifndef TRANSLATE_ARCH_H
 #define TRANSLATE_ARCH_H
@@ -9,11 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The token ids the model itself gives a meaning to: padding (ignored by
- * the loss), <s> (the first decoder input) and </s> (ends an output).
- * Every vocabulary reserves them (tokenizer/vocab.h takes them from here:
- * the model includes nothing from the tokenizer). */
-enum { TOKEN_PAD = 0, TOKEN_BOS = 2, TOKEN_EOS = 3 };
+#include "../common/token_ids.h" /* TOKEN_PAD, TOKEN_BOS, TOKEN_EOS */
 
 typedef enum { ACTIVATION_RELU, ACTIVATION_GELU } Activation;
 
@@ -32,6 +28,6 @@ typedef struct {
     int tgt_vocab;        /* V_tgt, from the target vocabulary file */
 } ModelArch;
 
-const char *activation_name(Activation a); /* "relu" / "gelu" */
+const char *arch_activation_name(Activation a); /* "relu" / "gelu" */
 
 #endif

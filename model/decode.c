@@ -7,14 +7,14 @@
 
 #include "../common/util.h"
 
-void decoder_init(Decoder *dec, const Model *model)
+void decode_init(Decoder *dec, const Model *model)
 {
     const ModelArch *a = &model->arch;
     dec->model = model;
     acts_alloc(&dec->acts, a, acts_size_steps(a, 1, a->max_len, a->max_len, a->max_len));
 }
 
-void decoder_free(Decoder *dec)
+void decode_free(Decoder *dec)
 {
     if (!dec) return;
     acts_free(&dec->acts);

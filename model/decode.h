@@ -19,10 +19,6 @@
 #include "transformer.h"
 #include "translation.h"
 
-/* The name app/ and the tests still use for TRANSLATION_TOP_K. */
-#define DECODE_TOP_K TRANSLATION_TOP_K
-
-
 /* Everything greedy decoding needs between sentences (activations sized
  * for max_len), so a batch of lines reuses one allocation. */
 typedef struct {
@@ -30,8 +26,8 @@ typedef struct {
     Activations acts;
 } Decoder;
 
-void decoder_init(Decoder *dec, const Model *model);
-void decoder_free(Decoder *dec); /* NULL-safe */
+void decode_init(Decoder *dec, const Model *model);
+void decode_free(Decoder *dec); /* NULL-safe */
 
 /* Output length limit for a source of S tokens: ratio·S + extra, at most
  * max_len. */

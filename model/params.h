@@ -65,7 +65,7 @@ typedef struct {
     float *generator_bias;       /* [V_tgt] */
 } Params;
 
-/* What a tensor is, which decides how it starts (weights.c) and whether
+/* What a tensor is, which decides how it starts (model.c) and whether
  * weight decay applies (optim.c). */
 typedef enum {
     PARAM_EMBEDDING,   /* a token embedding table [V, D] */

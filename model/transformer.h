@@ -24,7 +24,7 @@
 #include "acts.h"
 #include "arch.h"
 #include "params.h"
-#include "weights.h"
+#include "model.h"
 
 /* A batch of sequences, packed (see above).  For decoding one step at a
  * time, each target sequence has one new row at position `tgt_pos`; its

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../model/beam.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../tokenizer/vocab.h"
 
 enum { V_TGT = 24 };
@@ -82,8 +82,8 @@ static void expect_same_translation(const Translation *a, const Translation *b, 
     assert_memory_equal(a->input_ids, b->input_ids, T * sizeof(int));
     assert_memory_equal(a->output_ids, b->output_ids, T * sizeof(int));
     assert_memory_equal(a->logprobs, b->logprobs, T * sizeof(float));
-    assert_memory_equal(a->top_ids, b->top_ids, T * DECODE_TOP_K * sizeof(int));
-    assert_memory_equal(a->top_logprobs, b->top_logprobs, T * DECODE_TOP_K * sizeof(float));
+    assert_memory_equal(a->top_ids, b->top_ids, T * TRANSLATION_TOP_K * sizeof(int));
+    assert_memory_equal(a->top_logprobs, b->top_logprobs, T * TRANSLATION_TOP_K * sizeof(float));
     assert_memory_equal(a->encoder_attn, b->encoder_attn,
                         (size_t)arch->encoder_layers * H * S * S * sizeof(float));
     assert_memory_equal(a->decoder_attn, b->decoder_attn, Ld * H * T * T * sizeof(float));
@@ -98,7 +98,7 @@ static void test_beam_one_is_greedy_bit_for_bit(void **state)
         Model m;
         model_init_random(&m, &a, cases[c].seed);
         Decoder dec;
-        decoder_init(&dec, &m);
+        decode_init(&dec, &m);
         Translation greedy, beam;
         decode_greedy(&dec, source, S, LIMIT, false, &greedy);
         float score;
@@ -107,7 +107,7 @@ static void test_beam_one_is_greedy_bit_for_bit(void **state)
         assert_true(score == beam_score(&greedy, 1.0f));
         translation_free(&beam);
         translation_free(&greedy);
-        decoder_free(&dec);
+        decode_free(&dec);
         model_free(&m);
     }
 }
@@ -121,9 +121,9 @@ static void expect_teacher_forced_equal(const Model *m, const Translation *t)
     Translation tf;
     decode_teacher_forced(m, source, S, t->input_ids, t->output_ids, t->steps, &tf);
     assert_int_equal(tf.finished, t->finished);
-    assert_memory_equal(t->top_ids, tf.top_ids, T * DECODE_TOP_K * sizeof(int));
+    assert_memory_equal(t->top_ids, tf.top_ids, T * TRANSLATION_TOP_K * sizeof(int));
     expect_near(t->logprobs, tf.logprobs, T, 1e-5f, "logprobs");
-    expect_near(t->top_logprobs, tf.top_logprobs, T * DECODE_TOP_K, 1e-5f, "top_logprobs");
+    expect_near(t->top_logprobs, tf.top_logprobs, T * TRANSLATION_TOP_K, 1e-5f, "top_logprobs");
     expect_near(t->encoder_attn, tf.encoder_attn, (size_t)a->encoder_layers * H * S * S, 1e-5f,
                 "encoder_attn");
     expect_near(t->decoder_attn, tf.decoder_attn, Ld * H * T * T, 1e-5f, "decoder_attn");
@@ -227,7 +227,7 @@ static void test_beam_of_four_beats_or_ties_greedy(void **state)
         Model m;
         model_init_random(&m, &a, cases[c].seed);
         Decoder dec;
-        decoder_init(&dec, &m);
+        decode_init(&dec, &m);
         Translation greedy;
         decode_greedy(&dec, source, S, LIMIT, false, &greedy);
         for (size_t k = 0; k < sizeof alphas / sizeof alphas[0]; k++) {
@@ -240,7 +240,7 @@ static void test_beam_of_four_beats_or_ties_greedy(void **state)
             translation_free(&best);
         }
         translation_free(&greedy);
-        decoder_free(&dec);
+        decode_free(&dec);
         model_free(&m);
     }
 }

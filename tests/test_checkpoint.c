@@ -59,7 +59,7 @@ static void save_one(const char *path)
     s.p.elapsed = 3.25;
     s.p.tokens = 900;
     s.p.log_bytes = 400;
-    memcpy(s.p.run_id, "0123456789abcdef", RUN_ID_LENGTH + 1);
+    memcpy(s.p.run_id, "0123456789abcdef", CHECKPOINT_RUN_ID_LENGTH + 1);
     s.p.plan = (BatchPlan){true, 0xfeed, 60, 5, 4};
     Error err = {{0}};
     if (checkpoint_save(path, &s.tr, hashes, &s.p, &err)) fail_msg("%s", err.message);

@@ -13,7 +13,7 @@
 
 #include "../model/decode.h"
 #include "../model/safetensors.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "../tokenizer/vocab.h"
 
 static ModelArch tiny_arch(bool pre, bool tied)
@@ -202,7 +202,7 @@ static void check_cached_equals_teacher_forced(bool pre)
     Model m;
     model_init_random(&m, &a, pre ? 21 : 22);
     Decoder dec;
-    decoder_init(&dec, &m);
+    decode_init(&dec, &m);
     const int src[] = {5, 9, 4, 17, 6, 8, 29};
     Translation greedy, forced;
     decode_greedy(&dec, src, 7, 12, true, &greedy);
@@ -215,7 +215,7 @@ static void check_cached_equals_teacher_forced(bool pre)
     assert_close_floats(greedy.logprobs, forced.logprobs, (size_t)T, "logprobs");
     translation_free(&greedy);
     translation_free(&forced);
-    decoder_free(&dec);
+    decode_free(&dec);
     model_free(&m);
 }
 
@@ -238,7 +238,7 @@ static void test_maps_are_distributions_and_causal(void **state)
     Model m;
     model_init_random(&m, &a, 8);
     Decoder dec;
-    decoder_init(&dec, &m);
+    decode_init(&dec, &m);
     const int src[] = {7, 8, 9, 10};
     Translation t;
     decode_greedy(&dec, src, 4, 9, false, &t);
@@ -258,7 +258,7 @@ static void test_maps_are_distributions_and_causal(void **state)
             }
     assert_null(t.logits);
     translation_free(&t);
-    decoder_free(&dec);
+    decode_free(&dec);
     model_free(&m);
 }
 

@@ -11,7 +11,7 @@
 
 #include "../model/safetensors.h"
 #include "../training/trainer.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 
 
 static ModelArch small_arch(bool pre)

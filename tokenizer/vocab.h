@@ -17,9 +17,9 @@
 #include <stdint.h>
 
 #include "../common/error.h"
-#include "../model/arch.h"
+#include "../common/token_ids.h"
 
-/* <pad>, <s> and </s> are the model's (model/arch.h); <unk> is ours. */
+/* <pad>, <s> and </s> are the model's (common/token_ids.h); <unk> is ours. */
 enum { VOCAB_PAD = TOKEN_PAD, VOCAB_UNK = 1, VOCAB_BOS = TOKEN_BOS, VOCAB_EOS = TOKEN_EOS, VOCAB_SPECIALS = 4 };
 
 typedef struct Vocab Vocab;

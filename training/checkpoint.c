@@ -158,9 +158,10 @@ static int read_progress(const SafeFile *f, Trainer *tr, TrainProgress *p, Error
      * new one, so a model already on disk counts as someone else's. */
     p->run_id[0] = '\0';
     if ((v = safetensors_meta(f, "run_id"))) {
-        if (strlen(v) != RUN_ID_LENGTH || strspn(v, "0123456789abcdef") != RUN_ID_LENGTH)
+        if (strlen(v) != CHECKPOINT_RUN_ID_LENGTH ||
+            strspn(v, "0123456789abcdef") != CHECKPOINT_RUN_ID_LENGTH)
             return bad(f, "run_id", v, "16 hex digits", err);
-        memcpy(p->run_id, v, RUN_ID_LENGTH + 1);
+        memcpy(p->run_id, v, CHECKPOINT_RUN_ID_LENGTH + 1);
     }
     p->log_bytes = -1;
     if ((v = safetensors_meta(f, "log_bytes")) && !parse_signed(v, -1, LLONG_MAX, &p->log_bytes))

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../model/weights.h"
+#include "../model/model.h"
 #include "snapshots.h"
 #include "trainer.h"
 
@@ -21,7 +21,7 @@
  * scratch, kept in every checkpoint it (or a --resume of it) writes and in
  * the __metadata__ ("train_run") of every model it saves, so that train can
  * tell a model it wrote from one it must not replace. */
-#define RUN_ID_LENGTH 16 /* hex digits */
+#define CHECKPOINT_RUN_ID_LENGTH 16 /* hex digits */
 
 /* What a batch position means: the checkpoint's epoch and batch index name
  * batches of the order that the training data, batch_tokens and seed make;
@@ -41,7 +41,8 @@ typedef struct {
     double elapsed;     /* seconds of training so far, over all runs */
     double tokens;      /* tokens trained on so far */
     Snapshots snapshots;/* epoch-end parameters for averaging */
-    char run_id[RUN_ID_LENGTH + 1]; /* the lineage; "" in a checkpoint from before run ids */
+    /* the lineage; "" in a checkpoint from before run ids */
+    char run_id[CHECKPOINT_RUN_ID_LENGTH + 1];
     BatchPlan plan;     /* what epoch and batch refer to */
     long long log_bytes;/* the CSV log's length when the checkpoint was written; -1: unknown
                            (rows after it are logged again by a resumed run, so it cuts them) */

@@ -60,7 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(isfinite(p->elapsed) && p->elapsed >= 0 && isfinite(p->tokens) && p->tokens >= 0);
     FUZZ_CHECK(p->log_bytes >= -1);
     FUZZ_CHECK(p->run_id[0] == '\0' ||
-               (strlen(p->run_id) == RUN_ID_LENGTH && strspn(p->run_id, "0123456789abcdef") == RUN_ID_LENGTH));
+               (strlen(p->run_id) == CHECKPOINT_RUN_ID_LENGTH &&
+                strspn(p->run_id, "0123456789abcdef") == CHECKPOINT_RUN_ID_LENGTH));
     FUZZ_CHECK(!p->plan.known || p->plan.batch_tokens >= 1);
     const Snapshots *s = &p->snapshots;
     FUZZ_CHECK(s->count >= 0 && s->count <= s->capacity && s->next >= 0 && s->next < s->capacity);

@@ -184,7 +184,7 @@ static void translate_text(Translator *tr, const Options *o, const char *bytes, 
         free(texts[i]);
         translation_free(&t[i]);
     }
-    source_ids_free(&src);
+    translator_source_ids_free(&src);
     free(text);
 }
 

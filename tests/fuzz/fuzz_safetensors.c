@@ -7,7 +7,7 @@
 #include "fuzz.h"
 
 #include "../../model/safetensors.h"
-#include "../../model/weights.h"
+#include "../../model/model.h"
 
 #include "../../tokenizer/vocab.h"
 

@@ -1,6 +1,6 @@
-/* weights.c — loading, saving and randomly initialising a Model (see
- * weights.h).  The descriptor list from params.h drives all three. */
-#include "weights.h"
+/* model.c — loading, saving and randomly initialising a Model (see
+ * model.h).  The descriptor list from params.h drives all three. */
+#include "model.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -27,14 +27,14 @@ static int describe_meta(const ModelArch *a, VocabHashes h, MetaField f[META_COU
     int n = 0;
 #define FIELD(k, ...) (snprintf(f[n].key, sizeof f[n].key, "%s", k), \
                        snprintf(f[n].value, sizeof f[n].value, __VA_ARGS__), n++)
-    FIELD("format", "%s", WEIGHTS_FORMAT);
-    FIELD("format_version", "%s", WEIGHTS_FORMAT_VERSION);
+    FIELD("format", "%s", MODEL_FORMAT);
+    FIELD("format_version", "%s", MODEL_FORMAT_VERSION);
     FIELD("d_model", "%d", a->d_model);
     FIELD("heads", "%d", a->heads);
     FIELD("encoder_layers", "%d", a->encoder_layers);
     FIELD("decoder_layers", "%d", a->decoder_layers);
     FIELD("d_ff", "%d", a->d_ff);
-    FIELD("activation", "%s", activation_name(a->activation));
+    FIELD("activation", "%s", arch_activation_name(a->activation));
     FIELD("norm", "%s", a->norm_first ? "pre" : "post");
     FIELD("max_len", "%d", a->max_len);
     FIELD("scale_attention", "%s", a->scale_attention ? "true" : "false");
@@ -56,9 +56,9 @@ static int check_meta(const SafeFile *file, const ModelArch *arch, VocabHashes h
     MetaField want[META_COUNT];
     int n = describe_meta(arch, hashes, want);
     const char *format = safetensors_meta(file, "format");
-    if (!format || strcmp(format, WEIGHTS_FORMAT) != 0)
+    if (!format || strcmp(format, MODEL_FORMAT) != 0)
         return error_set(err, "%s: not a translate model: __metadata__ has no \"format\": \"%s\"",
-                         path, WEIGHTS_FORMAT);
+                         path, MODEL_FORMAT);
     for (int i = 1; i < n; i++) {
         const char *have = safetensors_meta(file, want[i].key);
         if (!have)

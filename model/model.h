@@ -1,12 +1,12 @@
-/* weights.h — a Model, and its life cycle: loaded from or saved to a
+/* model.h — a Model, and its life cycle: loaded from or saved to a
  * safetensors file, or initialised at random, then freed.
  *
  * The file's tensors are named as in params.h (PyTorch's names); its
  * `__metadata__` records the architecture and the hashes of the two
  * vocabularies the model was trained with, so that a config or vocabulary
  * that disagrees with the weights is an error, not silent garbage. */
-#ifndef TRANSLATE_WEIGHTS_H
-#define TRANSLATE_WEIGHTS_H
+#ifndef TRANSLATE_MODEL_H
+#define TRANSLATE_MODEL_H
 
 #include <stdint.h>
 
@@ -21,8 +21,8 @@ typedef struct {
     Params params;
 } Model;
 
-#define WEIGHTS_FORMAT "translate-model"
-#define WEIGHTS_FORMAT_VERSION "1"
+#define MODEL_FORMAT "translate-model"
+#define MODEL_FORMAT_VERSION "1"
 
 /* Which vocabularies a model belongs to (vocab_hash of each). */
 typedef struct {
