@@ -56,7 +56,7 @@ int safetensors_open(const char *path, SafeFile *file, Error *err);
 /* The same with a tighter bound on the header, checked before it is read
  * or parsed: JSON costs cJSON ~40 times its size in nodes, so a reader
  * that knows how many tensors it needs refuses a header longer than they
- * can take (weights.h: model_header_limit). */
+ * can take (model.h: model_header_limit). */
 int safetensors_open_limited(const char *path, size_t max_header, SafeFile *file, Error *err);
 void safetensors_close(SafeFile *file); /* NULL-safe; leaves file zeroed */
 

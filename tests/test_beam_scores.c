@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "../model/beam.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 
 enum { W = 4, V = 5 };
 

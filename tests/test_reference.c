@@ -25,7 +25,7 @@
 #include "../model/decode.h"
 #include "../model/safetensors.h"
 #include "../training/trainer.h"
-#include "../model/weights.h"
+#include "../model/model.h"
 
 #define FIXTURES "tests/data/reference"
 
