@@ -202,7 +202,7 @@ clean-hardening:
 # `make test` runs the smoke mode too (tests/test_bench.c), so the harness
 # cannot rot unnoticed; it builds bench/gemm_bench.c (the GEMM kernels'
 # GF/s per shape, `build/bench/gemm_bench`, run by hand) for the same reason.
-BENCH_BINS = build/bench/train_bench build/bench/gemm_bench
+BENCH_BINS = build/bench/train_bench build/bench/gemm_bench build/bench/decode_bench
 
 $(BENCH_BINS): build/bench/%: build/bench/%.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
