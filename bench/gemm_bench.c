@@ -20,6 +20,7 @@
  * OpenBLAS is dlopen'ed ("libopenblas.so.0", Debian's libopenblas0-*
  * packages) so neither this program nor the project's build needs its
  * headers or -dev package; without it the reference figures say "none".
+ * BENCH_OPENBLAS=FILE dlopens FILE instead (the tests name a missing one).
  * Its thread count is set with openblas_set_num_threads for each row; its
  * core type (openblas_get_corename) is the one it detected, or the one
  * OPENBLAS_CORETYPE forced when the library loaded (bench/run.sh sets that
@@ -56,7 +57,8 @@ static struct {
 
 static bool blas_open(void)
 {
-    void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    const char *name = getenv("BENCH_OPENBLAS"); /* another library, or a missing one (tests) */
+    void *h = dlopen(name && *name ? name : "libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!h) return false;
     blas.sgemm = (Sgemm *)dlsym(h, "cblas_sgemm");
     blas.set_threads = (void (*)(int))dlsym(h, "openblas_set_num_threads");

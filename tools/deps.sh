@@ -10,6 +10,13 @@
 #                                            browser (tests/test_browser.c)
 #   --with-fuzz     clang libclang-rt-14-dev clang and its libFuzzer runtime
 #                                            (make fuzz)
+#   --with-bench    python3-torch libopenblas0-pthread hyperfine time
+#                                            make bench's references: PyTorch
+#                                            with OpenBLAS (Debian's alternatives
+#                                            then make it torch's libblas.so.3),
+#                                            OpenBLAS's cblas_sgemm for the GEMM
+#                                            rows, the timers.  The project's
+#                                            build never links it.
 set -e
 quiet=false
 for arg in "$@"; do
@@ -18,12 +25,14 @@ for arg in "$@"; do
         --with-torch) torch=true ;;
         --with-browser) browser=true ;;
         --with-fuzz) fuzz=true ;;
+        --with-bench) bench=true ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
 [ "${torch:-false}" = true ] && need="$need python3-torch"
 [ "${browser:-false}" = true ] && need="$need chromium fonts-noto-cjk"
 [ "${fuzz:-false}" = true ] && need="$need clang libclang-rt-14-dev"
+[ "${bench:-false}" = true ] && need="$need python3-torch libopenblas0-pthread hyperfine time"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
