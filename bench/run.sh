@@ -181,7 +181,9 @@ HAVE_BLAS=0; [ -n "$BLAS_PATH" ] && [ "$BLAS_PATH" != none ] && HAVE_BLAS=1
 # core type does not use the vector width the CPU has, the reference
 # commands run with OPENBLAS_CORETYPE naming one that does.
 BLAS_CORETYPE=${BENCH_OPENBLAS_CORETYPE:-auto}
+WHY="set by BENCH_OPENBLAS_CORETYPE"
 if [ "$BLAS_CORETYPE" = auto ]; then
+    WHY="a mis-detection: it does not use this CPU's vector width"
     BLAS_CORETYPE=""
     if has_flag avx512f && has_flag avx512bw && has_flag avx512vl && has_flag avx512dq; then
         good="SkylakeX Cooperlake SapphireRapids"; fix=SkylakeX
@@ -340,7 +342,7 @@ echo "CPU: $CPU, $(nproc) cores online; vector flags: ${VECTOR_FLAGS:-none}."
 echo "Our GEMM kernel: ${KERNEL:-?} (automatic choice)$([ "$DECODE_KERNELS" != "$KERNEL" ] && echo "; also measured: avx2, forced with TRANSLATE_GEMM=avx2"); threads: as each row says."
 echo "Config: $CONFIG ($(basename "$WEIGHTS"), $MODEL_BYTES bytes, target vocabulary $TGT_V); data: $DATA ($SENTENCES lines)."
 if [ $HAVE_BLAS = 1 ]; then
-    echo "OpenBLAS (the GEMM reference, dlopen'ed by gemm_bench): $BLAS_PATH, detected core type $BLAS_DETECTED$([ -n "$BLAS_CORETYPE" ] && echo "; mis-detection: OPENBLAS_CORETYPE=$BLAS_CORETYPE set for the OpenBLAS and PyTorch commands only, running $BLAS_CORE")."
+    echo "OpenBLAS (the GEMM reference, dlopen'ed by gemm_bench): $BLAS_PATH, detected core type $BLAS_DETECTED$([ -n "$BLAS_CORETYPE" ] && echo " ($WHY): OPENBLAS_CORETYPE=$BLAS_CORETYPE set for the OpenBLAS and PyTorch commands only, running $BLAS_CORE")."
 else
     echo "OpenBLAS: not installed (libopenblas0-pthread): its columns are skipped."
 fi
