@@ -200,9 +200,11 @@ clean-hardening:
 #                      in seconds: checks it runs, not the speed
 #
 # `make test` runs the smoke mode too (tests/test_bench.c), so the harness
-# cannot rot unnoticed; it builds bench/gemm_bench.c (the GEMM kernels'
-# GF/s per shape, `build/bench/gemm_bench`, run by hand) for the same reason.
-BENCH_BINS = build/bench/train_bench build/bench/gemm_bench
+# cannot rot unnoticed.  The bench programs: build/bench/train_bench
+# (training tokens/s), build/bench/gemm_bench (our GEMM vs OpenBLAS's,
+# dlopen'ed at run time, on every training shape), build/bench/decode_bench
+# (greedy steps vs the bandwidth bound).
+BENCH_BINS = build/bench/train_bench build/bench/gemm_bench build/bench/decode_bench
 
 $(BENCH_BINS): build/bench/%: build/bench/%.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
@@ -210,7 +212,7 @@ $(BENCH_BINS): build/bench/%: build/bench/%.o $(LIB_OBJS)
 # Order-only: test_bench runs these programs, it does not link them.
 build/tests/test_bench build-asan/tests/test_bench: | $(BENCH_BINS) translate
 
-bench: deps
+bench: deps bench-deps
 	@$(MAKE) --no-print-directory translate $(BENCH_BINS)
 	@out=$$(mktemp) && sh bench/run.sh > $$out; status=$$?; cat $$out; \
 	 cp $$out bench/RESULTS.md && rm -f $$out && echo "(also in bench/RESULTS.md)"; exit $$status
@@ -219,7 +221,13 @@ bench-smoke: deps
 	@$(MAKE) --no-print-directory translate $(BENCH_BINS)
 	@sh bench/run.sh --quick
 
-.PHONY: bench bench-smoke
+# The references (PyTorch with OpenBLAS, OpenBLAS itself) and the timers:
+# installed for `make bench` only; bench-smoke and the tests run without
+# them (their columns say "skipped").
+bench-deps:
+	@sh tools/deps.sh --quiet --with-bench
+
+.PHONY: bench bench-smoke bench-deps
 
 # ---- PyTorch fixtures (issue 17): make fixtures ----
 #

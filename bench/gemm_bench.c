@@ -1,15 +1,39 @@
-/* gemm_bench.c — GF/s of gemm_nt / gemm_nn / gemm_tn for the shapes the
- * model multiplies, per kernel and thread count.
+/* gemm_bench.c — our gemm_nt / gemm_nn / gemm_tn against OpenBLAS's
+ * cblas_sgemm on every product shape training runs, per kernel and thread
+ * count, in one process (issue 12's first target: ours ≥ 0.95× OpenBLAS).
  *
- *   cc -std=c11 -D_DEFAULT_SOURCE -O2 -g -Wall -Wextra -Werror -pthread \
- *      -o build/gemm_bench bench/gemm_bench.c model/gemm.c common/util.c -lm
- *   ./build/gemm_bench            (all kernels this CPU runs)
- *   ./build/gemm_bench avx512     (one kernel)
+ *   gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]
+ *   gemm_bench --openblas-info
  *
- * Each figure is the best of five timings, each of enough repetitions to
- * last about 0.1 s.  The machine is shared: compare figures from one run.
- * The generic kernel (the reference loops) is only timed on shapes small
- * enough to finish quickly. */
+ * The shapes are those of model/linear.c for a batch of R rows through a
+ * linear layer W[O, I]:  forward  nt  M=R N=O K=I,  backward to the input
+ * nn  M=R N=I K=O,  backward to the weight  tn  M=O N=I K=R,  for the four
+ * weights the model has: (O, I) = D×D (attention projections, 256×256),
+ * F×D and D×F (feed-forward, 1024×256 and 256×1024) and V×D (the
+ * generator, V = -V, the target vocabulary); R = 32, 512, 2048, 4096 (a
+ * short sentence up to a large batch).  --quick: tiny shapes, one quick
+ * timing each (make bench-smoke: checks the harness, not the speed).
+ *
+ * Kernels: -k avx512 / avx2 / generic (repeatable; default every fast
+ * kernel this CPU runs, i.e. on an AVX-512 machine the AVX2 one too).
+ *
+ * OpenBLAS is dlopen'ed ("libopenblas.so.0", Debian's libopenblas0-*
+ * packages) so neither this program nor the project's build needs its
+ * headers or -dev package; without it the reference figures say "none".
+ * BENCH_OPENBLAS=FILE dlopens FILE instead (the tests name a missing one).
+ * Its thread count is set with openblas_set_num_threads for each row; its
+ * core type (openblas_get_corename) is the one it detected, or the one
+ * OPENBLAS_CORETYPE forced when the library loaded (bench/run.sh sets that
+ * for this command only, where Debian's 0.3.21 mis-detects the CPU).
+ *
+ * Output: lines of key=value pairs (bench/run.sh reads them):
+ *   openblas=PATH|none corename=NAME config="…"
+ *   gemm kernel=K form=F threads=T m=M n=N k=K what=W ours=GF/s openblas=GF/s|none
+ * Each GF/s is the best of three timings of enough repetitions to last
+ * about 30 ms (--quick: one), after a warm-up call. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,43 +41,80 @@
 #include "../common/util.h"
 #include "../model/gemm.h"
 
-typedef void Gemm(float *C, const float *A, const float *B, int M, int N, int K,
-                  bool accumulate);
+/* ---- OpenBLAS, found at run time --------------------------------------- */
+
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+typedef void Sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                   const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
+
+static struct {
+    Sgemm *sgemm;
+    void (*set_threads)(int);
+    char *(*corename)(void);
+    char *(*config)(void);
+    char path[512];
+} blas;
+
+static bool blas_open(void)
+{
+    const char *name = getenv("BENCH_OPENBLAS"); /* another library, or a missing one (tests) */
+    void *h = dlopen(name && *name ? name : "libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return false;
+    blas.sgemm = (Sgemm *)dlsym(h, "cblas_sgemm");
+    blas.set_threads = (void (*)(int))dlsym(h, "openblas_set_num_threads");
+    blas.corename = (char *(*)(void))dlsym(h, "openblas_get_corename");
+    blas.config = (char *(*)(void))dlsym(h, "openblas_get_config");
+    if (!blas.sgemm || !blas.set_threads) {
+        blas.sgemm = NULL;
+        return false;
+    }
+    Dl_info info;
+    snprintf(blas.path, sizeof blas.path, "libopenblas.so.0");
+    if (dladdr((void *)blas.sgemm, &info) && info.dli_fname) {
+        char *real = realpath(info.dli_fname, NULL);
+        snprintf(blas.path, sizeof blas.path, "%s", real ? real : info.dli_fname);
+        free(real);
+    }
+    return true;
+}
+
+/* ---- the products ------------------------------------------------------- */
+
+typedef void Gemm(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate);
+
+/* The same product through cblas_sgemm (row-major, C overwritten). */
+static void blas_nt(float *C, const float *A, const float *B, int M, int N, int K, bool acc)
+{
+    blas.sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, M, N, K, 1.0f, A, K, B, K,
+               acc ? 1.0f : 0.0f, C, N);
+}
+static void blas_nn(float *C, const float *A, const float *B, int M, int N, int K, bool acc)
+{
+    blas.sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, M, N, K, 1.0f, A, K, B, N,
+               acc ? 1.0f : 0.0f, C, N);
+}
+static void blas_tn(float *C, const float *A, const float *B, int M, int N, int K, bool acc)
+{
+    blas.sgemm(CBLAS_ROW_MAJOR, CBLAS_TRANS, CBLAS_NO_TRANS, M, N, K, 1.0f, A, M, B, N,
+               acc ? 1.0f : 0.0f, C, N);
+}
 
 static const struct {
     const char *name;
-    Gemm *fn;
-} FORMS[] = {{"nt", gemm_nt}, {"nn", gemm_nn}, {"tn", gemm_tn}};
+    Gemm *ours, *theirs;
+} FORMS[] = {{"nt", gemm_nt, blas_nt}, {"nn", gemm_nn, blas_nn}, {"tn", gemm_tn, blas_tn}};
 
-static const struct {
-    int m, n, k;
-    const char *what;
-} SHAPES[] = {
-    {32, 256, 256, "a short batch through a D×D projection"},
-    {512, 1024, 256, "feed-forward up, D -> F"},
-    {512, 256, 1024, "feed-forward down, F -> D"},
-    {2048, 256, 256, "a full batch through a D×D projection"},
-    {4096, 7000, 256, "vocabulary projection"},
-};
-
-static float *random_matrix(size_t n, Rng *rng)
-{
-    float *x = xmalloc(n * sizeof *x);
-    for (size_t i = 0; i < n; i++) x[i] = 2.0f * rng_uniform(rng) - 1.0f;
-    return x;
-}
-
-/* Best GF/s over five timings of one form on one shape. */
-static double gflops(Gemm *fn, float *C, const float *A, const float *B, int m, int n, int k)
+/* Best GF/s over `trials` timings of one product. */
+static double gflops(Gemm *fn, float *C, const float *A, const float *B, int m, int n, int k,
+                     double budget, int trials)
 {
     double flops = 2.0 * m * n * k, best = 0.0;
-    int reps = 1;
-    fn(C, A, B, m, n, k, false); /* warm up caches and page in C */
+    fn(C, A, B, m, n, k, false); /* warm up caches, page in C, start threads */
     double t0 = util_now();
     fn(C, A, B, m, n, k, false);
     double once = util_now() - t0;
-    if (once < 0.1) reps = (int)(0.1 / (once + 1e-9)) + 1;
-    for (int trial = 0; trial < 5; trial++) {
+    int reps = once < budget ? (int)(budget / (once + 1e-9)) + 1 : 1;
+    for (int trial = 0; trial < trials; trial++) {
         t0 = util_now();
         for (int r = 0; r < reps; r++) fn(C, A, B, m, n, k, false);
         double rate = flops * reps / (util_now() - t0) / 1e9;
@@ -62,40 +123,141 @@ static double gflops(Gemm *fn, float *C, const float *A, const float *B, int m, 
     return best;
 }
 
+static float *random_matrix(size_t n, Rng *rng)
+{
+    float *x = xmalloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = 2.0f * rng_uniform(rng) - 1.0f;
+    return x;
+}
+
 int main(int argc, char **argv)
 {
-    static const char *const KERNELS[] = {"avx512", "avx2", "generic"};
-    const char *only = argc > 1 ? argv[1] : NULL;
+    bool quick = false, info_only = false;
+    int vocab = 8000, max_threads = 2;
+    const char *kernels[4]; /* at most 4 (-k beyond that is ignored) */
+    int n_kernels = 0;
+    static const struct option longs[] = {{"quick", no_argument, 0, 'q'},
+                                          {"openblas-info", no_argument, 0, 'i'},
+                                          {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "V:k:t:", longs, NULL)) != -1) {
+        switch (c) {
+        case 'q': quick = true; break;
+        case 'i': info_only = true; break;
+        case 'V': vocab = atoi(optarg); break;
+        case 't': max_threads = atoi(optarg); break;
+        case 'k':
+            if (n_kernels < 4) kernels[n_kernels++] = optarg;
+            break;
+        default:
+            fprintf(stderr, "usage: gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]"
+                            " | --openblas-info\n");
+            return 2;
+        }
+    }
+    if (optind != argc || vocab < 1 || max_threads < 1) {
+        fprintf(stderr, "usage: gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]"
+                        " | --openblas-info\n");
+        return 2;
+    }
+    bool have_blas = blas_open();
+    if (have_blas)
+        printf("openblas=%s corename=%s config=\"%s\"\n", blas.path,
+               blas.corename ? blas.corename() : "?", blas.config ? blas.config() : "?");
+    else
+        printf("openblas=none corename=none config=\"libopenblas.so.0 not found\"\n");
+    if (info_only) return 0;
+    if (n_kernels == 0) { /* every fast kernel this CPU runs */
+        if (gemm_force_kernel("avx512")) kernels[n_kernels++] = "avx512";
+        if (gemm_force_kernel("avx2")) kernels[n_kernels++] = "avx2";
+        if (n_kernels == 0) kernels[n_kernels++] = "generic";
+        gemm_force_kernel(NULL);
+    }
+
+    /* (O, I) of the model's weights, and the batch rows R. */
+    const int D = quick ? 16 : 256, F = quick ? 64 : 1024;
+    const struct {
+        int o, i;
+        const char *what;
+    } WEIGHTS[] = {{D, D, "DxD"}, {F, D, "FxD"}, {D, F, "DxF"}, {vocab, D, "VxD"}};
+    static const int ROWS[] = {32, 512, 2048, 4096}, QUICK_ROWS[] = {8, 32};
+    const int *rows = quick ? QUICK_ROWS : ROWS;
+    int n_rows = quick ? 2 : 4;
+    double budget = quick ? 0.0 : 0.03;
+    int trials = quick ? 1 : 3;
+
     Rng rng;
     rng_seed(&rng, 1);
-    printf("%-8s %-5s %-7s %18s %9s\n", "kernel", "form", "threads", "M×N×K", "GF/s");
-    for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++) {
-        int m = SHAPES[s].m, n = SHAPES[s].n, k = SHAPES[s].k;
-        size_t big = (size_t)(m > n ? m : n) * (size_t)k;
-        float *A = random_matrix(big, &rng), *B = random_matrix(big, &rng);
-        float *C = random_matrix((size_t)m * n, &rng);
-        printf("# %s\n", SHAPES[s].what);
-        for (size_t kn = 0; kn < sizeof KERNELS / sizeof *KERNELS; kn++) {
-            if (only && strcmp(only, KERNELS[kn]) != 0) continue;
-            if (!gemm_force_kernel(KERNELS[kn])) continue;
-            bool slow = strcmp(KERNELS[kn], "generic") == 0;
-            if (slow && 2.0 * m * n * k > 1e9) continue;
-            for (int threads = 1; threads <= 2; threads++) {
-                if (slow && threads > 1) continue; /* the references are serial */
-                gemm_set_threads(threads);
-                for (size_t f = 0; f < sizeof FORMS / sizeof *FORMS; f++) {
-                    char shape[32];
-                    snprintf(shape, sizeof shape, "%d×%d×%d", m, n, k);
-                    printf("%-8s %-5s %-7d %18s %9.1f\n", KERNELS[kn], FORMS[f].name, threads,
-                           shape, gflops(FORMS[f].fn, C, A, B, m, n, k));
-                    fflush(stdout);
-                }
+    size_t big = 0; /* every operand is R×O, R×I or O×I */
+    for (size_t w = 0; w < sizeof WEIGHTS / sizeof *WEIGHTS; w++)
+        for (int r = 0; r < n_rows; r++) {
+            size_t R = (size_t)rows[r], O = (size_t)WEIGHTS[w].o, I = (size_t)WEIGHTS[w].i;
+            size_t most = R * O > R * I ? R * O : R * I;
+            if (O * I > most) most = O * I;
+            if (most > big) big = most;
+        }
+    float *A = random_matrix(big, &rng), *B = random_matrix(big, &rng), *C = random_matrix(big, &rng);
+    /* Per thread count: every kernel of ours on every shape, then OpenBLAS
+     * on them (its figures do not depend on our kernel).  Not interleaved
+     * shape by shape: OpenBLAS's idle threads spin for a while after each
+     * call and would take a core from our next timing. */
+    enum { MAX_CASES = 4 * 4 * 3 };
+    typedef struct {
+        int m, n, k, form;
+        char what[24];
+    } Case;
+    Case cases[MAX_CASES];
+    int n_cases = 0;
+    for (size_t w = 0; w < sizeof WEIGHTS / sizeof *WEIGHTS; w++)
+        for (int r = 0; r < n_rows; r++)
+            for (int f = 0; f < 3; f++) {
+                int R = rows[r], O = WEIGHTS[w].o, I = WEIGHTS[w].i;
+                Case *x = &cases[n_cases++];
+                if (f == 0) x->m = R, x->n = O, x->k = I;      /* out = in · Wᵀ */
+                else if (f == 1) x->m = R, x->n = I, x->k = O; /* d_in = d_out · W */
+                else x->m = O, x->n = I, x->k = R;             /* d_W = d_outᵀ · in */
+                x->form = f;
+                snprintf(x->what, sizeof x->what, "%s_R%d", WEIGHTS[w].what, R);
+            }
+    double ours[4][MAX_CASES], theirs[MAX_CASES];
+    for (int threads = 1; threads <= max_threads; threads++) {
+        gemm_set_threads(threads);
+        for (int kn = 0; kn < n_kernels; kn++) {
+            if (!gemm_force_kernel(kernels[kn])) continue;
+            for (int i = 0; i < n_cases; i++) {
+                const Case *x = &cases[i];
+                bool slow = strcmp(kernels[kn], "generic") == 0 && 2.0 * x->m * x->n * x->k > 1e8;
+                ours[kn][i] = slow ? 0.0
+                                   : gflops(FORMS[x->form].ours, C, A, B, x->m, x->n, x->k, budget, trials);
             }
         }
-        free(A);
-        free(B);
-        free(C);
+        if (have_blas) {
+            blas.set_threads(threads);
+            for (int i = 0; i < n_cases; i++) {
+                const Case *x = &cases[i];
+                theirs[i] = gflops(FORMS[x->form].theirs, C, A, B, x->m, x->n, x->k, budget, trials);
+            }
+            blas.set_threads(1);
+        }
+        for (int kn = 0; kn < n_kernels; kn++) {
+            if (!gemm_force_kernel(kernels[kn])) {
+                if (threads == 1)
+                    fprintf(stderr, "gemm_bench: this CPU cannot run the %s kernel: skipped\n", kernels[kn]);
+                continue;
+            }
+            for (int i = 0; i < n_cases; i++) {
+                const Case *x = &cases[i];
+                printf("gemm kernel=%s form=%s threads=%d m=%d n=%d k=%d what=%s ours=%.2f", kernels[kn],
+                       FORMS[x->form].name, threads, x->m, x->n, x->k, x->what, ours[kn][i]);
+                if (have_blas) printf(" openblas=%.2f\n", theirs[i]);
+                else printf(" openblas=none\n");
+            }
+        }
+        fflush(stdout);
     }
     gemm_force_kernel(NULL);
+    free(A);
+    free(B);
+    free(C);
     return 0;
 }

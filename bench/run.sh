@@ -7,25 +7,46 @@
 #                              tests/data/tiny.tsv): checks the harness, not
 #                              the speed; also BENCH_QUICK=1
 #
-# Needs ./translate and build/bench/train_bench (make bench builds both).
-# The PyTorch columns need Debian's /usr/bin/python3 with torch; without it
-# they say "skipped".  hyperfine and /usr/bin/time (Debian packages) are
+# Needs ./translate and build/bench/{train,gemm,decode}_bench (make bench
+# builds them).  The PyTorch columns need Debian's /usr/bin/python3 with
+# torch, the OpenBLAS ones libopenblas.so.0 (libopenblas0-pthread; `make
+# bench` installs both through tools/deps.sh --with-bench, which also makes
+# it torch's BLAS via Debian's alternatives); without them they say
+# "skipped".  hyperfine and /usr/bin/time (Debian packages) are
 # used when present, else a shell loop / "n/a".
 #
 # Settings (environment): BENCH_CONFIG (default configs/en-zh.yaml),
 # BENCH_DATA (default the Tatoeba dev.tsv), BENCH_TORCH_SENTENCES (how many
-# sentences PyTorch translates; default 200, 0 = all).
+# sentences PyTorch translates; default 200, 0 = all),
+# BENCH_DECODE_SENTENCES (decode_bench's; default 0 = all),
+# BENCH_OPENBLAS_CORETYPE (auto, the default: see section 0; or a core type
+# for the reference commands), BENCH_OPENBLAS (the library gemm_bench
+# dlopens; default libopenblas.so.0), BENCH_LINE_FLAGS (section 4).
 #
-# The parts, as issue 6 lists them:
-#   1. training tokens/s (source + target), ours (bench/train_bench.c) vs
-#      PyTorch (tools/bench_torch.py train) on the same batches from the same
-#      initial weights, 1 and 2 threads; and the GF/s of our step's matrix
-#      products against a 1024³ gemm_nt measured in the same process
-#   2. greedy translation of every line of the data, one at a time, 1 thread,
-#      vs PyTorch's usual greedy loop on the same ids; beam 4 vs our greedy
-#   3. a fresh process translating "I love china", vs a fresh python3
-#   4. peak RSS for one sentence and for the whole batch, vs the model file
-#   5. time per sentence for synthetic sources of 8, 32 and max_len-1 tokens
+# The parts (issue 6, with issue 12's references and targets; each row
+# says met/missed against its target):
+#   0. the CPU, its vector flags, our kernel, and the OpenBLAS both
+#      references use: its library and core type; where Debian's OpenBLAS
+#      0.3.21 mis-detects the CPU (it takes some AVX-512 Xeons for
+#      Prescott), OPENBLAS_CORETYPE is set for the reference commands
+#      alone, never for our programs, the tests or CI (BENCH_OPENBLAS_CORETYPE
+#      overrides the choice; "auto" is the default)
+#   1. our GEMM vs OpenBLAS cblas_sgemm on every training shape, nt/nn/tn,
+#      1 and 2 threads, every fast kernel this CPU runs (build/bench/gemm_bench)
+#   2. training tokens/s (source + target), ours (bench/train_bench.c) vs
+#      PyTorch with OpenBLAS (tools/bench_torch.py train) on the same batches
+#      from the same initial weights, 1 and 2 threads; our 2-thread scaling
+#   3. greedy batch-1 decoding against its bandwidth bound (bytes of weights
+#      per output token / read bandwidth at that size: build/bench/decode_bench),
+#      per fast kernel; greedy translation of every line, one at a time,
+#      1 thread, vs PyTorch's usual greedy loop on the same ids; beam 4
+#   4. throughput on files: stdin as it is read today vs line at a time
+#      (the baseline) and vs --eval's batched decoding
+#   5. a fresh process translating "I love china" (vs a fresh python3); the
+#      share of it that is not translating (the same process with an empty
+#      sentence: start, config, loading and checking the weights)
+#   6. peak RSS for one sentence and for the whole batch, vs the model file
+#   7. time per sentence for synthetic sources of 8, 32 and max_len-1 tokens
 # Exit status: 0, or 1 when one of the measurements failed to run.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -34,20 +55,24 @@ QUICK=${BENCH_QUICK:-0}
 [ "${1:-}" = "--quick" ] && QUICK=1
 PY=/usr/bin/python3
 TRAIN_BENCH=build/bench/train_bench
+GEMM_BENCH=build/bench/gemm_bench
+DECODE_BENCH=build/bench/decode_bench
 TRANSLATE=./translate
 if [ "$QUICK" = 1 ]; then
     CONFIG=configs/tiny.yaml; DATA=tests/data/tiny.tsv
     STEPS=2; WARMUP=1; BATCH=100; CEILING_N=256; TRAIN_RUNS=1; LAT_RUNS=3; PY_LAT_RUNS=2; SCALE_N=2
+    GEMM_ARGS=--quick; DECODE_SENTENCES=0
     TORCH_SENTENCES=${BENCH_TORCH_SENTENCES:-0}
 else
     CONFIG=${BENCH_CONFIG:-configs/en-zh.yaml}; DATA=${BENCH_DATA:-../shared/data/tatoeba-cmn-eng/dev.tsv}
     STEPS=5; WARMUP=2; BATCH=2500; CEILING_N=1024; TRAIN_RUNS=3; LAT_RUNS=20; PY_LAT_RUNS=5; SCALE_N=4
+    GEMM_ARGS=; DECODE_SENTENCES=${BENCH_DECODE_SENTENCES:-0}
     # PyTorch's loop re-runs the whole model at every step: ~5 sentences/s
     # here, so all 1,000 would take minutes; 200 evenly spaced give its rate.
     TORCH_SENTENCES=${BENCH_TORCH_SENTENCES:-200}
 fi
 
-for f in "$TRAIN_BENCH" "$TRANSLATE"; do
+for f in "$TRAIN_BENCH" "$GEMM_BENCH" "$DECODE_BENCH" "$TRANSLATE"; do
     [ -x "$f" ] || { echo "bench: $f is missing: run 'make bench'" >&2; exit 1; }
 done
 [ -r "$DATA" ] || { echo "bench: $DATA: no such data file (set BENCH_DATA)" >&2; exit 1; }
@@ -65,6 +90,7 @@ TGT_VOCAB=$(config_path target_vocab)
 MAX_LEN=$(yaml max_len); D_MODEL=$(yaml d_model); D_FF=$(yaml d_ff)
 SRC_LANG=$(yaml source_language); TGT_LANG=$(yaml target_language)
 SRC_COL=1; [ "$SRC_LANG" = zh ] && SRC_COL=2
+TGT_V=$(wc -l < "$TGT_VOCAB")
 cut -f "$SRC_COL" "$DATA" > "$TMP/sources.txt"
 SENTENCES=$(wc -l < "$TMP/sources.txt")
 
@@ -85,7 +111,12 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a - b }'; }
 kv() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # Run the rest of the line with N threads for PyTorch (its BLAS reads these
 # when it loads, so they must be set before python starts).
-torch_threads() { n=$1; shift; OMP_NUM_THREADS=$n OPENBLAS_NUM_THREADS=$n MKL_NUM_THREADS=$n "$@"; }
+# BLAS_CORETYPE (section 0), when set, goes to these reference commands only.
+torch_threads() {
+    n=$1; shift
+    env OMP_NUM_THREADS="$n" OPENBLAS_NUM_THREADS="$n" MKL_NUM_THREADS="$n" \
+        ${BLAS_CORETYPE:+OPENBLAS_CORETYPE=$BLAS_CORETYPE} "$@"
+}
 # A failure inside $(...) cannot set a variable of this shell: leave a mark.
 failed() { note "failed: $*"; cat "$TMP/err.txt" >&2; : > "$TMP/failed"; }
 # Seconds taken by a command (stdin from $1, stdout to $TMP/out.txt); "" on failure.
@@ -100,12 +131,13 @@ best_of_two() {
     awk -v a="$a" -v b="$b" 'BEGIN { if (a != "" && b != "") printf "%.6f", a < b ? a : b }'
 }
 # Mean wall seconds over $1 runs of the command line $2 (words quoted as for
-# a shell): hyperfine without a shell in between, or a shell loop.
+# a shell): hyperfine without a shell in between, or a shell loop.  With a
+# third argument "-i", a non-zero exit status is expected, not a failure.
 mean_wall() {
-    runs=$1; cmd=$2
+    runs=$1; cmd=$2; ignore=${3:-}
     if command -v hyperfine > /dev/null 2>&1; then
         warm=3; [ "$runs" -lt 10 ] && warm=1
-        if hyperfine -N --style none --warmup "$warm" --runs "$runs" --export-csv "$TMP/hf.csv" \
+        if hyperfine -N $ignore --style none --warmup "$warm" --runs "$runs" --export-csv "$TMP/hf.csv" \
                -- "$cmd" > /dev/null 2> "$TMP/err.txt"; then
             awk -F, 'NR == 2 { print $2 }' "$TMP/hf.csv"
         else failed "$cmd"; fi
@@ -133,8 +165,66 @@ torch_run() {
     fi
 }
 
-# ---- 1. training ----------------------------------------------------------------
-note "1. training: $STEPS timed steps (+$WARMUP warm-up) of ~$BATCH tokens, ours then PyTorch"
+# ---- 0. the CPU and the OpenBLAS the references use ---------------------------------
+CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+CPU_FLAGS=$(awk -F': ' '/^flags/ { print $2; exit }' /proc/cpuinfo)
+has_flag() { case " $CPU_FLAGS " in *" $1 "*) return 0 ;; esac; return 1; }
+VECTOR_FLAGS=$(echo "$CPU_FLAGS" | tr ' ' '\n' | grep -E '^(avx|avx2|fma|f16c|avx512.*)$' | tr '\n' ' ' | sed 's/ $//')
+BLAS_INFO=$("$GEMM_BENCH" --openblas-info 2> /dev/null)
+BLAS_PATH=$(kv "$BLAS_INFO" openblas); BLAS_DETECTED=$(kv "$BLAS_INFO" corename)
+HAVE_BLAS=0; [ -n "$BLAS_PATH" ] && [ "$BLAS_PATH" != none ] && HAVE_BLAS=1
+[ $HAVE_BLAS = 1 ] || note "OpenBLAS columns skipped: no libopenblas.so.0 (sh tools/deps.sh --with-bench)"
+# Debian's OpenBLAS 0.3.21 (DYNAMIC_ARCH) picks its kernels from the CPU it
+# recognises; on CPUs it does not know it falls back to old generic ones
+# (PERFORMANCE.md: some AVX-512 Xeons run as "Prescott", a fifth of the
+# speed).  A reference that slow would flatter us, so where the detected
+# core type does not use the vector width the CPU has, the reference
+# commands run with OPENBLAS_CORETYPE naming one that does.
+BLAS_CORETYPE=${BENCH_OPENBLAS_CORETYPE:-auto}
+WHY="set by BENCH_OPENBLAS_CORETYPE"
+if [ "$BLAS_CORETYPE" = auto ]; then
+    WHY="a mis-detection: it does not use this CPU's vector width"
+    BLAS_CORETYPE=""
+    if has_flag avx512f && has_flag avx512bw && has_flag avx512vl && has_flag avx512dq; then
+        good="SkylakeX Cooperlake SapphireRapids"; fix=SkylakeX
+    elif has_flag avx2 && has_flag fma; then
+        good="Haswell Zen SkylakeX Cooperlake SapphireRapids"; fix=Haswell
+    else good=$BLAS_DETECTED; fix=""; fi
+    case " $good " in *" $BLAS_DETECTED "*) ;; *) [ $HAVE_BLAS = 1 ] && BLAS_CORETYPE=$fix ;; esac
+fi
+BLAS_CORE=$BLAS_DETECTED
+if [ -n "$BLAS_CORETYPE" ] && [ $HAVE_BLAS = 1 ]; then
+    BLAS_CORE=$(kv "$(env OPENBLAS_CORETYPE="$BLAS_CORETYPE" "$GEMM_BENCH" --openblas-info 2> /dev/null)" corename)
+    note "OpenBLAS detected this CPU as $BLAS_DETECTED: the reference commands run with OPENBLAS_CORETYPE=$BLAS_CORETYPE ($BLAS_CORE)"
+fi
+
+# ---- 1. GEMM: ours vs OpenBLAS ---------------------------------------------------------
+note "1. GEMM: ours vs OpenBLAS cblas_sgemm on the training shapes (V = $TGT_V), 1 and 2 threads"
+if ! env ${BLAS_CORETYPE:+OPENBLAS_CORETYPE=$BLAS_CORETYPE} "$GEMM_BENCH" $GEMM_ARGS -V "$TGT_V" \
+        > "$TMP/gemm.txt" 2> "$TMP/err.txt"; then
+    failed "$GEMM_BENCH"
+fi
+# One line per kernel and thread count: kernel threads shapes worst_ratio
+# worst_shape geomean_ours geomean_openblas geomean_ratio shapes_below_0.95
+awk '$1 == "gemm" {
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+        key = v["kernel"] " " v["threads"]
+        if (!(key in n)) order[++keys] = key
+        n[key]++
+        if (v["ours"] > 0) lo[key] += log(v["ours"])
+        if (v["openblas"] != "none" && v["openblas"] > 0 && v["ours"] > 0) {
+            r = v["ours"] / v["openblas"]; lt[key] += log(v["openblas"]); lr[key] += log(r); nb[key]++
+            if (!(key in worst) || r < worst[key]) { worst[key] = r; ws[key] = v["form"] "_" v["what"] }
+            if (r < 0.95) below[key]++
+        }
+     }
+     END { for (i = 1; i <= keys; i++) { k = order[i]
+             printf "%s %d %s %s %.2f %s %s %d\n", k, n[k], (k in worst) ? sprintf("%.3f", worst[k]) : "none",
+                    (k in ws) ? ws[k] : "none", exp(lo[k] / n[k]), nb[k] ? sprintf("%.2f", exp(lt[k] / nb[k])) : "none",
+                    nb[k] ? sprintf("%.3f", exp(lr[k] / nb[k])) : "none", below[k] } }' "$TMP/gemm.txt" > "$TMP/gemm_sum.txt"
+
+# ---- 2. training ----------------------------------------------------------------
+note "2. training: $STEPS timed steps (+$WARMUP warm-up) of ~$BATCH tokens, ours then PyTorch"
 # ours_train THREADS [--dump FILE]: the median (by tokens/s) of TRAIN_RUNS runs
 # of train_bench on the same batches: one run of a few seconds moved by
 # up to 25% between runs on this shared machine.
@@ -153,9 +243,18 @@ if [ $HAVE_TORCH = 1 ] && [ -r "$TMP/dump.safetensors" ]; then
     TORCH_T1=$(torch_run 1 train "$TMP/dump.safetensors" "$CEILING_N")
     TORCH_T2=$(torch_run 2 train "$TMP/dump.safetensors" "$CEILING_N")
 fi
+KERNEL=$(kv "$OURS_T1" kernel)
 
-# ---- 2. translation throughput ---------------------------------------------------
-note "2. translation: $SENTENCES sentences, one at a time, 1 thread"
+# ---- 3. decoding -------------------------------------------------------------------
+note "3. decoding: greedy batch-1 vs its bandwidth bound; $SENTENCES sentences one at a time, 1 thread"
+DECODE_KERNELS=$KERNEL
+[ "$KERNEL" = avx512 ] && has_flag avx2 && has_flag fma && DECODE_KERNELS="avx512 avx2"
+DEC_ROWS=""
+for k in $DECODE_KERNELS; do
+    line=$(TRANSLATE_GEMM=$k "$DECODE_BENCH" -t 1 -n "$DECODE_SENTENCES" "$CONFIG" "$DATA" 2> "$TMP/err.txt") ||
+        { failed "$DECODE_BENCH ($k)"; line=""; }
+    [ -n "$line" ] && DEC_ROWS="$DEC_ROWS$line;"
+done
 GREEDY_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 1 -c "$CONFIG")
 BEAM_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 4 -c "$CONFIG")
 TORCH_TR=""
@@ -167,27 +266,44 @@ if [ $HAVE_TORCH = 1 ] && [ -r "$TMP/dump.safetensors" ]; then
     fi
 fi
 
-# ---- 3. fresh-process latency -----------------------------------------------------
-note "3. latency: a fresh process translating \"I love china\""
+# ---- 4. throughput on files ----------------------------------------------------------
+# Standard input as `translate` reads it today, against the line-at-a-time
+# baseline and --eval's batched decoding (decode_greedy_many), greedy,
+# default threads.  Today stdin IS line at a time, so the baseline is that
+# same run; once stdin is mini-batched, BENCH_LINE_FLAGS names the flag that
+# keeps one line at a time and the baseline is measured with it.
+note "4. files: $SENTENCES lines through stdin vs --eval (greedy, default threads)"
+STDIN_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 -c "$CONFIG")
+LINE_FLAGS=${BENCH_LINE_FLAGS:-}
+if [ -n "$LINE_FLAGS" ]; then LINE_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 $LINE_FLAGS -c "$CONFIG")
+else LINE_S=$STDIN_S; fi
+EVAL_S=$(timed /dev/null "$TRANSLATE" -q -b 1 -c "$CONFIG" --eval "$DATA")
+
+# ---- 5. fresh-process latency and start-up ----------------------------------------------
+note "5. latency: a fresh process translating \"I love china\", and one with an empty sentence"
 LAT_OURS=$(mean_wall "$LAT_RUNS" "$TRANSLATE -q -c '$CONFIG' 'I love china'")
+# The empty sentence is refused (exit 1) after the config, vocabularies and
+# weights are loaded and checked: what is left is the translation's compute.
+LAT_EMPTY=$(mean_wall "$LAT_RUNS" "$TRANSLATE -q -c '$CONFIG' ''" -i)
 LAT_TORCH=""
 [ $HAVE_TORCH = 1 ] && LAT_TORCH=$(mean_wall "$PY_LAT_RUNS" "env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
-MKL_NUM_THREADS=1 $PY tools/bench_torch.py sentence '$WEIGHTS' '$SRC_VOCAB' '$TGT_VOCAB' 'I love china'")
+MKL_NUM_THREADS=1 ${BLAS_CORETYPE:+OPENBLAS_CORETYPE=$BLAS_CORETYPE }$PY tools/bench_torch.py sentence '$WEIGHTS' \
+'$SRC_VOCAB' '$TGT_VOCAB' 'I love china'")
 
-# ---- 4. memory --------------------------------------------------------------------
-note "4. memory: peak RSS"
+# ---- 6. memory --------------------------------------------------------------------
+note "6. memory: peak RSS"
 echo "I love china" > "$TMP/one.txt"
-RSS_ONE=$(peak_rss "$TMP/one.txt" "$TRANSLATE" -q -t 1 -c "$CONFIG")
+RSS_ONE=$(peak_rss "$TMP/one.txt" "$TRANSLATE" -q -c "$CONFIG")
 RSS_ALL=$(peak_rss "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -c "$CONFIG")
 [ -x /usr/bin/time ] || note "peak RSS skipped: /usr/bin/time missing (apt-get install time)"
 
-# ---- 5. scaling with the source length ---------------------------------------------
+# ---- 7. scaling with the source length ---------------------------------------------
 # Synthetic sources of L vocabulary words (letters only, so each word is
 # one token), SCALE_N different ones per length.  Time per sentence is
 # (T(twice the file) - T(the file)) / SCALE_N: start-up and loading cancel.
 MID=32; [ $((MAX_LEN / 2)) -lt $MID ] && MID=$((MAX_LEN / 2))
 SCALE_LENGTHS="8 $MID $((MAX_LEN - 1))"
-note "5. scaling: sources of $SCALE_LENGTHS tokens, 1 thread"
+note "7. scaling: sources of $SCALE_LENGTHS tokens, 1 thread"
 awk -F '\t' 'NR > 4 && $1 ~ /^[a-z]+$/ { print $1 }' "$SRC_VOCAB" > "$TMP/words.txt"
 [ -s "$TMP/words.txt" ] || awk -F '\t' 'NR > 4 { print $1 }' "$SRC_VOCAB" > "$TMP/words.txt"
 SCALE_ROWS=""
@@ -205,52 +321,80 @@ for L in $SCALE_LENGTHS; do
 done
 
 # ---- the table ---------------------------------------------------------------------
-CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-KERNEL=$(kv "$OURS_T1" kernel)
-echo "# make bench — $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo
-[ "$QUICK" = 1 ] && { echo "**QUICK MODE** (tiny model, tiny data): checks the harness; the figures mean nothing."; echo; }
-echo "CPU: $CPU, $(nproc) cores online; our GEMM kernel: ${KERNEL:-?}; threads: as each row says."
-echo "Config: $CONFIG ($(basename "$WEIGHTS"), $MODEL_BYTES bytes); data: $DATA ($SENTENCES lines)."
-echo "PyTorch: $([ $HAVE_TORCH = 1 ] && "$PY" -c 'import torch; print("torch", torch.__version__)' 2>/dev/null || echo "not available"), BLAS: $(kv "$TORCH_T1" blas)."
-echo
-echo "| row | measure | ours | PyTorch / reference | ratio | issue target | verdict |"
-echo "|---|---|---:|---:|---:|---|---|"
-awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" \
-    -v p1="$(kv "$TORCH_T1" tokens_per_s)" -v p2="$(kv "$TORCH_T2" tokens_per_s)" \
-    -v g1="$(kv "$OURS_T1" gemm_gflops)" -v g2="$(kv "$OURS_T2" gemm_gflops)" \
-    -v c1="$(kv "$OURS_T1" ceiling_gflops)" -v c2="$(kv "$OURS_T2" ceiling_gflops)" -v cn="$CEILING_N" \
-    -v n="$SENTENCES" -v gs="$GREEDY_S" -v bs="$BEAM_S" \
-    -v pts="$(kv "$TORCH_TR" sentences_per_s)" -v ptn="$(kv "$TORCH_TR" sentences)" \
-    -v lo="$LAT_OURS" -v lp="$LAT_TORCH" -v r1="$RSS_ONE" -v ra="$RSS_ALL" -v mb="$MODEL_BYTES" \
-    -v pm1="$(kv "$TORCH_T1" matmul_gflops)" -v pm2="$(kv "$TORCH_T2" matmul_gflops)" \
-    -v torch="$HAVE_TORCH" -v scale="$SCALE_ROWS" -v sn="$SCALE_N" -v D="$D_MODEL" -v F="$D_FF" '
-    function num(x) { return x != "" && x + 0 > 0 }
+# Shared by the awk programs that print rows.
+AWK_LIB='
+    function num(x) { return x != "" && x != "none" && x + 0 > 0 }
     function fmt(x, f) { return num(x) ? sprintf(f, x) : "n/a" }
     function other(x, f) { return num(x) ? sprintf(f, x) : (torch ? "failed" : "skipped (no torch)") }
+    function blasc(x, f) { return num(x) ? sprintf(f, x) : (blas ? "failed" : "skipped (no OpenBLAS)") }
     function verdict(ok, have) { return have ? (ok ? "met" : "missed") : "—" }
     function row(id, what, ours, theirs, ratio, target, v) {
         printf "| %s | %s | %s | %s | %s | %s | %s |\n", id, what, ours, theirs, ratio, target, v }
+    function kv(line, key,   n, f, i) {
+        n = split(line, f, " ")
+        for (i = 1; i <= n; i++) if (index(f[i], key "=") == 1) return substr(f[i], length(key) + 2)
+        return "" }'
+TORCH_VERSION=$([ $HAVE_TORCH = 1 ] && "$PY" -c 'import torch; print("torch", torch.__version__)' 2>/dev/null || echo "not available")
+echo "# make bench — $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo
+[ "$QUICK" = 1 ] && { echo "**QUICK MODE** (tiny model, tiny data): checks the harness; the figures mean nothing."; echo; }
+echo "CPU: $CPU, $(nproc) cores online; vector flags: ${VECTOR_FLAGS:-none}."
+echo "Our GEMM kernel: ${KERNEL:-?} (automatic choice)$([ "$DECODE_KERNELS" != "$KERNEL" ] && echo "; also measured: avx2, forced with TRANSLATE_GEMM=avx2"); threads: as each row says."
+echo "Config: $CONFIG ($(basename "$WEIGHTS"), $MODEL_BYTES bytes, target vocabulary $TGT_V); data: $DATA ($SENTENCES lines)."
+if [ $HAVE_BLAS = 1 ]; then
+    echo "OpenBLAS (the GEMM reference, dlopen'ed by gemm_bench): $BLAS_PATH, detected core type $BLAS_DETECTED$([ -n "$BLAS_CORETYPE" ] && echo " ($WHY): OPENBLAS_CORETYPE=$BLAS_CORETYPE set for the OpenBLAS and PyTorch commands only, running $BLAS_CORE")."
+else
+    echo "OpenBLAS: not installed (libopenblas0-pthread): its columns are skipped."
+fi
+if [ $HAVE_TORCH = 1 ]; then
+    echo "PyTorch: $TORCH_VERSION, BLAS it loaded (/proc/self/maps): $(kv "$TORCH_T1" blas), core type $(kv "$TORCH_T1" corename)$([ -n "$BLAS_CORETYPE" ] && echo " (OPENBLAS_CORETYPE=$BLAS_CORETYPE)")."
+else
+    echo "PyTorch: not available ($PY cannot import torch): its columns are skipped."
+fi
+echo
+echo "| row | measure | ours | PyTorch / reference | ratio | issue target | verdict |"
+echo "|---|---|---:|---:|---:|---|---|"
+# GEMM rows, one per kernel and thread count.
+awk -v blas="$HAVE_BLAS" -v core="$BLAS_CORE" -v auto="$KERNEL" "$AWK_LIB"'
+    { k = $1; t = $2; shapes = $3; worst = $4; ws = $5; go = $6; gt = $7; gr = $8; below = $9
+      id = "gemm-" (k == auto ? "" : k "-") t "t"
+      h = num(worst)
+      row(id, sprintf("GEMM GF/s, our %s kernel%s vs OpenBLAS cblas_sgemm (%s), %d training shapes × nt/nn/tn, %d thread%s (geometric means; worst shape: %s)",
+                      k, k == auto ? "" : " (forced)", core, shapes / 3, t, t > 1 ? "s" : "", h ? ws : "—"),
+          fmt(go, "%.1f"), blasc(gt, "%.1f"),
+          h ? sprintf("%.2f× (worst %.2f×)", gr, worst) : "—", "≥ 0.95× on every shape",
+          h ? (below ? sprintf("missed (%d of %d below)", below, shapes) : "met") : "—") }' "$TMP/gemm_sum.txt"
+awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" \
+    -v p1="$(kv "$TORCH_T1" tokens_per_s)" -v p2="$(kv "$TORCH_T2" tokens_per_s)" \
+    -v n="$SENTENCES" -v gs="$GREEDY_S" -v bs="$BEAM_S" \
+    -v pts="$(kv "$TORCH_TR" sentences_per_s)" -v ptn="$(kv "$TORCH_TR" sentences)" \
+    -v dec="$DEC_ROWS" -v auto="$KERNEL" \
+    -v ss="$STDIN_S" -v ls="$LINE_S" -v es="$EVAL_S" -v lflags="$LINE_FLAGS" \
+    -v lo="$LAT_OURS" -v le="$LAT_EMPTY" -v lp="$LAT_TORCH" -v r1="$RSS_ONE" -v ra="$RSS_ALL" -v mb="$MODEL_BYTES" \
+    -v torch="$HAVE_TORCH" -v blas="$HAVE_BLAS" -v scale="$SCALE_ROWS" -v sn="$SCALE_N" -v D="$D_MODEL" -v F="$D_FF" \
+    "$AWK_LIB"'
     BEGIN {
         h = num(o1) && num(p1)
-        row("train-1t", "training, tokens/s (source + target), 1 thread", fmt(o1, "%.0f"), other(p1, "%.0f"),
-            h ? sprintf("%.2f×", o1 / p1) : "—", "—", "")
+        row("train-1t", "training, tokens/s (source + target), 1 thread, vs PyTorch with its BLAS", fmt(o1, "%.0f"),
+            other(p1, "%.0f"), h ? sprintf("%.2f×", o1 / p1) : "—", "≥ 2× PyTorch", verdict(h && o1 >= 2 * p1, h))
         h = num(o2) && num(p2)
-        row("train-2t", "training, tokens/s (source + target), 2 threads", fmt(o2, "%.0f"), other(p2, "%.0f"),
-            h ? sprintf("%.2f×", o2 / p2) : "—", "≥ 2× PyTorch", verdict(h && o2 >= 2 * p2, h))
-        h = num(g1) && num(c1)
-        row("gemm-1t", "training: matmul GF/s vs our " cn "³ gemm_nt, 1 thread", fmt(g1, "%.1f"),
-            fmt(c1, "%.1f") " (ceiling)", h ? sprintf("%.0f%%", 100 * g1 / c1) : "—", "—", "")
-        h = num(g2) && num(c2)
-        row("gemm-2t", "training: matmul GF/s vs our " cn "³ gemm_nt, 2 threads", fmt(g2, "%.1f"),
-            fmt(c2, "%.1f") " (ceiling)", h ? sprintf("%.0f%%", 100 * g2 / c2) : "—", "≥ 40% of ceiling",
-            verdict(h && g2 >= 0.4 * c2, h))
-        h = num(c1) && num(pm1)
-        row("blas-1t", "the GEMMs underneath: " cn "³ product GF/s, ours vs PyTorch (its BLAS), 1 thread",
-            fmt(c1, "%.1f"), other(pm1, "%.1f"), h ? sprintf("%.1f×", c1 / pm1) : "—", "—", "")
-        h = num(c2) && num(pm2)
-        row("blas-2t", "the GEMMs underneath: " cn "³ product GF/s, ours vs PyTorch (its BLAS), 2 threads",
-            fmt(c2, "%.1f"), other(pm2, "%.1f"), h ? sprintf("%.1f×", c2 / pm2) : "—", "—", "")
+        row("train-2t", "training, tokens/s (source + target), 2 threads, vs PyTorch with its BLAS", fmt(o2, "%.0f"),
+            other(p2, "%.0f"), h ? sprintf("%.2f×", o2 / p2) : "—", "≥ 2× PyTorch", verdict(h && o2 >= 2 * p2, h))
+        h = num(o1) && num(o2)
+        row("train-scale", "training: 2 threads vs 1 thread, ours (reference: our 1 thread)", fmt(o2, "%.0f"),
+            fmt(o1, "%.0f") " (1 thread)", h ? sprintf("%.2f×", o2 / o1) : "—", "≥ 1.7×", verdict(h && o2 >= 1.7 * o1, h))
+        nd = split(dec, drow, ";")
+        for (i = 1; i <= nd; i++) {
+            if (drow[i] == "") continue
+            k = kv(drow[i], "kernel"); step = kv(drow[i], "step_ms"); bound = kv(drow[i], "bound_ms")
+            h = num(step) && num(bound)
+            row("decode-bound" (k == auto ? "" : "-" k),
+                sprintf("greedy batch-1, ms per decoder step (%s kernel%s; %.2f MB of float32 weights per token ÷ %.1f GB/s read at that size; %s ms per token incl. the encoder)",
+                        k, k == auto ? "" : ", forced", kv(drow[i], "bytes_per_token") / 1e6, kv(drow[i], "bandwidth_gbs"),
+                        fmt(kv(drow[i], "token_ms"), "%.3f")),
+                fmt(step, "%.3f"), fmt(bound, "%.3f") " (bound)", h ? sprintf("%.2f× the bound", bound / step) : "—",
+                "≥ 0.7× the bound", verdict(h && bound / step >= 0.7, h))
+        }
         og = num(gs) ? n / gs : 0
         h = og && num(pts)
         row("greedy", "greedy translation, sentences/s, 1 thread, one at a time (" n " lines" \
@@ -262,15 +406,28 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
         row("beam4", "beam 4, sentences/s, 1 thread (reference: our greedy)", fmt(ob, "%.1f"),
             fmt(og, "%.1f") " (greedy)", h ? sprintf("%.2f× the cost", bs / gs) : "—", "≤ 3× greedy",
             verdict(h && bs <= 3 * gs, h))
+        os_ = num(ss) ? n / ss : 0; ol = num(ls) ? n / ls : 0
+        h = os_ && ol
+        row("files", "stdin, " n " lines, greedy, default threads, sentences/s (reference: line at a time" \
+            (lflags == "" ? ", which stdin is today" : ", " lflags) ")", fmt(os_, "%.1f"), fmt(ol, "%.1f"),
+            h ? sprintf("%.2f×", os_ / ol) : "—", "≥ 3× line at a time", verdict(h && os_ >= 3 * ol, h))
+        oe = num(es) ? n / es : 0
+        h = oe && ol
+        row("files-eval", "--eval, the same lines batched (decode_greedy_many), sentences/s incl. scoring (reference: line at a time)",
+            fmt(oe, "%.1f"), fmt(ol, "%.1f"), h ? sprintf("%.2f×", oe / ol) : "—", "—", "")
         h = num(lo)
-        row("latency", "fresh process, \"I love china\", ms (default threads; PyTorch: 1)", fmt(1000 * lo, "%.1f"),
-            other(1000 * lp, "%.0f"), h && num(lp) ? sprintf("%.0f× faster", lp / lo) : "—", "< 20 ms",
-            verdict(h && lo < 0.020, h))
+        row("latency", "fresh process, \"I love china\", ms (default threads and beam; PyTorch: 1 thread, greedy)",
+            fmt(1000 * lo, "%.1f"), other(1000 * lp, "%.0f"), h && num(lp) ? sprintf("%.0f× faster", lp / lo) : "—",
+            "< 20 ms", verdict(h && lo < 0.020, h))
+        h = num(lo) && num(le)
+        row("startup", "of that, everything but translating: the same process with an empty sentence (start, config, loading and checking the weights), ms",
+            fmt(1000 * le, "%.1f"), fmt(1000 * lo, "%.1f") " (total)", h ? sprintf("%.0f%% of the total", 100 * le / lo) : "—",
+            "≤ 25%", verdict(h && le <= 0.25 * lo, h))
         mmb = mb / 1048576
         h = num(r1)
-        row("rss-1", "peak RSS, one sentence, MB (reference: model file)", fmt(r1 / 1024, "%.1f"),
-            sprintf("%.1f (file)", mmb), h ? sprintf("%.2f× file", r1 * 1024 / mb) : "—",
-            "< 1.5× file + 16 MB", verdict(h && r1 * 1024 < 1.5 * mb + 16 * 1048576, h))
+        row("rss-1", "peak RSS, \"I love china\", MB (reference: model file)", fmt(r1 / 1024, "%.1f"),
+            sprintf("%.1f (file)", mmb), h ? sprintf("file + %.1f MB", (r1 * 1024 - mb) / 1048576) : "—",
+            "≤ file + 16 MB", verdict(h && r1 * 1024 <= mb + 16 * 1048576, h))
         h = num(ra)
         row("rss-batch", "peak RSS, " n "-line batch, MB", fmt(ra / 1024, "%.1f"), sprintf("%.1f (file)", mmb),
             h ? sprintf("%.2f× file", ra * 1024 / mb) : "—", "—", "")
@@ -287,14 +444,40 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
         }
     }'
 echo
-echo "How: training = build/bench/train_bench (bench/train_bench.c) vs tools/bench_torch.py train,"
-echo "the same $STEPS batches (after $WARMUP warm-up steps) from the same initial weights, dropout on,"
-echo "AdamW, clipping; PyTorch pads its batches, the tokens counted are the real ones on both sides."
-echo "Ours: the median of $TRAIN_RUNS runs by tokens/s (the row's GF/s and ceiling come from that run)."
-echo "The matmul GF/s count only the linear layers' GEMMs (3× the forward FLOPs), over the whole step time."
+echo "How: GEMM = build/bench/gemm_bench (bench/gemm_bench.c): for a batch of R = 32, 512, 2048, 4096 rows"
+echo "through each weight W[O,I] of the model (D×D, F×D, D×F, V×D): forward nt (R×O×I), backward nn (R×I×O)"
+echo "and tn (O×I×R), as model/linear.c calls them; best of 3 timings of ~30 ms each, ours then OpenBLAS"
+echo "(openblas_set_num_threads) in the same process.  The per-shape figures are below the table."
+echo "Training = build/bench/train_bench vs tools/bench_torch.py train, the same $STEPS batches (after $WARMUP"
+echo "warm-up steps) from the same initial weights, dropout on, AdamW, clipping; PyTorch pads its batches,"
+echo "the tokens counted are the real ones on both sides.  Ours: the median of $TRAIN_RUNS runs by tokens/s."
+echo "Decoder steps = build/bench/decode_bench: per sentence, decode_greedy with its limit minus with a limit"
+echo "of 1 (the encoder and one step), over the T-1 steps; the bound = bytes one step reads (decoder weights"
+echo "but cross-attention K/V, the generator) / vec_sum's best GB/s over a buffer that size, one thread."
 echo "Translation = ./translate -q -t 1 -b 1 (or -b 4) < the data's source column, wall time incl. start-up;"
 echo "PyTorch = tools/reference.py's greedy loop (no KV cache) on the same token ids, 1 thread."
-echo "Latency = mean of $LAT_RUNS runs (PyTorch: $PY_LAT_RUNS), $(command -v hyperfine > /dev/null && echo hyperfine || echo a shell loop)."
+echo "Files = ./translate -q -b 1 < the source column, and ./translate -q -b 1 --eval DATA (default threads)."
+echo "Latency and start-up = mean of $LAT_RUNS runs (PyTorch: $PY_LAT_RUNS), $(command -v hyperfine > /dev/null && echo hyperfine || echo a shell loop)."
 echo "Scaling = (time of the file twice − time of the file once) / $SCALE_N sentences per length."
+echo
+echo "GEMM per shape, GF/s (ours / OpenBLAS = ratio; shape = weight_Rrows, M×N×K):"
+echo
+awk '$1 == "gemm" {
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+        col = v["kernel"] " " v["threads"] "t"
+        if (!(col in seen)) { seen[col] = 1; cols[++nc] = col }
+        shape = v["form"] " " v["what"] " " v["m"] "×" v["n"] "×" v["k"]
+        if (!(shape in sseen)) { sseen[shape] = 1; shapes[++ns] = shape }
+        if (v["openblas"] == "none" || v["openblas"] + 0 == 0) cell[shape, col] = sprintf("%.1f / —", v["ours"])
+        else cell[shape, col] = sprintf("%.1f / %.1f = %.2f", v["ours"], v["openblas"], v["ours"] / v["openblas"])
+     }
+     END {
+        if (!ns) { print "(no GEMM figures)"; exit }
+        printf "| form | shape | M×N×K |"; for (c = 1; c <= nc; c++) printf " %s |", cols[c]; printf "\n"
+        printf "|---|---|---|"; for (c = 1; c <= nc; c++) printf "---:|"; printf "\n"
+        for (s = 1; s <= ns; s++) { split(shapes[s], p, " ")
+            printf "| %s | %s | %s |", p[1], p[2], p[3]
+            for (c = 1; c <= nc; c++) printf " %s |", cell[shapes[s], cols[c]]; printf "\n" }
+     }' "$TMP/gemm.txt"
 [ -e "$TMP/failed" ] && FAILED=1
 exit $FAILED

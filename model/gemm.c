@@ -469,16 +469,22 @@ static const Kernel *forced_kernel; /* gemm_force_kernel's choice, or NULL */
 static pthread_once_t auto_once = PTHREAD_ONCE_INIT;
 static int n_threads = 1;
 
+/* The best kernel this CPU runs, unless TRANSLATE_GEMM names another one
+ * it runs ("avx512", "avx2" or "generic"; read once, here): so a benchmark
+ * can time the AVX2 path on an AVX-512 machine in a whole program.  An
+ * unknown or unrunnable name is ignored (gemm_kernel_name tells what ran). */
 static void choose_auto_kernel(void)
 {
 #if GEMM_X86
     __builtin_cpu_init();
 #endif
-    for (size_t i = 0; i < sizeof KERNELS / sizeof *KERNELS; i++)
-        if (cpu_runs(KERNELS[i])) {
-            auto_kernel = KERNELS[i];
-            break;
-        }
+    const char *want = getenv("TRANSLATE_GEMM");
+    for (int pass = want && *want ? 0 : 1; pass < 2 && !auto_kernel; pass++)
+        for (size_t i = 0; i < sizeof KERNELS / sizeof *KERNELS; i++)
+            if (cpu_runs(KERNELS[i]) && (pass == 1 || strcmp(KERNELS[i]->name, want) == 0)) {
+                auto_kernel = KERNELS[i];
+                break;
+            }
 }
 
 static const Kernel *current_kernel(void)

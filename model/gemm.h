@@ -46,7 +46,10 @@ void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, i
 void gemm_set_threads(int n);
 int gemm_threads(void);
 
-/* "avx512", "avx2" or "generic" (the references): the kernel gemm_* use. */
+/* "avx512", "avx2" or "generic" (the references): the kernel gemm_* use.
+ * By default the fastest this CPU runs; the environment variable
+ * TRANSLATE_GEMM=avx512|avx2|generic, read at the first call, picks another
+ * one the CPU runs (for benchmarks; ignored when unknown or unrunnable). */
 const char *gemm_kernel_name(void);
 /* For tests and benchmarks: use the named kernel from now on (NULL: back to
  * the automatic choice).  Returns false, changing nothing, if the name is

@@ -117,7 +117,7 @@ def train(dump_path, ceiling_n=1024):
     gflops = matmul_gflops(ceiling_n)
     print(f"threads={n_threads} steps={len(first) - 1 - warmup} tokens={tokens} seconds={seconds:.3f} "
           f"tokens_per_s={tokens / seconds:.1f} last_loss={float(loss):.4f} "
-          f"matmul_n={ceiling_n} matmul_gflops={gflops:.2f} blas={blas_library()}")
+          f"matmul_n={ceiling_n} matmul_gflops={gflops:.2f} {blas_library()}")
     return 0
 
 
@@ -136,14 +136,31 @@ def matmul_gflops(n):
 
 
 def blas_library():
-    """The BLAS shared library this process loaded (resolved path)."""
+    """'blas=PATH corename=NAME': the BLAS shared library this process
+    loaded (resolved path, from /proc/self/maps: what torch really calls)
+    and, when it is OpenBLAS, the core type it runs (openblas_get_corename:
+    the detected one, or OPENBLAS_CORETYPE's when that was set)."""
+    found = []
     with open("/proc/self/maps") as f:
         for line in f:
             path = line.split()[-1]
             name = os.path.basename(path)
-            if "blas" in name or "blis" in name:
-                return os.path.realpath(path)
-    return "?"
+            if ("blas" in name or "blis" in name) and os.path.realpath(path) not in found:
+                found.append(os.path.realpath(path))
+    if not found:
+        return "blas=? corename=?"
+    # Debian's libblas.so.3 of OpenBLAS is a small wrapper around
+    # libopenblas*.so: name the library doing the work.
+    found.sort(key=lambda p: "openblas" not in os.path.basename(p))
+    corename = "none"
+    try:
+        import ctypes
+        get = ctypes.CDLL(found[0]).openblas_get_corename
+        get.restype = ctypes.c_char_p
+        corename = get().decode()
+    except (OSError, AttributeError):
+        pass
+    return f"blas={found[0]} corename={corename}"
 
 
 def decode_limit(S, ratio, extra, max_len):

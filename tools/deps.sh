@@ -13,6 +13,13 @@
 #   --with-aarch64  gcc-aarch64-linux-gnu qemu-user-static and the four
 #                   -dev packages for arm64 (multiarch: adds the arm64
 #                   architecture to dpkg)     make test-aarch64
+#   --with-bench    python3-torch libopenblas0-pthread hyperfine time
+#                                            make bench's references: PyTorch
+#                                            with OpenBLAS (Debian's alternatives
+#                                            then make it torch's libblas.so.3),
+#                                            OpenBLAS's cblas_sgemm for the GEMM
+#                                            rows, the timers.  The project's
+#                                            build never links it.
 set -e
 quiet=false
 for arg in "$@"; do
@@ -22,6 +29,7 @@ for arg in "$@"; do
         --with-browser) browser=true ;;
         --with-fuzz) fuzz=true ;;
         --with-aarch64) aarch64=true ;;
+        --with-bench) bench=true ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
@@ -30,6 +38,7 @@ need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev
 [ "${fuzz:-false}" = true ] && need="$need clang libclang-rt-14-dev"
 [ "${aarch64:-false}" = true ] && need="$need gcc-aarch64-linux-gnu qemu-user-static libyaml-dev:arm64 \
 libutf8proc-dev:arm64 libcjson-dev:arm64 libcmocka-dev:arm64"
+[ "${bench:-false}" = true ] && need="$need python3-torch libopenblas0-pthread hyperfine time"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
