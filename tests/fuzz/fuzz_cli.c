@@ -218,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     FUZZ_CHECK(!tr.created_weights);
-    translator_override_decoding(&tr, o.beam, o.n_best, false); /* as translate does, once */
+    translator_override_decoding(&tr, o.beam, o.n_best, false, 0); /* as translate does, once */
     for (int i = 0; i < o.n_texts; i++) translate_text(&tr, &o, o.texts[i], o.text_len[i]);
     translator_close(&tr);
     return 0;
