@@ -424,7 +424,7 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
         goto done;
     }
     if (s->opt->explain) explain_print(stdout, tr, text, &src, &t[0]);
-    if (s->opt->show.kind != SHOW_NONE) explain_show(stdout, tr, &t[0], s->opt->show, isatty(1));
+    if (s->opt->show.kind != SHOW_NONE) explain_show(stdout, tr, &t[0], s->opt->show, isatty(1), explain_terminal_width());
     if (s->opt->explain || s->opt->show.kind != SHOW_NONE) printf("translation: ");
     print_translations(s->opt, tr, line - 1, t, texts, scores, n);
     if (logits && t[0].logits)

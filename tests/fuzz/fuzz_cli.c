@@ -175,7 +175,7 @@ static void translate_text(Translator *tr, const Options *o, const char *bytes, 
     int n = translator_run(tr, &src, o->n_best, false, t, texts, scores);
     FUZZ_CHECK(n >= 1 && n <= o->n_best);
     if (o->explain) explain_print(sink, tr, text, &src, &t[0]);
-    if (o->show.kind != SHOW_NONE) explain_show(sink, tr, &t[0], o->show, false);
+    if (o->show.kind != SHOW_NONE) explain_show(sink, tr, &t[0], o->show, false, 80);
     for (int i = 0; i < n; i++) {
         TokenList tokens;
         FUZZ_CHECK(strchr(texts[i], '\n') == NULL);
