@@ -286,6 +286,34 @@ static void test_no_repeat_ngram_stops_loops_greedy_and_beam(void **state)
     }
 }
 
+/* --eval decodes in batches (greedy) or one by one (beam): under the rule
+ * its hypotheses are what translating each line gives. */
+static void test_eval_follows_the_no_repeat_rule(void **state)
+{
+    (void)state;
+    static const char tsv[] = "Tom.\t汤姆汤姆汤姆\n"
+                              "No.\t没有没有没有没有\n"
+                              "I want to eat fish.\t我想吃鱼。\n";
+    const char *path = temp_file("loops.tsv", tsv, sizeof tsv - 1);
+    char hyps[512];
+    snprintf(hyps, sizeof hyps, "%s/loops.hyps", temp_dir());
+    const char *beams[] = {"1", "3"};
+    for (int b = 0; b < 2; b++) {
+        const char *eval[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "-b", beams[b], "--no-repeat-ngram", "2",
+                              "--eval", path, "--hyps", hyps, NULL};
+        const char *each[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "-b", beams[b], "--no-repeat-ngram", "2",
+                              "汤姆汤姆汤姆", "没有没有没有没有", "我想吃鱼。", NULL};
+        free(output_of(eval));
+        char *want = output_of(each);
+        size_t len;
+        char *got = read_file(hyps, &len);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+    }
+}
+
 /* ---- item 9: --explain under greedy and beam search ------------------------------ */
 
 /* Check every "  step N:" line of an --explain output: one '*' (the token
@@ -461,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_alignment_in_n_best_lines),
         cmocka_unit_test(test_bad_alignment_and_ngram_values_are_usage_errors),
         cmocka_unit_test(test_no_repeat_ngram_stops_loops_greedy_and_beam),
+        cmocka_unit_test(test_eval_follows_the_no_repeat_rule),
         cmocka_unit_test(test_explain_says_which_search_and_marks_the_kept_token),
         cmocka_unit_test(test_explain_under_the_no_repeat_rule),
         cmocka_unit_test(test_display_width_rule),
