@@ -1,8 +1,9 @@
 /* explain.c — the walk-through and the terminal heatmap (see explain.h).
  *
  * The walk-through reruns the sentence as one teacher-forced pass over its
- * own greedy output (the same numbers decoding produced, see
- * tests/test_model.c) so that every intermediate value is at hand in the
+ * own output, greedy or beam search's best (the same numbers decoding
+ * produced, see tests/test_model.c and tests/test_beam.c) so that every
+ * intermediate value is at hand in the
  * activations; scores before the softmax are recomputed from Q and K for
  * display, the same formula as model/attention.c (q·k · scale) but summed
  * in plain order rather than vec_dot's eight partial sums, so they can
@@ -13,9 +14,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "../common/util.h"
 #include "../model/transformer.h"
+#include "../tokenizer/tokenizer.h"
 
 /* ---- printing helpers ---------------------------------------------------- */
 
@@ -26,6 +30,18 @@ static void preview(FILE *out, const float *row, int n)
     fputc('[', out);
     for (int i = 0; i < shown; i++) fprintf(out, "%s%.3f", i ? ", " : "", row[i]);
     fprintf(out, "%s]", n > shown ? ", …" : "");
+}
+
+/* `text` in exactly `columns` terminal columns: cut to fit (a Chinese
+ * character takes two, tokenizer_fit_width) and padded with spaces, on the
+ * left when `right` (right-aligned), else on the right. */
+static void put_cell(FILE *out, const char *text, int columns, bool right)
+{
+    int width;
+    size_t n = tokenizer_fit_width(text, strlen(text), columns, &width);
+    if (right) fprintf(out, "%*s", columns - width, "");
+    fwrite(text, 1, n, out);
+    if (!right) fprintf(out, "%*s", columns - width, "");
 }
 
 static void tokens_line(FILE *out, const Vocab *v, const int *ids, int n)
@@ -136,6 +152,57 @@ static void explain_sublayer_tail(FILE *out, const ModelArch *arch, int T, const
 
 /* ---- the walk-through ------------------------------------------------------ */
 
+/* Which search produced the output, and what that means for the steps. */
+static void steps_heading(FILE *out, const SearchSettings *d)
+{
+    if (d->beam > 1)
+        fprintf(out, "Output, step by step: beam search (%d hypotheses, length penalty %.2g) produced it.\n"
+                     "  It keeps the %d best-scoring partial translations at every step and returns the\n"
+                     "  best finished one, so the token it kept need not be that step's most probable.\n",
+                d->beam, d->length_penalty, d->beam);
+    else
+        fprintf(out, "Output, step by step: greedy decoding produced it (the most probable token each step%s).\n",
+                d->no_repeat_ngram ? ", unless banned" : "");
+    if (d->no_repeat_ngram)
+        fprintf(out, "  --no-repeat-ngram %d: a token that would repeat %d tokens already output is never kept.\n",
+                d->no_repeat_ngram, d->no_repeat_ngram);
+    fprintf(out, "  Each step: the model's %d most probable next tokens after this translation's\n"
+                 "  prefix, with their probabilities; * marks the token kept.\n", TRANSLATION_TOP_K);
+}
+
+/* The steps of `t`: what each read, its true top-k, and the token kept
+ * (its rank counted in `logits` [T, V], the teacher-forced pass, when it
+ * is not among the top-k). */
+static void explain_steps(FILE *out, const Translator *tr, const Translation *t, const float *logits)
+{
+    const Vocab *v = tr->tgt_vocab;
+    int V = tr->config.arch.tgt_vocab;
+    steps_heading(out, &tr->config.decode);
+    for (int i = 0; i < t->steps; i++) {
+        const int *top = t->top_ids + (size_t)i * TRANSLATION_TOP_K;
+        const float *top_lp = t->top_logprobs + (size_t)i * TRANSLATION_TOP_K;
+        int kept = t->output_ids[i], rank = 0;
+        for (int k = 0; k < TRANSLATION_TOP_K && !rank; k++)
+            if (top[k] == kept) rank = k + 1;
+        if (!rank) { /* below the top-k: 1 + the tokens more probable */
+            const float *row = logits + (size_t)i * V;
+            rank = 1;
+            for (int j = 0; j < V; j++) rank += row[j] > row[kept];
+            if (rank <= TRANSLATION_TOP_K) rank = TRANSLATION_TOP_K + 1;
+        }
+        fprintf(out, "  step %d: reads ", i + 1);
+        put_cell(out, vocab_token(v, t->input_ids[i]), 8, false);
+        fprintf(out, " → kept ");
+        put_cell(out, vocab_token(v, kept), 8, false);
+        fprintf(out, " p = %.3f, rank %d   top %d:", exp(t->logprobs[i]), rank, TRANSLATION_TOP_K);
+        for (int k = 0; k < TRANSLATION_TOP_K; k++)
+            if (top[k] >= 0)
+                fprintf(out, "  %s%s %.3f", top[k] == kept ? "*" : "", vocab_token(v, top[k]), exp(top_lp[k]));
+        if (rank > TRANSLATION_TOP_K) fprintf(out, "  … *%s %.3f", vocab_token(v, kept), exp(t->logprobs[i]));
+        fputc('\n', out);
+    }
+}
+
 void explain_print(FILE *out, const Translator *tr, const char *text, const SourceIds *src,
                    const Translation *t)
 {
@@ -197,19 +264,7 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     }
     fprintf(out, "  final LayerNorm → output projection → logits: [%d, %d]\n\n", T, a->tgt_vocab);
 
-    fprintf(out, "Output, step by step (the most probable token each time)\n");
-    for (int i = 0; i < T; i++) {
-        fprintf(out, "  step %d: reads %-8s → chooses %-10s p = %.3f   (then:", i + 1,
-                vocab_token(tr->tgt_vocab, t->input_ids[i]), vocab_token(tr->tgt_vocab, t->output_ids[i]),
-                exp(t->logprobs[i]));
-        for (int k = 1; k < TRANSLATION_TOP_K; k++) {
-            int id = t->top_ids[(size_t)i * TRANSLATION_TOP_K + k];
-            if (id >= 0)
-                fprintf(out, " %s %.3f", vocab_token(tr->tgt_vocab, id),
-                        exp(t->top_logprobs[(size_t)i * TRANSLATION_TOP_K + k]));
-        }
-        fprintf(out, ")\n");
-    }
+    explain_steps(out, tr, t, acts.logits);
     acts_free(&acts);
 }
 
@@ -233,7 +288,69 @@ int explain_parse_show(const char *text, ShowChoice *out, Error *err)
     return 0;
 }
 
-void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowChoice show, bool color)
+int explain_terminal_width(void)
+{
+    const char *env = getenv("COLUMNS");
+    char *end;
+    long n = env && *env ? strtol(env, &end, 10) : 0;
+    if (n > 0 && n <= 100000 && !*end) return (int)n;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return 80;
+}
+
+enum { ROW_LABEL = 11, CELL = 5 }; /* columns: a row's label, then " " + one cell per key */
+
+/* What the shading means, in the cells' own drawing. */
+static void show_legend(FILE *out, bool color, bool masked)
+{
+    static const char *shades[] = {" ", "░", "▒", "▓", "█"};
+    static const char *ranges[] = {"< 0.125", "0.125-0.375", "0.375-0.625", "0.625-0.875", ">= 0.875"};
+    fprintf(out, "legend:");
+    if (color) {
+        fprintf(out, " each cell prints its weight, on a grey from black (0) to white (1):");
+        for (int i = 0; i <= 4; i++) {
+            float w = (float)i / 4.0f;
+            fprintf(out, " \033[48;5;%dm\033[38;5;%dm%5.2f\033[0m", 232 + (int)(w * 23.0f + 0.5f), w > 0.5f ? 16 : 255, w);
+        }
+    } else {
+        for (int i = 0; i <= 4; i++)
+            fprintf(out, "%s '%s%s%s%s' %s", i ? "," : "", shades[i], shades[i], shades[i], shades[i], ranges[i]);
+    }
+    fprintf(out, "%s\n", masked ? ", '  ·  ' masked future" : "");
+}
+
+/* Keys j0..j1-1 of the map m [rows, cols]: a header of key labels, then a
+ * line per query.  Labels are cut and padded by display width. */
+static void show_window(FILE *out, const float *m, int rows, int cols, int j0, int j1, const int *row_ids,
+                        const Vocab *rv, const int *col_ids, const Vocab *cv, bool causal, bool color)
+{
+    static const char *shades[] = {" ", "░", "▒", "▓", "█"};
+    fprintf(out, "%*s", ROW_LABEL + 1, "");
+    for (int j = j0; j < j1; j++) {
+        fputc(' ', out);
+        put_cell(out, vocab_token(cv, col_ids[j]), CELL - 1, false);
+    }
+    fputc('\n', out);
+    for (int i = 0; i < rows; i++) {
+        put_cell(out, vocab_token(rv, row_ids[i]), ROW_LABEL, true);
+        fputc(' ', out);
+        for (int j = j0; j < j1; j++) {
+            float w = m[(size_t)i * cols + j];
+            bool masked = causal && j > i;
+            const char *shade = shades[(int)(w * 4.0f + 0.5f)];
+            if (color && masked) fprintf(out, "\033[48;5;236m  ·  \033[0m");
+            else if (color) /* grey ramp 232..255; dark text on the bright cells */
+                fprintf(out, "\033[48;5;%dm\033[38;5;%dm%5.2f\033[0m", 232 + (int)(w * 23.0f + 0.5f),
+                        w > 0.5f ? 16 : 255, w);
+            else if (masked) fprintf(out, "  ·  ");
+            else fprintf(out, " %s%s%s%s", shade, shade, shade, shade);
+        }
+        fputc('\n', out);
+    }
+}
+
+void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowChoice show, bool color, int width)
 {
     const ModelArch *a = &tr->config.arch;
     int layers = show.kind == SHOW_ENCODER ? a->encoder_layers : a->decoder_layers;
@@ -252,23 +369,14 @@ void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowCho
     fprintf(out, "%s, layer %d, head %d (rows: queries, columns: keys; %s = more attention%s)\n", kind,
             layer + 1, head + 1, color ? "brighter" : "denser",
             show.kind == SHOW_DECODER ? "; · = masked future" : "");
-    fprintf(out, "%12s", "");
-    for (int j = 0; j < cols; j++) fprintf(out, " %-4.4s", vocab_token(cv, col_ids[j]));
-    fputc('\n', out);
-    static const char *shades[] = {" ", "░", "▒", "▓", "█"};
-    for (int i = 0; i < rows; i++) {
-        fprintf(out, "%11.11s ", vocab_token(rv, row_ids[i]));
-        for (int j = 0; j < cols; j++) {
-            float w = m[(size_t)i * cols + j];
-            bool masked = show.kind == SHOW_DECODER && j > i;
-            if (color && masked) fprintf(out, "\033[48;5;236m  ·  \033[0m");
-            else if (color) /* grey ramp 232..255; dark text on the bright cells */
-                fprintf(out, "\033[48;5;%dm\033[38;5;%dm%5.2f\033[0m", 232 + (int)(w * 23.0f + 0.5f),
-                        w > 0.5f ? 16 : 255, w);
-            else if (masked) fprintf(out, "  ·  ");
-            else fprintf(out, " %s%s%s%s", shades[(int)(w * 4.0f + 0.5f)], shades[(int)(w * 4.0f + 0.5f)],
-                         shades[(int)(w * 4.0f + 0.5f)], shades[(int)(w * 4.0f + 0.5f)]);
-        }
-        fputc('\n', out);
+    show_legend(out, color, show.kind == SHOW_DECODER);
+    /* A map wider than the terminal is drawn in windows of the keys that
+     * fit, one under the other, each with every row. */
+    int fit = (width - ROW_LABEL - 1) / CELL;
+    if (fit < 1) fit = 1;
+    for (int j0 = 0; j0 < cols; j0 += fit) {
+        int j1 = j0 + fit < cols ? j0 + fit : cols;
+        if (cols > fit) fprintf(out, "keys %d-%d of %d:\n", j0 + 1, j1, cols);
+        show_window(out, m, rows, cols, j0, j1, row_ids, rv, col_ids, cv, show.kind == SHOW_DECODER, color);
     }
 }

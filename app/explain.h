@@ -23,12 +23,21 @@ typedef struct {
 int explain_parse_show(const char *text, ShowChoice *out, Error *err);
 
 /* Print the walk-through of `src` (already encoded from `text`) and its
- * greedy translation `t` to `out`. */
+ * translation `t` (the best of tr->config.decode's search) to `out`: at
+ * the end, which search produced it, each step's true top-k and the token
+ * the search kept. */
 void explain_print(FILE *out, const Translator *tr, const char *text, const SourceIds *src,
                    const Translation *t);
 
 /* Draw one head's map of `t` (rows: queries, columns: keys), with colour
- * when `color`, else with shade characters. */
-void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowChoice show, bool color);
+ * when `color`, else with shade characters, and a legend line.  Labels
+ * are aligned by display width (a Chinese character takes two columns); a
+ * map wider than `width` columns is drawn in windows of keys that fit. */
+void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowChoice show, bool color,
+                  int width);
+
+/* The terminal's width for --show: $COLUMNS when it is a positive number,
+ * else the window size when stdout is a terminal (TIOCGWINSZ), else 80. */
+int explain_terminal_width(void);
 
 #endif

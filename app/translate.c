@@ -27,6 +27,7 @@
 #include "../model/model.h"
 #include "../data/dataset.h"
 #include "../eval/evaluate.h"
+#include "alignment.h"
 #include "attention_json.h"
 #include "cli.h"
 #include "explain.h"
@@ -48,6 +49,10 @@ typedef struct {
     int threads;
     int beam, n_best;          /* --beam (0: the config's), --n-best (1) */
     bool init_weights, force, quiet;
+    /* Output like Marian's: */
+    bool n_best_lines;         /* -n given: 'ID ||| TRANSLATION ||| FEATURES ||| SCORE' lines */
+    AlignmentChoice alignment; /* --alignment */
+    int no_repeat_ngram;       /* --no-repeat-ngram (0: off) */
 } Options;
 
 static void usage(FILE *out)
@@ -74,12 +79,28 @@ static void usage(FILE *out)
             "  -b, --beam N          beam search with N hypotheses (default: the config's\n"
             "                        decoding.beam; 1 is greedy)\n"
             "  -n, --n-best N        print the N best translations of each input as\n"
-            "                        'LINE ||| TRANSLATION ||| SCORE' lines (N <= beam)\n"
+            "                        Moses/Marian n-best lines (N <= beam):\n"
+            "                        ID ||| TRANSLATION ||| F0= LOGPROB WordPenalty= -TOKENS\n"
+            "                        ||| SCORE, ID counting inputs from 0, LOGPROB the sum of\n"
+            "                        the tokens' and </s>'s, SCORE = LOGPROB / (TOKENS + 1)\n"
+            "                        ^length_penalty (the beam's ranking)\n"
+            "      --alignment[=hard|soft|T]  append ' ||| ' and the alignment read from\n"
+            "                        cross-attention (mean of the last layer's heads):\n"
+            "                        hard 'S-T ...' (each output token's most attended source\n"
+            "                        token), T in (0,1) (every pair above it), or soft (each\n"
+            "                        output token's weights, comma-separated); indices are\n"
+            "                        0-based token positions (words, punctuation, Chinese\n"
+            "                        characters); with -n, a field before the features\n"
+            "      --no-repeat-ngram N  no N tokens in a row occur twice in a translation\n"
+            "                        (greedy, beam and --eval; HF/CTranslate2's\n"
+            "                        no_repeat_ngram_size)\n"
             "      --explain         print every step of the computation for each sentence:\n"
             "                        tokens, ids, X = [S, d_model], Q/K/V, heads, scores,\n"
-            "                        mask, softmax, cross-attention, the chosen tokens\n"
+            "                        mask, softmax, cross-attention; then which search chose\n"
+            "                        the output and, per step, the top 5 and the token kept\n"
             "      --show KIND[:LAYER[:HEAD]]  draw one head's map in the terminal;\n"
-            "                        KIND is encoder, decoder or cross (layer, head from 1)\n"
+            "                        KIND is encoder, decoder or cross (layer, head from 1);\n"
+            "                        wider than the terminal ($COLUMNS), in windows of keys\n"
             "  -t, --threads N       threads for matrix products (default: all cores)\n"
             "      --init-weights    write a random model to the config's weights path and\n"
             "                        exit; seeded by its random_init_seed, else seed 1\n"
@@ -143,7 +164,8 @@ static int finish_stdout(int status)
 
 static int parse_options(int argc, char **argv, Options *opt)
 {
-    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML, OPT_EXPLAIN, OPT_SHOW };
+    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML, OPT_EXPLAIN, OPT_SHOW,
+           OPT_ALIGNMENT, OPT_NO_REPEAT };
     static const struct option longs[] = {
         {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
@@ -153,6 +175,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"n-best", required_argument, 0, 'n'},   {"html", required_argument, 0, OPT_HTML},
         {"explain", no_argument, 0, OPT_EXPLAIN}, {"show", required_argument, 0, OPT_SHOW},
         {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
+        {"alignment", optional_argument, 0, OPT_ALIGNMENT}, {"no-repeat-ngram", required_argument, 0, OPT_NO_REPEAT},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "c:a:t:b:n:qhV", longs, NULL)) != -1) {
@@ -182,6 +205,22 @@ static int parse_options(int argc, char **argv, Options *opt)
             break;
         case 'n':
             if (cli_parse_count("translate", "--n-best", optarg, 64, &opt->n_best)) return -1;
+            opt->n_best_lines = true;
+            break;
+        case OPT_ALIGNMENT: {
+            /* Marian's `--alignment soft` form too: a following hard|soft is
+             * the value, not a sentence (a threshold needs `=`). */
+            if (!optarg && optind < argc && (!strcmp(argv[optind], "hard") || !strcmp(argv[optind], "soft")))
+                optarg = argv[optind++];
+            Error err = {{0}};
+            if (alignment_parse(optarg, &opt->alignment, &err)) {
+                fprintf(stderr, "translate: %s\n", err.message);
+                return -1;
+            }
+            break;
+        }
+        case OPT_NO_REPEAT:
+            if (cli_parse_count("translate", "--no-repeat-ngram", optarg, 64, &opt->no_repeat_ngram)) return -1;
             break;
         case 'q': opt->quiet = true; break;
         case 'h': usage(stdout); exit(finish_stdout(0));
@@ -261,7 +300,8 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
         }
         s->opened[which] = true;
         Translator *tr = &s->models[which];
-        translator_override_decoding(tr, s->opt->beam, s->opt->n_best, s->opt->logits_path != NULL);
+        translator_override_decoding(tr, s->opt->beam, s->opt->n_best, s->opt->logits_path != NULL,
+                                     s->opt->no_repeat_ngram);
         if (tr->created_weights && !s->opt->quiet)
             fprintf(stderr, "translate: note: wrote an untrained random model (seed %llu) to %s: "
                             "its translations are noise\n",
@@ -334,6 +374,28 @@ static ExitStatus finish_output(OutputFile *out, int refused, Error *err)
 
 /* ---- one sentence ------------------------------------------------------ */
 
+/* The translations of input `id` (0-based) as plain lines or n-best lines,
+ * with their alignments when asked (Marian's formats).  F0 is the raw
+ * Σ log p of the tokens and </s>; WordPenalty minus the tokens (Moses's
+ * sign); SCORE the length-normalised score the beam ranked by. */
+static void print_translations(const Options *opt, const Translator *tr, int id, const Translation *t,
+                               char *const *texts, const float *scores, int n)
+{
+    for (int i = 0; i < (opt->n_best_lines ? n : 1); i++) {
+        char *align = opt->alignment.kind != ALIGNMENT_NONE
+                          ? alignment_format(&t[i], &tr->config.arch, opt->alignment) : NULL;
+        if (opt->n_best_lines) {
+            float raw = 0.0f; /* in step order, as beam_score sums */
+            for (int k = 0; k < t[i].steps; k++) raw += t[i].logprobs[k];
+            printf("%d ||| %s%s%s ||| F0= %.4f WordPenalty= %d ||| %.4f\n", id, texts[i], align ? " ||| " : "",
+                   align ? align : "", raw, -(t[i].steps - (t[i].finished ? 1 : 0)), scores[i]);
+        } else {
+            printf("%s%s%s\n", texts[i], align ? " ||| " : "", align ? align : "");
+        }
+        free(align);
+    }
+}
+
 /* Translate one line; prints the translation (or an empty line) and returns
  * a status.  `line` numbers messages (1-based). */
 static ExitStatus translate_one(Session *s, const char *text, size_t len, int line, FILE *logits)
@@ -357,7 +419,8 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     float scores[MAX_N];
     int n = translator_run(tr, &src, s->opt->n_best, logits != NULL, t, texts, scores);
     int which = tr == &s->models[1];
-    bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->attention[which];
+    bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->attention[which] ||
+                s->opt->alignment.kind != ALIGNMENT_NONE;
     status = translator_check_finite(tr, t, n, scores, maps, &err);
     if (status != EXIT_OK) {
         fprintf(stderr, "translate: line %d: %s\n", line, err.message);
@@ -365,12 +428,9 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
         goto done;
     }
     if (s->opt->explain) explain_print(stdout, tr, text, &src, &t[0]);
-    if (s->opt->show.kind != SHOW_NONE) explain_show(stdout, tr, &t[0], s->opt->show, isatty(1));
+    if (s->opt->show.kind != SHOW_NONE) explain_show(stdout, tr, &t[0], s->opt->show, isatty(1), explain_terminal_width());
     if (s->opt->explain || s->opt->show.kind != SHOW_NONE) printf("translation: ");
-    if (s->opt->n_best > 1)
-        for (int i = 0; i < n; i++) printf("%d ||| %s ||| %.4f\n", line, texts[i], scores[i]);
-    else
-        printf("%s\n", texts[0]);
+    print_translations(s->opt, tr, line - 1, t, texts, scores, n);
     if (logits && t[0].logits)
         fwrite(t[0].logits, sizeof(float), (size_t)t[0].steps * tr->config.arch.tgt_vocab, logits);
     if (s->attention[which])
@@ -493,7 +553,7 @@ static int eval_file(const Options *opt, const char *config_path)
     }
     /* --eval prints the best translation of each line only: -n and
      * --logits do not change its beam. */
-    translator_override_decoding(&tr, opt->beam, 1, false);
+    translator_override_decoding(&tr, opt->beam, 1, false, opt->no_repeat_ngram);
     int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;
     Dataset data;
     if (dataset_load(&data, opt->eval_path, src_col, 1 - src_col, tr.src_vocab, tr.tgt_vocab,

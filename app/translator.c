@@ -158,9 +158,11 @@ void translator_source_ids_free(SourceIds *src)
     memset(src, 0, sizeof *src);
 }
 
-void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits)
+void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits,
+                                  int no_repeat_ngram)
 {
     SearchSettings *d = &tr->config.decode;
+    d->no_repeat_ngram = no_repeat_ngram;
     if (beam) d->beam = beam;
     else if (d->beam < n_best) d->beam = n_best;
     if (keep_logits) d->beam = 1;

@@ -59,8 +59,10 @@ void translator_source_ids_free(SourceIds *src);
 /* The command line's say over the config's decoding: section, applied
  * once after opening; everything after reads tr->config.decode.  The beam
  * becomes `beam` when it is not 0, else at least `n_best`; 1 with
- * `keep_logits` (the logits are those of greedy decoding). */
-void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits);
+ * `keep_logits` (the logits are those of greedy decoding).  The
+ * no-repeat-n-gram size becomes `no_repeat_ngram` (0: off). */
+void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits,
+                                  int no_repeat_ngram);
 
 /* Translate encoded text as tr->config.decode says (model/search.h):
  * greedy when its beam is 1, else beam search.  Fills out[0..n-1] (maps,

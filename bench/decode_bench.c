@@ -118,9 +118,9 @@ static int bench(const char *config_path, const char *data_path, int limit_sente
         int limit = decode_limit(arch, S, set->max_output_ratio, set->max_output_extra);
         Translation out = {0}, one = {0};
         double a = util_now();
-        decode_greedy(&tr.decoder, src, S, limit, false, &out);
+        decode_greedy(&tr.decoder, src, S, limit, 0, false, &out);
         double b = util_now();
-        decode_greedy(&tr.decoder, src, S, 1, false, &one);
+        decode_greedy(&tr.decoder, src, S, 1, 0, false, &one);
         double c = util_now();
         full_s += b - a;
         tokens += out.steps;

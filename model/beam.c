@@ -25,6 +25,10 @@
  * of the list.  Or after `limit` steps, when the live hypotheses join the
  * list unfinished.
  *
+ * The no-repeat-n-gram rule (decode_ban_repeats), when asked, removes
+ * tokens from what a hypothesis may propose; their log-probabilities, the
+ * top-5 recorded and the scores are the model's own.
+ *
  * Not done here: several sources at once, coverage or repetition
  * penalties, keeping logits. */
 #include "beam.h"
@@ -58,6 +62,7 @@ typedef struct {
     int n_best;      /* how many of the ended list are returned */
     int S, cap;      /* source length; steps at most (rows per slot) */
     float alpha;     /* length penalty */
+    int no_repeat;   /* no_repeat_ngram (0: off) */
     const int *src_ids;
     Activations acts;
     Batch batch;                     /* the decoding steps' batch, count = live */
@@ -72,6 +77,7 @@ typedef struct {
     float *encoder_attn;             /* [L_enc, H, S, S], shared by every hypothesis */
     Candidate *cand;                 /* [beam·width] */
     int *ids;                        /* [width] top_k's output */
+    float *banned;                   /* [V] a row of logits under the no-repeat rule, or NULL */
     char *scratch;                   /* reorder's staging area */
     Ended *ended;                    /* [beam] the best so far, unsorted */
     int n_ended, arrivals;
@@ -243,6 +249,7 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->S = S;
     s->cap = limit;
     s->alpha = set->length_penalty;
+    s->no_repeat = set->no_repeat_ngram;
     s->n_best = set->n_best;
     s->src_ids = src_ids;
     /* Source rows for B copies of the memory's keys/values (see the top);
@@ -269,6 +276,7 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->encoder_attn = xmalloc((size_t)a->encoder_layers * H * S * S * sizeof(float));
     s->cand = xmalloc(beams * (size_t)s->width * sizeof(Candidate));
     s->ids = xmalloc((size_t)s->width * sizeof(int));
+    if (s->no_repeat) s->banned = xmalloc((size_t)a->tgt_vocab * sizeof(float));
     s->ended = xcalloc(beams, sizeof(Ended));
     /* The largest slot part reorder moves (bytes): K/V rows, a map block, or
      * the top-5 history. */
@@ -303,6 +311,7 @@ static void search_free(Search *s)
     free(s->encoder_attn);
     free(s->cand);
     free(s->ids);
+    free(s->banned);
     free(s->scratch);
     free(s->ended);
 }
@@ -340,9 +349,18 @@ static int expand(Search *s, int t)
         size_t at = ((size_t)b * s->cap + t) * K;
         decode_top_logprobs(logits, V, lse, s->top_ids + at, s->top_logprobs + at);
         /* ranking by logits within one hypothesis equals ranking by
-         * log-probability, and keeps beam 1 identical to greedy's argmax */
-        decode_top_k(logits, V, s->width, s->ids);
+         * log-probability, and keeps beam 1 identical to greedy's argmax;
+         * under the no-repeat rule, among the tokens it allows */
+        const float *allowed = logits;
+        if (s->no_repeat) {
+            memcpy(s->banned, logits, (size_t)V * sizeof(float));
+            decode_ban_repeats(s->output_ids + (size_t)b * s->cap, t, s->no_repeat, s->banned);
+            allowed = s->banned;
+        }
+        decode_top_k(allowed, V, s->width, s->ids);
         for (int k = 0; k < s->width; k++) {
+            int id = s->ids[k];
+            if (s->no_repeat && allowed[id] == -INFINITY && logits[id] > -INFINITY) continue; /* banned */
             float lp = logits[s->ids[k]] - lse;
             s->cand[n++] = (Candidate){b, s->ids[k], lp, s->raw[b] + lp};
         }

@@ -66,6 +66,31 @@ static int argmax(const float *logits, int V)
     return best;
 }
 
+void decode_ban_repeats(const int *history, int len, int n, float *logits)
+{
+    if (n < 1 || len < n - 1) return;
+    /* The n-1 last tokens are the prefix an n-gram ending now would have;
+     * each earlier occurrence of that prefix bans the token that followed
+     * it.  O(len·n) per step: outputs are at most max_len tokens. */
+    const int *prefix = history + len - (n - 1);
+    for (int i = 0; i + n - 1 < len; i++)
+        if (memcmp(history + i, prefix, (size_t)(n - 1) * sizeof *history) == 0)
+            logits[history[i + n - 1]] = -INFINITY;
+}
+
+/* The greedy choice after history[0..len-1] under the no-repeat rule:
+ * argmax of the logits with the banned tokens removed (scratch[V] holds
+ * the copy; without the rule the logits are read as they are, so the
+ * choice is the plain argmax, bit for bit). */
+static int choose(const float *logits, int V, const int *history, int len, int no_repeat_ngram,
+                  float *scratch)
+{
+    if (no_repeat_ngram < 1) return argmax(logits, V);
+    memcpy(scratch, logits, (size_t)V * sizeof *scratch);
+    decode_ban_repeats(history, len, no_repeat_ngram, scratch);
+    return argmax(scratch, V);
+}
+
 void decode_top_logprobs(const float *logits, int V, float lse, int *ids, float *logprobs)
 {
     decode_top_k(logits, V, TRANSLATION_TOP_K, ids);
@@ -114,13 +139,14 @@ static void collect_maps(Translation *out, const Activations *acts, const Batch 
     decode_copy_target_maps(out, acts, batch, 0, a);
 }
 
-void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep_logits,
-                   Translation *out)
+void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, int no_repeat_ngram,
+                   bool keep_logits, Translation *out)
 {
     const Model *m = dec->model;
     const ModelArch *a = &m->arch;
     ASSERT(S >= 1 && S <= a->max_len && limit >= 1 && limit <= a->max_len);
     translation_init(out, a, src_ids, S, limit, keep_logits);
+    float *scratch = no_repeat_ngram ? xmalloc((size_t)a->tgt_vocab * sizeof(float)) : NULL;
 
     /* One new row per step at position t; its keys and values go to row t
      * of the store (kv_start NULL: target 0 starts at row 0). */
@@ -134,7 +160,7 @@ void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep
         out->input_ids[t] = token;
         transformer_decode(&dec->acts, m, batch);
         const float *logits = dec->acts.logits; /* [1, V]: this step's row */
-        int best = argmax(logits, a->tgt_vocab);
+        int best = choose(logits, a->tgt_vocab, out->output_ids, t, no_repeat_ngram, scratch);
         record_step(out, t, logits, a->tgt_vocab, best);
         if (out->logits) memcpy(out->logits + (size_t)t * a->tgt_vocab, logits, (size_t)a->tgt_vocab * sizeof(float));
         out->steps = t + 1;
@@ -145,6 +171,7 @@ void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep
         }
     }
     collect_maps(out, &dec->acts, batch, a);
+    free(scratch);
 }
 
 void decode_teacher_forced(const Model *m, const int *src_ids, int S, const int *input_ids,
@@ -170,7 +197,7 @@ void decode_teacher_forced(const Model *m, const int *src_ids, int S, const int 
 }
 
 void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start, int count,
-                        const int *limits, int **outputs, int *lengths)
+                        const int *limits, int no_repeat_ngram, int **outputs, int *lengths)
 {
     const ModelArch *a = &m->arch;
     int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0;
@@ -186,6 +213,7 @@ void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start
     int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
     int *kv_start = xcalloc((size_t)count, sizeof(int));
     bool *done = xcalloc((size_t)count, sizeof(bool));
+    float *scratch = no_repeat_ngram ? xmalloc((size_t)a->tgt_vocab * sizeof(float)) : NULL;
     for (int b = 0; b < count; b++) {
         tokens[b] = TOKEN_BOS;
         tgt_start[b + 1] = b + 1;
@@ -201,7 +229,7 @@ void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start
         for (int b = 0; b < count; b++) {
             if (done[b]) continue;
             const float *logits = acts.logits + (size_t)b * a->tgt_vocab;
-            int best = argmax(logits, a->tgt_vocab);
+            int best = choose(logits, a->tgt_vocab, outputs[b], lengths[b], no_repeat_ngram, scratch);
             outputs[b][lengths[b]++] = best;
             tokens[b] = best;
             if (best == TOKEN_EOS || lengths[b] == limits[b]) {
@@ -210,6 +238,7 @@ void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start
             }
         }
     }
+    free(scratch);
     free(done);
     free(kv_start);
     free(tgt_start);

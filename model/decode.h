@@ -34,9 +34,11 @@ void decode_free(Decoder *dec); /* NULL-safe */
 int decode_limit(const ModelArch *arch, int S, float ratio, int extra);
 
 /* Greedy decoding of src_ids[S] (1 <= S <= max_len) for at most `limit`
- * steps.  Fills *out (free with translation_free); keeps logits if asked. */
-void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep_logits,
-                   Translation *out);
+ * steps, never completing an n-gram of size `no_repeat_ngram` twice (0:
+ * no such rule; see decode_ban_repeats).  Fills *out (free with
+ * translation_free); keeps logits if asked. */
+void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, int no_repeat_ngram,
+                   bool keep_logits, Translation *out);
 
 /* A teacher-forced full pass: the decoder reads input_ids[T] all at once
  * (masked self-attention), as in training.  Fills the maps, logits and the
@@ -44,6 +46,16 @@ void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, bool keep
 void decode_teacher_forced(const Model *model, const int *src_ids, int S,
                            const int *input_ids, const int *output_ids, int T,
                            Translation *out);
+
+/* The no-repeat-n-gram rule (Hugging Face's and CTranslate2's
+ * no_repeat_ngram_size), the one copy greedy and beam search both use:
+ * every token that would complete an n-gram (n >= 1) already present in
+ * history[0..len-1] (the output tokens so far, <s> not included) gets
+ * logits[token] = -inf.  n 0 changes nothing.  </s> is never in a history
+ * (decoding stops there), so it always stays allowed.  Only the choice is
+ * restricted: the log-probabilities recorded and scored stay the model's
+ * (as in HF's beam search, which applies the rule after the log-softmax). */
+void decode_ban_repeats(const int *history, int len, int n, float *logits);
 
 /* Pieces shared with beam search (beam.c). */
 /* log Σ exp(logits[0..V-1]), so that logprob(i) = logits[i] - that. */
@@ -62,11 +74,12 @@ void decode_copy_target_maps(Translation *out, const Activations *acts, const Ba
 /* Greedy decoding of `count` sentences at once, packed as in a Batch
  * (src_ids with src_start[count+1]), each with its own step limit: the
  * matrix products then work on `count` rows per step instead of one, which
- * is what makes scoring a whole dev set quick.  Only the tokens are kept:
+ * is what makes scoring a whole dev set quick (no_repeat_ngram as in
+ * decode_greedy).  Only the tokens are kept:
  * outputs[b] receives up to limits[b] ids (ending with </s> if reached),
  * lengths[b] their number.  Same tokens as decode_greedy, sentence by
  * sentence. */
 void decode_greedy_many(const Model *model, const int *src_ids, const int *src_start, int count,
-                        const int *limits, int **outputs, int *lengths);
+                        const int *limits, int no_repeat_ngram, int **outputs, int *lengths);
 
 #endif

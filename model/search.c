@@ -17,11 +17,12 @@ int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettin
 {
     int limit = search_limit(&dec->model->arch, set, S);
     if (set->beam == 1) {
-        decode_greedy(dec, src_ids, S, limit, keep_logits, &out[0]);
+        decode_greedy(dec, src_ids, S, limit, set->no_repeat_ngram, keep_logits, &out[0]);
         scores[0] = beam_score(&out[0], set->length_penalty);
         return 1;
     }
-    BeamSettings beam = {set->beam, set->length_penalty, n_best > set->beam ? set->beam : n_best};
+    BeamSettings beam = {set->beam, set->length_penalty, n_best > set->beam ? set->beam : n_best,
+                         set->no_repeat_ngram};
     return beam_decode(dec->model, src_ids, S, limit, &beam, out, scores);
 }
 
@@ -33,9 +34,9 @@ void search_translate_many(const Model *model, const int *src_ids, const int *sr
     for (int b = 0; b < count; b++)
         limits[b] = search_limit(&model->arch, set, src_start[b + 1] - src_start[b]);
     if (set->beam <= 1) {
-        decode_greedy_many(model, src_ids, src_start, count, limits, outputs, lengths);
+        decode_greedy_many(model, src_ids, src_start, count, limits, set->no_repeat_ngram, outputs, lengths);
     } else {
-        BeamSettings beam = {set->beam, set->length_penalty, 1};
+        BeamSettings beam = {set->beam, set->length_penalty, 1, set->no_repeat_ngram};
         for (int b = 0; b < count; b++) {
             Translation t;
             beam_decode(model, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b],

@@ -17,6 +17,8 @@ typedef struct {
     float length_penalty;   /* beam scores are divided by length^alpha */
     float max_output_ratio; /* output limit = ratio * source tokens + extra, */
     int max_output_extra;   /*   capped at arch.max_len */
+    int no_repeat_ngram;    /* n >= 1: never complete an n-gram twice (decode_ban_repeats); 0: off.
+                             * Not a config key: translate's --no-repeat-ngram sets it. */
 } SearchSettings;
 
 /* The output length limit for a source of S tokens (decode_limit). */

@@ -1,9 +1,10 @@
 /* test_cli_beam.c — `-b/--beam` and `-n/--n-best` driven through
  * ./translate, as a user runs them (README, Usage):
- *   - `-n N -b B` prints N lines per input, `LINE ||| TRANSLATION ||| SCORE`,
- *     LINE counting the inputs from 1, scores descending within each input;
- *   - `-n 1` (the default) prints the plain best translation, the first of
- *     the n-best list;
+ *   - `-n N -b B` prints N lines per input in the Moses/Marian format,
+ *     `ID ||| TRANSLATION ||| FEATURES ||| SCORE`, ID counting the inputs
+ *     from 0, scores descending within each input;
+ *   - without -n the plain best translation is printed, the first of the
+ *     n-best list;
  *   - `-b 1` is greedy decoding, also over a config whose own beam is 4;
  *   - `-n` alone widens the config's beam to N;
  *   - values out of range, not numbers, or `-n` above `-b` are usage
@@ -28,13 +29,14 @@ static RunResult translate(const char *const extra[], const char *config)
 }
 
 /* Checks every line of an n-best listing: `n` lines per input for `inputs`
- * inputs, numbered, scores descending.  Fills first[i] with input i's best
- * translation (caller frees). */
+ * inputs, in the Moses/Marian format `ID ||| TRANSLATION ||| FEATURES |||
+ * SCORE` with 0-based input ids, scores descending.  Fills first[i] with
+ * input i's best translation (caller frees). */
 static void check_n_best(const char *out, int inputs, int n, char **first)
 {
     assert_int_equal(count_lines(out), inputs * n);
     const char *p = out;
-    for (int in = 1; in <= inputs; in++) {
+    for (int in = 0; in < inputs; in++) {
         double previous = 0;
         for (int k = 0; k < n; k++) {
             size_t len = strcspn(p, "\n");
@@ -42,15 +44,17 @@ static void check_n_best(const char *out, int inputs, int n, char **first)
             snprintf(line, sizeof line, "%.*s", (int)len, p);
             p += len + (p[len] == '\n');
             char *a = strstr(line, " ||| "), *b = a ? strstr(a + 5, " ||| ") : NULL;
-            if (!a || !b) fail_msg("not 'LINE ||| TRANSLATION ||| SCORE': '%s'", line);
-            *a = *b = '\0';
-            if (atoi(line) != in) fail_msg("line number %s, expected %d", line, in);
+            char *c = b ? strstr(b + 5, " ||| ") : NULL;
+            if (!a || !b || !c) fail_msg("not 'ID ||| TRANSLATION ||| FEATURES ||| SCORE': '%s'", line);
+            *a = *b = *c = '\0';
+            if (atoi(line) != in) fail_msg("input id %s, expected %d", line, in);
+            if (strncmp(b + 5, "F0= ", 4) != 0) fail_msg("features '%s' do not start with 'F0= '", b + 5);
             char *end;
-            double score = strtod(b + 5, &end);
-            if (*end || end == b + 5 || score > 0) fail_msg("bad score '%s' (a log-probability, <= 0)", b + 5);
+            double score = strtod(c + 5, &end);
+            if (*end || end == c + 5 || score > 0) fail_msg("bad score '%s' (a log-probability, <= 0)", c + 5);
             if (k > 0 && score > previous) fail_msg("input %d: score %g after %g: not descending", in, score, previous);
             previous = score;
-            if (k == 0) first[in - 1] = strdup(a + 5);
+            if (k == 0) first[in] = strdup(a + 5);
         }
     }
 }
@@ -64,7 +68,7 @@ static void test_n_best_prints_n_lines_per_input_with_scores_descending(void **s
     assert_int_equal(r.status, 0);
     char *best[2];
     check_n_best(r.out, 2, 3, best);
-    /* -n 1 with the same beam prints just the best, plain */
+    /* without -n, the same beam prints just the best, plain */
     const char *plain[] = {"-b", "3", "I love China.", "How are you?", NULL};
     RunResult p = translate(plain, TINY);
     assert_int_equal(p.status, 0);

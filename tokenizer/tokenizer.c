@@ -333,3 +333,21 @@ double tokenizer_cjk_share(const char *text, size_t len)
     }
     return shown ? (double)cjk / (double)shown : 0.0;
 }
+
+size_t tokenizer_fit_width(const char *text, size_t len, int columns, int *width)
+{
+    size_t at = 0;
+    int used = 0;
+    while (at < len) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)text + at, (utf8proc_ssize_t)(len - at), &cp);
+        int w = n > 0 ? utf8proc_charwidth(cp) : 1;
+        if (n <= 0) n = 1;
+        if (w < 0) w = 0;
+        if (used + w > columns) break;
+        used += w;
+        at += (size_t)n;
+    }
+    *width = used;
+    return at;
+}

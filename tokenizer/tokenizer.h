@@ -45,4 +45,12 @@ int tokenizer_is_cjk(int32_t codepoint);
  * 0 for invalid UTF-8 or empty text. */
 double tokenizer_cjk_share(const char *text, size_t len);
 
+/* Terminal display width, for drawing token labels in columns: the
+ * longest prefix of text[0..len) that fits in `columns` columns, by
+ * wcwidth's rule (utf8proc_charwidth: 2 for Han, kana and other wide or
+ * fullwidth characters, 0 for combining marks, else 1).  Returns its length
+ * in bytes, never cutting a character, and sets *width to its columns.  An
+ * invalid byte counts as one column. */
+size_t tokenizer_fit_width(const char *text, size_t len, int columns, int *width);
+
 #endif

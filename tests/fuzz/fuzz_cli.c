@@ -7,6 +7,7 @@
  *
  * Input: the config's YAML, then optionally a NUL byte and option lines:
  *     --beam=N   --n-best=N   --show=KIND[:L[:H]]   --explain
+ *     --no-repeat-ngram=N   --alignment=hard|soft|T
  * (N as translate reads it: 1..64, n-best <= beam); any other line is a
  * TEXT (at most four).  The config is written to config.yaml in a scratch
  * folder that also holds the tiny model's files (tiny.src.vocab,
@@ -28,6 +29,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "../../app/alignment.h"
 #include "../../app/explain.h"
 #include "../../app/translator.h"
 #include "../../tokenizer/tokenizer.h"
@@ -102,6 +104,8 @@ typedef struct {
     int bad;            /* a usage error: translate would exit 2 here */
     int explain;
     ShowChoice show;
+    int no_repeat;      /* --no-repeat-ngram (0: off) */
+    AlignmentChoice alignment;
     const char *texts[4];
     size_t text_len[4];
     int n_texts;
@@ -135,6 +139,17 @@ static void parse_lines(const char *s, size_t len, Options *o)
             Error err = {{0}};
             snprintf(value, sizeof value, "%.*s", (int)(n - 7), s + 7);
             if (explain_parse_show(value, &o->show, &err)) {
+                FUZZ_CHECK(fuzz_one_line(err.message));
+                o->bad = 1;
+            }
+        } else if (n > 18 && memcmp(s, "--no-repeat-ngram=", 18) == 0) {
+            o->no_repeat = count_option(s + 18, n - 18);
+            o->bad |= o->no_repeat < 0;
+        } else if (n > 12 && memcmp(s, "--alignment=", 12) == 0) {
+            char value[64];
+            Error err = {{0}};
+            snprintf(value, sizeof value, "%.*s", (int)(n - 12), s + 12);
+            if (alignment_parse(value, &o->alignment, &err)) {
                 FUZZ_CHECK(fuzz_one_line(err.message));
                 o->bad = 1;
             }
@@ -175,10 +190,15 @@ static void translate_text(Translator *tr, const Options *o, const char *bytes, 
     int n = translator_run(tr, &src, o->n_best, false, t, texts, scores);
     FUZZ_CHECK(n >= 1 && n <= o->n_best);
     if (o->explain) explain_print(sink, tr, text, &src, &t[0]);
-    if (o->show.kind != SHOW_NONE) explain_show(sink, tr, &t[0], o->show, false);
+    if (o->show.kind != SHOW_NONE) explain_show(sink, tr, &t[0], o->show, false, 80);
     for (int i = 0; i < n; i++) {
         TokenList tokens;
         FUZZ_CHECK(strchr(texts[i], '\n') == NULL);
+        if (o->alignment.kind != ALIGNMENT_NONE) {
+            char *align = alignment_format(&t[i], &tr->config.arch, o->alignment);
+            FUZZ_CHECK(strchr(align, '\n') == NULL);
+            free(align);
+        }
         FUZZ_CHECK(tokenize(texts[i], strlen(texts[i]), &tokens, NULL) == 0); /* valid UTF-8 */
         token_list_free(&tokens);
         free(texts[i]);
@@ -218,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     FUZZ_CHECK(!tr.created_weights);
-    translator_override_decoding(&tr, o.beam, o.n_best, false); /* as translate does, once */
+    translator_override_decoding(&tr, o.beam, o.n_best, false, o.no_repeat); /* as translate does, once */
     for (int i = 0; i < o.n_texts; i++) translate_text(&tr, &o, o.texts[i], o.text_len[i]);
     translator_close(&tr);
     return 0;

@@ -1,0 +1,500 @@
+/* test_cli_output.c — ./translate's output in the formats other tools use
+ * and its teaching output, driven as a user runs it (the shipped models):
+ *
+ *   -n N           Moses/Marian n-best lines, ids from 0;
+ *   --alignment    Marian's hard, threshold and soft alignments;
+ *   --no-repeat-ngram N  stops the loops (汤姆汤姆汤姆…), greedy and beam;
+ *   --explain      names the search, shows each step's true top-k and marks
+ *                  the token kept, under greedy and under beam search;
+ *   --show         aligns Chinese labels by display width, windows a map
+ *                  wider than the terminal, and has a legend. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tokenizer/tokenizer.h"
+
+static RunResult run(const char *const argv[], const char *input)
+{
+    return run_program(argv, input, input ? strlen(input) : 0);
+}
+
+static void expect_in(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
+}
+
+/* Line n (0-based) of s, copied into `buf`; NULL past the end. */
+static const char *line_of(const char *s, int n, char *buf, size_t size)
+{
+    for (int i = 0; i < n && s; i++) {
+        s = strchr(s, '\n');
+        if (s) s++;
+    }
+    if (!s || !*s) return NULL;
+    snprintf(buf, size, "%.*s", (int)strcspn(s, "\n"), s);
+    return buf;
+}
+
+/* Split `line` (modified) at every " ||| " into fields[]; returns how many. */
+static int split_fields(char *line, char **fields, int max)
+{
+    int n = 0;
+    fields[n++] = line;
+    for (char *p; n < max && (p = strstr(fields[n - 1], " ||| ")); ) {
+        *p = '\0';
+        fields[n++] = p + 5;
+    }
+    return n;
+}
+
+/* The stdout of translate with these arguments (status 0 required). */
+static char *output_of(const char *const argv[])
+{
+    RunResult r = run(argv, NULL);
+    if (r.status != 0) {
+        print_in_full(&r);
+        fail_msg("%s %s ...: status %d", argv[1], argv[2], r.status);
+    }
+    char *out = r.out;
+    r.out = NULL;
+    run_result_free(&r);
+    return out;
+}
+
+/* ---- item 8: n-best lines ------------------------------------------------------ */
+
+static void test_n_best_lines_are_moses_format(void **state)
+{
+    (void)state;
+    const char *plain[] = {"./translate", "-q", "-b", "4", "I love china", "How are you?", NULL};
+    const char *argv[] = {"./translate", "-q", "-b", "4", "-n", "3", "I love china", "How are you?", NULL};
+    char *best = output_of(plain), *out = output_of(argv);
+    assert_int_equal(count_lines(out), 6);
+    char buf[4096], want[4096];
+    for (int i = 0; i < 6; i++) {
+        char *f[8];
+        line_of(out, i, buf, sizeof buf);
+        assert_int_equal(split_fields(buf, f, 8), 4);
+        assert_int_equal(atoi(f[0]), i / 3); /* 0-based input ids */
+        if (i % 3 == 0) assert_string_equal(f[1], line_of(best, i / 3, want, sizeof want));
+        float f0, score;
+        int word_penalty;
+        char extra;
+        if (sscanf(f[2], "F0= %f WordPenalty= %d%c", &f0, &word_penalty, &extra) != 2)
+            fail_msg("features '%s'", f[2]);
+        score = strtof(f[3], NULL);
+        /* en-zh.yaml: length_penalty 1, so SCORE = F0 / (tokens + </s>) */
+        assert_true(word_penalty < 0 && f0 < 0);
+        if (fabsf(score - f0 / (float)(1 - word_penalty)) > 1e-3f)
+            fail_msg("line %d: score %g, F0 %g, WordPenalty %d", i, score, f0, word_penalty);
+    }
+    free(best);
+    free(out);
+}
+
+static void test_n_best_ids_count_stdin_lines_from_zero(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-n", "1", NULL};
+    RunResult r = run(argv, "I love china\nHow are you?\n");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    assert_true(strncmp(r.out, "0 ||| 我爱中国。 ||| F0= ", 22) == 0);
+    char buf[4096];
+    assert_true(strncmp(line_of(r.out, 1, buf, sizeof buf), "1 ||| ", 6) == 0);
+    run_result_free(&r);
+}
+
+/* ---- item 8: alignments --------------------------------------------------------- */
+
+enum { MAX_T = 64, MAX_S = 64 };
+
+/* Soft alignment text → w[t][s]; returns the number of groups (tokens),
+ * *S the weights per group. */
+static int parse_soft(const char *text, float w[MAX_T][MAX_S], int *S)
+{
+    int T = 0;
+    *S = 0;
+    const char *p = text;
+    while (*p && T < MAX_T) {
+        int s = 0;
+        for (;;) {
+            char *end;
+            w[T][s++] = strtof(p, &end);
+            assert_true(end != p);
+            p = end;
+            if (*p != ',') break;
+            p++;
+        }
+        if (*S && s != *S) fail_msg("group %d has %d weights, not %d: %s", T, s, *S, text);
+        *S = s;
+        T++;
+        if (*p == ' ') p++;
+    }
+    return T;
+}
+
+static void test_alignment_hard_soft_and_threshold(void **state)
+{
+    (void)state;
+    const char *soft_argv[] = {"./translate", "-q", "--alignment=soft", "I love china", NULL};
+    const char *soft_spaced[] = {"./translate", "-q", "--alignment", "soft", "I love china", NULL};
+    const char *hard_argv[] = {"./translate", "-q", "--alignment", "I love china", NULL};
+    const char *half_argv[] = {"./translate", "-q", "--alignment=0.5", "I love china", NULL};
+    char *soft = output_of(soft_argv), *spaced = output_of(soft_spaced);
+    char *hard = output_of(hard_argv), *half = output_of(half_argv);
+    assert_string_equal(soft, spaced); /* Marian's `--alignment soft` form */
+    assert_int_equal(count_lines(soft), 1);
+    char *f[4];
+    soft[strcspn(soft, "\n")] = '\0';
+    assert_int_equal(split_fields(soft, f, 4), 2);
+    assert_string_equal(f[0], "我爱中国。");
+    static float w[MAX_T][MAX_S];
+    int S, T = parse_soft(f[1], w, &S);
+    assert_int_equal(T, 5); /* 我 爱 中 国 。: five tokens, </s> not counted */
+    assert_int_equal(S, 3); /* i love china */
+    for (int t = 0; t < T; t++) {
+        float sum = 0.0f;
+        for (int s = 0; s < S; s++) sum += w[t][s];
+        if (fabsf(sum - 1.0f) > 0.01f) fail_msg("token %d: weights sum to %g", t, sum);
+    }
+    /* hard: each target token once, with its most attended source token,
+     * sorted by source then target; threshold: exactly the pairs above it. */
+    char *g[4];
+    hard[strcspn(hard, "\n")] = '\0';
+    assert_int_equal(split_fields(hard, g, 4), 2);
+    assert_string_equal(g[0], "我爱中国。");
+    int seen[MAX_T] = {0}, prev_s = -1, prev_t = -1, n = 0;
+    for (const char *p = g[1]; *p; n++) {
+        int s, t, used;
+        assert_int_equal(sscanf(p, "%d-%d%n", &s, &t, &used), 2);
+        assert_true(s >= 0 && s < S && t >= 0 && t < T);
+        assert_true(s > prev_s || (s == prev_s && t > prev_t));
+        for (int k = 0; k < S; k++) assert_true(w[t][k] <= w[t][s] + 1e-3f);
+        seen[t]++;
+        prev_s = s, prev_t = t;
+        p += used;
+        if (*p == ' ') p++;
+    }
+    for (int t = 0; t < T; t++) assert_int_equal(seen[t], 1);
+    char *h[4];
+    half[strcspn(half, "\n")] = '\0';
+    assert_int_equal(split_fields(half, h, 4), 2);
+    int above = 0;
+    for (int t = 0; t < T; t++)
+        for (int s = 0; s < S; s++) {
+            char pair[32];
+            snprintf(pair, sizeof pair, "%d-%d", s, t);
+            bool listed = false;
+            for (const char *p = h[1]; (p = strstr(p, pair)); p++)
+                if ((p == h[1] || p[-1] == ' ') && (p[strlen(pair)] == ' ' || !p[strlen(pair)])) listed = true;
+            if (w[t][s] > 0.51f && !listed) fail_msg("%s (weight %g) missing from '%s'", pair, w[t][s], h[1]);
+            if (w[t][s] < 0.49f && listed) fail_msg("%s (weight %g) listed in '%s'", pair, w[t][s], h[1]);
+            above += listed;
+        }
+    assert_true(above >= 1);
+    free(soft);
+    free(spaced);
+    free(hard);
+    free(half);
+}
+
+static void test_alignment_in_n_best_lines(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-b", "3", "-n", "2", "--alignment", "hard", "How are you?", NULL};
+    char *out = output_of(argv), buf[4096];
+    assert_int_equal(count_lines(out), 2);
+    for (int i = 0; i < 2; i++) {
+        char *f[8];
+        line_of(out, i, buf, sizeof buf);
+        assert_int_equal(split_fields(buf, f, 8), 5); /* ID ||| TEXT ||| ALIGNMENT ||| FEATURES ||| SCORE */
+        assert_string_equal(f[0], "0");
+        int s, t;
+        assert_int_equal(sscanf(f[2], "%d-%d", &s, &t), 2);
+        assert_true(strncmp(f[3], "F0= ", 4) == 0);
+    }
+    free(out);
+}
+
+static void test_bad_alignment_and_ngram_values_are_usage_errors(void **state)
+{
+    (void)state;
+    static const char *const cases[][6] = {
+        {"./translate", "--alignment=sideways", "x", NULL},
+        {"./translate", "--alignment=1", "x", NULL},
+        {"./translate", "--no-repeat-ngram", "0", "x", NULL},
+        {"./translate", "--no-repeat-ngram", "two", "x", NULL},
+    };
+    static const char *const messages[] = {"--alignment: expected hard, soft or a threshold",
+                                           "--alignment: expected", "--no-repeat-ngram: expected a number",
+                                           "--no-repeat-ngram: expected a number"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        RunResult r = run(cases[i], NULL);
+        assert_int_equal(r.status, 2);
+        expect_in(r.err, messages[i]);
+        assert_int_equal(count_lines(r.err), 1);
+        assert_int_equal(r.out_len, 0);
+        run_result_free(&r);
+    }
+}
+
+/* ---- item 8: no repeated n-grams ------------------------------------------------ */
+
+/* Does the whitespace-separated text repeat a pair of words? */
+static bool repeats_word_pair(const char *text)
+{
+    char words[64][64];
+    int n = 0;
+    for (const char *p = text; *p && n < 64;) {
+        size_t len = strcspn(p, " \n");
+        if (len) snprintf(words[n++], sizeof words[0], "%.*s", (int)len, p);
+        p += len;
+        while (*p == ' ' || *p == '\n') p++;
+    }
+    for (int i = 0; i + 1 < n; i++)
+        for (int j = i + 1; j + 1 < n; j++)
+            if (!strcmp(words[i], words[j]) && !strcmp(words[i + 1], words[j + 1])) return true;
+    return false;
+}
+
+static void test_no_repeat_ngram_stops_loops_greedy_and_beam(void **state)
+{
+    (void)state;
+    const char *beams[] = {"1", "4"};
+    for (int b = 0; b < 2; b++) {
+        /* zh-en: words; en-zh: characters (汤姆 is two tokens) */
+        const char *zh_plain[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "-b", beams[b], "汤姆汤姆汤姆", NULL};
+        const char *zh_rule[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "-b", beams[b],
+                                 "--no-repeat-ngram", "2", "汤姆汤姆汤姆", NULL};
+        const char *en_plain[] = {"./translate", "-q", "-b", beams[b], "Tom Tom Tom Tom", NULL};
+        const char *en_rule[] = {"./translate", "-q", "-b", beams[b], "--no-repeat-ngram", "2", "Tom Tom Tom Tom", NULL};
+        char *zp = output_of(zh_plain), *zr = output_of(zh_rule), *ep = output_of(en_plain), *er = output_of(en_rule);
+        if (!repeats_word_pair(zp)) fail_msg("-b %s: '%s' does not loop: pick another example", beams[b], zp);
+        if (repeats_word_pair(zr)) fail_msg("-b %s --no-repeat-ngram 2: '%s' repeats a pair", beams[b], zr);
+        if (!strstr(ep, "汤姆汤姆")) fail_msg("-b %s: '%s' does not loop: pick another example", beams[b], ep);
+        if (strstr(er, "汤姆汤姆")) fail_msg("-b %s --no-repeat-ngram 2: '%s' repeats 汤姆", beams[b], er);
+        free(zp);
+        free(zr);
+        free(ep);
+        free(er);
+    }
+}
+
+/* --eval decodes in batches (greedy) or one by one (beam): under the rule
+ * its hypotheses are what translating each line gives. */
+static void test_eval_follows_the_no_repeat_rule(void **state)
+{
+    (void)state;
+    static const char tsv[] = "Tom.\t汤姆汤姆汤姆\n"
+                              "No.\t没有没有没有没有\n"
+                              "I want to eat fish.\t我想吃鱼。\n";
+    const char *path = temp_file("loops.tsv", tsv, sizeof tsv - 1);
+    char hyps[512];
+    snprintf(hyps, sizeof hyps, "%s/loops.hyps", temp_dir());
+    const char *beams[] = {"1", "3"};
+    for (int b = 0; b < 2; b++) {
+        const char *eval[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "-b", beams[b], "--no-repeat-ngram", "2",
+                              "--eval", path, "--hyps", hyps, NULL};
+        const char *each[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "-b", beams[b], "--no-repeat-ngram", "2",
+                              "汤姆汤姆汤姆", "没有没有没有没有", "我想吃鱼。", NULL};
+        free(output_of(eval));
+        char *want = output_of(each);
+        size_t len;
+        char *got = read_file(hyps, &len);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+    }
+}
+
+/* ---- item 9: --explain under greedy and beam search ------------------------------ */
+
+/* Check every "  step N:" line of an --explain output: one '*' (the token
+ * kept) among the top-k, or after it when ranked lower; returns how many
+ * steps kept a token that was not the most probable. */
+static int check_steps(const char *out)
+{
+    char buf[4096];
+    int steps = 0, not_top = 0;
+    for (int i = 0; line_of(out, i, buf, sizeof buf); i++) {
+        if (strncmp(buf, "  step ", 7) != 0) continue;
+        steps++;
+        const char *top = strstr(buf, "top 5:");
+        assert_non_null(top);
+        int stars = 0;
+        for (const char *p = top; (p = strchr(p, '*')); p++) stars++;
+        if (stars != 1) fail_msg("%d marks in '%s'", stars, buf);
+        int rank = 0;
+        assert_non_null(strstr(buf, ", rank "));
+        sscanf(strstr(buf, ", rank ") + 7, "%d", &rank);
+        bool first = strncmp(top + strlen("top 5:  "), "*", 1) == 0;
+        if ((rank == 1) != first) fail_msg("rank %d but the first is %smarked: '%s'", rank, first ? "" : "not ", buf);
+        not_top += rank > 1;
+    }
+    assert_true(steps >= 2);
+    return not_top;
+}
+
+static void test_explain_says_which_search_and_marks_the_kept_token(void **state)
+{
+    (void)state;
+    /* "Go ahead.": greedy starts with 前 (0.67); beam search's best starts
+     * with 继 (0.08), the second most probable. */
+    const char *greedy[] = {"./translate", "-q", "-b", "1", "--explain", "Go ahead.", NULL};
+    const char *beam[] = {"./translate", "-q", "-b", "4", "--explain", "Go ahead.", NULL};
+    const char *beam_plain[] = {"./translate", "-q", "-b", "4", "Go ahead.", NULL};
+    char *g = output_of(greedy), *b = output_of(beam), *plain = output_of(beam_plain);
+    expect_in(g, "greedy decoding produced it (the most probable token each step)");
+    assert_int_equal(check_steps(g), 0);
+    expect_in(b, "beam search (4 hypotheses, length penalty 1) produced it");
+    expect_in(b, "need not be that step's most probable");
+    if (strstr(b, "most probable token each")) fail_msg("beam output claims greedy's rule:\n%s", b);
+    if (check_steps(b) < 1) fail_msg("beam search kept only top-1 tokens here:\n%s", b);
+    char want[512];
+    snprintf(want, sizeof want, "translation: %s", plain);
+    expect_in(b, want); /* the walk-through is of the translation beam search printed */
+    free(g);
+    free(b);
+    free(plain);
+}
+
+static void test_explain_under_the_no_repeat_rule(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-b", "1", "--no-repeat-ngram", "2", "--explain", "Tom Tom Tom Tom", NULL};
+    char *out = output_of(argv);
+    expect_in(out, "greedy decoding produced it (the most probable token each step, unless banned)");
+    expect_in(out, "--no-repeat-ngram 2: a token that would repeat 2 tokens already output is never kept");
+    if (check_steps(out) < 1) fail_msg("the rule banned nothing here:\n%s", out);
+    free(out);
+}
+
+/* ---- item 10: --show ------------------------------------------------------------- */
+
+/* Display columns of a UTF-8 line, with a table of our own (East Asian
+ * wide ranges), independent of tokenizer_fit_width. */
+static int columns_of(const char *s)
+{
+    int cols = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned cp = *p;
+        int len = cp < 0x80 ? 1 : cp < 0xE0 ? 2 : cp < 0xF0 ? 3 : 4;
+        if (len == 2) cp = (p[0] & 0x1Fu) << 6 | (p[1] & 0x3Fu);
+        if (len == 3) cp = (p[0] & 0x0Fu) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu);
+        bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
+                    (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+                    (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6);
+        cols += wide ? 2 : 1;
+        p += len;
+    }
+    return cols;
+}
+
+static void test_display_width_rule(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int columns;
+        size_t bytes;
+        int width;
+    } cases[] = {
+        {"我想吃", 100, 9, 6}, {"我想吃", 5, 6, 4}, {"我想吃", 1, 0, 0}, {"china", 4, 4, 4},
+        {"e\xcc\x81t\xc3\xa9", 2, 4, 2}, /* e + combining acute: one column */
+        {"ＡＢ", 3, 3, 2},             /* fullwidth Latin */
+        {"\xff" "ab", 2, 2, 2},          /* an invalid byte counts one column */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int width;
+        size_t n = tokenizer_fit_width(cases[i].text, strlen(cases[i].text), cases[i].columns, &width);
+        if (n != cases[i].bytes || width != cases[i].width)
+            fail_msg("case %zu: %zu bytes, %d columns; expected %zu, %d", i, n, width, cases[i].bytes,
+                     cases[i].width);
+    }
+}
+
+/* The map lines of a --show output: after the legend, up to "translation:". */
+static int map_lines(const char *out, char lines[][4096], int max)
+{
+    char buf[4096];
+    int n = 0, i = 0;
+    while (line_of(out, i, buf, sizeof buf) && strncmp(buf, "legend:", 7) != 0) i++;
+    for (i++; line_of(out, i, buf, sizeof buf) && strncmp(buf, "translation:", 12) != 0 && n < max; i++)
+        memcpy(lines[n++], buf, sizeof buf);
+    return n;
+}
+
+static void test_show_aligns_chinese_labels_by_width(void **state)
+{
+    (void)state;
+    setenv("COLUMNS", "200", 1);
+    const char *kinds[] = {"cross", "encoder"};
+    for (int k = 0; k < 2; k++) {
+        const char *argv[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "--show", kinds[k], "我想吃酸菜鱼。", NULL};
+        char *out = output_of(argv);
+        expect_in(out, "legend: '    ' < 0.125, '░░░░' 0.125-0.375, '▒▒▒▒' 0.375-0.625");
+        static char lines[64][4096];
+        int n = map_lines(out, lines, 64);
+        assert_true(n >= 8); /* the key labels, then a row per query */
+        if (strstr(lines[0], "keys ")) fail_msg("windowed at 200 columns:\n%s", out);
+        expect_in(lines[0], " 我   想   吃   酸   菜   鱼   。");
+        for (int i = 0; i < n; i++)
+            if (columns_of(lines[i]) != 12 + 5 * 7)
+                fail_msg("line %d is %d columns, not %d:\n%s", i, columns_of(lines[i]), 12 + 5 * 7, out);
+        if (k == 1) expect_in(lines[1], "         我  "); /* a Chinese row label, right-aligned in 11 */
+        free(out);
+    }
+    unsetenv("COLUMNS");
+}
+
+static void test_show_windows_a_map_wider_than_the_terminal(void **state)
+{
+    (void)state;
+    /* 16 source tokens at 40 columns: (40 - 12) / 5 = 5 keys a window. */
+    const char *sentence = "Tom and Mary went to the store yesterday to buy some fish and some bread.";
+    setenv("COLUMNS", "40", 1);
+    const char *argv[] = {"./translate", "-q", "--show", "encoder", sentence, NULL};
+    char *out = output_of(argv);
+    static char lines[256][4096];
+    int n = map_lines(out, lines, 256), windows = 0;
+    for (int i = 0; i < n; i++) {
+        if (columns_of(lines[i]) > 40) fail_msg("line %d is %d columns wide:\n%s", i, columns_of(lines[i]), out);
+        windows += strncmp(lines[i], "keys ", 5) == 0;
+    }
+    expect_in(out, "keys 1-5 of 16:\n");
+    expect_in(out, "keys 16-16 of 16:\n");
+    assert_int_equal(windows, 4);
+    assert_int_equal(n, 4 * (2 + 16)); /* each window: its title, the key labels, 16 rows */
+    free(out);
+    setenv("COLUMNS", "200", 1);
+    out = output_of(argv);
+    if (strstr(out, "keys ")) fail_msg("windowed at 200 columns:\n%s", out);
+    free(out);
+    unsetenv("COLUMNS");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_n_best_lines_are_moses_format),
+        cmocka_unit_test(test_n_best_ids_count_stdin_lines_from_zero),
+        cmocka_unit_test(test_alignment_hard_soft_and_threshold),
+        cmocka_unit_test(test_alignment_in_n_best_lines),
+        cmocka_unit_test(test_bad_alignment_and_ngram_values_are_usage_errors),
+        cmocka_unit_test(test_no_repeat_ngram_stops_loops_greedy_and_beam),
+        cmocka_unit_test(test_eval_follows_the_no_repeat_rule),
+        cmocka_unit_test(test_explain_says_which_search_and_marks_the_kept_token),
+        cmocka_unit_test(test_explain_under_the_no_repeat_rule),
+        cmocka_unit_test(test_display_width_rule),
+        cmocka_unit_test(test_show_aligns_chinese_labels_by_width),
+        cmocka_unit_test(test_show_windows_a_map_wider_than_the_terminal),
+    };
+    return cmocka_run_group_tests_name("cli_output", tests, NULL, NULL);
+}
