@@ -9,6 +9,7 @@
  * Exit status: 0 all translated, 1 some line failed (or stdin could not be
  * read), 2 usage/config error, 3 model file error, 4 an output file or
  * stdout could not be written (see README.md). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -339,11 +339,13 @@ static ExitStatus list_models(void)
         fprintf(stderr, "translate: no config folder (looked in %s and %s)\n", dirs[0], dirs[n_dirs - 1]);
         return EXIT_USAGE;
     }
-    char *names[256];
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d)) && n < 256;) {
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        if (len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0) names[n++] = xstrdup(e->d_name);
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".yaml") != 0) continue;
+        if (n == cap) names = xrealloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+        names[n++] = xstrdup(e->d_name);
     }
     closedir(d);
     qsort(names, n, sizeof names[0], name_order);
@@ -384,6 +386,7 @@ static ExitStatus list_models(void)
                c.target_lang, a->d_model, a->encoder_layers, a->decoder_layers, a->heads, size, scores);
         config_free(&c);
     }
+    free(names);
     return status;
 }
 
