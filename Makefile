@@ -68,12 +68,20 @@ test: deps
 deps:
 	@sh tools/deps.sh --quiet
 
+# Installed: the two trained models, each config with exactly the files it
+# names (translate finds PREFIX/share/translate/configs from the program's
+# own folder, whatever the working directory; tests/test_cli_models.c runs
+# an installed copy).  Not installed: configs/seed-example.yaml, whose
+# 86 MB of random weights are written beside it on first use (a share/
+# folder is often not writable: run it from the source tree), and tiny.yaml.
+INSTALL_MODELS = en-zh zh-en
 install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/translate/configs \
 	           $(DESTDIR)$(PREFIX)/share/translate/weights
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 configs/en-zh.yaml configs/zh-en.yaml $(DESTDIR)$(PREFIX)/share/translate/configs/
-	install -m 644 weights/*.safetensors weights/*.vocab $(DESTDIR)$(PREFIX)/share/translate/weights/
+	install -m 644 $(INSTALL_MODELS:%=configs/%.yaml) $(DESTDIR)$(PREFIX)/share/translate/configs/
+	install -m 644 $(foreach m,$(INSTALL_MODELS),weights/$(m).safetensors weights/$(m).src.vocab \
+	                 weights/$(m).tgt.vocab) $(DESTDIR)$(PREFIX)/share/translate/weights/
 
 uninstall:
 	rm -f $(PROGRAMS:%=$(DESTDIR)$(PREFIX)/bin/%)

@@ -503,6 +503,16 @@ static const Key decoding_keys[] = {
     INT("max_output_extra", decode.max_output_extra, OPT, 0, INT_MAX),
 };
 
+/* What `translate -c CONFIG --eval EVAL_DATA` printed, so that
+ * --list-models can show it (tests/test_cli_models.c re-measures it). */
+static const Key scores_keys[] = {
+    VALUE("eval_data", T_PATH, scores.eval_path, REQ),
+    FLOAT("bleu", scores.bleu, 0, 100, 0),
+    FLOAT("chrf2", scores.chrf2, 0, 100, 0),
+};
+
+static void enter_scores(Config *cfg) { cfg->has_scores = true; }
+
 static const Key train_keys[] = {
     VALUE("train_data", T_PATH, train.train_path, OPT),
     VALUE("dev_data", T_PATH, train.dev_path, OPT),
@@ -538,6 +548,7 @@ static const Section architecture_section =
     SECTION("architecture", architecture_keys, NULL, check_architecture);
 static const Section decoding_section = SECTION("decoding", decoding_keys, NULL, NULL);
 static const Section train_section = SECTION("train", train_keys, enter_train, NULL);
+static const Section scores_section = SECTION("scores", scores_keys, enter_scores, NULL);
 
 static const Key top_keys[] = {
     VALUE("name", T_STRING, name, REQ),
@@ -547,6 +558,7 @@ static const Key top_keys[] = {
     SUB("architecture", REQ, &architecture_section),
     SUB("decoding", OPT, &decoding_section),
     SUB("train", OPT, &train_section),
+    SUB("scores", OPT, &scores_section),
 };
 static const Section top_section = SECTION(NULL, top_keys, enter_top, check_top);
 
@@ -608,7 +620,7 @@ void config_free(Config *cfg)
     if (!cfg) return;
     char *owned[] = {cfg->path, cfg->name, cfg->weights_path, cfg->source_vocab_path,
                      cfg->target_vocab_path, cfg->train.train_path, cfg->train.dev_path,
-                     cfg->train.checkpoint_path, cfg->train.log_path};
+                     cfg->train.checkpoint_path, cfg->train.log_path, cfg->scores.eval_path};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) free(owned[i]);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -57,6 +57,11 @@ typedef struct {
     uint64_t random_seed;
     ModelArch arch;         /* src_vocab/tgt_vocab are 0 here: they come from the vocab files */
     SearchSettings decode;  /* the decoding: section; translate --beam overrides it once */
+    bool has_scores;        /* a scores: section was present */
+    struct {
+        char *eval_path;    /* resolved TSV the scores were measured on */
+        float bleu, chrf2;  /* what translate --eval printed (translate --list-models shows them) */
+    } scores;
     bool has_train;         /* a train: section was present */
     TrainConfig train;
 } Config;

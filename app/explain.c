@@ -350,6 +350,19 @@ static void show_window(FILE *out, const float *m, int rows, int cols, int j0, i
     }
 }
 
+int explain_check_show(ShowChoice show, const ModelArch *a, const char *config_path, Error *err)
+{
+    const char *side = show.kind == SHOW_ENCODER ? "encoder" : "decoder";
+    int layers = show.kind == SHOW_ENCODER ? a->encoder_layers : a->decoder_layers;
+    if (show.kind != SHOW_NONE && show.layer >= layers)
+        return error_set(err, "--show: layer %d does not exist: %s has %d %s layer%s", show.layer + 1,
+                         config_path, layers, side, layers > 1 ? "s" : "");
+    if (show.kind != SHOW_NONE && show.head >= a->heads)
+        return error_set(err, "--show: head %d does not exist: %s has %d head%s", show.head + 1,
+                         config_path, a->heads, a->heads > 1 ? "s" : "");
+    return 0;
+}
+
 void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowChoice show, bool color, int width)
 {
     const ModelArch *a = &tr->config.arch;

@@ -22,6 +22,12 @@ typedef struct {
  * printed).  Returns 0, or -1 with a message in err. */
 int explain_parse_show(const char *text, ShowChoice *out, Error *err);
 
+/* Does the model of `config_path` have the layer and head of `show`?
+ * 0, or -1 with "--show: layer 4 does not exist: CONFIG has 3 decoder
+ * layers" in err (checked at start: a map is never silently swapped for
+ * another). */
+int explain_check_show(ShowChoice show, const ModelArch *arch, const char *config_path, Error *err);
+
 /* Print the walk-through of `src` (already encoded from `text`) and its
  * translation `t` (the best of tr->config.decode's search) to `out`: at
  * the end, which search produced it, each step's true top-k and the token

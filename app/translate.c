@@ -9,6 +9,7 @@
  * Exit status: 0 all translated, 1 some line failed (or stdin could not be
  * read), 2 usage/config error, 3 model file error, 4 an output file or
  * stdout could not be written (see README.md). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -53,6 +54,11 @@ typedef struct {
     bool n_best_lines;         /* -n given: 'ID ||| TRANSLATION ||| FEATURES ||| SCORE' lines */
     AlignmentChoice alignment; /* --alignment */
     int no_repeat_ngram;       /* --no-repeat-ngram (0: off) */
+    /* issue 14: choosing the model, and where the lines come from and go */
+    const char *from, *to;     /* --from/--to: the model by language pair */
+    const char *input_path;    /* -i; NULL: the TEXT arguments, else stdin */
+    const char *output_path;   /* -o; NULL (or "-"): stdout */
+    bool list_models;          /* --list-models */
 } Options;
 
 static void usage(FILE *out)
@@ -62,10 +68,19 @@ static void usage(FILE *out)
             "Translate English to Chinese or Chinese to English with a small Transformer,\n"
             "and show what its attention heads do.\n"
             "\n"
-            "Each TEXT is one sentence; with no TEXT, every line of standard input is one.\n"
+            "Each TEXT is one sentence; with no TEXT (or a lone '-'), every line of\n"
+            "standard input is one.\n"
             "\n"
             "  -c, --config FILE     model config (default: configs/en-zh.yaml, or\n"
-            "                        configs/zh-en.yaml for text mostly in Han characters)\n"
+            "                        configs/zh-en.yaml for text that reads as Chinese:\n"
+            "                        more Han characters than words in other letters)\n"
+            "                        FILE may be a name (zh-en): configs/NAME.yaml\n"
+            "      --from LANG, --to LANG  the model by language pair (en, zh); no short\n"
+            "                        forms (-t is --threads); one is enough\n"
+            "      --list-models     list the installed models: languages, size, scores\n"
+            "  -i, --input FILE      translate each line of FILE ('-': standard input)\n"
+            "  -o, --output FILE     write the translations to FILE ('-': standard output),\n"
+            "                        replaced only at the end, each line flushed as decided\n"
             "  -a, --attention FILE  also write every head's attention maps as JSON\n"
             "                        (schema: docs/attention-json.md)\n"
             "      --html FILE       also write a self-contained HTML page that shows\n"
@@ -162,10 +177,40 @@ static int finish_stdout(int status)
     return status;
 }
 
+static bool is_language(const char *s) { return strcmp(s, "en") == 0 || strcmp(s, "zh") == 0; }
+
+/* Options that would do nothing where they are given are refused, with
+ * what they need: a user who wrote them expected them to act.  `texts`:
+ * the TEXT arguments. */
+static int check_combinations(const Options *o, int n_texts, char *const *texts)
+{
+    const char *why = NULL;
+    bool translating = !o->eval_path && !o->init_weights && !o->list_models;
+    bool mixed_dash = false;
+    for (int i = 0; i < n_texts && n_texts > 1; i++) mixed_dash |= strcmp(texts[i], "-") == 0;
+    if (mixed_dash) why = "'-' (standard input) cannot be mixed with TEXT arguments";
+    else if (o->hyps_path && !o->eval_path) why = "--hyps needs --eval";
+    else if (o->force && !o->init_weights) why = "--force needs --init-weights";
+    else if (n_texts && o->eval_path) why = "--eval reads its sentences from the TSV: no TEXT arguments";
+    else if (n_texts && o->init_weights) why = "--init-weights translates nothing: no TEXT arguments";
+    else if (o->list_models && (n_texts || o->eval_path || o->init_weights || o->config_path || o->from || o->to))
+        why = "--list-models takes no TEXT, --eval, --init-weights, -c, --from or --to";
+    else if (!translating && (o->input_path || o->output_path))
+        why = "-i and -o are for translating lines (--eval writes translations with --hyps)";
+    else if (o->input_path && n_texts) why = "-i FILE and TEXT arguments: give one";
+    else if (o->config_path && (o->from || o->to)) why = "-c and --from/--to both choose the model: give one";
+    else if ((o->from && !is_language(o->from)) || (o->to && !is_language(o->to)))
+        why = "--from and --to take en or zh";
+    else if (o->from && o->to && strcmp(o->from, o->to) == 0) why = "--from and --to are the same language";
+    if (!why) return 0;
+    fprintf(stderr, "translate: %s\n", why);
+    return -1;
+}
+
 static int parse_options(int argc, char **argv, Options *opt)
 {
     enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML, OPT_EXPLAIN, OPT_SHOW,
-           OPT_ALIGNMENT, OPT_NO_REPEAT };
+           OPT_ALIGNMENT, OPT_NO_REPEAT, OPT_FROM = 300, OPT_TO, OPT_LIST };
     static const struct option longs[] = {
         {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
@@ -176,9 +221,13 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"explain", no_argument, 0, OPT_EXPLAIN}, {"show", required_argument, 0, OPT_SHOW},
         {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
         {"alignment", optional_argument, 0, OPT_ALIGNMENT}, {"no-repeat-ngram", required_argument, 0, OPT_NO_REPEAT},
+        /* issue 14: --from/--to have no short forms: -t is --threads */
+        {"from", required_argument, 0, OPT_FROM}, {"to", required_argument, 0, OPT_TO},
+        {"input", required_argument, 0, 'i'},    {"output", required_argument, 0, 'o'},
+        {"list-models", no_argument, 0, OPT_LIST},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "c:a:t:b:n:qhV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:a:t:b:n:qhVi:o:", longs, NULL)) != -1) {
         switch (c) {
         case 'c': opt->config_path = optarg; break;
         case 'a': opt->attention_path = optarg; break;
@@ -223,6 +272,11 @@ static int parse_options(int argc, char **argv, Options *opt)
             if (cli_parse_count("translate", "--no-repeat-ngram", optarg, 64, &opt->no_repeat_ngram)) return -1;
             break;
         case 'q': opt->quiet = true; break;
+        case OPT_FROM: opt->from = optarg; break;
+        case OPT_TO: opt->to = optarg; break;
+        case 'i': opt->input_path = optarg; break;
+        case 'o': opt->output_path = optarg; break;
+        case OPT_LIST: opt->list_models = true; break;
         case 'h': usage(stdout); exit(finish_stdout(0));
         case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(finish_stdout(0));
         default:
@@ -239,14 +293,18 @@ static int parse_options(int argc, char **argv, Options *opt)
         fprintf(stderr, "translate: --logits works with greedy decoding only (--beam 1)\n");
         return -1;
     }
-    return 0;
+    return check_combinations(opt, argc - optind, argv + optind);
 }
 
-/* ---- finding the default configs -------------------------------------- */
+/* ---- finding the configs --------------------------------------------- */
 
-/* configs/NAME next to the program (a source checkout) or in
- * ../share/translate/configs (after make install); $TRANSLATE_HOME first. */
-static char *default_config(const char *name)
+/* Where configs are looked for, in order: $TRANSLATE_HOME/configs, configs/
+ * next to the program (a source checkout), ../share/translate/configs
+ * beside it (after make install).  The folder of the program is found
+ * through /proc/self/exe, so the working directory does not matter.
+ * Fills dirs[0..n-1] and returns n. */
+enum { MAX_CONFIG_DIRS = 3 };
+static int config_dirs(char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64])
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -254,14 +312,120 @@ static char *default_config(const char *name)
     char *slash = strrchr(exe, '/');
     if (slash) *slash = '\0';
     const char *home = getenv("TRANSLATE_HOME");
-    char candidates[3][PATH_MAX + 64];
     int count = 0;
-    if (home) snprintf(candidates[count++], sizeof candidates[0], "%s/configs/%s", home, name);
-    snprintf(candidates[count++], sizeof candidates[0], "%s/configs/%s", exe, name);
-    snprintf(candidates[count++], sizeof candidates[0], "%s/../share/translate/configs/%s", exe, name);
-    for (int i = 0; i < count; i++)
-        if (access(candidates[i], R_OK) == 0) return xstrdup(candidates[i]);
-    return xstrdup(candidates[home ? 1 : 0]); /* the error will name it */
+    if (home) snprintf(dirs[count++], sizeof dirs[0], "%s/configs", home);
+    snprintf(dirs[count++], sizeof dirs[0], "%s/configs", exe);
+    snprintf(dirs[count++], sizeof dirs[0], "%s/../share/translate/configs", exe);
+    return count;
+}
+
+/* NAME in the first config folder that has it, else NULL. */
+static char *find_config(const char *name)
+{
+    char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64];
+    int n = config_dirs(dirs);
+    for (int i = 0; i < n; i++) {
+        char *path = xmalloc(strlen(dirs[i]) + strlen(name) + 2);
+        sprintf(path, "%s/%s", dirs[i], name);
+        if (access(path, R_OK) == 0) return path;
+        free(path);
+    }
+    return NULL;
+}
+
+/* A default config: found, or the path the error will name. */
+static char *default_config(const char *name)
+{
+    char *path = find_config(name);
+    if (path) return path;
+    char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64];
+    const char *dir = dirs[config_dirs(dirs) > 2 ? 1 : 0];
+    char *missing = xmalloc(strlen(dir) + strlen(name) + 2);
+    sprintf(missing, "%s/%s", dir, name);
+    return missing;
+}
+
+/* -c ARG: a file when one is there (or ARG has a '/'), else the config
+ * named ARG (or ARG.yaml) in the config folders, as translateLocally's -m
+ * finds a model by name.  NULL when neither exists. */
+static char *resolve_config(const char *arg)
+{
+    if (strchr(arg, '/') || access(arg, F_OK) == 0) return xstrdup(arg);
+    size_t len = strlen(arg);
+    bool yaml = len > 5 && strcmp(arg + len - 5, ".yaml") == 0;
+    char *name = xmalloc(len + 6);
+    sprintf(name, "%s%s", arg, yaml ? "" : ".yaml");
+    char *path = find_config(name);
+    free(name);
+    return path;
+}
+
+/* --list-models: every config of the first config folder that exists,
+ * one line each: name, languages, architecture, weights size, and the
+ * dev scores its `scores:` section records (tests/test_cli_models.c
+ * checks they are what --eval prints).  Status 2 if one is broken. */
+static int name_order(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static ExitStatus list_models(void)
+{
+    char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64];
+    int n_dirs = config_dirs(dirs);
+    DIR *d = NULL;
+    int k = 0;
+    while (k < n_dirs && !(d = opendir(dirs[k]))) k++;
+    if (!d) {
+        fprintf(stderr, "translate: no config folder (looked in %s and %s)\n", dirs[0], dirs[n_dirs - 1]);
+        return EXIT_USAGE;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".yaml") != 0) continue;
+        if (n == cap) names = xrealloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+        names[n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], name_order);
+    ExitStatus status = EXIT_OK;
+    printf("models in %s:\n", dirs[k]);
+    for (size_t i = 0; i < n; i++) {
+        char *path = xmalloc(strlen(dirs[k]) + strlen(names[i]) + 2);
+        sprintf(path, "%s/%s", dirs[k], names[i]);
+        free(names[i]);
+        Config c;
+        Error err = {{0}};
+        int bad = config_load(path, &c, &err);
+        free(path);
+        if (bad) {
+            fprintf(stderr, "translate: %s\n", err.message);
+            status = EXIT_USAGE;
+            continue;
+        }
+        const ModelArch *a = &c.arch;
+        char size[96], scores[160] = "no scores recorded";
+        struct stat st;
+        if (stat(c.weights_path, &st) == 0)
+            snprintf(size, sizeof size, "%.1f MB", (double)st.st_size / 1e6);
+        else
+            snprintf(size, sizeof size, "%s", c.random_init ? "untrained: random weights written on first use"
+                                                            : "weights missing");
+        if (c.has_scores) {
+            /* The eval set as the last two parts of its path: tatoeba-cmn-eng/dev.tsv. */
+            const char *set = c.scores.eval_path + strlen(c.scores.eval_path);
+            for (int parts = 0; set > c.scores.eval_path && parts < 2; set--)
+                if (set[-1] == '/' && ++parts == 2) break;
+            char how[32] = "greedy";
+            if (c.decode.beam > 1) snprintf(how, sizeof how, "beam %d", c.decode.beam);
+            snprintf(scores, sizeof scores, "BLEU %.2f, chrF2 %.2f on %s (%s)", c.scores.bleu,
+                     c.scores.chrf2, set, how);
+        }
+        printf("  %-14s %s -> %s  d_model %d, %d+%d layers, %d heads, %s; %s\n", c.name, c.source_lang,
+               c.target_lang, a->d_model, a->encoder_layers, a->decoder_layers, a->heads, size, scores);
+        config_free(&c);
+    }
+    free(names);
+    return status;
 }
 
 /* ---- the models in use ------------------------------------------------- */
@@ -275,13 +439,15 @@ typedef struct {
     ExitStatus failed[2];       /* remembered so a broken model is reported once */
     Error open_error[2];
     AttentionJson *attention[2];
+    FILE *out;                /* the translations: stdout, or -o's temporary file */
+    OutputFile *out_file;     /* -o FILE (not "-") */
 } Session;
 
 /* The model for this text, or NULL with *status/err set. */
 static Translator *model_for(Session *s, const char *text, size_t len, ExitStatus *status, Error *err)
 {
     int which = 0;
-    if (!s->opt->config_path && tokenizer_cjk_share(text, len) > 0.5) which = 1;
+    if (!s->opt->config_path && tokenizer_reads_as_han(text, len)) which = 1;
     if (s->failed[which]) {
         *err = s->open_error[which];
         *status = s->failed[which];
@@ -290,7 +456,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
     if (!s->opened[which]) {
         if (!s->opt->config_path && !s->opt->quiet)
             fprintf(stderr, "translate: note: using %s (%s)\n", s->paths[which],
-                    which ? "input is mostly Han characters" : "default");
+                    which ? "input reads as Chinese" : "default");
         ExitStatus st = translator_open(&s->models[which], s->paths[which], &s->open_error[which]);
         if (st != EXIT_OK) {
             s->failed[which] = st;
@@ -347,8 +513,9 @@ static int check_not_an_input(const char *option, const char *path, const char *
 /* The same for every file a session has read. */
 static int check_session_inputs(const Session *s, const char *option, const char *path, Error *err)
 {
-    const char *inputs[8];
+    const char *inputs[9];
     size_t n = 0;
+    if (s->opt->input_path) inputs[n++] = s->opt->input_path;
     for (int i = 0; i < 2; i++) {
         inputs[n++] = s->paths[i];
         if (!s->opened[i]) continue;
@@ -378,8 +545,8 @@ static ExitStatus finish_output(OutputFile *out, int refused, Error *err)
  * with their alignments when asked (Marian's formats).  F0 is the raw
  * Σ log p of the tokens and </s>; WordPenalty minus the tokens (Moses's
  * sign); SCORE the length-normalised score the beam ranked by. */
-static void print_translations(const Options *opt, const Translator *tr, int id, const Translation *t,
-                               char *const *texts, const float *scores, int n)
+static void print_translations(FILE *out, const Options *opt, const Translator *tr, int id,
+                               const Translation *t, char *const *texts, const float *scores, int n)
 {
     for (int i = 0; i < (opt->n_best_lines ? n : 1); i++) {
         char *align = opt->alignment.kind != ALIGNMENT_NONE
@@ -387,10 +554,11 @@ static void print_translations(const Options *opt, const Translator *tr, int id,
         if (opt->n_best_lines) {
             float raw = 0.0f; /* in step order, as beam_score sums */
             for (int k = 0; k < t[i].steps; k++) raw += t[i].logprobs[k];
-            printf("%d ||| %s%s%s ||| F0= %.4f WordPenalty= %d ||| %.4f\n", id, texts[i], align ? " ||| " : "",
-                   align ? align : "", raw, -(t[i].steps - (t[i].finished ? 1 : 0)), scores[i]);
+            fprintf(out, "%d ||| %s%s%s ||| F0= %.4f WordPenalty= %d ||| %.4f\n", id, texts[i],
+                    align ? " ||| " : "", align ? align : "", raw, -(t[i].steps - (t[i].finished ? 1 : 0)),
+                    scores[i]);
         } else {
-            printf("%s%s%s\n", texts[i], align ? " ||| " : "", align ? align : "");
+            fprintf(out, "%s%s%s\n", texts[i], align ? " ||| " : "", align ? align : "");
         }
         free(align);
     }
@@ -407,7 +575,7 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     if (tr) status = translator_encode(tr, text, len, &src, &err);
     if (status != EXIT_OK) {
         fprintf(stderr, "translate: line %d: %s\n", line, err.message);
-        putchar('\n');
+        fputc('\n', s->out);
         return status;
     }
     if (src.unknown && !s->opt->quiet)
@@ -424,13 +592,14 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     status = translator_check_finite(tr, t, n, scores, maps, &err);
     if (status != EXIT_OK) {
         fprintf(stderr, "translate: line %d: %s\n", line, err.message);
-        putchar('\n');
+        fputc('\n', s->out);
         goto done;
     }
-    if (s->opt->explain) explain_print(stdout, tr, text, &src, &t[0]);
-    if (s->opt->show.kind != SHOW_NONE) explain_show(stdout, tr, &t[0], s->opt->show, isatty(1), explain_terminal_width());
-    if (s->opt->explain || s->opt->show.kind != SHOW_NONE) printf("translation: ");
-    print_translations(s->opt, tr, line - 1, t, texts, scores, n);
+    if (s->opt->explain) explain_print(s->out, tr, text, &src, &t[0]);
+    if (s->opt->show.kind != SHOW_NONE)
+        explain_show(s->out, tr, &t[0], s->opt->show, s->out == stdout && isatty(1), explain_terminal_width());
+    if (s->opt->explain || s->opt->show.kind != SHOW_NONE) fprintf(s->out, "translation: ");
+    print_translations(s->out, s->opt, tr, line - 1, t, texts, scores, n);
     if (logits && t[0].logits)
         fwrite(t[0].logits, sizeof(float), (size_t)t[0].steps * tr->config.arch.tgt_vocab, logits);
     if (s->attention[which])
@@ -446,36 +615,48 @@ done:
 
 static ExitStatus worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }
 
-/* Each TEXT argument, else each line of stdin, until stdout fails. */
-static ExitStatus translate_all(Session *s, int argc, char **argv, FILE *logits)
+/* Has writing the translations failed?  Each line is flushed as soon as it
+ * is decided (issue 14): a client that sends one line and waits for one
+ * reply must get it, the empty line of a failed input too.  -o FILE's
+ * error is reported by its commit. */
+static bool output_failed(const Session *s)
+{
+    if (s->out == stdout) return stdout_failed();
+    return fflush(s->out) != 0 || ferror(s->out);
+}
+
+/* Each TEXT argument, else each line of `in` (`in_name` in messages),
+ * until the output fails. */
+static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in, const char *in_name,
+                                FILE *logits)
 {
     ExitStatus result = EXIT_OK;
-    if (optind < argc) {
-        for (int i = optind; i < argc; i++) {
-            result = worse(result, translate_one(s, argv[i], strlen(argv[i]), i - optind + 1, logits));
-            if (stdout_failed()) return worse(result, EXIT_WRITE);
+    if (!in) {
+        for (int i = 0; i < n_texts; i++) {
+            result = worse(result, translate_one(s, texts[i], strlen(texts[i]), i + 1, logits));
+            if (output_failed(s)) return worse(result, EXIT_WRITE);
         }
         return result;
     }
     char *buf = xmalloc(MAX_LINE_BYTES + 1);
     long n;
-    for (int line = 1; (n = line_read(stdin, buf, MAX_LINE_BYTES)) != LINE_EOF || ferror(stdin); line++) {
-        if (ferror(stdin)) {
+    for (int line = 1; (n = line_read(in, buf, MAX_LINE_BYTES)) != LINE_EOF || ferror(in); line++) {
+        if (ferror(in)) {
             /* A directory, a closed descriptor, an I/O error: what was read
              * of this line is not a whole line, and the rest is lost. */
-            fprintf(stderr, "translate: standard input: cannot read: %s\n", strerror(errno ? errno : EIO));
+            fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));
             result = worse(result, EXIT_INPUT);
             break;
         }
         if (n == LINE_TOO_LONG) {
             fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", line,
                     MAX_LINE_BYTES);
-            putchar('\n');
+            fputc('\n', s->out);
             result = worse(result, EXIT_INPUT);
         } else {
             result = worse(result, translate_one(s, buf, (size_t)n, line, logits));
         }
-        if (stdout_failed()) {
+        if (output_failed(s)) {
             result = worse(result, EXIT_WRITE);
             break;
         }
@@ -589,15 +770,112 @@ static int eval_file(const Options *opt, const char *config_path)
     return st;
 }
 
+/* ---- starting -------------------------------------------------------- */
+
+/* -c NAME and --from/--to, resolved to a config path in *chosen (NULL: pick
+ * by the text).  0, or -1 after a message (a usage error). */
+static int choose_config(const Options *opt, char **chosen)
+{
+    *chosen = NULL;
+    if (opt->from || opt->to) {
+        /* Two languages: one of --from and --to names the other. */
+        const char *from = opt->from ? opt->from : strcmp(opt->to, "en") == 0 ? "zh" : "en";
+        const char *to = opt->to ? opt->to : strcmp(from, "en") == 0 ? "zh" : "en";
+        char name[32];
+        snprintf(name, sizeof name, "%s-%s.yaml", from, to);
+        *chosen = default_config(name);
+    } else if (opt->config_path && !(*chosen = resolve_config(opt->config_path))) {
+        fprintf(stderr, "translate: -c %s: no such file, and no config of that name "
+                        "(translate --list-models lists them)\n", opt->config_path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Everything about the models that can be checked is checked before any
+ * input is read, and reported once (issue 14): a broken or missing config
+ * is status 2 at start, not an error repeated on every line.  One model
+ * (-c, --from/--to) is opened whole here, weights too.  Without -c both
+ * configs are read and checked now, since either may be needed; their
+ * weights and vocabularies are loaded when a line first needs them, so
+ * English input never waits for the zh-en model. */
+static ExitStatus session_start(Session *s)
+{
+    const Options *o = s->opt;
+    Error err = {{0}};
+    ExitStatus status = EXIT_OK;
+    if (o->config_path) {
+        Translator *tr = model_for(s, "", 0, &status, &err);
+        if (tr && explain_check_show(o->show, &tr->config.arch, s->paths[0], &err)) status = EXIT_USAGE;
+    }
+    for (int i = 0; i < 2 && !o->config_path && status == EXIT_OK; i++) {
+        Config c;
+        if (config_load(s->paths[i], &c, &err)) {
+            status = EXIT_USAGE;
+            continue;
+        }
+        if (explain_check_show(o->show, &c.arch, s->paths[i], &err)) status = EXIT_USAGE;
+        config_free(&c);
+    }
+    if (status != EXIT_OK) fprintf(stderr, "translate: %s\n", err.message);
+    return status;
+}
+
+/* Where the lines come from: -i FILE, -i - or a lone TEXT '-' (stdin), no
+ * TEXT (stdin), or the TEXT arguments (NULL).  *in_name names it. */
+static ExitStatus open_input(const Options *opt, int n_texts, char **texts, FILE **in,
+                             const char **in_name)
+{
+    *in = NULL;
+    *in_name = "standard input";
+    if (opt->input_path && strcmp(opt->input_path, "-") != 0) {
+        if (!(*in = fopen(opt->input_path, "r"))) {
+            fprintf(stderr, "translate: %s: cannot open: %s\n", opt->input_path, strerror(errno));
+            return EXIT_INPUT;
+        }
+        *in_name = opt->input_path;
+    } else if (opt->input_path || n_texts == 0 || (n_texts == 1 && strcmp(texts[0], "-") == 0)) {
+        *in = stdin;
+    }
+    return EXIT_OK;
+}
+
+/* -o FILE (not "-"): the translations go to a temporary file beside it
+ * (common/output_file.h), committed at the end. */
+static ExitStatus open_output(Session *s)
+{
+    const char *path = s->opt->output_path;
+    if (!path || strcmp(path, "-") == 0) return EXIT_OK;
+    Error err = {{0}};
+    if (check_session_inputs(s, "-o", path, &err) ||
+        !(s->out_file = output_file_open(path, 0, &err))) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        return EXIT_WRITE;
+    }
+    s->out = output_file_stream(s->out_file);
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     reserve_standard_fds();
+    /* Every sentence is flushed and checked on its own (stdout_failed), so
+     * the buffer's size changes nothing a reader sees; a large one keeps
+     * --help and most --explain walk-throughs in one write, so a failure
+     * is seen by that flush with its errno (a write that fails inside a
+     * printf leaves only the sticky error flag: "Input/output error"). */
+    static char stdout_buffer[1 << 16];
+    setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
     Options opt = {0};
     if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
+    if (opt.list_models) return finish_stdout(list_models());
     cli_set_threads(opt.threads);
-    Session s = {.opt = &opt};
-    s.paths[0] = opt.config_path ? xstrdup(opt.config_path) : default_config("en-zh.yaml");
-    s.paths[1] = default_config("zh-en.yaml");
+    char *chosen;
+    if (choose_config(&opt, &chosen)) return EXIT_USAGE;
+    opt.config_path = chosen; /* owned by s.paths[0] */
+    Session s = {.opt = &opt, .out = stdout};
+    s.paths[0] = chosen ? chosen : default_config("en-zh.yaml");
+    s.paths[1] = chosen ? NULL : default_config("zh-en.yaml");
     if (opt.init_weights || opt.eval_path) {
         int status = opt.init_weights ? init_weights(&opt, s.paths[0]) : eval_file(&opt, s.paths[0]);
         session_close(&s);
@@ -605,19 +883,38 @@ int main(int argc, char **argv)
     }
     /* --logits goes to a temporary file (common/output_file.h), so a run
      * that fails to start leaves an existing file as it was. */
+    int n_texts = argc - optind;
+    char **texts = argv + optind;
+    FILE *in = NULL;
+    const char *in_name;
+    ExitStatus status = session_start(&s);
+    if (status == EXIT_OK) status = open_input(&opt, n_texts, texts, &in, &in_name);
+    if (status == EXIT_OK) status = open_output(&s);
+    if (status != EXIT_OK) {
+        if (in && in != stdin) fclose(in);
+        session_close(&s);
+        return finish_stdout(status);
+    }
     OutputFile *logits = NULL;
     Error err = {{0}};
     if (opt.logits_path && !(logits = output_file_open(opt.logits_path, OUTPUT_FILE_DASH, &err))) {
         fprintf(stderr, "translate: %s\n", err.message);
+        output_file_abort(s.out_file);
+        if (in && in != stdin) fclose(in);
         session_close(&s);
         return EXIT_WRITE;
     }
-    ExitStatus status = translate_all(&s, argc, argv, logits ? output_file_stream(logits) : NULL);
+    status = translate_all(&s, n_texts, texts, in, in_name, logits ? output_file_stream(logits) : NULL);
+    if (in && in != stdin) fclose(in);
     if (logits && !s.opened[0] && !s.opened[1]) {
         output_file_abort(logits); /* no model opened: nothing ran */
     } else if (logits) {
         int refused = check_session_inputs(&s, "--logits", opt.logits_path, &err);
         status = worse(status, finish_output(logits, refused, &err));
+    }
+    if (s.out_file) {
+        int refused = check_session_inputs(&s, "-o", opt.output_path, &err);
+        status = worse(status, finish_output(s.out_file, refused, &err));
     }
     status = worse(status, write_attention(&s));
     status = worse(status, write_html(&s));

@@ -189,16 +189,15 @@ static void test_is_cjk(void **state)
     assert_false(tokenizer_is_cjk(0x3002)); /* 。 */
 }
 
-static void test_cjk_share(void **state)
+static void test_reads_as_han(void **state)
 {
-    (void)state;
-    assert_true(tokenizer_cjk_share("我想吃酸菜鱼", strlen("我想吃酸菜鱼")) == 1.0);
-    assert_true(tokenizer_cjk_share("I love china", 12) == 0.0);
-    double share = tokenizer_cjk_share("I love 中国", strlen("I love 中国"));
-    assert_true(share > 2.0 / 7 - 1e-9 && share < 2.0 / 7 + 1e-9); /* spaces not counted */
-    assert_true(tokenizer_cjk_share("", 0) == 0.0);
-    assert_true(tokenizer_cjk_share("  ", 2) == 0.0);
-    assert_true(tokenizer_cjk_share("中\xFF", 4) == 0.0);
+    (void)state; /* more mixed cases: tests/test_cli_models.c */
+    assert_true(tokenizer_reads_as_han("我想吃酸菜鱼", strlen("我想吃酸菜鱼")));
+    assert_false(tokenizer_reads_as_han("I love china", 12));
+    assert_false(tokenizer_reads_as_han("I love 中国", strlen("I love 中国"))); /* a tie: the first letter */
+    assert_false(tokenizer_reads_as_han("", 0));
+    assert_false(tokenizer_reads_as_han("  ", 2));
+    assert_false(tokenizer_reads_as_han("中\xFF", 4));
 }
 
 static void test_free_is_null_safe_and_idempotent(void **state)
@@ -356,7 +355,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8_names_byte_offset),
         cmocka_unit_test(test_largest_code_point_is_valid),
         cmocka_unit_test(test_is_cjk),
-        cmocka_unit_test(test_cjk_share),
+        cmocka_unit_test(test_reads_as_han),
         cmocka_unit_test(test_free_is_null_safe_and_idempotent),
         cmocka_unit_test(test_stream_safe_joiner_after_30_non_starters),
         cmocka_unit_test(test_long_runs_of_marks_take_linear_time),

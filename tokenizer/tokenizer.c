@@ -38,7 +38,7 @@
  *         katakana, FF66–FF9F half-width katakana, 1B000–1B16F kana
  *         supplement and extended-A.
  * The full-width and circled forms become ordinary kana under NFKC; they
- * are listed so that tokenizer_cjk_share, which looks at raw text, counts
+ * are listed so that tokenizer_reads_as_han, which looks at raw text, counts
  * them too.  Hangul is not here: Korean is written in words with spaces,
  * so it is split like Latin. */
 static const struct {
@@ -317,21 +317,37 @@ void token_list_free(TokenList *list)
     memset(list, 0, sizeof *list);
 }
 
-double tokenizer_cjk_share(const char *text, size_t len)
+/* Counting a Latin word once, not per letter, is what keeps an embedded
+ * name ("我在Google工作": 4 Han characters, 1 word) from outvoting the
+ * sentence around it; a Han character is roughly a word's worth of
+ * meaning.  Digits are not letters ("1990年5月5日"). */
+int tokenizer_reads_as_han(const char *text, size_t len)
 {
     const unsigned char *s = (const unsigned char *)text;
-    size_t shown = 0, cjk = 0;
+    size_t han = 0, words = 0;
+    int first = -1;      /* 1 Han, 0 other letters: the tie-break */
+    bool in_word = false;
     for (size_t i = 0; i < len;) {
         int32_t cp;
         size_t k = utf8_decode(s + i, len - i, &cp);
-        if (k == 0) return 0.0;
+        if (k == 0) return 0;
         i += k;
-        CharClass c = char_class(cp);
-        if (c == CH_SPACE || c == CH_IGNORE) continue;
-        shown++;
-        cjk += (size_t)tokenizer_is_cjk(cp);
+        utf8proc_category_t cat = utf8proc_category(cp);
+        bool letter = cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO;
+        bool mark = cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME;
+        if (letter && tokenizer_is_cjk(cp)) {
+            han++;
+            in_word = false;
+            if (first < 0) first = 1;
+        } else if (letter) {
+            if (!in_word) words++;
+            in_word = true;
+            if (first < 0) first = 0;
+        } else if (!mark) {
+            in_word = false; /* a combining mark stays inside its word */
+        }
     }
-    return shown ? (double)cjk / (double)shown : 0.0;
+    return han != words ? han > words : first == 1;
 }
 
 size_t tokenizer_fit_width(const char *text, size_t len, int columns, int *width)

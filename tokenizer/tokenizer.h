@@ -41,9 +41,14 @@ void token_list_free(TokenList *list); /* NULL-safe, leaves list zeroed */
  * the CLI to guess the language of its input. */
 int tokenizer_is_cjk(int32_t codepoint);
 
-/* Share of the text's non-space characters that are Han/kana, in [0,1];
- * 0 for invalid UTF-8 or empty text. */
-double tokenizer_cjk_share(const char *text, size_t len);
+/* Does the text read as Chinese (1) rather than English (0)?  Letters
+ * decide: each Han/kana character is one unit on the Chinese side, each
+ * run of other letters (a word: "Google", "iPhone") one unit on the other;
+ * digits, punctuation, symbols and spaces count for neither.  The side
+ * with more units wins; a tie goes to the script of the first letter.  So
+ * "我出生于1990年5月5日。" and "我在Google工作" are Chinese, "I love 中国"
+ * is English.  0 for invalid UTF-8 or text without letters. */
+int tokenizer_reads_as_han(const char *text, size_t len);
 
 /* Terminal display width, for drawing token labels in columns: the
  * longest prefix of text[0..len) that fits in `columns` columns, by

@@ -1,0 +1,596 @@
+/* test_cli_models.c — ./translate choosing its model and talking to a
+ * pipeline (issue 14, items 1-7): the direction read from the letters of
+ * each script, --from/--to, -c NAME, --list-models and the truth of its
+ * scores, an installed copy run from elsewhere, -i/-o, one reply flushed
+ * per line, models checked once before any input is read, and options
+ * that would do nothing refused.
+ *
+ * Every case drives the real binary; the pipe cases (spawn() below) keep
+ * its standard input open, so a program that waited for input, or for a
+ * second line before answering the first, would be caught by a timeout
+ * instead of passing. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../tokenizer/tokenizer.h"
+
+#define TINY "configs/tiny.yaml"
+#define TIMEOUT_MS 20000
+
+static void expect_in(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
+}
+
+static void expect_not_in(const char *haystack, const char *needle)
+{
+    if (strstr(haystack, needle)) fail_msg("did not expect '%s' in:\n%s", needle, haystack);
+}
+
+static RunResult run(const char *const argv[], const char *input)
+{
+    return run_program(argv, input, input ? strlen(input) : 0);
+}
+
+/* argv fails as a usage error: status 2, one stderr line with `phrase`,
+ * nothing on stdout. */
+static void expect_usage_error(const char *const argv[], const char *phrase)
+{
+    RunResult r = run(argv, "I love china\n");
+    if (r.status != 2 || count_lines(r.err) != 1 || r.out_len != 0) {
+        print_in_full(&r);
+        fail_msg("%s ...: status %d, %d stderr lines, %zu stdout bytes", argv[1], r.status,
+                 count_lines(r.err), r.out_len);
+    }
+    expect_in(r.err, phrase);
+    run_result_free(&r);
+}
+
+/* ---- a child on pipes that stay open ---------------------------------- */
+
+typedef struct {
+    pid_t pid;
+    int in, out, err; /* our ends: its stdin, stdout, stderr */
+} Child;
+
+static Child spawn(const char *const argv[])
+{
+    int in[2], out[2], err[2];
+    if (pipe(in) || pipe(out) || pipe(err)) abort();
+    Child c = {fork(), in[1], out[0], err[0]};
+    if (c.pid < 0) abort();
+    if (c.pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        for (int i = 0; i < 2; i++) close(in[i]), close(out[i]), close(err[i]);
+        execv(test_program(argv[0]), (char *const *)argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    return c;
+}
+
+/* One line from fd within TIMEOUT_MS (without its '\n'), byte by byte so
+ * nothing past it is consumed; fails the test when none comes. */
+static void read_reply(int fd, char *buf, size_t size)
+{
+    size_t n = 0;
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, TIMEOUT_MS) != 1) fail_msg("no reply within %d ms (got '%.*s')", TIMEOUT_MS, (int)n, buf);
+        char ch;
+        if (read(fd, &ch, 1) != 1) fail_msg("output ended before the reply");
+        if (ch == '\n') break;
+        if (n + 1 < size) buf[n++] = ch;
+    }
+    buf[n] = '\0';
+}
+
+/* The child's exit status, waiting at most TIMEOUT_MS (then it is killed
+ * and the test fails: it was waiting for input it should not need). */
+static int wait_exit(Child *c)
+{
+    for (int waited = 0;; waited += 10) {
+        int st;
+        pid_t got = waitpid(c->pid, &st, WNOHANG);
+        if (got == c->pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (waited >= TIMEOUT_MS) {
+            kill(c->pid, SIGKILL);
+            waitpid(c->pid, &st, 0);
+            fail_msg("still running after %d ms with its input open", TIMEOUT_MS);
+        }
+        usleep(10000);
+    }
+}
+
+/* What is left on fd (the child has exited), NUL-terminated, malloc'd. */
+static char *drain(int fd)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    ssize_t k;
+    while ((k = read(fd, buf + n, cap - 1 - n)) > 0) n += (size_t)k;
+    buf[n] = '\0';
+    return buf;
+}
+
+static void close_child(Child *c)
+{
+    close(c->in);
+    close(c->out);
+    close(c->err);
+}
+
+/* ---- 1. the direction, from the letters of each script ---------------- */
+
+static void test_direction_by_letters_of_each_script(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int han;
+    } cases[] = {
+        {"我出生于1990年5月5日。", 1},      /* digits are not letters */
+        {"我在Google工作", 1},              /* a Latin word counts once */
+        {"我用iPhone和MacBook", 1},
+        {"Google是一家公司。", 1},
+        {"他说 hello world", 1},            /* 2 : 2, the first letter is Han */
+        {"汤姆！！！123……", 1},
+        {"I love 中国", 0},                 /* 2 : 2, the first letter is Latin */
+        {"Do you like 酸菜鱼?", 0},
+        {"I was born on 1990年5月5日.", 0},
+        {"Tom said 你好 to me.", 0},
+        {"café crème 咖啡", 0},             /* é, è: letters (or marks) inside words */
+        {"1990 2020 !!!", 0},               /* no letters at all */
+        {"", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (tokenizer_reads_as_han(cases[i].text, strlen(cases[i].text)) != cases[i].han)
+            fail_msg("'%s' should read as %s", cases[i].text, cases[i].han ? "Chinese" : "English");
+
+    /* The program's choice, said on stderr, and the shipped models' output. */
+    const char *argv[] = {"./translate", "我出生于1990年5月5日。", "我在Google工作", "I love 中国", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "zh-en.yaml (input reads as Chinese)");
+    expect_in(r.err, "en-zh.yaml (default)");
+    assert_int_equal(count_lines(r.out), 3);
+    expect_in(r.out, "I was born on April 5.\n"); /* not 遇到5加油上的完全需要求。 */
+    expect_not_in(r.err, "'我'");                 /* no Han character went to the English vocabulary */
+    run_result_free(&r);
+}
+
+/* ---- 2. --from/--to, -c NAME, --list-models --------------------------- */
+
+static void test_from_and_to_choose_the_model(void **state)
+{
+    (void)state;
+    const char *want_zh = "I want to eat a fish.\n", *want_en = "我爱中国。\n";
+    const char *const cases[][6] = {
+        {"./translate", "-q", "--from", "zh", "我想吃酸菜鱼", NULL},
+        {"./translate", "-q", "--to", "en", "我想吃酸菜鱼", NULL},
+        {"./translate", "-q", "--from", "zh", "--to", "en"},
+        {"./translate", "-q", "--from", "en", "I love china", NULL},
+        {"./translate", "-q", "--to", "zh", "I love china", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *argv[8] = {0};
+        for (int k = 0; k < 6 && cases[i][k]; k++) argv[k] = cases[i][k];
+        if (i == 2) argv[6] = "我想吃酸菜鱼";
+        RunResult r = run(argv, NULL);
+        assert_int_equal(r.status, 0);
+        assert_string_equal(r.out, i < 3 ? want_zh : want_en);
+        run_result_free(&r);
+    }
+    /* The pair is kept for every line: English text through the zh-en model. */
+    const char *forced[] = {"./translate", "--from", "zh", "我想吃酸菜鱼", "I love china", NULL};
+    RunResult r = run(forced, NULL);
+    assert_int_equal(r.status, 0);
+    expect_not_in(r.out, "我爱中国");
+    expect_not_in(r.err, "en-zh.yaml");
+    run_result_free(&r);
+
+    const char *help[] = {"./translate", "--help", NULL};
+    r = run(help, NULL);
+    expect_in(r.out, "--from LANG, --to LANG");
+    expect_in(r.out, "-t is --threads");
+    run_result_free(&r);
+
+    expect_usage_error((const char *[]){"./translate", "--from", "fr", "x", NULL}, "take en or zh");
+    expect_usage_error((const char *[]){"./translate", "--from", "en", "--to", "en", "x", NULL}, "same language");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--to", "zh", "x", NULL}, "give one");
+}
+
+static void test_config_by_name(void **state)
+{
+    (void)state;
+    const char *by_name[] = {"./translate", "-q", "-c", "zh-en", "我想吃酸菜鱼", NULL};
+    const char *by_file[] = {"./translate", "-q", "-c", "zh-en.yaml", "我想吃酸菜鱼", NULL};
+    const char *by_path[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "我想吃酸菜鱼", NULL};
+    RunResult a = run(by_name, NULL), b = run(by_file, NULL), c = run(by_path, NULL);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(b.status, 0);
+    assert_string_equal(a.out, c.out);
+    assert_string_equal(b.out, c.out);
+    run_result_free(&a);
+    run_result_free(&b);
+    run_result_free(&c);
+    expect_usage_error((const char *[]){"./translate", "-c", "no-such-model", "x", NULL},
+                       "-c no-such-model: no such file, and no config of that name");
+}
+
+static void test_list_models(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "--list-models", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "en-zh          en -> zh  d_model 256, 3+3 layers, 4 heads, 16.1 MB; "
+                     "BLEU 35.24, chrF2 30.17 on tatoeba-cmn-eng/dev.tsv (beam 4)");
+    expect_in(r.out, "zh-en          zh -> en  d_model 256, 3+3 layers, 4 heads, 14.5 MB; "
+                     "BLEU 29.25, chrF2 47.46 on tatoeba-cmn-eng/dev.tsv (greedy)");
+    expect_in(r.out, "seed-example   zh -> en");
+    assert_int_equal(r.err_len, 0);
+    run_result_free(&r);
+    expect_usage_error((const char *[]){"./translate", "--list-models", "x", NULL}, "--list-models takes no");
+}
+
+/* The scores --list-models shows are what --eval prints today: each
+ * shipped config's scores: section, measured again. */
+static void test_listed_scores_are_what_eval_prints(void **state)
+{
+    (void)state;
+    if (!tatoeba_dir()) SKIP_TEST("data", "the Tatoeba data is not there");
+    static const struct {
+        const char *config, *printed;
+    } cases[] = {
+        {"configs/en-zh.yaml", "BLEU 35.24  chrF2 30.17  (beam 4"},
+        {"configs/zh-en.yaml", "BLEU 29.25  chrF2 47.46  (greedy"},
+    };
+    char dev[600];
+    snprintf(dev, sizeof dev, "%s/dev.tsv", tatoeba_dir());
+    for (size_t i = 0; i < 2; i++) {
+        /* The same figures as the config's scores: (checked by test_list_models). */
+        size_t len;
+        char *yaml = read_file(cases[i].config, &len);
+        assert_non_null(yaml);
+        char bleu[16], chrf[16];
+        snprintf(bleu, sizeof bleu, "%.5s", strstr(cases[i].printed, "BLEU ") + 5);
+        snprintf(chrf, sizeof chrf, "%.5s", strstr(cases[i].printed, "chrF2 ") + 6);
+        char want[64];
+        snprintf(want, sizeof want, "  bleu: %s\n  chrf2: %s\n", bleu, chrf);
+        expect_in(yaml, want);
+        expect_in(yaml, "  eval_data: ../../shared/data/tatoeba-cmn-eng/dev.tsv\n");
+        free(yaml);
+        const char *argv[] = {"./translate", "-c", cases[i].config, "--eval", dev, NULL};
+        RunResult r = run(argv, NULL);
+        assert_int_equal(r.status, 0);
+        expect_in(r.out, cases[i].printed);
+        run_result_free(&r);
+    }
+}
+
+/* ---- 3. make install, run from anywhere ------------------------------- */
+
+static void test_installed_copy_runs_from_another_folder(void **state)
+{
+    (void)state;
+    char cwd[512], cmd[4096];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    char root[600]; /* absolute: the installed copy runs from elsewhere */
+    snprintf(root, sizeof root, "%s%s%s", temp_dir()[0] == '/' ? "" : cwd, temp_dir()[0] == '/' ? "" : "/",
+             temp_dir());
+    /* make as a user runs it: not as a child of the make running the tests. */
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C '%s' install "
+             "DESTDIR='%s/dest' PREFIX=/opt/translate",
+             cwd, root);
+    RunResult r = run((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL);
+    if (r.status != 0) print_in_full(&r);
+    assert_int_equal(r.status, 0);
+    run_result_free(&r);
+    char share[700];
+    snprintf(share, sizeof share, "%s/dest/opt/translate/share/translate", root);
+    const char *installed[] = {"configs/en-zh.yaml", "configs/zh-en.yaml", "weights/en-zh.safetensors",
+                               "weights/zh-en.safetensors", "weights/zh-en.src.vocab", "weights/en-zh.tgt.vocab"};
+    const char *left_out[] = {"configs/seed-example.yaml", "weights/seed-example.safetensors", "configs/tiny.yaml"};
+    char path[1200];
+    struct stat st;
+    for (size_t i = 0; i < sizeof installed / sizeof installed[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", share, installed[i]);
+        if (stat(path, &st) != 0) fail_msg("%s was not installed", path);
+    }
+    for (size_t i = 0; i < sizeof left_out / sizeof left_out[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", share, left_out[i]);
+        if (stat(path, &st) == 0) fail_msg("%s should not be installed", path);
+    }
+    /* From a folder without configs, with no TRANSLATE_HOME (make asan sets it). */
+    snprintf(path, sizeof path, "%s/elsewhere", root);
+    mkdir(path, 0755);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && b='%s/dest/opt/translate/bin/translate' && env -u TRANSLATE_HOME \"$b\" -q "
+             "'I love china' 我想吃酸菜鱼 && env -u TRANSLATE_HOME \"$b\" -q -c zh-en 我想吃酸菜鱼 && "
+             "env -u TRANSLATE_HOME \"$b\" -q --from en 'I love china' && "
+             "env -u TRANSLATE_HOME \"$b\" --list-models",
+             path, root);
+    r = run((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL);
+    if (r.status != 0) print_in_full(&r);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "我爱中国。\nI want to eat a fish.\nI want to eat a fish.\n我爱中国。\nmodels in ");
+    expect_in(r.out, "/share/translate/configs:\n  en-zh ");
+    expect_in(r.out, "\n  zh-en ");
+    expect_not_in(r.out, "seed-example");
+    run_result_free(&r);
+}
+
+/* ---- 4. -i and -o ------------------------------------------------------ */
+
+static void test_input_and_output_files(void **state)
+{
+    (void)state;
+    const char *lines = "I love china\nHow are you?\n\nThank you.\n";
+    const char *in = temp_file("in.txt", lines, strlen(lines));
+    char in_path[600], out_path[600];
+    snprintf(in_path, sizeof in_path, "%s", in);
+    snprintf(out_path, sizeof out_path, "%s/out.txt", temp_dir());
+
+    const char *plain[] = {"./translate", "-q", NULL};
+    RunResult want = run(plain, lines);
+    assert_int_equal(want.status, 1); /* the empty line */
+    assert_int_equal(count_lines(want.out), 4);
+
+    const char *files[] = {"./translate", "-q", "-i", in_path, "-o", out_path, NULL};
+    RunResult r = run(files, NULL);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(r.out_len, 0);
+    expect_in(r.err, "line 3: empty input");
+    size_t len;
+    char *got = read_file(out_path, &len);
+    assert_non_null(got);
+    assert_string_equal(got, want.out);
+    free(got);
+    run_result_free(&r);
+
+    /* '-' is the standard streams: -i -, -o -, and a lone TEXT '-'. */
+    const char *const dashes[][6] = {
+        {"./translate", "-q", "-i", "-", NULL},
+        {"./translate", "-q", "-o", "-", NULL},
+        {"./translate", "-q", "-", NULL},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        r = run(dashes[i], lines);
+        assert_int_equal(r.status, 1);
+        assert_string_equal(r.out, want.out);
+        run_result_free(&r);
+    }
+    run_result_free(&want);
+    expect_usage_error((const char *[]){"./translate", "a", "-", NULL}, "cannot be mixed");
+    expect_usage_error((const char *[]){"./translate", "-i", in_path, "a", NULL}, "-i FILE and TEXT");
+
+    /* An unreadable -i: status 1, one line naming it; -o's old file stays. */
+    const char *old = "old contents\n";
+    const char *keep = temp_file("keep.txt", old, strlen(old));
+    char keep_path[600];
+    snprintf(keep_path, sizeof keep_path, "%s", keep);
+    const char *missing[] = {"./translate", "-i", "no/such/file", "-o", keep_path, NULL};
+    r = run(missing, NULL);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(count_lines(r.err), 1);
+    expect_in(r.err, "no/such/file: cannot open");
+    run_result_free(&r);
+    /* A broken config: status 2 before -o is opened. */
+    const char *broken[] = {"./translate", "-c", "no/such.yaml", "-o", keep_path, "x", NULL};
+    r = run(broken, NULL);
+    assert_int_equal(r.status, 2);
+    run_result_free(&r);
+    /* -o over -i: refused (status 4) before anything is translated. */
+    const char *over[] = {"./translate", "-q", "-i", keep_path, "-o", keep_path, NULL};
+    r = run(over, NULL);
+    assert_int_equal(r.status, 4);
+    expect_in(r.err, "would overwrite");
+    run_result_free(&r);
+    got = read_file(keep_path, &len);
+    assert_string_equal(got, old);
+    free(got);
+    /* -o to a folder: status 4, one line. */
+    const char *dir[] = {"./translate", "-q", "-o", temp_dir(), "I love china", NULL};
+    r = run(dir, NULL);
+    assert_int_equal(r.status, 4);
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+}
+
+/* ---- 5. one reply per line, as soon as it is decided ------------------- */
+
+static void converse(const char *const argv[], bool expect_text)
+{
+    Child c = spawn(argv);
+    static const char *const sent[] = {"\xFF\n", "\n", "I love china\n", "   \n", "How are you?\r\n"};
+    char reply[4096];
+    for (size_t i = 0; i < sizeof sent / sizeof sent[0]; i++) {
+        if (write(c.in, sent[i], strlen(sent[i])) != (ssize_t)strlen(sent[i])) abort();
+        read_reply(c.out, reply, sizeof reply); /* before the next line is sent */
+        bool good = i == 2 || i == 4;
+        if (!good) assert_string_equal(reply, "");
+        if (good && expect_text && reply[0] == '\0') fail_msg("line %zu: empty reply", i + 1);
+    }
+    /* One long line too: its error reply comes without a next line. */
+    char *line = malloc(70001);
+    memset(line, 'a', 70000);
+    line[70000] = '\n';
+    if (write(c.in, line, 70001) != 70001) abort();
+    free(line);
+    read_reply(c.out, reply, sizeof reply);
+    assert_string_equal(reply, "");
+    close(c.in);
+    c.in = -1;
+    assert_int_equal(wait_exit(&c), 1);
+    char *err = drain(c.err);
+    expect_in(err, "line 1: invalid UTF-8");
+    expect_in(err, "line 6: longer than");
+    free(err);
+    close(c.out);
+    close(c.err);
+}
+
+static void test_every_reply_is_flushed_at_once(void **state)
+{
+    (void)state;
+    converse((const char *[]){"./translate", "-q", NULL}, true);
+    converse((const char *[]){"./translate", "-q", "-c", TINY, NULL}, false);
+}
+
+/* ---- 6. models checked once, at start ---------------------------------- */
+
+/* argv exits with `status` and one stderr line holding `phrase`, without
+ * waiting for the input it is given (kept open), and prints nothing. */
+static void expect_fails_before_reading(const char *const argv[], int status, const char *phrase)
+{
+    Child c = spawn(argv);
+    int got = wait_exit(&c);
+    char *out = drain(c.out), *err = drain(c.err);
+    if (got != status || count_lines(err) != 1 || out[0]) {
+        fprintf(stderr, "%s%s", out, err);
+        fail_msg("status %d (wanted %d), %d stderr lines", got, status, count_lines(err));
+    }
+    expect_in(err, phrase);
+    free(out);
+    free(err);
+    close_child(&c);
+}
+
+/* The tiny model's config with absolute paths and `weights`, at `path`
+ * (no random_init_seed: a missing weights file stays missing). */
+static void write_tiny_config(const char *path, const char *weights)
+{
+    char cwd[512];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    size_t len;
+    char *tiny = read_file(TINY, &len);
+    assert_non_null(tiny);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "name: tiny\nsource_language: en\ntarget_language: zh\nmodel:\n"
+            "  weights: %s\n  source_vocab: %s/tests/data/tiny.src.vocab\n"
+            "  target_vocab: %s/tests/data/tiny.tgt.vocab\n%s",
+            weights, cwd, cwd, strstr(tiny, "architecture:"));
+    fclose(f);
+    free(tiny);
+}
+
+static void test_broken_config_fails_once_at_start(void **state)
+{
+    (void)state;
+    char cwd[512], dir[600], path[700], weights[700];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    /* TRANSLATE_HOME/configs is where the defaults are looked for first:
+     * a good en-zh (the tiny model) beside a broken zh-en. */
+    snprintf(dir, sizeof dir, "%s/home", temp_dir());
+    mkdir(dir, 0755);
+    snprintf(dir, sizeof dir, "%s/home/configs", temp_dir());
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/en-zh.yaml", dir);
+    snprintf(weights, sizeof weights, "%s/tests/data/tiny.safetensors", cwd);
+    write_tiny_config(path, weights);
+    snprintf(path, sizeof path, "%s/zh-en.yaml", dir);
+    FILE *f = fopen(path, "w");
+    fputs("name: zh-en\nsource_language: zh\n", f);
+    fclose(f);
+
+    char home[600];
+    snprintf(home, sizeof home, "%s/home", temp_dir());
+    char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
+    setenv("TRANSLATE_HOME", home, 1);
+    /* Without -c both configs are read at start: English input never comes. */
+    expect_fails_before_reading((const char *[]){"./translate", NULL}, 2, "zh-en.yaml:");
+    const char *three[] = {"./translate", "-q", NULL};
+    RunResult r = run(three, "I love china\nHow are you?\nThank you.\n");
+    assert_int_equal(r.status, 2);
+    assert_int_equal(count_lines(r.err), 1);
+    assert_int_equal(r.out_len, 0);
+    run_result_free(&r);
+    /* ... while the good one alone works, by name. */
+    const char *good[] = {"./translate", "-q", "-c", "en-zh", "I love china", NULL};
+    r = run(good, NULL);
+    assert_int_equal(r.status, 0);
+    run_result_free(&r);
+    if (saved) setenv("TRANSLATE_HOME", saved, 1);
+    else unsetenv("TRANSLATE_HOME");
+    free(saved);
+
+    /* With -c: the config, and the weights too, before any line. */
+    expect_fails_before_reading((const char *[]){"./translate", "-c", "no/such.yaml", NULL}, 2,
+                                "no/such.yaml: cannot open");
+    snprintf(path, sizeof path, "%s/missing-weights.yaml", temp_dir());
+    snprintf(weights, sizeof weights, "%s/no-such.safetensors", temp_dir());
+    write_tiny_config(path, weights);
+    expect_fails_before_reading((const char *[]){"./translate", "-c", path, NULL}, 3, "no-such.safetensors");
+}
+
+/* ---- 7. options that would do nothing ---------------------------------- */
+
+static void test_options_that_do_nothing_are_usage_errors(void **state)
+{
+    (void)state;
+    const char *tsv = "tests/data/tiny.tsv";
+    static const char *const hyps[] = {"./translate", "-c", TINY, "--hyps", "h.txt", "x", NULL};
+    static const char *const force[] = {"./translate", "-c", TINY, "--force", "x", NULL};
+    expect_usage_error(hyps, "--hyps needs --eval");
+    expect_usage_error(force, "--force needs --init-weights");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", tsv, "x", NULL},
+                       "--eval reads its sentences from the TSV");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--init-weights", "x", NULL},
+                       "--init-weights translates nothing");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", tsv, "-o", "o.txt", NULL},
+                       "-i and -o are for translating");
+    /* --show names a map that exists, with -c or without (checked at start). */
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--show", "cross:3", "x", NULL},
+                       "--show: layer 3 does not exist: configs/tiny.yaml has 2 decoder layers");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--show", "encoder:1:3", "x", NULL},
+                       "--show: head 3 does not exist: configs/tiny.yaml has 2 heads");
+    expect_usage_error((const char *[]){"./translate", "--show", "encoder:4", "x", NULL},
+                       "has 3 encoder layers");
+    /* The largest that exist still draw. */
+    const char *edge[] = {"./translate", "-q", "-c", TINY, "--show", "decoder:2:2", "I love China.", NULL};
+    RunResult r = run(edge, NULL);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "translation: ");
+    run_result_free(&r);
+}
+
+int main(void)
+{
+    /* The tiny model is written on first use. */
+    const char *init[] = {"./translate", "-q", "-c", TINY, "I", NULL};
+    RunResult r = run(init, NULL);
+    run_result_free(&r);
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_direction_by_letters_of_each_script),
+        cmocka_unit_test(test_from_and_to_choose_the_model),
+        cmocka_unit_test(test_config_by_name),
+        cmocka_unit_test(test_list_models),
+        cmocka_unit_test(test_listed_scores_are_what_eval_prints),
+        cmocka_unit_test(test_installed_copy_runs_from_another_folder),
+        cmocka_unit_test(test_input_and_output_files),
+        cmocka_unit_test(test_every_reply_is_flushed_at_once),
+        cmocka_unit_test(test_broken_config_fails_once_at_start),
+        cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
