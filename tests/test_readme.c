@@ -1,0 +1,145 @@
+/* test_readme.c — the README shows what the programs print today, and
+ * quotes the model cards' figures as docs/models.md gives them.
+ *
+ * Every ``` block of README.md is read; a line "$ ./translate ARGS" that
+ * is followed by output lines (up to the next "$ " line or the block's
+ * end) is run, and its standard output must be those lines exactly.
+ * Commands shown without output (--html, --explain) are not run.  Output
+ * files named by --attention/--html/--logits/--hyps go to the test's temp
+ * folder, not the repository. */
+#include "testutil.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_ARGS = 32 };
+
+/* Split a shown command into words: spaces separate them, "..." quotes
+ * (no escapes: the README's commands need none).  Writes into `buf`. */
+static int split_words(const char *cmd, char *buf, const char *argv[MAX_ARGS])
+{
+    int n = 0;
+    char *out = buf;
+    const char *p = cmd;
+    while (*p) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        assert_true(n < MAX_ARGS - 1);
+        argv[n++] = out;
+        while (*p && *p != ' ') {
+            if (*p == '"') {
+                for (p++; *p && *p != '"'; p++) *out++ = *p;
+                if (*p) p++;
+            } else {
+                *out++ = *p++;
+            }
+        }
+        *out++ = '\0';
+    }
+    argv[n] = NULL;
+    return n;
+}
+
+static bool is_output_option(const char *a)
+{
+    return !strcmp(a, "--attention") || !strcmp(a, "-a") || !strcmp(a, "--html") || !strcmp(a, "--logits") ||
+           !strcmp(a, "--hyps");
+}
+
+/* Run one shown command; its stdout must be `want`. */
+static void check_command(const char *cmd, const char *want)
+{
+    char buf[4096], paths[4][600];
+    const char *argv[MAX_ARGS];
+    assert_true(strlen(cmd) < sizeof buf);
+    int n = split_words(cmd, buf, argv), outputs = 0;
+    for (int i = 1; i + 1 < n; i++)
+        if (is_output_option(argv[i]) && outputs < 4) {
+            snprintf(paths[outputs], sizeof paths[0], "%s/%s", temp_dir(), argv[i + 1]);
+            argv[++i] = paths[outputs++];
+        }
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0 || strcmp(r.out, want) != 0) {
+        print_in_full(&r);
+        fail_msg("README.md shows\n  $ %s\n%sbut the program printed (status %d)\n%s", cmd, want, r.status, r.out);
+    }
+    run_result_free(&r);
+}
+
+static void test_readme_examples_print_what_they_show(void **state)
+{
+    (void)state;
+    size_t len;
+    char *readme = read_file("README.md", &len);
+    assert_non_null(readme);
+    bool in_block = false;
+    char cmd[4096] = "", want[8192] = "";
+    int checked = 0;
+    for (char *line = strtok(readme, "\n"); line; line = strtok(NULL, "\n")) {
+        bool fence = strncmp(line, "```", 3) == 0, prompt = strncmp(line, "$ ", 2) == 0;
+        if (in_block && (fence || prompt) && cmd[0]) {
+            if (want[0]) { check_command(cmd, want); checked++; }
+            cmd[0] = want[0] = '\0';
+        }
+        if (fence) { in_block = !in_block; continue; }
+        if (!in_block) continue;
+        if (prompt && strncmp(line + 2, "./translate ", 12) == 0) {
+            snprintf(cmd, sizeof cmd, "%s", line + 2);
+        } else if (cmd[0]) {
+            strncat(want, line, sizeof want - strlen(want) - 2);
+            strcat(want, "\n");
+        }
+    }
+    free(readme);
+    assert_true(checked >= 2); /* the quick start's two examples at least */
+}
+
+/* The text after `key` in s, up to (not including) any of `stops`, into out. */
+static void text_after(const char *s, const char *key, const char *stops, char *out, size_t size)
+{
+    const char *p = strstr(s, key);
+    if (!p) fail_msg("no '%s' found", key);
+    p += strlen(key);
+    size_t n = strcspn(p, stops);
+    if (n >= size) n = size - 1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+}
+
+static void test_readme_quotes_the_model_cards(void **state)
+{
+    (void)state;
+    size_t len;
+    char *readme = read_file("README.md", &len), *cards = read_file("docs/models.md", &len);
+    assert_non_null(readme);
+    assert_non_null(cards);
+    /* docs/models.md: | **dev BLEU / chrF2, greedy** | **34.35 / 29.42** | **29.25 / 47.46** | */
+    char row[200], en_zh[32], zh_en[32];
+    text_after(cards, "| **dev BLEU / chrF2, greedy** | **", "\n", row, sizeof row);
+    text_after(row, "", " ", en_zh, sizeof en_zh);
+    text_after(row, "| **", " ", zh_en, sizeof zh_en);
+    for (char *c = readme; *c; c++) if (*c == '\n') *c = ' '; /* README wraps its lines anywhere */
+    char want[200];
+    snprintf(want, sizeof want, "dev BLEU %s (en→zh) and %s (zh→en) with greedy decoding", en_zh, zh_en);
+    if (!strstr(readme, want)) fail_msg("README.md does not say '%s' (docs/models.md's figures)", want);
+    /* training time: "| training time ... | 2,683 s (44.7 min), ... | 3,370 s (56.2 min), ..." */
+    char time_row[300], a[16], b[16];
+    text_after(cards, "| training time", "\n", time_row, sizeof time_row);
+    text_after(time_row, "s (", " ", a, sizeof a);
+    text_after(strstr(time_row, "s (") + 3, "s (", " ", b, sizeof b);
+    snprintf(want, sizeof want, "in %.0f and %.0f minutes", atof(a), atof(b));
+    if (!strstr(readme, want)) fail_msg("README.md does not say '%s' (docs/models.md: %s, %s min)", want, a, b);
+    free(readme);
+    free(cards);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_readme_examples_print_what_they_show),
+        cmocka_unit_test(test_readme_quotes_the_model_cards),
+    };
+    return cmocka_run_group_tests_name("README", tests, NULL, NULL);
+}
