@@ -6,7 +6,8 @@
  * end) is run, and its standard output must be those lines exactly.
  * Commands shown without output (--html, --explain) are not run.  Output
  * files named by --attention/--html/--logits/--hyps go to the test's temp
- * folder, not the repository. */
+ * folder, not the repository.  And the licences are stated (LICENSE,
+ * README, docs/models.md). */
 #include "testutil.h"
 
 #include <stdbool.h>
@@ -135,11 +136,42 @@ static void test_readme_quotes_the_model_cards(void **state)
     free(cards);
 }
 
+/* Item 14 of issue 14: a licence for the code, and the data's and the
+ * weights' stated where a user looks, agreeing with the data's own README. */
+static void test_licences_are_stated(void **state)
+{
+    (void)state;
+    size_t len;
+    char *license = read_file("LICENSE", &len);
+    assert_non_null(license);
+    assert_true(strncmp(license, "MIT License\n\nCopyright (c) 2026 the translate authors\n", 54) == 0);
+    free(license);
+    const char *docs[] = {"README.md", "docs/models.md"};
+    for (int i = 0; i < 2; i++) {
+        char *text = read_file(docs[i], &len);
+        assert_non_null(text);
+        for (char *c = text; *c; c++) if (*c == '\n') *c = ' ';
+        const char *needles[] = {"CC BY 2.0 F", "LICENSE", "attribution", "CC BY-SA 4.0"};
+        for (int k = 0; k < 4; k++)
+            if (!strstr(text, needles[k])) fail_msg("%s does not mention '%s'", docs[i], needles[k]);
+        free(text);
+    }
+    const char *data = tatoeba_dir();
+    if (!data) SKIP_TEST("data", "../shared/data/tatoeba-cmn-eng is not there");
+    char path[600];
+    snprintf(path, sizeof path, "%s/README.md", data);
+    char *readme = read_file(path, &len);
+    assert_non_null(readme);
+    assert_non_null(strstr(readme, "Licence: CC-BY 2.0 (France)")); /* what our docs restate */
+    free(readme);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readme_examples_print_what_they_show),
         cmocka_unit_test(test_readme_quotes_the_model_cards),
+        cmocka_unit_test(test_licences_are_stated),
     };
     return cmocka_run_group_tests_name("README", tests, NULL, NULL);
 }
