@@ -166,12 +166,58 @@ static void test_licences_are_stated(void **state)
     free(readme);
 }
 
+/* docs/attention-questions.md's table of the three √d_k runs quotes their
+ * committed logs: the dev loss and BLEU of the last eval row, and the mean
+ * training loss of steps 310-350. */
+static void test_scaling_table_quotes_the_logs(void **state)
+{
+    (void)state;
+    const char *runs[][2] = {{"on", "| scores ÷ √d_k | "}, {"off", "| scores unscaled | "},
+                             {"t5", "| unscaled, W_Q ÷ √d_k at init (T5) | "}};
+    size_t len;
+    char *doc = read_file("docs/attention-questions.md", &len);
+    assert_non_null(doc);
+    for (int i = 0; i < 3; i++) {
+        char path[200];
+        snprintf(path, sizeof path, "docs/training-logs/scaling-%s.csv", runs[i][0]);
+        char *log = read_file(path, &len);
+        assert_non_null(log);
+        double dev_loss = 0, bleu = 0, sum = 0;
+        int n = 0;
+        for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+            long step;
+            double loss, d, b;
+            if (sscanf(line, "step,%ld,%*d,%lf", &step, &loss) == 2 && step >= 310 && step <= 350) {
+                sum += loss;
+                n++;
+            }
+            if (sscanf(line, "eval,%ld,%*d,nan,nan,nan,nan,%lf,%lf", &step, &d, &b) == 3) {
+                dev_loss = d;
+                bleu = b;
+            }
+        }
+        free(log);
+        assert_int_equal(n, 5);
+        char want[200];
+        snprintf(want, sizeof want, "%s%.2f | %.2f | ", runs[i][1], sum / n, dev_loss);
+        const char *row = strstr(doc, want);
+        if (!row) fail_msg("docs/attention-questions.md has no row starting '%s'", want);
+        char score[32];
+        snprintf(score, sizeof score, "%.2f", bleu);
+        const char *end = strchr(row, '\n');
+        const char *at = strstr(row + strlen(want), score);
+        if (!at || at > end) fail_msg("its row for %s does not give BLEU %s", runs[i][0], score);
+    }
+    free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readme_examples_print_what_they_show),
         cmocka_unit_test(test_readme_quotes_the_model_cards),
         cmocka_unit_test(test_licences_are_stated),
+        cmocka_unit_test(test_scaling_table_quotes_the_logs),
     };
     return cmocka_run_group_tests_name("README", tests, NULL, NULL);
 }
