@@ -6,6 +6,8 @@
  *   train CONFIG --vocab      only (re)build the vocabularies
  *   train --out FILE CONFIG   write the model to FILE (the checkpoint and
  *                             the log beside it), not the config's path
+ *   train --max-steps N / --max-minutes M CONFIG
+ *                             this run's limits instead of the config's
  *
  * Each epoch: the batches in a new shuffled order, dev loss at its end,
  * and every `eval_epochs` epochs dev BLEU and chrF2 from greedy decoding;
