@@ -50,6 +50,7 @@ typedef enum {
     T_LANGUAGE,   /* char[8]: "en" or "zh" */
     T_ACTIVATION, /* Activation, by arch_activation_name() */
     T_NORM,       /* bool norm_first: "pre" → true, "post" → false */
+    T_QUERY_INIT, /* QueryInit: "xavier" or "t5" */
     T_SECTION,    /* a nested mapping with its own keys */
 } ValueType;
 
@@ -319,6 +320,10 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
         if ((i = parse_choice(ld, qname, "post", "pre")) < 0) return -1;
         *(bool *)field = i == 1; /* pre-norm */
         break;
+    case T_QUERY_INIT:
+        if ((i = parse_choice(ld, qname, "xavier", "t5")) < 0) return -1;
+        *(QueryInit *)field = i ? QUERY_INIT_T5 : QUERY_INIT_XAVIER;
+        break;
     case T_SECTION:
         ASSERT(!"store_scalar: a section is not a scalar");
     }
@@ -538,6 +543,7 @@ static const Key train_keys[] = {
     INT("log_steps", train.log_steps, OPT, 1, INT_MAX),
     VALUE("weights_f16", T_BOOL, train.weights_f16, OPT),
     INT("average_last", train.average_last, OPT, 0, 20),
+    VALUE("query_init", T_QUERY_INIT, train.query_init, OPT),
     VALUE("checkpoint", T_PATH, train.checkpoint_path, OPT),
     VALUE("log", T_PATH, train.log_path, OPT),
 };

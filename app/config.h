@@ -41,6 +41,7 @@ typedef struct {
     int log_steps;          /* log line every N steps */
     bool weights_f16;       /* write the trained weights as float16 (half the size) */
     int average_last;       /* also score the average of the last N epoch-end weights (0: off) */
+    QueryInit query_init;   /* how W_Q starts: xavier, or t5 (√d_k smaller) */
     char *checkpoint_path;  /* resolved; default: <weights>.ckpt */
     char *log_path;         /* resolved; default: <weights>.log.csv */
 } TrainConfig;

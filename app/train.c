@@ -6,6 +6,8 @@
  *   train CONFIG --vocab      only (re)build the vocabularies
  *   train --out FILE CONFIG   write the model to FILE (the checkpoint and
  *                             the log beside it), not the config's path
+ *   train --max-steps N / --max-minutes M CONFIG
+ *                             this run's limits instead of the config's
  *
  * Each epoch: the batches in a new shuffled order, dev loss at its end,
  * and every `eval_epochs` epochs dev BLEU and chrF2 from greedy decoding;
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -39,6 +42,7 @@
 #include "../data/dataset.h"
 #include "../data/packed_batch.h"
 #include "../training/checkpoint.h"
+#include "../training/progress.h"
 #include "../eval/evaluate.h"
 #include "cli.h"
 #include "config.h"
@@ -49,13 +53,16 @@
 typedef struct {
     const char *config_path, *data_path, *out_path;
     int threads;
+    int max_steps;          /* --max-steps: replaces train.max_steps when > 0 */
+    double max_minutes;     /* --max-minutes: replaces train.max_minutes when > 0 */
     bool resume, vocab_only, quiet, overwrite, force;
 } Options;
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: train [--out FILE] CONFIG [--resume [--force]] [--overwrite] [--vocab [--data TSV]]\n"
+            "Usage: train [--out FILE] [--max-steps N] [--max-minutes M] CONFIG [--resume [--force]]\n"
+            "             [--overwrite] [--vocab [--data TSV]]\n"
             "Train the model CONFIG describes on its train: data.\n"
             "\n"
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
@@ -65,6 +72,9 @@ static void usage(FILE *out)
             "      --force       with --resume: continue although the training data, batch_tokens\n"
             "                    or seed changed since the checkpoint (its batch position then\n"
             "                    names other batches)\n"
+            "      --max-steps N stop after N steps (instead of the config's train.max_steps)\n"
+            "      --max-minutes M  stop after M minutes of training, a fraction allowed\n"
+            "                    (instead of train.max_minutes); the dev scores come after\n"
             "      --vocab       only build the vocabularies (from --data TSV if given)\n"
             "  -t, --threads N   threads for matrix products (default: all cores)\n"
             "  -q, --quiet       no progress line\n"
@@ -81,6 +91,43 @@ static void usage(FILE *out)
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { stop_requested = sig; }
+
+/* ---- output folders ------------------------------------------------------- */
+
+/* Create the folders `path` is in, as `mkdir -p` would: a config may put
+ * its model in a folder nothing has made yet (configs/quick-train.yaml:
+ * build/quick-train/).  0, or -1 with errno set. */
+static int make_parent_dirs(const char *path)
+{
+    char dir[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof dir) return errno = ENAMETOOLONG, -1;
+    memcpy(dir, path, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return 0;
+    *slash = '\0';
+    for (char *p = dir + 1; ; p++) {
+        bool end = *p == '\0';
+        if (end || *p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST) return -1;
+            if (end) return 0;
+            *p = '/';
+        }
+    }
+}
+
+static int make_output_dirs(const Config *cfg)
+{
+    const char *paths[] = {cfg->weights_path, cfg->source_vocab_path, cfg->target_vocab_path,
+                           cfg->train.checkpoint_path, cfg->train.log_path};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        if (make_parent_dirs(paths[i]) != 0) {
+            fprintf(stderr, "train: %s: cannot create its folder: %s\n", paths[i], strerror(errno));
+            return EXIT_WRITE;
+        }
+    return 0;
+}
 
 /* ---- vocabularies --------------------------------------------------------- */
 
@@ -153,6 +200,8 @@ typedef struct {
     double run_start;      /* when this run started, and ... */
     double elapsed_before; /* ... the seconds earlier runs (before --resume) took */
     double last_log, tokens_since_log;
+    long steps_before;     /* the step this run started at (0, or the checkpoint's) */
+    LossAverage smooth;    /* the training loss's moving average (progress.h) */
 } Run;
 
 static int open_data(Run *r)
@@ -202,7 +251,7 @@ static void open_trainer(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
     Model model;
-    model_init_training(&model, &r->cfg.arch, t->seed);
+    model_init_training(&model, &r->cfg.arch, t->seed, t->query_init);
     int src_rows = max_int(r->batches.max_src_rows, r->dev_batches.max_src_rows);
     int tgt_rows = max_int(r->batches.max_tgt_rows, r->dev_batches.max_tgt_rows);
     trainer_init(&r->trainer, &model, src_rows, tgt_rows, t->dropout, t->label_smoothing, t->seed);
@@ -226,13 +275,17 @@ static double dev_loss(Run *r)
 
 /* One CSV row; a row that cannot be written is an error (status 4): a log
  * that silently ends is worse than none. */
-static int log_row(Run *r, const char *event, double loss, double lr, double tok_s, double norm,
-                   double dloss, double bleu, double chrf)
+static int log_row(Run *r, const char *event, double loss, double loss_smooth, double lr, double tok_s,
+                   double norm, double dloss, double bleu, double chrf)
 {
     if (!r->log) return 0;
     errno = 0;
-    if (fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f\n", event, r->trainer.opt.step,
-                r->progress.epoch, loss, lr, tok_s, norm, dloss, bleu, chrf, r->progress.elapsed) < 0 ||
+    /* epoch: 1-based, the epoch under way (or just ended), as the progress
+     * line counts it.  loss_smooth comes last so older logs' columns keep
+     * their places. */
+    if (fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f,%.6f\n", event,
+                r->trainer.opt.step, r->progress.epoch + 1, loss, lr, tok_s, norm, dloss, bleu, chrf,
+                r->progress.elapsed, loss_smooth) < 0 ||
         fflush(r->log) != 0) {
         fprintf(stderr, "%strain: %s: cannot write: %s\n", r->live ? "\n" : "", r->cfg.train.log_path,
                 strerror(errno ? errno : EIO));
@@ -343,8 +396,8 @@ static int evaluate_dev(Run *r, bool score, const char *when)
         fprintf(stderr, "; average of last %d epochs: BLEU %.2f, chrF2 %.2f%s", snap->count, avg_bleu,
                 avg_chrf, avg_improved ? " (best so far: saved)" : "");
     fprintf(stderr, "  [%.0f s]\n", r->progress.elapsed);
-    if (log_row(r, "eval", NAN, NAN, NAN, NAN, dloss, bleu, chrf)) return EXIT_WRITE;
-    if (snap->count >= 2 && log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf))
+    if (log_row(r, "eval", NAN, NAN, NAN, NAN, NAN, dloss, bleu, chrf)) return EXIT_WRITE;
+    if (snap->count >= 2 && log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf))
         return EXIT_WRITE;
     return 0;
 }
@@ -363,21 +416,37 @@ static int end_of_epoch(Run *r)
     return save_checkpoint(r);
 }
 
-/* Returns 0, or EXIT_WRITE when the log row could not be written. */
-static int show_progress(Run *r, double loss, double lr, double norm, bool force)
+/* "ETA 12 min" / "ETA 45 s" / "ETA ?" (no step timed yet), in a static buffer. */
+static const char *eta_text(double seconds)
+{
+    static char text[32];
+    if (seconds < 0) snprintf(text, sizeof text, "?");
+    else if (seconds < 90) snprintf(text, sizeof text, "%.0f s", seconds);
+    else snprintf(text, sizeof text, "%.0f min", seconds / 60.0);
+    return text;
+}
+
+/* Returns 0, or EXIT_WRITE when the log row could not be written.  `smooth`
+ * is the moving average of the loss (progress.h), shown instead of the
+ * step's own loss, which the log keeps beside it. */
+static int show_progress(Run *r, double loss, double smooth, double lr, double norm)
 {
     double t = util_now();
     const TrainConfig *c = &r->cfg.train;
     bool due = r->trainer.opt.step % c->log_steps == 0;
-    if (!due && !(r->live && t - r->last_log > 0.5) && !force) return 0;
+    if (!due && !(r->live && t - r->last_log > 0.5)) return 0;
     double tok_s = r->tokens_since_log / (t - r->last_log + 1e-9);
-    size_t left = (size_t)(c->epochs - r->progress.epoch) * r->batches.count - (size_t)r->progress.batch;
-    double per_batch = r->progress.elapsed / (r->progress.tokens / (r->train.tokens / (double)r->batches.count) + 1e-9);
-    if (due && log_row(r, "step", loss, lr, tok_s, norm, NAN, NAN, NAN)) return EXIT_WRITE;
+    EtaInput eta = {
+        .elapsed = r->progress.elapsed, .steps_done = r->trainer.opt.step,
+        .steps_this_run = r->trainer.opt.step - r->steps_before, .seconds_this_run = t - r->run_start,
+        .epoch = r->progress.epoch, .batch = r->progress.batch, .batches_per_epoch = (long)r->batches.count,
+        .epochs = c->epochs, .max_steps = c->max_steps, .max_minutes = c->max_minutes,
+    };
+    if (due && log_row(r, "step", loss, smooth, lr, tok_s, norm, NAN, NAN, NAN)) return EXIT_WRITE;
     if (!r->opt->quiet && (r->live || due))
-        fprintf(stderr, "%sepoch %d/%d  step %ld  batch %d/%zu  loss %.4f  %.0f tok/s  lr %.2e  ETA %.0f min%s",
+        fprintf(stderr, "%sepoch %d/%d  step %ld  batch %d/%zu  loss %.4f (smoothed)  %.0f tok/s  lr %.2e  ETA %s%s",
                 r->live ? "\r\033[K" : "train: ", r->progress.epoch + 1, c->epochs, r->trainer.opt.step,
-                r->progress.batch, r->batches.count, loss, tok_s, lr, left * per_batch / 60.0,
+                r->progress.batch, r->batches.count, smooth, tok_s, lr, eta_text(progress_eta_seconds(&eta)),
                 r->live ? "" : "\n");
     r->last_log = t;
     r->tokens_since_log = 0;
@@ -389,6 +458,8 @@ static int train_loop(Run *r)
     const TrainConfig *t = &r->cfg.train;
     AdamWSettings s = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = t->weight_decay};
     r->last_log = util_now();
+    r->steps_before = r->trainer.opt.step;
+    loss_average_init(&r->smooth, PROGRESS_SMOOTHING);
     while (r->progress.epoch < t->epochs) {
         batches_shuffle(&r->batches, t->seed, r->progress.epoch);
         while ((size_t)r->progress.batch < r->batches.count) {
@@ -410,7 +481,8 @@ static int train_loop(Run *r)
             r->progress.tokens += r->packed.tokens;
             r->progress.elapsed = r->elapsed_before + util_now() - r->run_start;
             r->tokens_since_log += r->packed.tokens;
-            if (show_progress(r, loss, s.lr, norm, false)) return EXIT_WRITE;
+            double smooth = loss_average_add(&r->smooth, loss);
+            if (show_progress(r, loss, smooth, s.lr, norm)) return EXIT_WRITE;
             if (!isfinite(loss)) {
                 fprintf(stderr, "\ntrain: the loss became %f at step %ld: stopping (lower the learning rate?)\n",
                         loss, r->trainer.opt.step);
@@ -453,7 +525,7 @@ static int open_log(Run *r)
     }
     bool empty = !r->opt->resume || (S_ISREG(sb.st_mode) && sb.st_size == 0);
     errno = 0;
-    if ((empty && fputs("event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds\n",
+    if ((empty && fputs("event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds,loss_smooth\n",
                         r->log) < 0) ||
         fflush(r->log) != 0) {
         fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno ? errno : EIO));
@@ -591,6 +663,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"data", required_argument, 0, 'd'}, {"quiet", no_argument, 0, 'q'},
         {"threads", required_argument, 0, 't'}, {"out", required_argument, 0, 'o'},
         {"overwrite", no_argument, 0, 'w'}, {"force", no_argument, 0, 'f'},
+        {"max-steps", required_argument, 0, 'S'}, {"max-minutes", required_argument, 0, 'M'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
@@ -602,6 +675,19 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'w': opt->overwrite = true; break;
         case 'f': opt->force = true; break;
         case 'q': opt->quiet = true; break;
+        case 'S':
+            if (cli_parse_count("train", "--max-steps", optarg, INT_MAX, &opt->max_steps)) return -1;
+            break;
+        case 'M': {
+            char *end;
+            errno = 0;
+            opt->max_minutes = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(opt->max_minutes > 0) || !isfinite(opt->max_minutes)) {
+                fprintf(stderr, "train: --max-minutes: expected a positive number of minutes, not '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        }
         case 't':
             if (cli_parse_count("train", "--threads", optarg, 256, &opt->threads)) return -1;
             break;
@@ -650,11 +736,13 @@ int main(int argc, char **argv)
         sprintf(t->checkpoint_path, "%s.ckpt", opt.out_path);
         sprintf(t->log_path, "%s.log.csv", opt.out_path);
     }
+    if (r.cfg.has_train && opt.max_steps > 0) r.cfg.train.max_steps = opt.max_steps;
+    if (r.cfg.has_train && opt.max_minutes > 0) r.cfg.train.max_minutes = (float)opt.max_minutes;
     int status = 0;
     if (!r.cfg.has_train) {
         fprintf(stderr, "train: %s: no train: section\n", r.cfg.path);
         status = EXIT_USAGE;
-    } else if (!(status = check_distinct_outputs(&r.cfg)) &&
+    } else if (!(status = check_distinct_outputs(&r.cfg)) && !(status = make_output_dirs(&r.cfg)) &&
                (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
         status = build_vocab(&r.cfg, opt.data_path ? opt.data_path : r.cfg.train.train_path);
     }

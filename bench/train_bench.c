@@ -239,7 +239,7 @@ static int bench(const Options *opt)
     }
     batches_shuffle(&batches, t.seed, 0);
     Model model;
-    model_init_training(&model, &cfg.arch, t.seed);
+    model_init_training(&model, &cfg.arch, t.seed, t.query_init);
     PackedBatch pb;
     packed_batch_init(&pb, batches.max_src_rows, batches.max_tgt_rows, batches.max_pairs);
     int total = opt->warmup + opt->steps;

@@ -224,7 +224,15 @@ static void fill_uniform(float *x, size_t n, float lo, float hi, Rng *rng)
     for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * rng_uniform(rng);
 }
 
-static void init(Model *model, const ModelArch *arch, uint64_t seed, bool for_training)
+/* An attention's packed [3D, D] input projection: its first D rows make Q. */
+static bool is_in_projection(const ParamSpec *s)
+{
+    const char *suffix = "in_proj_weight";
+    size_t n = strlen(s->name), k = strlen(suffix);
+    return s->kind == PARAM_MATRIX && n >= k && strcmp(s->name + n - k, suffix) == 0;
+}
+
+static void init(Model *model, const ModelArch *arch, uint64_t seed, bool for_training, QueryInit queries)
 {
     memset(model, 0, sizeof *model);
     model->arch = *arch;
@@ -245,6 +253,12 @@ static void init(Model *model, const ModelArch *arch, uint64_t seed, bool for_tr
             /* Xavier/Glorot uniform, as torch.nn.Transformer._reset_parameters. */
             float bound = sqrtf(6.0f / (float)(s->shape[0] + s->shape[1]));
             fill_uniform(s->data, s->numel, -bound, bound, &rng);
+            if (queries == QUERY_INIT_T5 && is_in_projection(s)) {
+                /* W_Q √d_k smaller: Var(q·k) shrinks by d_k, as ÷√d_k would
+                 * do to the scores at step 0 (T5, Raffel et al. 2020). */
+                float shrink = 1.0f / sqrtf((float)(arch->d_model / arch->heads));
+                for (size_t j = 0; j < (size_t)arch->d_model * (size_t)arch->d_model; j++) s->data[j] *= shrink;
+            }
             break;
         }
         case PARAM_NORM_WEIGHT:
@@ -263,12 +277,12 @@ static void init(Model *model, const ModelArch *arch, uint64_t seed, bool for_tr
 
 void model_init_random(Model *model, const ModelArch *arch, uint64_t seed)
 {
-    init(model, arch, seed, false);
+    init(model, arch, seed, false, QUERY_INIT_XAVIER);
 }
 
-void model_init_training(Model *model, const ModelArch *arch, uint64_t seed)
+void model_init_training(Model *model, const ModelArch *arch, uint64_t seed, QueryInit queries)
 {
-    init(model, arch, seed, true);
+    init(model, arch, seed, true, queries);
 }
 
 void model_free(Model *model)

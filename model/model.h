@@ -69,8 +69,8 @@ void model_init_random(Model *model, const ModelArch *arch, uint64_t seed);
 
 /* The initialisation training starts from: the same matrices and
  * embeddings, but zero biases and LayerNorms at weight 1, bias 0 (as
- * PyTorch initialises them). */
-void model_init_training(Model *model, const ModelArch *arch, uint64_t seed);
+ * PyTorch initialises them); the queries as `queries` says. */
+void model_init_training(Model *model, const ModelArch *arch, uint64_t seed, QueryInit queries);
 
 void model_free(Model *model); /* NULL-safe, leaves it zeroed */
 

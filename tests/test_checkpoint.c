@@ -30,7 +30,7 @@ typedef struct {
 static void state_init(State *s, int snapshots)
 {
     Model m;
-    model_init_training(&m, &arch, 3);
+    model_init_training(&m, &arch, 3, QUERY_INIT_XAVIER);
     trainer_init(&s->tr, &m, 16, 16, 0.1f, 0.1f, 3);
     memset(&s->p, 0, sizeof s->p);
     snapshots_init(&s->p.snapshots, snapshots, s->tr.model.params.count);

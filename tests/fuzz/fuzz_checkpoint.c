@@ -38,7 +38,7 @@ static void init_once(void)
     vocab_free(src);
     vocab_free(tgt);
     Model model;
-    model_init_training(&model, &arch, 1);
+    model_init_training(&model, &arch, 1, QUERY_INIT_XAVIER);
     trainer_init(&trainer, &model, 8, 8, 0.1f, 0.1f, 1);
     snapshots_init(&progress.snapshots, 2, trainer.model.params.count);
     /* the trainer and snapshots live until exit, as in train */
