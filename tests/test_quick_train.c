@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../model/weights.h"
+#include "../model/model.h"
 
 static RunResult run_train(const char *const *argv)
 {
