@@ -10,6 +10,8 @@
 #                                            browser (tests/test_browser.c)
 #   --with-fuzz     clang libclang-rt-14-dev clang and its libFuzzer runtime
 #                                            (make fuzz)
+#   --with-coverage gcovr                    line and branch coverage
+#                                            (make coverage)
 set -e
 quiet=false
 for arg in "$@"; do
@@ -18,12 +20,14 @@ for arg in "$@"; do
         --with-torch) torch=true ;;
         --with-browser) browser=true ;;
         --with-fuzz) fuzz=true ;;
+        --with-coverage) coverage=true ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
 [ "${torch:-false}" = true ] && need="$need python3-torch"
 [ "${browser:-false}" = true ] && need="$need chromium fonts-noto-cjk"
 [ "${fuzz:-false}" = true ] && need="$need clang libclang-rt-14-dev"
+[ "${coverage:-false}" = true ] && need="$need gcovr"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
