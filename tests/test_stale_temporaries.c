@@ -148,6 +148,14 @@ static void test_checkpoint_save_removes_what_kills_left(void **state)
     assert_false(exists(dir, ".model.safetensors.ckpt.k1ll3e"));
     assert_true(exists(dir, ".model.safetensors.x0x0x0"));
     assert_true(exists(dir, "model.safetensors.ckpt"));
+    /* a save that fails is an error, and clears nothing */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/folder.ckpt", dir); /* a folder: cannot be written */
+    mkdir(bad, 0777);
+    make_file(dir, ".folder.ckpt.k1ll3f");
+    assert_int_equal(checkpoint_save(bad, &tr, hashes, &p, &err), -1);
+    assert_non_null(strstr(err.message, "cannot write"));
+    assert_true(exists(dir, ".folder.ckpt.k1ll3f"));
     snapshots_free(&p.snapshots);
     trainer_free(&tr);
 }
