@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +120,8 @@ static void test_beam_search_over_a_data_set(void **state)
     model_free(&m);
 }
 
-/* Rewrite path with tensor `name` given another shape of as many elements. */
+/* Rewrite path with tensor `name` given another shape of as many elements
+ * (ndim 0: left out). */
 static void reshape_tensor(const char *path, const char *name, int ndim, const size_t *shape)
 {
     SafeFile f;
@@ -127,20 +129,24 @@ static void reshape_tensor(const char *path, const char *name, int ndim, const s
     if (safetensors_open(path, &f, &err)) fail_msg("%s", err.message);
     SafeWriteTensor *t = calloc(f.count, sizeof *t);
     float **data = calloc(f.count, sizeof *data);
+    size_t kept = 0;
     for (size_t i = 0; i < f.count; i++) {
         const SafeTensor *st = &f.tensors[i];
         data[i] = malloc((st->numel ? st->numel : 1) * sizeof(float));
         if (safetensors_to_f32(&f, st, data[i], &err)) fail_msg("%s", err.message);
-        t[i] = (SafeWriteTensor){.name = st->name, .ndim = st->ndim, .data = data[i]};
-        memcpy(t[i].shape, st->shape, sizeof st->shape);
-        if (strcmp(st->name, name) == 0) {
-            t[i].ndim = ndim;
-            memcpy(t[i].shape, shape, (size_t)ndim * sizeof *shape);
+        bool named = strcmp(st->name, name) == 0;
+        if (named && ndim == 0) continue;
+        SafeWriteTensor *w = &t[kept++];
+        *w = (SafeWriteTensor){.name = st->name, .ndim = st->ndim, .data = data[i]};
+        memcpy(w->shape, st->shape, sizeof st->shape);
+        if (named) {
+            w->ndim = ndim;
+            memcpy(w->shape, shape, (size_t)ndim * sizeof *shape);
         }
     }
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s.new", path);
-    if (safetensors_write(tmp, t, f.count, f.meta, f.meta_count, &err)) fail_msg("%s", err.message);
+    if (safetensors_write(tmp, t, kept, f.meta, f.meta_count, &err)) fail_msg("%s", err.message);
     for (size_t i = 0; i < f.count; i++) free(data[i]);
     free(data);
     free(t);
@@ -170,6 +176,37 @@ static void test_a_tensor_of_the_wrong_shape_is_named(void **state)
         assert_int_equal(model_load(&m, path, &arch, hashes, &err), -1);
         if (!strstr(err.message, cases[i].message)) fail_msg("got: %s", err.message);
         model_free(&m);
+    }
+}
+
+/* A checkpoint without its optimizer moments, or with moments of another
+ * size, is refused by name. */
+static void test_a_checkpoint_without_its_optimizer_state(void **state)
+{
+    (void)state;
+    const char *names[] = {"optimizer.m", "optimizer.v"};
+    for (int i = 0; i < 2; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/no-moments.ckpt", temp_dir());
+        Model m;
+        model_init_training(&m, &arch, 3);
+        Trainer tr;
+        trainer_init(&tr, &m, 16, 16, 0.1f, 0.1f, 3);
+        TrainProgress p;
+        memset(&p, 0, sizeof p);
+        snapshots_init(&p.snapshots, 0, tr.model.params.count);
+        memcpy(p.run_id, "0123456789abcdef", RUN_ID_LENGTH + 1);
+        VocabHashes hashes = {1, 2};
+        Error err = {{0}};
+        if (checkpoint_save(path, &tr, hashes, &p, &err)) fail_msg("%s", err.message);
+        reshape_tensor(path, names[i], 0, NULL);
+        assert_int_equal(checkpoint_load(path, &tr, hashes, &p, &err), -1);
+        char expected[100];
+        snprintf(expected, sizeof expected, "tensor '%s' missing or not of %zu elements", names[i],
+                 tr.opt.count);
+        if (!strstr(err.message, expected)) fail_msg("got: %s", err.message);
+        snapshots_free(&p.snapshots);
+        trainer_free(&tr);
     }
 }
 
@@ -264,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_gemm_threads_reads_back_what_was_set),
         cmocka_unit_test(test_beam_search_over_a_data_set),
         cmocka_unit_test(test_a_tensor_of_the_wrong_shape_is_named),
+        cmocka_unit_test(test_a_checkpoint_without_its_optimizer_state),
         cmocka_unit_test(test_metadata_written_twice_is_refused),
         cmocka_unit_test(test_dash_is_standard_output),
         cmocka_unit_test(test_an_uncreatable_output_is_an_error),
