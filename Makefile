@@ -327,3 +327,69 @@ clean-aarch64:
 .PHONY: test-aarch64 clean-aarch64
 .PRECIOUS: build-aarch64/tests/fuzz/%.o
 -include $(shell find build-aarch64 -name '*.d' 2>/dev/null)
+
+# ---- coverage (issue 17): make coverage ----
+#
+#   make coverage   build everything with gcc's --coverage in build-coverage/
+#                   (-O0, so lines and branches are the source's), run the
+#                   whole suite with those programs (TEST_BIN_DIR, as for
+#                   asan), then print gcovr's line and branch coverage of the
+#                   library (common/ tokenizer/ model/ data/ training/ eval/)
+#                   and of app/ separately; the per-file tables go to
+#                   build-coverage/coverage-{lib,app}.txt.  Needs gcovr
+#                   (tools/deps.sh --with-coverage).  A test that fails does
+#                   not stop the report: the suite's summary line says so.
+COV_FLAGS      = --coverage -O0 -fprofile-update=atomic
+COV_LIB_OBJS   = $(LIB_SRCS:%.c=build-coverage/%.o) build-coverage/viewer_assets.o
+COV_TEST_BINS  = $(TEST_BINS:build/%=build-coverage/%)
+COV_GCOVR      = gcovr --root . --object-directory build-coverage --gcov-ignore-parse-errors \
+                 --exclude-unreachable-branches -j 2
+COV_LIB_FILTER = $(foreach d,$(LAYERS),--filter '$(d)/')
+
+build-coverage/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COV_FLAGS) -c -o $@ $<
+
+build-coverage/viewer_assets.o: build/viewer_assets.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COV_FLAGS) -c -o $@ $<
+
+$(PROGRAMS:%=build-coverage/%): build-coverage/%: build-coverage/app/%.o $(COV_LIB_OBJS)
+	$(CC) $(CFLAGS) $(COV_FLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(FUZZ_TARGETS:%=build-coverage/tests/fuzz/replay_%.o): build-coverage/tests/fuzz/replay_%.o: tests/fuzz/replay.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COV_FLAGS) -DFUZZ_TARGET=$* -c -o $@ $<
+
+$(FUZZ_REPLAYS:build/%=build-coverage/%): build-coverage/tests/fuzz_replay_%: build-coverage/tests/fuzz/fuzz_%.o \
+                     build-coverage/tests/fuzz/replay_%.o build-coverage/tests/testutil.o $(COV_LIB_OBJS)
+	$(CC) $(CFLAGS) $(COV_FLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcmocka
+
+$(TEST_SRCS:tests/%.c=build-coverage/tests/%): build-coverage/tests/%: build-coverage/tests/%.o \
+                     build-coverage/tests/testutil.o $(COV_LIB_OBJS)
+	$(CC) $(CFLAGS) $(COV_FLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcmocka
+
+build-coverage/tests/test_bench: | $(BENCH_BINS) translate
+
+# Old counts are removed first, so the figures are those of this run.
+coverage: deps
+	@sh tools/deps.sh --quiet --with-coverage
+	@$(MAKE) --no-print-directory $(PROGRAMS) $(PROGRAMS:%=build-coverage/%) $(COV_TEST_BINS)
+	@find build-coverage -name '*.gcda' -delete
+	-@TEST_BIN_DIR=build-coverage TRANSLATE_HOME="$(CURDIR)" sh tests/run_tests.sh $(COV_TEST_BINS)
+	@echo "== library: $(LAYERS) =="
+	@$(COV_GCOVR) $(COV_LIB_FILTER) --txt build-coverage/coverage-lib.txt
+	@$(COV_GCOVR) $(COV_LIB_FILTER) --branches --txt build-coverage/coverage-lib-branches.txt
+	@$(COV_GCOVR) $(COV_LIB_FILTER) --print-summary | grep -E '^(lines|functions|branches):'
+	@echo "== app/ =="
+	@$(COV_GCOVR) --filter 'app/' --txt build-coverage/coverage-app.txt
+	@$(COV_GCOVR) --filter 'app/' --print-summary | grep -E '^(lines|functions|branches):'
+	@echo "(per file: build-coverage/coverage-{lib,lib-branches,app}.txt)"
+
+clean: clean-coverage
+clean-coverage:
+	rm -rf build-coverage
+
+.PHONY: coverage clean-coverage
+.PRECIOUS: build-coverage/tests/fuzz/%.o
+-include $(shell find build-coverage -name '*.d' 2>/dev/null)

@@ -7,11 +7,13 @@
 #define _GNU_SOURCE /* fopencookie */
 #include "output_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,7 +89,11 @@ static OutputFile *open_failed(OutputFile *o, int e, Error *err)
     return NULL;
 }
 
-/* A temporary file beside `target`, with the permission bits `mode`. */
+/* A temporary file beside `target`, with the permission bits `mode`,
+ * locked (flock) for as long as it may still be renamed: what tells
+ * output_file_remove_stale a writer's file from a dead writer's.  If a
+ * cleaner removed the name between mkostemp and flock (it saw the file
+ * unlocked), the name no longer is our file: take another. */
 static int open_temporary(OutputFile *o, mode_t mode)
 {
     char *dir = dir_of(o->target);
@@ -95,15 +101,62 @@ static int open_temporary(OutputFile *o, mode_t mode)
     const char *base = slash ? slash + 1 : o->target;
     size_t size = strlen(dir) + strlen(base) + 16;
     o->tmp = xmalloc(size);
-    snprintf(o->tmp, size, "%s/.%s.XXXXXX", dir, base);
+    for (;;) {
+        snprintf(o->tmp, size, "%s/.%s.XXXXXX", dir, base);
+        o->fd = mkostemp(o->tmp, O_CLOEXEC);
+        if (o->fd < 0) break;
+        struct stat mine, named;
+        if (flock(o->fd, LOCK_EX) == 0 && fstat(o->fd, &mine) == 0 && stat(o->tmp, &named) == 0 &&
+            mine.st_ino == named.st_ino && mine.st_dev == named.st_dev)
+            break;
+        close(o->fd);
+    }
     free(dir);
-    o->fd = mkostemp(o->tmp, O_CLOEXEC);
     if (o->fd < 0) {
         free(o->tmp);
         o->tmp = NULL;
         return -1;
     }
     return fchmod(o->fd, mode);
+}
+
+/* Is name ".BASE.XXXXXX", XXXXXX being what mkstemp puts there? */
+static bool is_temporary_of(const char *name, const char *base)
+{
+    size_t n = strlen(base);
+    if (name[0] != '.' || strncmp(name + 1, base, n) != 0 || name[n + 1] != '.') return false;
+    const char *x = name + n + 2;
+    if (strlen(x) != 6) return false;
+    for (; *x; x++)
+        if (!((*x >= 'a' && *x <= 'z') || (*x >= 'A' && *x <= 'Z') || (*x >= '0' && *x <= '9')))
+            return false;
+    return true;
+}
+
+int output_file_remove_stale(const char *path)
+{
+    char *target = realpath(path, NULL); /* a link: its target's folder, as open does */
+    if (!target) target = xstrdup(path);
+    char *dir = dir_of(target);
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    int removed = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!is_temporary_of(e->d_name, base)) continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue; /* gone meanwhile, or not ours to open */
+        struct stat st;
+        /* unlocked: its writer died (or has just finished, and the name is gone) */
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            unlinkat(dirfd(d), e->d_name, 0) == 0)
+            removed++;
+        close(fd);
+    }
+    if (d) closedir(d);
+    free(dir);
+    free(target);
+    return removed;
 }
 
 OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
@@ -161,12 +214,16 @@ int output_file_commit(OutputFile *o, Error *err)
     if (fflush(o->f) != 0 || ferror(o->f)) e = o->error ? o->error : EIO;
     fclose(o->f); /* our cookie has no close: the descriptor is ours to close */
     if (!e && o->tmp && fsync(o->fd) != 0) e = errno;
+    /* the lock is the open file's: a copy of the descriptor keeps it until
+     * the rename, so no cleaner takes the finished file for a dead one */
+    int lock = o->tmp ? dup(o->fd) : -1;
     if (!o->is_stdout && close(o->fd) != 0 && !e) e = errno;
     if (!e && o->tmp && rename(o->tmp, o->target) != 0) e = errno;
     if (o->tmp) {
         if (e) unlink(o->tmp);
         else sync_dir(o->target);
     }
+    if (lock >= 0) close(lock);
     int rc = e ? error_set(err, "%s: cannot write: %s", o->path, strerror(e)) : 0;
     output_free(o);
     return rc;

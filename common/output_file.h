@@ -8,6 +8,8 @@
  *    path never share it); every write is checked; commit flushes, fsyncs,
  *    renames it over the target and fsyncs the folder.  Any failure, or an
  *    abort, removes the temporary file: the old target is left as it was.
+ *    A writer that is killed leaves it behind; output_file_remove_stale
+ *    (used by checkpoint_save) clears those.
  *    The new file keeps the old one's permission bits (a new file gets
  *    0666 minus the umask, as fopen would).
  *  - Anything else that opens for writing — a character or block device
@@ -49,6 +51,14 @@ int output_file_commit(OutputFile *out, Error *err);
 /* Give up: the temporary file is removed, the target untouched (for a
  * device or FIFO, what was written stays written).  NULL-safe. */
 void output_file_abort(OutputFile *out);
+
+/* Remove the temporary files that writers of `path` left when they were
+ * killed (".NAME.XXXXXX" beside it, or beside what a link points to).  A
+ * writer holds a lock (flock) on its temporary file until the rename, and
+ * the kernel drops it when the writer dies: only unlocked ones are
+ * removed, so a live writer's file is never touched.  Best effort (an
+ * unreadable folder removes nothing); returns how many were removed. */
+int output_file_remove_stale(const char *path);
 
 /* The whole file at once: open, fill(stream, context), commit. */
 typedef void OutputFill(FILE *f, const void *context);

@@ -6,10 +6,19 @@
  * uninterrupted run with the same seed.
  *
  * Checkpoints are written every step here, so many kills land in the
- * middle of writing one: the temp file + fsync + rename in
- * model/safetensors.c is what keeps the previous one intact. */
+ * middle of writing one: the temporary file + fsync + rename of
+ * common/output_file.c is what keeps the previous one intact.  The
+ * temporary file such a kill leaves (".model.safetensors.ckpt.XXXXXX") is
+ * left where it is, as after a real crash: the resumed run must cope with
+ * it, and its next checkpoint removes it (output_file_remove_stale), so
+ * none is left at the end.
+ *
+ * The kill moments are drawn from a seed printed first; TRAIN_KILL_SEED=N
+ * replays them (as fractions of the uninterrupted run's duration, so the
+ * same moments of the run on a machine of another speed). */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -103,10 +112,60 @@ static char *log_without_times(const char *path)
     return out;
 }
 
+/* The temporary files of the checkpoint (".NAME.XXXXXX") in dir: their
+ * names, each followed by '/', into names; returns how many. */
+static int list_temporaries(const char *dir, const char *name, char *names, size_t size)
+{
+    char prefix[300];
+    snprintf(prefix, sizeof prefix, ".%s.", name);
+    int n = 0;
+    names[0] = '\0';
+    DIR *d = opendir(dir);
+    if (!d) fail_msg("%s: cannot list", dir);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && strlen(e->d_name) == strlen(prefix) + 6) {
+            n++;
+            size_t len = strlen(names);
+            snprintf(names + len, size - len, "%s/", e->d_name);
+        }
+    closedir(d);
+    return n;
+}
+
+/* Does `after` name a file that `before` does not? */
+static int has_new_name(const char *before, const char *after)
+{
+    for (const char *p = after; *p;) {
+        const char *slash = strchr(p, '/');
+        char one[320];
+        snprintf(one, sizeof one, "%.*s", (int)(slash - p + 1), p);
+        if (!strstr(before, one)) return 1;
+        p = slash + 1;
+    }
+    return 0;
+}
+
+/* The seed of the kill moments: $TRAIN_KILL_SEED, or one from the clock. */
+static unsigned kill_seed(void)
+{
+    const char *env = getenv("TRAIN_KILL_SEED");
+    if (env && *env) {
+        char *end;
+        unsigned long v = strtoul(env, &end, 10);
+        if (*end) fail_msg("TRAIN_KILL_SEED=%s: not a number", env);
+        return (unsigned)v;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned)ts.tv_sec ^ (unsigned)ts.tv_nsec ^ (unsigned)getpid();
+}
+
 static void test_sigkill_at_random_moments_then_resume(void **state)
 {
     (void)state;
-    char whole[600], killed[600], path_a[700], path_b[700];
+    unsigned seed = kill_seed();
+    print_message("kill moments drawn with seed %u (TRAIN_KILL_SEED=%u replays them)\n", seed, seed);
+    char whole[600], killed[600], path_a[700], path_b[800], dir[700];
     write_config("kill-whole", whole, sizeof whole);
     write_config("kill-killed", killed, sizeof killed);
 
@@ -114,36 +173,45 @@ static void test_sigkill_at_random_moments_then_resume(void **state)
     assert_int_equal(finish(start_train(whole, 0)), 0);
     double duration = util_now() - t0;
 
-    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
     srand(seed);
-    print_message("uninterrupted run %.2f s; kill moments drawn with seed %u\n", duration, seed);
-    snprintf(path_b, sizeof path_b, "%s/kill-killed/model.safetensors.ckpt", temp_dir());
-    int kills = 0, mid_write = 0, done = 0;
+    print_message("uninterrupted run %.2f s\n", duration);
+    snprintf(dir, sizeof dir, "%s/kill-killed", temp_dir());
+    snprintf(path_b, sizeof path_b, "%s/model.safetensors.ckpt", dir);
+    int kills = 0, mid_write = 0, done = 0, most_left = 0;
     long last_step = 0;
-    char tmp[800];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path_b);
     for (int attempt = 0; attempt < 16 && kills < 8 && !done; attempt++) {
+        char before[4096], after[4096];
+        int left_before = list_temporaries(dir, "model.safetensors.ckpt", before, sizeof before);
         pid_t pid = start_train(killed, last_step > 0);
         /* anywhere from start-up to well into the run */
         usleep((useconds_t)(1e6 * duration * (0.02 + 0.25 * rand() / (double)RAND_MAX)));
         kill(pid, SIGKILL);
         int status = finish(pid);
+        int left = list_temporaries(dir, "model.safetensors.ckpt", after, sizeof after);
         if (status == 0) {
             done = 1; /* it finished first */
         } else {
             assert_int_equal(status, 128 + SIGKILL);
             kills++;
-            mid_write += access(tmp, F_OK) == 0; /* killed while writing a checkpoint */
-            remove(tmp);
+            /* killed while writing a checkpoint: its temporary file stays */
+            mid_write += has_new_name(before, after);
         }
+        if (left > most_left) most_left = left;
+        /* each save clears the dead runs' files: at most the one this run left,
+         * plus the one before if it was killed before its first save */
+        assert_true(left <= left_before + 1);
         long step = check_checkpoint(path_b);
         assert_true(step >= last_step); /* never goes back */
         last_step = step;
     }
-    print_message("%d kills (%d while a checkpoint was being written), last checkpoint at step %ld\n",
-                  kills, mid_write, last_step);
+    print_message("%d kills (%d left a checkpoint's temporary file, at most %d at once), "
+                  "last checkpoint at step %ld\n", kills, mid_write, most_left, last_step);
     assert_true(kills >= 3);
     if (!done) assert_int_equal(finish(start_train(killed, last_step > 0)), 0);
+    /* the finished run's checkpoints removed every one the kills left */
+    char names[4096];
+    if (list_temporaries(dir, "model.safetensors.ckpt", names, sizeof names))
+        fail_msg("left behind after the last run: %s", names);
 
     snprintf(path_a, sizeof path_a, "%s/kill-whole/model.safetensors.ckpt", temp_dir());
     assert_same_file(path_a, path_b, 1);

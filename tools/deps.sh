@@ -20,6 +20,8 @@
 #                                            OpenBLAS's cblas_sgemm for the GEMM
 #                                            rows, the timers.  The project's
 #                                            build never links it.
+#   --with-coverage gcovr                    line and branch coverage
+#                                            (make coverage)
 set -e
 quiet=false
 for arg in "$@"; do
@@ -30,6 +32,7 @@ for arg in "$@"; do
         --with-fuzz) fuzz=true ;;
         --with-aarch64) aarch64=true ;;
         --with-bench) bench=true ;;
+        --with-coverage) coverage=true ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
@@ -39,6 +42,7 @@ need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev
 [ "${aarch64:-false}" = true ] && need="$need gcc-aarch64-linux-gnu qemu-user-static libyaml-dev:arm64 \
 libutf8proc-dev:arm64 libcjson-dev:arm64 libcmocka-dev:arm64"
 [ "${bench:-false}" = true ] && need="$need python3-torch libopenblas0-pthread hyperfine time"
+[ "${coverage:-false}" = true ] && need="$need gcovr"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

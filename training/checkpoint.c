@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/output_file.h"
 #include "../common/util.h"
 
 #define CHECKPOINT_FORMAT "translate-checkpoint-1"
@@ -47,8 +48,15 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
                         {"elapsed_tokens", values[6]}, {"snapshots", values[7]},
                         {"run_id", values[8]}, {"log_bytes", values[9]},
                         {"batch_plan", values[10]}};
-    return model_save_with(&tr->model, path, hashes, DTYPE_F32, extra, snap->capacity ? 3 : 2,
-                           meta, p->plan.known ? 11 : 10, err);
+    if (model_save_with(&tr->model, path, hashes, DTYPE_F32, extra, snap->capacity ? 3 : 2, meta,
+                        p->plan.known ? 11 : 10, err))
+        return -1;
+    /* A trainer killed while writing a checkpoint leaves its temporary
+     * file; the next save clears it, so kills and resumes never pile them
+     * up (a full checkpoint each).  Only after a save that worked: a save
+     * that fails (a full disk) leaves none of its own. */
+    output_file_remove_stale(path);
+    return 0;
 }
 
 /* ---- reading: every value checked, as the config is ------------------- */

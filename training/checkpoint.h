@@ -6,7 +6,9 @@
  * usual names (so it also loads as a model), plus "optimizer.m" and
  * "optimizer.v" (flat, in parameter order) and the progress as metadata.
  * It is written to a temporary file, fsync'ed and renamed, so killing the
- * trainer at any moment leaves the previous checkpoint intact. */
+ * trainer at any moment leaves the previous checkpoint intact; the
+ * temporary file such a kill leaves behind is removed by the next
+ * checkpoint_save (output_file_remove_stale). */
 #ifndef TRANSLATE_CHECKPOINT_H
 #define TRANSLATE_CHECKPOINT_H
 
