@@ -108,6 +108,56 @@ static void expect_load_error(const ModelArch *a, VocabHashes h, const char *pat
     assert_null(m.params.data);
 }
 
+/* A safetensors file whose "format" is another program's is not a model. */
+static void test_other_format_is_refused(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    const char *path = saved_model(&a, "format.safetensors");
+    size_t len;
+    char *bytes = read_file(path, &len);
+    assert_non_null(bytes);
+    const char *want = "\"" WEIGHTS_FORMAT "\"";
+    char *at = NULL;
+    for (size_t i = 0; i + strlen(want) <= len && !at; i++)
+        if (memcmp(bytes + i, want, strlen(want)) == 0) at = bytes + i;
+    assert_non_null(at);
+    at[1] = 'T'; /* "Translate-model": same length, so the header stays valid */
+    const char *other = temp_file("other-format.safetensors", bytes, len);
+    free(bytes);
+    expect_load_error(&a, hashes, other, "not a translate model");
+}
+
+/* Training starts from torch.nn.Transformer's initialisation: every weight
+ * matrix Xavier-uniform, inside ±sqrt(6/(fan_in+fan_out)) and reaching
+ * close to both ends. */
+static void test_training_init_is_xavier_uniform(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    Model m;
+    model_init_training(&m, &a, 7);
+    ParamSpec *specs;
+    size_t n = params_describe(&a, &m.params, &specs);
+    int matrices = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (specs[i].kind != PARAM_MATRIX) continue;
+        matrices++;
+        float bound = sqrtf(6.0f / (float)(specs[i].shape[0] + specs[i].shape[1]));
+        float lo = 0.0f, hi = 0.0f;
+        for (size_t j = 0; j < specs[i].numel; j++) {
+            if (specs[i].data[j] < lo) lo = specs[i].data[j];
+            if (specs[i].data[j] > hi) hi = specs[i].data[j];
+        }
+        if (lo < -bound || hi > bound || lo > -0.8f * bound || hi < 0.8f * bound)
+            fail_msg("%s: values in [%g, %g], want within and near ±%g", specs[i].name, (double)lo,
+                     (double)hi, (double)bound);
+    }
+    assert_true(matrices > 10);
+    free(specs);
+    model_free(&m);
+}
+
 static void test_config_disagreeing_with_weights(void **state)
 {
     (void)state;
@@ -310,6 +360,8 @@ int main(void)
         cmocka_unit_test(test_tied_output_has_no_generator_weight),
         cmocka_unit_test(test_save_load_round_trip),
         cmocka_unit_test(test_config_disagreeing_with_weights),
+        cmocka_unit_test(test_other_format_is_refused),
+        cmocka_unit_test(test_training_init_is_xavier_uniform),
         cmocka_unit_test(test_missing_and_unexpected_tensors),
         cmocka_unit_test(test_nan_in_weights_is_rejected),
         cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_post),
