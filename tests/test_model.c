@@ -281,6 +281,28 @@ static void test_cached_decoding_equals_teacher_forcing_pre(void **state)
     check_cached_equals_teacher_forced(true);
 }
 
+/* Equal logits: greedy decoding takes the lowest id, as torch.argmax does
+ * (a zero generator makes every logit 0, so each step picks id 0). */
+static void test_greedy_ties_go_to_the_lowest_id(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    Model m;
+    model_init_random(&m, &a, 8);
+    memset(m.params.generator_weight, 0, (size_t)a.tgt_vocab * a.d_model * sizeof(float));
+    memset(m.params.generator_bias, 0, (size_t)a.tgt_vocab * sizeof(float));
+    Decoder dec;
+    decoder_init(&dec, &m);
+    const int src[] = {7, 8, 9, 10};
+    Translation t;
+    decode_greedy(&dec, src, 4, 3, false, &t);
+    assert_int_equal(t.steps, 3);
+    for (int i = 0; i < t.steps; i++) assert_int_equal(t.output_ids[i], 0);
+    translation_free(&t);
+    decoder_free(&dec);
+    model_free(&m);
+}
+
 static void test_maps_are_distributions_and_causal(void **state)
 {
     (void)state;
@@ -361,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_save_load_round_trip),
         cmocka_unit_test(test_config_disagreeing_with_weights),
         cmocka_unit_test(test_other_format_is_refused),
+        cmocka_unit_test(test_greedy_ties_go_to_the_lowest_id),
         cmocka_unit_test(test_training_init_is_xavier_uniform),
         cmocka_unit_test(test_missing_and_unexpected_tensors),
         cmocka_unit_test(test_nan_in_weights_is_rejected),
