@@ -108,6 +108,10 @@ for id in "${selected[@]}"; do
     result=; by=-
     if [ ! -f "$file" ]; then
         result=no-longer-applies; by="$file: no such file"
+    elif [ "${file%.c}" = "$file" ]; then
+        # restoring a header's old time would leave objects built with the
+        # mutant looking up to date: mutants go in .c files only
+        result=invalid; by="$file: not a .c file"
     else
         cp -p "$file" "$out/saved.c"
         [ -e "build/${file%.c}.o" ] && cp -p "build/${file%.c}.o" "$out/saved.o"
