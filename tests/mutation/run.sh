@@ -8,6 +8,7 @@
 #   MUTATION_TORCH=1   run the tests with python3-torch visible (default:
 #                      hidden, as in `make test-no-torch`, so the score is the
 #                      torch-free suite's)
+#   MUTATION_LIST=F    another list of mutants (default tests/mutation/mutants.txt)
 #   MUTATION_TIMEOUT=S per test program (default 300): a program still
 #                      running then is killed, and the mutant counted caught
 #                      ("timeout": a hang is a failure the suite reports)
@@ -27,7 +28,7 @@
 # Exit status 1 if anything survived, was invalid or no longer applied.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-list="$repo/tests/mutation/mutants.txt"
+list=${MUTATION_LIST:-"$repo/tests/mutation/mutants.txt"}
 out="$repo/build-mutation"
 src="$out/src"
 timeout=${MUTATION_TIMEOUT:-300}
