@@ -393,3 +393,21 @@ clean-coverage:
 .PHONY: coverage clean-coverage
 .PRECIOUS: build-coverage/tests/fuzz/%.o
 -include $(shell find build-coverage -name '*.d' 2>/dev/null)
+
+# ---- mutation testing (issue 17): make mutation [MUTANTS=all|sample|ID...] ----
+#
+# tests/mutation/mutants.txt lists small deliberate bugs, one per entry;
+# tests/mutation/run.sh applies each in turn to a scratch copy of the tree
+# (build-mutation/src, built once, then only the mutated object and the
+# covering tests relinked), runs the test programs that cover it (torch
+# hidden; MUTATION_TORCH=1 shows it), and prints a table and the score.
+# MUTANTS=sample is the short set CI runs.  Exit 1 if a mutant survived.
+MUTANTS ?= all
+mutation: deps
+	@bash tests/mutation/run.sh $(MUTANTS)
+
+clean: clean-mutation
+clean-mutation:
+	rm -rf build-mutation
+
+.PHONY: mutation clean-mutation

@@ -153,6 +153,45 @@ static void test_a_source_of_one_token_is_never_emptied(void **state)
     dataset_free(&d);
 }
 
+/* max_len bounds the target with its <s> (or </s>): a target of exactly
+ * max_len tokens does not fit, one of max_len - 1 does. */
+static void test_a_target_of_max_len_tokens_is_unusable(void **state)
+{
+    Fixture *f = *state;
+    int longest = 0;
+    for (size_t i = 0; i < f->data.count; i++) {
+        int T = f->data.tgt_start[i + 1] - f->data.tgt_start[i];
+        if (T > longest) longest = T;
+    }
+    assert_true(longest >= 2);
+    Dataset d;
+    Error err = {{0}};
+    int max_len = longest; /* only the longest targets are cut */
+    assert_int_equal(dataset_load(&d, "tests/data/tiny.tsv", 0, 1, f->src, f->tgt, max_len, &err), 0);
+    int at_limit = 0;
+    for (size_t i = 0; i < d.count; i++) {
+        int S = d.src_start[i + 1] - d.src_start[i], T = d.tgt_start[i + 1] - d.tgt_start[i];
+        if (T == longest) at_limit++, assert_false(d.usable[i]);
+        else if (S <= max_len && T >= 1 && S >= 1) assert_true(d.usable[i]);
+    }
+    assert_true(at_limit >= 1);
+    dataset_free(&d);
+}
+
+/* Words missing from the vocabulary are counted (the trainer reports them). */
+static void test_unknown_words_are_counted(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(f->data.unknown, 0); /* tiny.tsv is its vocabularies' source */
+    static const char tsv[] = "I love zzqx.\t我爱中国。\nqqzv xxwy\t我\n";
+    const char *path = temp_file("unknown.tsv", tsv, strlen(tsv));
+    Dataset d;
+    Error err = {{0}};
+    assert_int_equal(dataset_load(&d, path, 0, 1, f->src, f->tgt, 32, &err), 0);
+    assert_int_equal(d.unknown, 3);
+    dataset_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +200,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_probability_zero_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dropping_is_a_function_of_seed_epoch_and_pair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_source_of_one_token_is_never_emptied, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_target_of_max_len_tokens_is_unusable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_words_are_counted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -534,6 +534,20 @@ static void test_a_huge_sparse_line_is_not_read_whole(void **state)
     if (took > 3.0) fail_msg("vocab_load took %.1f s", took);
 }
 
+/* A regular config one byte over the limit is refused by its size, before
+ * any of it is read. */
+static void test_a_config_one_byte_over_the_limit(void **state)
+{
+    (void)state;
+    size_t n = (1u << 20) + 1;
+    char *yaml = malloc(n);
+    for (size_t i = 0; i < n; i++) yaml[i] = i % 64 == 63 ? '\n' : i % 64 == 0 ? '#' : 'x';
+    const char *path = temp_file("big.yaml", yaml, n);
+    free(yaml);
+    const char *argv[] = {"./translate", "-c", path, "x", NULL};
+    expect_refused(argv, 2, "big.yaml: 1048577 bytes, more than a config's limit of 1048576");
+}
+
 static void test_a_config_from_a_pipe_has_the_same_limit(void **state)
 {
     (void)state;
@@ -732,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_weights_and_vocabularies_that_are_fifos_or_devices),
         cmocka_unit_test(test_train_data_that_is_a_fifo_or_a_device),
         cmocka_unit_test(test_a_huge_sparse_line_is_not_read_whole),
+        cmocka_unit_test(test_a_config_one_byte_over_the_limit),
         cmocka_unit_test(test_a_config_from_a_pipe_has_the_same_limit),
         cmocka_unit_test(test_weights_truncated_while_loading),
         cmocka_unit_test(test_a_huge_header_is_refused_before_parsing),

@@ -638,10 +638,52 @@ static void test_cross_entropy_fused_equals_separate(void **state)
     }
 }
 
+/* Attention's masked and unused probabilities are exactly 0 whatever the
+ * buffer held, and each visible row sums to 1. */
+static void test_attention_masked_cells_are_zero(void **state)
+{
+    (void)state;
+    enum { T = 3, D = 2, STRIDE = 4 };
+    const float q[T * D] = {1, 0, 0, 1, 1, 1}, k[T * D] = {1, 2, 0, 1, 3, 0}, v[T * D] = {1, 0, 0, 1, 2, 2};
+    float out[T * D], probs[T * STRIDE];
+    for (int i = 0; i < T * STRIDE; i++) probs[i] = 7.0f;
+    AttentionShape shape = {0, T, T, T, STRIDE};
+    attention_forward(out, probs, q, k, v, shape, D, 1, 1.0f, true);
+    for (int i = 0; i < T; i++) {
+        float sum = 0.0f;
+        for (int j = 0; j < STRIDE; j++) {
+            if (j > i && probs[i * STRIDE + j] != 0.0f)
+                fail_msg("query %d, key %d: %g, want exactly 0", i, j, (double)probs[i * STRIDE + j]);
+            sum += probs[i * STRIDE + j];
+        }
+        assert_float_equal(sum, 1.0f, 1e-6f);
+    }
+    assert_float_equal(probs[0], 1.0f, 0.0f); /* the first query sees only itself */
+}
+
+/* Scores far apart (0, 100, 200) must not overflow: the softmax subtracts
+ * the row's maximum, wherever it is. */
+static void test_attention_softmax_of_large_scores(void **state)
+{
+    (void)state;
+    enum { D = 2, KEYS = 3, STRIDE = 4 };
+    const float q[D] = {1, 0}, k[KEYS * D] = {0, 0, 100, 0, 200, 0}, v[KEYS * D] = {1, 0, 0, 1, 5, 6};
+    float out[D], probs[STRIDE] = {7, 7, 7, 7};
+    AttentionShape shape = {0, 1, KEYS, 1, STRIDE};
+    attention_forward(out, probs, q, k, v, shape, D, 1, 1.0f, false);
+    /* comparisons a NaN fails (cmocka's assert_float_equal lets NaN pass) */
+    if (!(probs[0] >= 0.0f && probs[0] < 1e-30f && probs[1] >= 0.0f && probs[1] < 1e-30f &&
+          probs[2] == 1.0f && probs[3] == 0.0f && fabsf(out[0] - 5.0f) < 1e-6f && fabsf(out[1] - 6.0f) < 1e-6f))
+        fail_msg("probs %g %g %g %g, out %g %g; want 0 0 1 0, 5 6", (double)probs[0], (double)probs[1],
+                 (double)probs[2], (double)probs[3], (double)out[0], (double)out[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cross_entropy_fused_equals_separate),
+        cmocka_unit_test(test_attention_masked_cells_are_zero),
+        cmocka_unit_test(test_attention_softmax_of_large_scores),
         cmocka_unit_test(test_linear_gradients),
         cmocka_unit_test(test_linear_null_gradients),
         cmocka_unit_test(test_layernorm_gradients),

@@ -143,6 +143,9 @@ static void test_bleu_hand_computed(void **state)
         {"the cat sat on the mat", "the cat sat on a mat", 53.72849659},
         /* 2/4 unigrams, then exp smoothing 1/(2*3), 1/(4*2), 1/(8*1) */
         {"the mat sat on", "the cat sat down", 18.99589214},
+        /* one token longer than the reference: no brevity penalty;
+         * precisions 5/6, 4/5, 3/4, 2/3: (1/3)^(1/4) */
+        {"the cat sat on the mat", "the cat sat on the", 75.98356857},
         /* all precisions 1, brevity penalty exp(1 - 6/4) */
         {"the cat sat on", "the cat sat on the mat", 60.65306597},
         /* no 4-grams at all: sacrebleu's log(0) sends the score to 0 */

@@ -108,6 +108,56 @@ static void expect_load_error(const ModelArch *a, VocabHashes h, const char *pat
     assert_null(m.params.data);
 }
 
+/* A safetensors file whose "format" is another program's is not a model. */
+static void test_other_format_is_refused(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    const char *path = saved_model(&a, "format.safetensors");
+    size_t len;
+    char *bytes = read_file(path, &len);
+    assert_non_null(bytes);
+    const char *want = "\"" MODEL_FORMAT "\"";
+    char *at = NULL;
+    for (size_t i = 0; i + strlen(want) <= len && !at; i++)
+        if (memcmp(bytes + i, want, strlen(want)) == 0) at = bytes + i;
+    assert_non_null(at);
+    at[1] = 'T'; /* "Translate-model": same length, so the header stays valid */
+    const char *other = temp_file("other-format.safetensors", bytes, len);
+    free(bytes);
+    expect_load_error(&a, hashes, other, "not a translate model");
+}
+
+/* Training starts from torch.nn.Transformer's initialisation: every weight
+ * matrix Xavier-uniform, inside ±sqrt(6/(fan_in+fan_out)) and reaching
+ * close to both ends. */
+static void test_training_init_is_xavier_uniform(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    Model m;
+    model_init_training(&m, &a, 7, QUERY_INIT_XAVIER);
+    ParamSpec *specs;
+    size_t n = params_describe(&a, &m.params, &specs);
+    int matrices = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (specs[i].kind != PARAM_MATRIX) continue;
+        matrices++;
+        float bound = sqrtf(6.0f / (float)(specs[i].shape[0] + specs[i].shape[1]));
+        float lo = 0.0f, hi = 0.0f;
+        for (size_t j = 0; j < specs[i].numel; j++) {
+            if (specs[i].data[j] < lo) lo = specs[i].data[j];
+            if (specs[i].data[j] > hi) hi = specs[i].data[j];
+        }
+        if (lo < -bound || hi > bound || lo > -0.8f * bound || hi < 0.8f * bound)
+            fail_msg("%s: values in [%g, %g], want within and near ±%g", specs[i].name, (double)lo,
+                     (double)hi, (double)bound);
+    }
+    assert_true(matrices > 10);
+    free(specs);
+    model_free(&m);
+}
+
 static void test_config_disagreeing_with_weights(void **state)
 {
     (void)state;
@@ -231,6 +281,28 @@ static void test_cached_decoding_equals_teacher_forcing_pre(void **state)
     check_cached_equals_teacher_forced(true);
 }
 
+/* Equal logits: greedy decoding takes the lowest id, as torch.argmax does
+ * (a zero generator makes every logit 0, so each step picks id 0). */
+static void test_greedy_ties_go_to_the_lowest_id(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    Model m;
+    model_init_random(&m, &a, 8);
+    memset(m.params.generator_weight, 0, (size_t)a.tgt_vocab * a.d_model * sizeof(float));
+    memset(m.params.generator_bias, 0, (size_t)a.tgt_vocab * sizeof(float));
+    Decoder dec;
+    decode_init(&dec, &m);
+    const int src[] = {7, 8, 9, 10};
+    Translation t;
+    decode_greedy(&dec, src, 4, 3, 0, false, &t);
+    assert_int_equal(t.steps, 3);
+    for (int i = 0; i < t.steps; i++) assert_int_equal(t.output_ids[i], 0);
+    translation_free(&t);
+    decode_free(&dec);
+    model_free(&m);
+}
+
 static void test_maps_are_distributions_and_causal(void **state)
 {
     (void)state;
@@ -310,6 +382,9 @@ int main(void)
         cmocka_unit_test(test_tied_output_has_no_generator_weight),
         cmocka_unit_test(test_save_load_round_trip),
         cmocka_unit_test(test_config_disagreeing_with_weights),
+        cmocka_unit_test(test_other_format_is_refused),
+        cmocka_unit_test(test_greedy_ties_go_to_the_lowest_id),
+        cmocka_unit_test(test_training_init_is_xavier_uniform),
         cmocka_unit_test(test_missing_and_unexpected_tensors),
         cmocka_unit_test(test_nan_in_weights_is_rejected),
         cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_post),

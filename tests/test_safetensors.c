@@ -443,6 +443,8 @@ static const BrokenFile BROKEN[] = {
      NULL, 0, "data_offsets span 4 bytes but 2 F32 values need 8"},
     {"offsets past end", T("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]"), 4, NULL,
      0, "data_offsets end 8 is past the end of the data (4 bytes)"},
+    {"offsets one byte past end", T("\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[0,6]"), 5,
+     NULL, 0, "data_offsets end 6 is past the end of the data (5 bytes)"},
     {"begin after end", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]"), 8, NULL,
      0, "data_offsets begin 8 is after end 4"},
     {"offsets not a pair", T("\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4]"), 8, NULL,

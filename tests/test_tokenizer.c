@@ -42,6 +42,7 @@ static const Case cases[] = {
     {"$200 (10%)", "$|200|(|10|%|)", NULL},
     /* mixed scripts: Han and kana split off letters and digits */
     {"我有iPhone6很好。", "我|有|iphone6|很|好|。", "我|有|iPhone6|很|好|。"},
+    {"一一丁", "一|一|丁", NULL}, /* U+4E00, the first of the Unified Ideographs */
     {"東京タワーへ行く", "東|京|タ|ワ|ー|へ|行|く", NULL},
     {"Tom说：“你好！”", "tom|说|:|“|你|好|!|”", "Tom|说|:|“|你|好|!|”"},
     /* NFKC: full-width forms, ligatures, compatibility characters */

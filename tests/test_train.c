@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../model/safetensors.h"
+#include "../training/optim.h"
 #include "../training/trainer.h"
 #include "../model/model.h"
 
@@ -165,9 +166,44 @@ static void test_step_matches_pytorch_pre_norm_untied(void **state)
     check_step_against_pytorch(true);
 }
 
+/* The schedule at hand-computed points: linear warm-up to the peak, then
+ * peak·sqrt(warmup/step). */
+static void test_learning_rate_schedule(void **state)
+{
+    (void)state;
+    assert_float_equal(lr_schedule(1, 1.0f, 4), 0.25f, 1e-7f);
+    assert_float_equal(lr_schedule(2, 1.0f, 4), 0.5f, 1e-7f);
+    assert_float_equal(lr_schedule(4, 1.0f, 4), 1.0f, 1e-7f);
+    assert_float_equal(lr_schedule(16, 1.0f, 4), 0.5f, 1e-7f);
+    assert_float_equal(lr_schedule(100, 2.0f, 25), 1.0f, 1e-7f);
+    assert_float_equal(lr_schedule(7, 3.0f, 0), 3.0f, 0.0f);
+}
+
+/* Clipping as torch.nn.utils.clip_grad_norm_: the norm before clipping is
+ * returned, and gradients above max_norm are scaled by max_norm/(norm+1e-6)
+ * — just above it too, not only far above. */
+static void test_gradient_clipping(void **state)
+{
+    (void)state;
+    float data[11] = {3, 4};
+    Params g = {0};
+    g.data = data;
+    g.count = 11;
+    assert_float_equal(clip_grad_norm(&g, 10.0f), 5.0f, 1e-6f); /* below: unchanged */
+    assert_float_equal(data[0], 3.0f, 0.0f);
+    assert_float_equal(clip_grad_norm(&g, 4.0f), 5.0f, 1e-6f); /* between max and 2·max */
+    assert_float_equal(data[0], 3.0f * 4.0f / 5.0f, 1e-5f);
+    assert_float_equal(data[1], 4.0f * 4.0f / 5.0f, 1e-5f);
+    data[10] = 12; /* the tail after the 8-wide partial sums counts too */
+    assert_float_equal(clip_grad_norm(&g, 0.0f), 12.649110640673518f, 1e-5f); /* 0: no clipping */
+    assert_float_equal(data[10], 12.0f, 0.0f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_learning_rate_schedule),
+        cmocka_unit_test(test_gradient_clipping),
         cmocka_unit_test(test_gradients_match_finite_differences_post_norm),
         cmocka_unit_test(test_gradients_match_finite_differences_pre_norm),
         cmocka_unit_test(test_step_matches_pytorch_post_norm_tied),

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/utf8.h"
 #include "../tokenizer/tokenizer.h"
 
 typedef struct {
@@ -140,6 +141,23 @@ static void test_both_edges_of_every_byte_range_of_table_3_7(void **state)
     print_message("%d sequences checked over the %d rows of Table 3-7\n", checked, ROWS);
 }
 
+/* The decoder itself, on a buffer cut inside a sequence whose next byte
+ * (past `len`) would complete it: it must not look past `len`. */
+static void test_decoding_never_reads_past_the_length(void **state)
+{
+    (void)state;
+    for (int r = 0; r < ROWS; r++) {
+        const Row *row = &table_3_7[r];
+        for (int len = 1; len < row->n; len++) {
+            int32_t cp = -1;
+            if (utf8_decode(row->lo, (size_t)len, &cp) != 0)
+                fail_msg("row %d: %d of its %d bytes decoded as U+%04X", r, len, row->n, (unsigned)cp);
+        }
+        int32_t cp = -1;
+        assert_int_equal(utf8_decode(row->lo, (size_t)row->n, &cp), row->n);
+    }
+}
+
 static void test_the_first_and_last_code_point_of_every_row(void **state)
 {
     (void)state;
@@ -198,6 +216,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_both_edges_of_every_byte_range_of_table_3_7),
+        cmocka_unit_test(test_decoding_never_reads_past_the_length),
         cmocka_unit_test(test_the_first_and_last_code_point_of_every_row),
         cmocka_unit_test(test_surrogates_overlongs_and_the_last_code_point),
     };

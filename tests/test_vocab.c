@@ -77,6 +77,7 @@ static void test_malformed_files(void **state)
         {"<pad>\t<pad>\t0\n<s>\t<s>\t0\n", "2: expected '<unk>' (id 1), found '<s>'"},
         {"# c\n<unk>\t<unk>\t0\n", "2: expected '<pad>' (id 0), found '<unk>'"},
         {"<pad>\t<pad>\t0\n<unk>\t<unk>\t0\n", "3: expected '<s>' (id 2), found end of file"},
+        {"<pad>\t<pad>\t0\n<unk>\t<unk>\t0\n<s>\t<s>\t0\nthe\tthe\t1\n", "4: expected '</s>' (id 3), found 'the'"},
         {SPECIALS "the\tthe\t1\ncat\tcat\t1\nthe\tThe\t1\n", "7: duplicate token 'the' (also id 4)"},
         {SPECIALS "the\tthe\n", "5: expected 3 tab-separated fields: token, cased, count"},
         {SPECIALS "the\n", "5: expected 3 tab-separated fields: token, cased, count"},
