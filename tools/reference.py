@@ -110,6 +110,16 @@ class Translator(nn.Module):
                              self.embed(self.tgt_embed, tgt_ids), tgt_mask=mask)
         return self.generator(y)[0]
 
+    def forward_padded(self, src, tgt, pad):
+        """A padded batch [B, S], [B, T] (pad marks the padding), as the
+        trainers see it: logits [B, T, V]."""
+        x = self.src_embed(src) * math.sqrt(self.d_model) + self.positions(src.shape[1])
+        y = self.tgt_embed(tgt) * math.sqrt(self.d_model) + self.positions(tgt.shape[1])
+        mask = self.transformer.generate_square_subsequent_mask(tgt.shape[1])
+        out = self.transformer(x, y, tgt_mask=mask, src_key_padding_mask=src == pad,
+                               tgt_key_padding_mask=tgt == pad, memory_key_padding_mask=src == pad)
+        return self.generator(out)
+
 
 def attend(mha, q, kv, mask=None):
     """One nn.MultiheadAttention call keeping every head's map [H, Tq, Tk]."""
@@ -273,13 +283,7 @@ def step(model_path, batch_path, grads_path, after_path):
     tgt = padded(ids["tgt_ids"], ids["tgt_start"])
     labels = padded(ids["labels"], ids["tgt_start"])
     model.train()
-    D = model.d_model
-    x = model.src_embed(src) * math.sqrt(D) + model.positions(src.shape[1])
-    y = model.tgt_embed(tgt) * math.sqrt(D) + model.positions(tgt.shape[1])
-    mask = model.transformer.generate_square_subsequent_mask(tgt.shape[1])
-    out = model.transformer(x, y, tgt_mask=mask, src_key_padding_mask=src == pad,
-                            tgt_key_padding_mask=tgt == pad, memory_key_padding_mask=src == pad)
-    logits = model.generator(out)
+    logits = model.forward_padded(src, tgt, pad)
     loss_fn = nn.CrossEntropyLoss(ignore_index=pad, label_smoothing=float(bmeta["label_smoothing"]))
     loss = loss_fn(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
     loss.backward()
@@ -514,7 +518,6 @@ def fixture_step(model):
     src = padded(STEP_SRC)
     tgt = padded([[BOS] + t for t in STEP_TGT])
     lab = padded([t + [EOS] for t in STEP_TGT])
-    D = model.d_model
     named = dict(model.named_parameters())
     decay = [p for n, p in named.items() if p.dim() > 1]
     no_decay = [p for n, p in named.items() if p.dim() <= 1]
@@ -525,12 +528,7 @@ def fixture_step(model):
     out, losses = [], []
     for k in (1, 2):
         opt.zero_grad()
-        x = model.src_embed(src) * math.sqrt(D) + model.positions(src.shape[1])
-        y = model.tgt_embed(tgt) * math.sqrt(D) + model.positions(tgt.shape[1])
-        mask = model.transformer.generate_square_subsequent_mask(tgt.shape[1])
-        h = model.transformer(x, y, tgt_mask=mask, src_key_padding_mask=src == pad,
-                              tgt_key_padding_mask=tgt == pad, memory_key_padding_mask=src == pad)
-        logits = model.generator(h)
+        logits = model.forward_padded(src, tgt, pad)
         loss = nn.CrossEntropyLoss(ignore_index=pad, label_smoothing=s["label_smoothing"])(
             logits.reshape(-1, logits.shape[-1]), lab.reshape(-1))
         loss.backward()
