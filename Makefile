@@ -278,7 +278,8 @@ test-no-torch:
 # there qemu 7.2's forked children hang; the arm64 libc6 that the -dev
 # packages bring is found at its multiarch place without it.)  Programs the
 # tests start by an absolute path (python3, chromium, the bench's build/
-# programs) stay x86.
+# programs) stay x86.  TEST_EMULATED=1 lets a test skip what would take
+# too long emulated (the whole dev set through the generic kernels).
 AARCH64_CC      ?= aarch64-linux-gnu-gcc
 AARCH64_RUN     ?= qemu-aarch64-static
 AARCH64_PKG      = PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
@@ -322,7 +323,7 @@ test-aarch64:
 	     w=build-aarch64/run/$${b#build-aarch64/}; \
 	     printf '#!/bin/sh\nexec %s "%s" "$$@"\n' "$(AARCH64_RUN)" "$(CURDIR)/$$b" > $$w && chmod +x $$w || exit 1; \
 	 done
-	@TEST_BIN_DIR=build-aarch64/run TRANSLATE_HOME="$(CURDIR)" \
+	@TEST_BIN_DIR=build-aarch64/run TRANSLATE_HOME="$(CURDIR)" TEST_EMULATED=1 \
 	 sh tests/run_tests.sh $(AARCH64_TESTS:build-aarch64/%=build-aarch64/run/%)
 
 clean: clean-aarch64

@@ -26,6 +26,9 @@ static void test_quick_config_trains_into_build(void **state)
 {
     (void)state;
     if (!tatoeba_dir()) SKIP_TEST("data", "../shared/data/tatoeba-cmn-eng is not there");
+    /* make test-aarch64: 27,155 pairs and a dev evaluation through qemu
+     * and the plain kernels take many minutes; the native run checks it. */
+    if (getenv("TEST_EMULATED")) SKIP_TEST("emulated", "training on the real data under an emulator is too slow");
     size_t len;
     char *yaml = read_file("configs/quick-train.yaml", &len);
     assert_non_null(yaml);
