@@ -29,11 +29,6 @@ static RunResult run(const char *const argv[], const char *input, size_t len)
     return run_program(argv, input, len);
 }
 
-static void expect_in(const char *haystack, const char *needle)
-{
-    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
-}
-
 /* The n-th line (0-based) of s, copied into buf. */
 static const char *line_of(const char *s, int n, char *buf, size_t size)
 {

@@ -26,11 +26,6 @@
 #define TINY_WEIGHTS "tests/data/tiny.safetensors"
 #define CLOSED (-1)
 
-static void expect_in(const char *haystack, const char *needle)
-{
-    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
-}
-
 static void expect_not_in(const char *haystack, const char *needle)
 {
     if (strstr(haystack, needle)) fail_msg("did not expect '%s' in:\n%s", needle, haystack);

@@ -28,11 +28,6 @@
 #define TINY "configs/tiny.yaml"
 #define TIMEOUT_MS 20000
 
-static void expect_in(const char *haystack, const char *needle)
-{
-    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
-}
-
 static void expect_not_in(const char *haystack, const char *needle)
 {
     if (strstr(haystack, needle)) fail_msg("did not expect '%s' in:\n%s", needle, haystack);

@@ -23,11 +23,6 @@ static RunResult run(const char *const argv[], const char *input)
     return run_program(argv, input, input ? strlen(input) : 0);
 }
 
-static void expect_in(const char *haystack, const char *needle)
-{
-    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
-}
-
 /* Line n (0-based) of s, copied into `buf`; NULL past the end. */
 static const char *line_of(const char *s, int n, char *buf, size_t size)
 {

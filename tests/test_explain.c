@@ -6,11 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void expect_in(const char *haystack, const char *needle)
-{
-    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
-}
-
 static void test_seed_walkthrough_shapes(void **state)
 {
     (void)state;

@@ -37,11 +37,6 @@
 
 #define TINY "configs/tiny.yaml"
 
-static void expect_in(const char *haystack, const char *needle)
-{
-    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
-}
-
 static const char *tmp_path(const char *name)
 {
     static char paths[8][512];

@@ -12,7 +12,7 @@
 #define TINY "configs/tiny.yaml"
 #define DATA_OPEN "<script type=\"application/json\" class=\"attention-data\">"
 
-static void expect_in(const char *haystack, const char *needle)
+static void expect_in_page(const char *haystack, const char *needle)
 {
     if (!strstr(haystack, needle)) fail_msg("expected '%s' in the page", needle);
 }
@@ -79,13 +79,13 @@ static void test_page_is_written_and_self_contained(void **state)
     /* Offline: no address of any kind, and a policy that forbids fetching. */
     assert_null(strstr(page, "http://"));
     assert_null(strstr(page, "https://"));
-    expect_in(page, "Content-Security-Policy");
-    expect_in(page, "default-src 'none'");
+    expect_in_page(page, "Content-Security-Policy");
+    expect_in_page(page, "default-src 'none'");
     /* Inlined CSS and JS, embedded data, and no template marker left over. */
-    expect_in(page, "/* viewer.css");
-    expect_in(page, "/* viewer.js");
-    expect_in(page, DATA_OPEN "{\"format\":\"translate-attention\"");
-    expect_in(page, "我想吃酸菜鱼");
+    expect_in_page(page, "/* viewer.css");
+    expect_in_page(page, "/* viewer.js");
+    expect_in_page(page, DATA_OPEN "{\"format\":\"translate-attention\"");
+    expect_in_page(page, "我想吃酸菜鱼");
     assert_null(strstr(page, "{{css}}"));
     assert_null(strstr(page, "{{js}}"));
     assert_null(strstr(page, "{{data}}"));

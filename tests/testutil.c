@@ -260,3 +260,8 @@ const char *tiny_train_config(const char *dir_name, float label_smoothing, const
     fclose(f);
     return path;
 }
+
+void expect_in(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
+}

@@ -49,6 +49,9 @@ const char *temp_file(const char *name, const void *data, size_t len);
  * named on stderr, for debugging when it exits otherwise. */
 const char *temp_dir(void);
 
+/* Fail the test unless `needle` occurs in `haystack`, showing both. */
+void expect_in(const char *haystack, const char *needle);
+
 /* Read a whole file (NULL if unreadable); *len receives its size. */
 char *read_file(const char *path, size_t *len);
 
