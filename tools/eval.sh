@@ -64,8 +64,13 @@ done
 
 tmp=$(mktemp -d) || die 2 "cannot create a temporary folder"
 newdoc="$doc.eval-$$.tmp"
+child=
 trap 'rm -rf "$tmp"; rm -f "$newdoc"' EXIT
-trap 'exit 130' INT TERM HUP
+trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 130' INT TERM HUP
+
+# Run a translate in the background and wait for it, so that an
+# interrupted script stops it too (the traps above); its status in $st.
+run() { "$@" & child=$!; wait "$child"; st=$?; child=; }
 
 # A config's source_language or target_language (a top-level key).
 lang_of() { sed -n "s/^$2:[ ]*\([a-z][a-z]*\).*/\1/p" "$1" | head -n 1; }
@@ -108,6 +113,17 @@ run_failed() {
     die 1 "$1: translate exited $3${why:+: $why}"
 }
 
+# What is measured, read before the runs (a commit made meanwhile is not it).
+commit=$(git rev-parse --short HEAD 2>/dev/null) || commit=unknown
+# (Changes to the doc itself do not count: it is what this run rewrites.)
+if [ "$commit" != unknown ] &&
+    [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | awk -v doc="$doc" '$2 != doc')" ]; then
+    commit="$commit, with uncommitted changes"
+fi
+cpu=$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1)
+cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null)
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+
 n_runs=0
 for c in $configs; do for s in $sets; do for b in $beams; do n_runs=$((n_runs + 1)); done; done; done
 start=$(date +%s)
@@ -127,8 +143,7 @@ for c in $configs; do
         # Sources with an <unk>: decoding does not change them, one greedy pass.
         cut -f "$col" "$s" >"$tmp/src"
         cut -f "$tcol" "$s" >"$tmp/ref"
-        "$TRANSLATE" -c "$c" -b 1 -i "$tmp/src" >"$tmp/unk.out" 2>"$tmp/unk.err"
-        st=$?
+        run "$TRANSLATE" -c "$c" -b 1 -i "$tmp/src" >"$tmp/unk.out" 2>"$tmp/unk.err"
         # Status 1 is a line that could not be translated: --eval counts it.
         [ "$st" -le 1 ] || run_failed "$name on $set_name (counting <unk>)" "$tmp/unk.err" "$st"
         unk=$(grep -c ': note: [0-9]* unknown words* mapped to <unk>' "$tmp/unk.err")
@@ -136,8 +151,7 @@ for c in $configs; do
             run=$((run + 1))
             if [ "$b" = 1 ]; then how=greedy; else how="beam $b"; fi
             what="$name on $set_name ($how)"
-            "$TRANSLATE" -q -c "$c" -b "$b" --eval "$s" --hyps "$tmp/hyps" >"$tmp/out" 2>"$tmp/err"
-            st=$?
+            run "$TRANSLATE" -q -c "$c" -b "$b" --eval "$s" --hyps "$tmp/hyps" >"$tmp/out" 2>"$tmp/err"
             [ "$st" = 0 ] || run_failed "$what" "$tmp/err" "$st"
             # translate prints: PATH: NAME, N sentences: BLEU B  chrF2 C  (HOW; T s, K not translatable)
             line=$(cat "$tmp/out")
@@ -153,16 +167,9 @@ for c in $configs; do
 done
 total=$(($(date +%s) - start))
 
-commit=$(git rev-parse --short HEAD 2>/dev/null) || commit=unknown
-if [ "$commit" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no -- . ":(exclude)$doc" 2>/dev/null)" ]; then
-    commit="$commit, with uncommitted changes"
-fi
-cpu=$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1)
-cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null)
-
 table=$tmp/table
 {
-    echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') by \`make eval\` (tools/eval.sh), commit $commit,"
+    echo "Measured $started by \`make eval\` (tools/eval.sh), commit $commit,"
     echo "on ${cpu:-$(uname -m)} (${cores:-?} cores; load average ${load:-?} at the start):"
     echo "$n_runs runs in $total s."
     echo
