@@ -180,7 +180,10 @@ static void test_failures_leave_the_doc_unchanged(void **state)
     snprintf(plain_doc, sizeof plain_doc, "%s", temp_file("plain.md", plain, strlen(plain)));
     const char *no_markers[] = {"--doc", plain_doc, "--config", "configs/tiny.yaml", "--set",
                                 "tests/data/tiny.tsv", NULL};
-    expect_failure(no_markers, translate, plain_doc, plain, 2, "needs exactly one line");
+    expect_failure(no_markers, translate, plain_doc, plain, 2, "needs one line '<!-- eval:begin -->', then");
+    const char *reversed = "<!-- eval:end -->\nkept\n<!-- eval:begin -->\n";
+    snprintf(plain_doc, sizeof plain_doc, "%s", temp_file("reversed.md", reversed, strlen(reversed)));
+    expect_failure(no_markers, translate, plain_doc, reversed, 2, "then one line '<!-- eval:end -->'");
     const char *bad_beam[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--set", "tests/data/tiny.tsv",
                               "--beams", "1 x", NULL};
     expect_failure(bad_beam, translate, doc, doc_text, 2, "--beams: 'x' is not a number");

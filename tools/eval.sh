@@ -56,8 +56,10 @@ sets=${sets:-"$data/tatoeba-cmn-eng/dev.tsv $data/jec-basic/dev.tsv"}
 [ -x "$TRANSLATE" ] || die 2 "$TRANSLATE: not found (run make first)"
 for f in $configs $sets; do [ -r "$f" ] || die 2 "$f: cannot read it"; done
 [ -r "$doc" ] || die 2 "$doc: cannot read it"
-[ "$(grep -c -x -F "$BEGIN_MARK" "$doc")" = 1 ] && [ "$(grep -c -x -F "$END_MARK" "$doc")" = 1 ] ||
-    die 2 "$doc: needs exactly one line '$BEGIN_MARK' and one '$END_MARK'"
+# Exactly one of each marker, in that order.
+marks=$(grep -n -x -F -e "$BEGIN_MARK" -e "$END_MARK" "$doc" | cut -d : -f 2- | tr '\n' ' ')
+[ "$marks" = "$BEGIN_MARK $END_MARK " ] ||
+    die 2 "$doc: needs one line '$BEGIN_MARK', then one line '$END_MARK'"
 for b in $beams; do
     case $b in '' | *[!0-9]*) die 2 "--beams: '$b' is not a number" ;; esac
 done
@@ -70,7 +72,7 @@ trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 130' INT TERM HUP
 
 # Run a translate in the background and wait for it, so that an
 # interrupted script stops it too (the traps above); its status in $st.
-run() { "$@" & child=$!; wait "$child"; st=$?; child=; }
+run_bg() { "$@" & child=$!; wait "$child"; st=$?; child=; }
 
 # A config's source_language or target_language (a top-level key).
 lang_of() { sed -n "s/^$2:[ ]*\([a-z][a-z]*\).*/\1/p" "$1" | head -n 1; }
@@ -128,7 +130,7 @@ n_runs=0
 for c in $configs; do for s in $sets; do for b in $beams; do n_runs=$((n_runs + 1)); done; done; done
 start=$(date +%s)
 load=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
-run=0
+n_done=0
 rows=$tmp/rows
 untranslatable=
 : >"$rows"
@@ -143,25 +145,25 @@ for c in $configs; do
         # Sources with an <unk>: decoding does not change them, one greedy pass.
         cut -f "$col" "$s" >"$tmp/src"
         cut -f "$tcol" "$s" >"$tmp/ref"
-        run "$TRANSLATE" -c "$c" -b 1 -i "$tmp/src" >"$tmp/unk.out" 2>"$tmp/unk.err"
+        run_bg "$TRANSLATE" -c "$c" -b 1 -i "$tmp/src" >"$tmp/unk.out" 2>"$tmp/unk.err"
         # Status 1 is a line that could not be translated: --eval counts it.
         [ "$st" -le 1 ] || run_failed "$name on $set_name (counting <unk>)" "$tmp/unk.err" "$st"
         unk=$(grep -c ': note: [0-9]* unknown words* mapped to <unk>' "$tmp/unk.err")
         for b in $beams; do
-            run=$((run + 1))
+            n_done=$((n_done + 1))
             if [ "$b" = 1 ]; then how=greedy; else how="beam $b"; fi
             what="$name on $set_name ($how)"
-            run "$TRANSLATE" -q -c "$c" -b "$b" --eval "$s" --hyps "$tmp/hyps" >"$tmp/out" 2>"$tmp/err"
+            run_bg "$TRANSLATE" -q -c "$c" -b "$b" --eval "$s" --hyps "$tmp/hyps" >"$tmp/out" 2>"$tmp/err"
             [ "$st" = 0 ] || run_failed "$what" "$tmp/err" "$st"
             # translate prints: PATH: NAME, N sentences: BLEU B  chrF2 C  (HOW; T s, K not translatable)
-            line=$(cat "$tmp/out")
+            line=$(head -n 1 "$tmp/out")
             scores=$(echo "$line" | sed -n 's/.* \([0-9]*\) sentences: BLEU \([0-9.]*\)  chrF2 \([0-9.]*\)  (.*; \([0-9.]*\) s, \([0-9]*\) not translatable).*/\1 \2 \3 \4 \5/p')
             [ -n "$scores" ] || die 1 "$what: cannot read translate's scores in '$line'"
             set -- $scores
             if [ "$tgt" = en ]; then caps=$(mid_capitals "$tmp/hyps" "$tmp/ref"); else caps="–"; fi
             [ "$5" = 0 ] || untranslatable="$untranslatable $what: $5;"
             echo "| $name | $set_name ($1) | $how | $2 | $3 | $caps | $unk | $4 |" >>"$rows"
-            echo "eval: [$run/$n_runs] $what: BLEU $2, chrF2 $3, mid-sentence capitals $caps, sources with <unk> $unk ($4 s)" >&2
+            echo "eval: [$n_done/$n_runs] $what: BLEU $2, chrF2 $3, mid-sentence capitals $caps, sources with <unk> $unk ($4 s)" >&2
         done
     done
 done
