@@ -51,6 +51,7 @@ typedef enum {
     T_ACTIVATION, /* Activation, by arch_activation_name() */
     T_NORM,       /* bool norm_first: "pre" → true, "post" → false */
     T_QUERY_INIT, /* QueryInit: "xavier" or "t5" */
+    T_VOCABULARY, /* VocabularyKind: "subword" or "word" */
     T_SECTION,    /* a nested mapping with its own keys */
 } ValueType;
 
@@ -324,6 +325,10 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
         if ((i = parse_choice(ld, qname, "xavier", "t5")) < 0) return -1;
         *(QueryInit *)field = i ? QUERY_INIT_T5 : QUERY_INIT_XAVIER;
         break;
+    case T_VOCABULARY:
+        if ((i = parse_choice(ld, qname, "subword", "word")) < 0) return -1;
+        *(VocabularyKind *)field = i ? VOCABULARY_WORD : VOCABULARY_SUBWORD;
+        break;
     case T_SECTION:
         ASSERT(!"store_scalar: a section is not a scalar");
     }
@@ -526,6 +531,7 @@ static const Key train_keys[] = {
     INT("source_vocab_size", train.source_vocab_size, OPT, 5, INT_MAX),
     INT("target_vocab_size", train.target_vocab_size, OPT, 5, INT_MAX),
     INT("min_count", train.min_count, OPT, 1, INT_MAX),
+    VALUE("vocabulary", T_VOCABULARY, train.vocabulary, OPT),
     INT("batch_tokens", train.batch_tokens, OPT, 1, INT_MAX),
     FLOAT("learning_rate", train.learning_rate, 0, NO_MAX, OPEN_LO),
     INT("warmup_steps", train.warmup_steps, OPT, 0, INT_MAX),

@@ -16,6 +16,10 @@
 #include "../model/arch.h"
 #include "../model/search.h"
 
+/* What train --vocab builds (tokenizer/vocab.h): subword pieces, or
+ * whole words (the shipped models' kind). */
+typedef enum { VOCABULARY_SUBWORD, VOCABULARY_WORD } VocabularyKind;
+
 typedef struct {
     char *train_path;       /* TSV, default ../shared/data/tatoeba-cmn-eng/train.tsv */
     char *dev_path;         /* TSV, default ../shared/data/tatoeba-cmn-eng/dev.tsv */
@@ -23,7 +27,8 @@ typedef struct {
     int target_column;      /* 0-based TSV column of the target text */
     int source_vocab_size;  /* vocabulary limits, specials included */
     int target_vocab_size;
-    int min_count;          /* drop rarer words from the vocabularies */
+    int min_count;          /* drop rarer words (pieces) from the vocabularies */
+    VocabularyKind vocabulary; /* train.vocabulary: subword (default) or word */
     int batch_tokens;       /* source + target tokens per batch */
     float learning_rate;    /* peak learning rate */
     int warmup_steps;

@@ -134,17 +134,13 @@ static int make_output_dirs(const Config *cfg)
 static int count_column(VocabBuilder *b, char *const *texts, const int *lines, size_t n,
                         const char *path, Error *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        TokenList tokens;
-        if (tokenize(texts[i], strlen(texts[i]), &tokens, err)) {
+    for (size_t i = 0; i < n; i++)
+        if (vocab_builder_add_text(b, texts[i], strlen(texts[i]), 1.0, err)) {
             char where[600];
             snprintf(where, sizeof where, "%s:%d", path, lines[i]);
             error_prefix(err, where);
             return -1;
         }
-        for (size_t t = 0; t < tokens.count; t++) vocab_builder_add(b, tokens.folded[t], tokens.surface[t]);
-        token_list_free(&tokens);
-    }
     return 0;
 }
 
@@ -163,12 +159,14 @@ static int build_vocab(const Config *cfg, const char *data_path)
         return EXIT_DATA;
     }
     int status = 0;
+    int (*write)(const VocabBuilder *, const char *, int, int, Error *) =
+        t->vocabulary == VOCABULARY_WORD ? vocab_builder_write : vocab_builder_write_subword;
     VocabBuilder *src = vocab_builder_new(), *tgt = vocab_builder_new();
     if (count_column(src, corpus.source, corpus.line, corpus.count, data_path, &err) ||
         count_column(tgt, corpus.target, corpus.line, corpus.count, data_path, &err))
         status = EXIT_DATA;
-    else if (vocab_builder_write(src, cfg->source_vocab_path, t->source_vocab_size, t->min_count, &err) ||
-             vocab_builder_write(tgt, cfg->target_vocab_path, t->target_vocab_size, t->min_count, &err))
+    else if (write(src, cfg->source_vocab_path, t->source_vocab_size, t->min_count, &err) ||
+             write(tgt, cfg->target_vocab_path, t->target_vocab_size, t->min_count, &err))
         status = EXIT_WRITE;
     if (status)
         fprintf(stderr, "train: %s\n", err.message);

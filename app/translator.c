@@ -13,7 +13,7 @@
 #include "../model/search.h"
 #include "../model/model.h"
 #include "../tokenizer/detokenize.h"
-#include "../tokenizer/tokenizer.h"
+#include "../tokenizer/encode.h"
 
 static bool file_exists(const char *path)
 {
@@ -128,26 +128,26 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
                            Error *err)
 {
     memset(src, 0, sizeof *src);
-    TokenList tokens;
-    if (tokenize(text, len, &tokens, err)) return EXIT_INPUT;
+    Encoding e;
+    if (encode_text(tr->src_vocab, text, len, &e, err)) return EXIT_INPUT;
     int max_len = tr->config.arch.max_len;
     ExitStatus status = EXIT_INPUT;
-    if (tokens.count == 0)
+    if (e.count == 0)
         error_set(err, "empty input (nothing to translate)");
-    else if (tokens.count > (size_t)max_len)
-        error_set(err, "%zu tokens, more than max_len %d of %s", tokens.count, max_len,
+    else if (e.count > (size_t)max_len)
+        error_set(err, "%zu tokens, more than max_len %d of %s", e.count, max_len,
                   tr->config.path);
     else
         status = EXIT_OK;
     if (status == EXIT_OK) {
-        src->count = (int)tokens.count;
-        src->ids = xmalloc(tokens.count * sizeof(int));
-        for (size_t i = 0; i < tokens.count; i++) {
-            src->ids[i] = vocab_id(tr->src_vocab, tokens.folded[i]);
-            if (src->ids[i] == VOCAB_UNK) note_unknown(src, tokens.surface[i]);
+        src->count = (int)e.count;
+        src->ids = xmalloc(e.count * sizeof(int));
+        for (size_t i = 0; i < e.count; i++) {
+            src->ids[i] = e.ids[i];
+            if (src->ids[i] == VOCAB_UNK) note_unknown(src, e.tokens.surface[e.token[i]]);
         }
     }
-    token_list_free(&tokens);
+    encoding_free(&e);
     return status;
 }
 

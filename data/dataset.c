@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../common/util.h"
-#include "../tokenizer/tokenizer.h"
+#include "../tokenizer/encode.h"
 #include "corpus.h"
 
 /* A growing int array. */
@@ -23,20 +23,17 @@ static void push(IntList *l, int x)
     l->data[l->count++] = x;
 }
 
-/* Append the ids of `text` to ids; returns the token count, -1 for text the
+/* Append the ids of `text` to ids; returns the id count, -1 for text the
  * tokenizer rejects. */
 static int encode(IntList *ids, const char *text, const Vocab *vocab, size_t *unknown)
 {
-    TokenList tokens;
+    Encoding e;
     Error ignored;
-    if (tokenize(text, strlen(text), &tokens, &ignored)) return -1;
-    for (size_t i = 0; i < tokens.count; i++) {
-        int id = vocab_id(vocab, tokens.folded[i]);
-        *unknown += id == VOCAB_UNK;
-        push(ids, id);
-    }
-    int n = (int)tokens.count;
-    token_list_free(&tokens);
+    if (encode_text(vocab, text, strlen(text), &e, &ignored)) return -1;
+    for (size_t i = 0; i < e.count; i++) push(ids, e.ids[i]);
+    *unknown += e.unknown;
+    int n = (int)e.count;
+    encoding_free(&e);
     return n;
 }
 

@@ -202,6 +202,7 @@ static void train_defaults_are_applied(void **state)
     assert_int_equal(t->source_vocab_size, 8000);
     assert_int_equal(t->target_vocab_size, 8000);
     assert_int_equal(t->min_count, 1);
+    assert_int_equal(t->vocabulary, VOCABULARY_SUBWORD);
     assert_int_equal(t->batch_tokens, 4096);
     assert_true(t->learning_rate == 0.001f && t->dropout == 0.1f && t->clip_norm == 1.0f);
     assert_true(t->label_smoothing == 0.1f && t->weight_decay == 0.0f);
@@ -216,6 +217,20 @@ static void train_defaults_are_applied(void **state)
     assert_string_equal(t->checkpoint_path, want);
     snprintf(want, sizeof want, "%s/w.st.log.csv", temp_dir());
     assert_string_equal(t->log_path, want);
+    config_free(&c);
+}
+
+static void train_vocabulary_word_is_accepted(void **state)
+{
+    (void)state;
+    Config c;
+    Error err = {""};
+    const char *path;
+    assert_int_equal(load_text(VALID "train:\n  vocabulary: word\n", &c, &err, &path), 0);
+    assert_int_equal(c.train.vocabulary, VOCABULARY_WORD);
+    config_free(&c);
+    assert_int_equal(load_text(VALID "train:\n  vocabulary: subword\n", &c, &err, &path), 0);
+    assert_int_equal(c.train.vocabulary, VOCABULARY_SUBWORD);
     config_free(&c);
 }
 
@@ -536,6 +551,7 @@ int main(void)
         cmocka_unit_test(paths_are_resolved_against_the_yaml_folder),
         cmocka_unit_test(paths_beside_a_yaml_in_the_current_folder_are_kept),
         cmocka_unit_test(train_defaults_are_applied),
+        cmocka_unit_test(train_vocabulary_word_is_accepted),
         cmocka_unit_test(train_columns_default_from_the_languages),
         cmocka_unit_test(yaml_spellings_of_values_are_accepted),
         cmocka_unit_test(config_free_is_null_safe_and_zeroes),

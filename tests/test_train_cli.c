@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../model/safetensors.h"
+#include "../tokenizer/vocab.h"
 
 /* The tiny model's config (testutil.c), without label smoothing, in a
  * static buffer: valid until the next call. */
@@ -324,6 +325,25 @@ static void test_empty_corpus_is_an_error(void **state)
     assert_false(file_exists(in_dir("empty-vocab", "src.vocab")));
 }
 
+/* train --vocab builds subword vocabularies unless train.vocabulary says
+ * word; the word ones are today's format, one whole token per entry. */
+static void test_vocabulary_kinds(void **state)
+{
+    (void)state;
+    const char *kinds[] = {"", "  vocabulary: subword\n", "  vocabulary: word\n"};
+    const char *dirs[] = {"vocab-default", "vocab-subword", "vocab-word"};
+    for (int k = 0; k < 3; k++) {
+        const char *config = write_config(dirs[k], kinds[k]);
+        const char *vocab_flags[] = {"--vocab", NULL};
+        free(run_train_args(config, vocab_flags, 0));
+        Error err;
+        Vocab *v = vocab_load(in_dir(dirs[k], "src.vocab"), &err);
+        if (!v) fail_msg("%s", err.message);
+        assert_int_equal(vocab_is_subword(v), k < 2);
+        vocab_free(v);
+    }
+}
+
 /* A log that cannot be written is an error (status 4, one line naming
  * it), not an empty file and status 0. */
 static void test_log_write_error(void **state)
@@ -419,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_existing_weights_are_not_replaced),
         cmocka_unit_test(test_resume_refuses_a_foreign_model),
         cmocka_unit_test(test_empty_corpus_is_an_error),
+        cmocka_unit_test(test_vocabulary_kinds),
         cmocka_unit_test(test_log_write_error),
         cmocka_unit_test(test_resume_truncates_the_log),
         cmocka_unit_test(test_changed_batching_needs_force),

@@ -258,19 +258,105 @@ char *detokenize(const char *const *tokens, const char *const *cased, size_t n, 
     return out.s;
 }
 
-char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang)
+/* Append s[0..n) to o, each invalid UTF-8 sequence as U+FFFD: byte
+ * tokens joined in an order no text has must still make valid text. */
+static void str_add_valid(Str *o, const char *s, size_t n)
 {
-    const char **tok = xmalloc((n ? n : 1) * sizeof *tok);
-    const char **cased = xmalloc((n ? n : 1) * sizeof *cased);
+    char *copy = xmalloc(n + 1);
+    for (size_t i = 0; i < n;) {
+        int32_t cp;
+        size_t k = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+        if (k == 0) {
+            str_add(o, "\xEF\xBF\xBD");
+            i++;
+            continue;
+        }
+        memcpy(copy, s + i, k);
+        copy[k] = '\0';
+        str_add(o, copy);
+        i += k;
+    }
+    free(copy);
+}
+
+/* A word being joined from its pieces. */
+typedef struct {
+    Str folded, cased;  /* raw bytes of the pieces, and of their cased forms */
+    size_t pieces;
+} Joined;
+
+static void joined_add(Joined *w, const char *piece, const char *cased)
+{
+    str_add(&w->folded, piece);
+    str_add(&w->cased, cased);
+    w->pieces++;
+}
+
+/* Subword ids → words: each piece that does not continue a word starts
+ * one.  A word of several pieces is written in the casing of the whole word
+ * when that is a token of its own, else in its pieces' casings joined
+ * (vocab.h). */
+static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **tok, char **cased)
+{
+    Joined *w = xcalloc(n ? n : 1, sizeof *w);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         ASSERT(ids[i] >= 0 && ids[i] < vocab_size(vocab));
         if (ids[i] < VOCAB_SPECIALS) continue;
-        tok[m] = vocab_token(vocab, ids[i]);
-        cased[m] = vocab_cased(vocab, ids[i]);
-        m++;
+        int continues, ignored;
+        const char *piece = vocab_piece(vocab, ids[i], 0, &continues);
+        const char *piece_cased = vocab_piece(vocab, ids[i], 1, &ignored);
+        if (!continues || m == 0) {
+            w[m] = (Joined){{0}, {0}, 0};
+            str_add(&w[m].folded, "");
+            str_add(&w[m].cased, "");
+            m++;
+        }
+        joined_add(&w[m - 1], piece, piece_cased);
     }
-    char *text = detokenize(tok, cased, m, lang);
+    size_t words = 0;
+    for (size_t i = 0; i < m; i++) {
+        Str t = {0}, c = {0};
+        str_add(&t, "");
+        str_add(&c, "");
+        str_add_valid(&t, w[i].folded.s, w[i].folded.len);
+        int whole = w[i].pieces > 1 ? vocab_id(vocab, t.s) : VOCAB_UNK;
+        if (whole >= VOCAB_SPECIALS) str_add(&c, vocab_cased(vocab, whole));
+        else str_add_valid(&c, w[i].cased.s, w[i].cased.len);
+        free(w[i].folded.s);
+        free(w[i].cased.s);
+        if (!t.s[0]) { /* only <0x00>: nothing to write */
+            free(t.s);
+            free(c.s);
+            continue;
+        }
+        tok[words] = t.s;
+        cased[words++] = c.s;
+    }
+    free(w);
+    return words;
+}
+
+char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang)
+{
+    char **tok = xmalloc((n ? n : 1) * sizeof *tok);
+    char **cased = xmalloc((n ? n : 1) * sizeof *cased);
+    size_t m = 0;
+    int subword = vocab_is_subword(vocab);
+    if (subword) {
+        m = join_pieces(vocab, ids, n, tok, cased);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            ASSERT(ids[i] >= 0 && ids[i] < vocab_size(vocab));
+            if (ids[i] < VOCAB_SPECIALS) continue;
+            tok[m] = (char *)vocab_token(vocab, ids[i]);
+            cased[m] = (char *)vocab_cased(vocab, ids[i]);
+            m++;
+        }
+    }
+    char *text = detokenize((const char *const *)tok, (const char *const *)cased, m, lang);
+    if (subword)
+        for (size_t i = 0; i < m; i++) free(tok[i]), free(cased[i]);
     free(tok);
     free(cased);
     return text;

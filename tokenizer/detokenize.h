@@ -22,7 +22,11 @@
 char *detokenize(const char *const *tokens, const char *const *cased, size_t n,
                  const char *lang);
 
-/* Convenience: ids → text through a vocabulary, skipping special ids. */
+/* ids → text through a vocabulary, skipping special ids.  With a subword
+ * vocabulary the pieces are first joined into words (a "##" piece or a
+ * continuing byte token joins the word before it; bytes that make no valid
+ * UTF-8 become U+FFFD), each word cased as vocab.h says, and the words go
+ * through the rules above. */
 char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang);
 
 #endif

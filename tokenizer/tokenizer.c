@@ -3,8 +3,8 @@
  *
  * This is the only file that includes <utf8proc.h>; everything Unicode
  * (normalisation, categories, case folding) goes through it, so swapping
- * the library touches one file.  It deliberately does no sub-word
- * splitting: the model's vocabulary is whole words plus single characters.
+ * the library touches one file.  It does no sub-word splitting: that is
+ * the vocabulary's job (tokenizer/vocab.c), on the words made here.
  *
  * Offsets.  Each token records the byte offset in the *original* input
  * where it starts, but tokens are cut from the NFKC text.  So we normalise
@@ -303,6 +303,20 @@ int tokenize(const char *text, size_t len, TokenList *out, Error *err)
     free(offs);
     return 0;
 }
+
+int tokenizer_is_word(const char *token)
+{
+    int32_t cp;
+    size_t n = utf8_decode((const unsigned char *)token, strlen(token), &cp);
+    return n > 0 && !tokenizer_is_cjk(cp) && char_class(cp) == CH_WORD;
+}
+
+int tokenizer_is_digit(int32_t codepoint)
+{
+    return utf8proc_category(codepoint) == UTF8PROC_CATEGORY_ND;
+}
+
+char *tokenizer_fold(const char *text) { return casefold(text); }
 
 void token_list_free(TokenList *list)
 {

@@ -41,6 +41,20 @@ void token_list_free(TokenList *list); /* NULL-safe, leaves list zeroed */
  * the CLI to guess the language of its input. */
 int tokenizer_is_cjk(int32_t codepoint);
 
+/* Is this token (from tokenize) a word, a run of letters/digits that a
+ * subword vocabulary may split (tokenizer/vocab.h)?  Han/kana characters,
+ * punctuation and symbols are not: they stay whole.  Decided by the first
+ * code point, which is what started the token. */
+int tokenizer_is_word(const char *token);
+
+/* Is this code point a decimal digit (Nd)?  Subword vocabularies keep every
+ * digit a piece of its own, so numbers are copied digit by digit. */
+int tokenizer_is_digit(int32_t codepoint);
+
+/* The case-folded form of NFKC text (what tokenize puts in `folded`);
+ * malloc'd, the caller frees.  The text must be valid UTF-8. */
+char *tokenizer_fold(const char *text);
+
 /* Does the text read as Chinese (1) rather than English (0)?  Letters
  * decide: each Han/kana character is one unit on the Chinese side, each
  * run of other letters (a word: "Google", "iPhone") one unit on the other;

@@ -1,11 +1,12 @@
-/* vocab.c — the vocabulary file: loading, lookup, hashing, building
- * (see vocab.h for the format).
+/* vocab.c — the vocabulary file: loading, lookup, hashing, encoding a
+ * token into pieces, building (see vocab.h for the format).
  *
  * Lookup is an open-addressing hash table (linear probing, FNV-1a, at most
  * half full) from token to id, so tokenising a corpus costs O(1) per token.
  * The builder keeps one entry per folded token with the counts of each
  * surface casing it was seen in; it is only used offline (trainer, tests),
- * so it favours plainness over memory. */
+ * so it favours plainness over memory.  Subword pieces are learned by
+ * tokenizer/bpe.c; what is here is how they are used and written. */
 #include "vocab.h"
 
 #include <errno.h>
@@ -18,6 +19,8 @@
 #include "../common/output_file.h"
 #include "../common/utf8.h"
 #include "../common/util.h"
+#include "bpe.h"
+#include "tokenizer.h"
 
 #define VOCAB_MAX_LINES 10000000L
 /* A longer line is an error (the builder never writes one: it skips such
@@ -80,7 +83,37 @@ struct Vocab {
     char **cased;   /* [size] usual casing */
     Table index;    /* token → id */
     uint64_t hash;  /* see vocab_hash */
+    int subword;    /* ids 4..451 are the byte tokens (vocab.h) */
+    size_t max_piece;          /* longest piece in bytes, without "##" */
+    char byte_text[256][2];    /* what each byte token stands for */
 };
+
+/* ---- Byte tokens ---------------------------------------------------------
+ *
+ * Byte token k (id VOCAB_SPECIALS + k): k < 192 is "<0xXX>" for the k-th
+ * byte that can start a UTF-8 character (00..7F, C0..FF); the others are
+ * "##<0xXX>" for byte k - 192.  A continuation byte (80..BF) never starts a
+ * token, so it has no starting form. */
+enum { BYTE_STARTS = 192 };
+
+static int byte_of(int k) { return k < BYTE_STARTS ? (k < 128 ? k : k + 64) : k - BYTE_STARTS; }
+
+static int byte_id(int byte, int continues)
+{
+    if (continues) return VOCAB_SPECIALS + BYTE_STARTS + byte;
+    ASSERT((byte & 0xC0) != 0x80);
+    return VOCAB_SPECIALS + (byte < 128 ? byte : byte - 64);
+}
+
+static void byte_token_name(char *buf, size_t size, int k)
+{
+    snprintf(buf, size, "%s<0x%02X>", k < BYTE_STARTS ? "" : "##", byte_of(k));
+}
+
+static int is_byte_id(const Vocab *v, int id)
+{
+    return v->subword && id >= VOCAB_SPECIALS && id < VOCAB_SPECIALS + VOCAB_BYTE_TOKENS;
+}
 
 static const char *vocab_key(const void *owner, int id)
 {
@@ -114,6 +147,15 @@ static int vocab_add(Vocab *v, size_t *cap, const char *token, const char *cased
     if (v->size < VOCAB_SPECIALS && strcmp(token, special_tokens[v->size]) != 0)
         return error_set(err, "expected '%s' (id %d), found '%s'", special_tokens[v->size],
                          v->size, token);
+    /* The first byte token after the specials makes it a subword
+     * vocabulary, and then all 448 must follow in order. */
+    if (v->size == VOCAB_SPECIALS && strcmp(token, "<0x00>") == 0) v->subword = 1;
+    if (v->subword && v->size < VOCAB_SPECIALS + VOCAB_BYTE_TOKENS) {
+        char want[16];
+        byte_token_name(want, sizeof want, v->size - VOCAB_SPECIALS);
+        if (strcmp(token, want) != 0)
+            return error_set(err, "expected byte token '%s' (id %d), found '%s'", want, v->size, token);
+    }
     size_t at = table_find(&v->index, token, vocab_key, v);
     if (v->index.slot[at] >= 0)
         return error_set(err, "duplicate token '%s' (also id %d)", token, v->index.slot[at]);
@@ -129,13 +171,36 @@ static int vocab_add(Vocab *v, size_t *cap, const char *token, const char *cased
     return 0;
 }
 
+static Vocab *vocab_new(void)
+{
+    Vocab *v = xcalloc(1, sizeof *v);
+    table_alloc(&v->index, 1024);
+    return v;
+}
+
+/* What is derived from the token list once it is complete.  The hash
+ * covers the token strings in id order, each with its NUL so that
+ * "ab","c" and "a","bc" differ. */
+static void vocab_finish(Vocab *v)
+{
+    v->hash = FNV_OFFSET;
+    for (int id = 0; id < v->size; id++)
+        v->hash = fnv1a(v->hash, v->token[id], strlen(v->token[id]) + 1);
+    for (int b = 0; b < 256; b++) v->byte_text[b][0] = (char)b, v->byte_text[b][1] = '\0';
+    v->max_piece = 0;
+    for (int id = VOCAB_SPECIALS + (v->subword ? VOCAB_BYTE_TOKENS : 0); id < v->size; id++) {
+        size_t n = strlen(v->token[id]);
+        if (strncmp(v->token[id], "##", 2) == 0) n -= 2;
+        if (n > v->max_piece) v->max_piece = n;
+    }
+}
+
 Vocab *vocab_load(const char *path, Error *err)
 {
     /* Only a regular file: a FIFO or /dev/zero would hang or flood us. */
     FILE *f = input_file_fopen(path, 0, err);
     if (!f) return NULL;
-    Vocab *v = xcalloc(1, sizeof *v);
-    table_alloc(&v->index, 1024);
+    Vocab *v = vocab_new();
     size_t cap = 0;
     char *line = xmalloc(VOCAB_MAX_LINE_BYTES + 1);
     long got;
@@ -175,11 +240,14 @@ Vocab *vocab_load(const char *path, Error *err)
                   special_tokens[v->size], v->size);
         goto fail;
     }
-    /* The hash covers the token strings in id order, each with its NUL so
-     * that "ab","c" and "a","bc" differ. */
-    v->hash = FNV_OFFSET;
-    for (int id = 0; id < v->size; id++)
-        v->hash = fnv1a(v->hash, v->token[id], strlen(v->token[id]) + 1);
+    if (v->subword && v->size < VOCAB_SPECIALS + VOCAB_BYTE_TOKENS) {
+        char want[16];
+        byte_token_name(want, sizeof want, v->size - VOCAB_SPECIALS);
+        error_set(err, "%s:%ld: expected byte token '%s' (id %d), found end of file", path, lineno + 1,
+                  want, v->size);
+        goto fail;
+    }
+    vocab_finish(v);
     free(line);
     fclose(f);
     return v;
@@ -226,17 +294,104 @@ const char *vocab_cased(const Vocab *vocab, int id)
 
 uint64_t vocab_hash(const Vocab *vocab) { return vocab->hash; }
 
+int vocab_is_subword(const Vocab *vocab) { return vocab->subword; }
+
+/* The id of token[from..to) as a piece ("##" first when it continues a
+ * word), or -1.  `key` has room for 2 + max_piece + 1 bytes. */
+static int piece_id(const Vocab *v, const char *token, size_t from, size_t to, char *key)
+{
+    size_t k = 0;
+    if (from > 0) key[k++] = '#', key[k++] = '#';
+    memcpy(key + k, token + from, to - from);
+    key[k + to - from] = '\0';
+    int id = v->index.slot[table_find(&v->index, key, vocab_key, v)];
+    /* a text token is never a special or byte token, but a piece looked
+     * up here must not be one either */
+    return id >= VOCAB_SPECIALS + VOCAB_BYTE_TOKENS ? id : -1;
+}
+
+/* The bytes of token[from..to) as byte tokens. */
+static size_t put_bytes(const char *token, size_t from, size_t to, int *ids, size_t *ends)
+{
+    size_t n = 0;
+    for (size_t i = from; i < to; i++) {
+        ids[n] = byte_id((unsigned char)token[i], i > 0);
+        ends[n++] = i + 1;
+    }
+    return n;
+}
+
+size_t vocab_encode_token(const Vocab *v, const char *token, int *ids, size_t *ends)
+{
+    size_t len = strlen(token);
+    ASSERT(len > 0);
+    if (!v->subword) {
+        ids[0] = vocab_id(v, token);
+        ends[0] = len;
+        return 1;
+    }
+    char *key = xmalloc(v->max_piece + 3);
+    size_t n = 0;
+    if (!tokenizer_is_word(token)) {
+        /* Han/kana, punctuation: whole, or its bytes */
+        int id = len <= v->max_piece ? piece_id(v, token, 0, len, key) : -1;
+        if (id >= 0) ids[n] = id, ends[n++] = len;
+        else n = put_bytes(token, 0, len, ids, ends);
+        free(key);
+        return n;
+    }
+    /* Greedy longest match first (WordPiece): the longest piece at each
+     * point, ends tried only at character boundaries. */
+    for (size_t at = 0; at < len;) {
+        size_t end = at + v->max_piece < len ? at + v->max_piece : len;
+        int id = -1;
+        for (; end > at; end--) {
+            if (end < len && ((unsigned char)token[end] & 0xC0) == 0x80) continue;
+            if ((id = piece_id(v, token, at, end, key)) >= 0) break;
+        }
+        if (id >= 0) {
+            ids[n] = id;
+            ends[n++] = end;
+            at = end;
+            continue;
+        }
+        /* No piece for this character: its bytes. */
+        int32_t cp;
+        size_t k = utf8_decode((const unsigned char *)token + at, len - at, &cp);
+        ASSERT(k > 0); /* tokens are valid UTF-8 */
+        n += put_bytes(token, at, at + k, ids + n, ends + n);
+        at += k;
+    }
+    free(key);
+    return n;
+}
+
+const char *vocab_piece(const Vocab *vocab, int id, int cased, int *continues)
+{
+    ASSERT(id >= 0 && id < vocab->size);
+    if (is_byte_id(vocab, id)) {
+        int k = id - VOCAB_SPECIALS;
+        *continues = k >= BYTE_STARTS;
+        return vocab->byte_text[byte_of(k)];
+    }
+    const char *t = cased ? vocab->cased[id] : vocab->token[id];
+    *continues = vocab->subword && strncmp(vocab->token[id], "##", 2) == 0;
+    if (*continues && strncmp(t, "##", 2) == 0) t += 2;
+    return t;
+}
+
 /* ---- VocabBuilder ------------------------------------------------------------ */
 
 typedef struct {
     char *surface;
-    long count;
+    double other;       /* weighted count where not sentence-initial */
+    double initial;     /* ... and where sentence-initial */
 } Casing;
 
 typedef struct {
     char *folded;
-    long count;
-    Casing *casing;     /* every surface form seen, with its count */
+    double count;
+    Casing *casing;     /* every surface form seen, with its counts */
     size_t n_casing;
 } Entry;
 
@@ -258,7 +413,23 @@ VocabBuilder *vocab_builder_new(void)
     return b;
 }
 
-void vocab_builder_add(VocabBuilder *b, const char *folded, const char *surface)
+/* Count `weight` more of `surface` in a list of casings.  Few tokens have
+ * more than three casings: a scan is fine here. */
+static void add_casing(Casing **casing, size_t *n, const char *surface, double weight, int initial)
+{
+    Casing *c = NULL;
+    for (size_t i = 0; i < *n && !c; i++)
+        if (strcmp((*casing)[i].surface, surface) == 0) c = &(*casing)[i];
+    if (!c) {
+        *casing = xrealloc(*casing, (*n + 1) * sizeof **casing);
+        c = &(*casing)[(*n)++];
+        *c = (Casing){xstrdup(surface), 0, 0};
+    }
+    *(initial ? &c->initial : &c->other) += weight;
+}
+
+static void builder_add(VocabBuilder *b, const char *folded, const char *surface, double weight,
+                        int initial)
 {
     /* The tokenizer never makes these; anything else would break the file. */
     ASSERT(folded[0] && !strpbrk(folded, "\t\n\r"));
@@ -276,15 +447,41 @@ void vocab_builder_add(VocabBuilder *b, const char *folded, const char *surface)
         table_put(&b->index, at, index, builder_key, b);
     }
     Entry *e = &b->entry[index];
-    e->count++;
-    /* Few words have more than three casings: a scan is fine here. */
-    for (size_t i = 0; i < e->n_casing; i++)
-        if (strcmp(e->casing[i].surface, surface) == 0) {
-            e->casing[i].count++;
-            return;
-        }
-    e->casing = xrealloc(e->casing, (e->n_casing + 1) * sizeof *e->casing);
-    e->casing[e->n_casing++] = (Casing){xstrdup(surface), 1};
+    e->count += weight;
+    add_casing(&e->casing, &e->n_casing, surface, weight, initial);
+}
+
+void vocab_builder_add(VocabBuilder *b, const char *folded, const char *surface)
+{
+    builder_add(b, folded, surface, 1.0, 0);
+}
+
+/* Tokens that end a sentence, and quotes that may follow them before the
+ * next sentence's first word (after NFKC: ！ is !, ？ is ?). */
+static int is_stop(const char *t) { return strcmp(t, ".") == 0 || strcmp(t, "?") == 0 || strcmp(t, "!") == 0 || strcmp(t, "。") == 0; }
+
+static int is_quote(const char *t)
+{
+    static const char *const quotes[] = {"\"", "'", "“", "”", "‘", "’", "«", "»", "「", "」", "『", "』"};
+    for (size_t i = 0; i < sizeof quotes / sizeof quotes[0]; i++)
+        if (strcmp(t, quotes[i]) == 0) return 1;
+    return 0;
+}
+
+int vocab_builder_add_text(VocabBuilder *b, const char *text, size_t len, double weight, Error *err)
+{
+    ASSERT(weight > 0);
+    TokenList tokens;
+    if (tokenize(text, len, &tokens, err)) return -1;
+    int initial = 1; /* the next word starts a sentence */
+    for (size_t i = 0; i < tokens.count; i++) {
+        const char *t = tokens.folded[i];
+        builder_add(b, t, tokens.surface[i], weight, initial && tokenizer_is_word(t));
+        if (is_stop(t)) initial = 1;
+        else if (!is_quote(t)) initial = 0;
+    }
+    token_list_free(&tokens);
+    return 0;
 }
 
 /* Most frequent first; ties by the folded bytes, so the file is the same
@@ -296,14 +493,19 @@ static int by_count(const void *pa, const void *pb)
     return strcmp(a->folded, b->folded);
 }
 
-/* The most frequent surface form (ties by bytes). */
-static const char *usual_casing(const Entry *e)
+/* The most frequent surface form (ties by bytes), counting the
+ * sentence-initial occurrences only when there are no others. */
+static const char *usual_casing(const Casing *casing, size_t n)
 {
-    const Casing *best = &e->casing[0];
-    for (size_t i = 1; i < e->n_casing; i++) {
-        const Casing *c = &e->casing[i];
-        if (c->count > best->count || (c->count == best->count && strcmp(c->surface, best->surface) < 0))
-            best = c;
+    int any_other = 0;
+    for (size_t i = 0; i < n; i++) any_other |= casing[i].other > 0;
+    const Casing *best = NULL;
+    double best_count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const Casing *c = &casing[i];
+        double count = any_other ? c->other : c->initial;
+        if (!best || count > best_count || (count == best_count && strcmp(c->surface, best->surface) < 0))
+            best = c, best_count = count;
     }
     return best->surface;
 }
@@ -315,13 +517,26 @@ static int is_special(const char *token)
     return 0;
 }
 
+/* Does a line of these fields fit (2 tabs + at most 20 digits)?  A "word"
+ * thousands of bytes long is junk, and vocab_load would refuse its line. */
+static int fits_line(const char *token, const char *cased)
+{
+    return strlen(token) + strlen(cased) + 22 <= VOCAB_MAX_LINE_BYTES;
+}
+
+static void write_specials(FILE *f)
+{
+    for (int i = 0; i < VOCAB_SPECIALS; i++)
+        fprintf(f, "%s\t%s\t0\n", special_tokens[i], special_tokens[i]);
+}
+
 int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, int min_count,
                         Error *err)
 {
     if (max_size < VOCAB_SPECIALS)
         return error_set(err, "%s: vocabulary size %d is below the %d special tokens", path,
                          max_size, VOCAB_SPECIALS);
-    const Entry **order = xmalloc(b->n * sizeof *order);
+    const Entry **order = xmalloc((b->n ? b->n : 1) * sizeof *order);
     for (size_t i = 0; i < b->n; i++) order[i] = &b->entry[i];
     qsort(order, b->n, sizeof *order, by_count);
 
@@ -333,29 +548,173 @@ int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, i
         return -1;
     }
     FILE *f = output_file_stream(out);
-    for (int i = 0; i < VOCAB_SPECIALS; i++)
-        fprintf(f, "%s\t%s\t0\n", special_tokens[i], special_tokens[i]);
+    write_specials(f);
     int size = VOCAB_SPECIALS;
     for (size_t i = 0; i < b->n && size < max_size; i++) {
         if (order[i]->count < min_count) break; /* sorted: the rest are rarer */
         if (is_special(order[i]->folded)) continue;
-        const char *cased = usual_casing(order[i]);
-        /* a "word" thousands of bytes long is junk, and vocab_load would
-         * refuse its line: leave it out (2 tabs + at most 20 digits) */
-        if (strlen(order[i]->folded) + strlen(cased) + 22 > VOCAB_MAX_LINE_BYTES) continue;
-        fprintf(f, "%s\t%s\t%ld\n", order[i]->folded, cased, order[i]->count);
+        const char *cased = usual_casing(order[i]->casing, order[i]->n_casing);
+        if (!fits_line(order[i]->folded, cased)) continue;
+        fprintf(f, "%s\t%s\t%.0f\n", order[i]->folded, cased, order[i]->count);
         size++;
     }
     free(order);
     return output_file_commit(out, err);
 }
 
+/* ---- Subword vocabularies ------------------------------------------------------ */
+
+/* The casing votes for one piece.  Each word votes, with each of its
+ * casings' counts, for the stretch of that casing the piece covers; the
+ * stretch is used only when it folds back to the piece (a casing that
+ * changes the word's length, like "ẞ" → "ss", cannot be cut at the piece's
+ * bytes), else the piece's own letters.  Votes from words that are the
+ * piece alone are kept apart from votes from longer words: "t" is lower
+ * case even though "Tom" starts with it.  A sentence-initial capital votes
+ * only for a piece that is the whole word: inside "She" it says nothing
+ * about the piece "s", which many words share. */
+typedef struct {
+    Casing *whole, *part;
+    size_t n_whole, n_part;
+} Votes;
+
+static void vote_casings(const Vocab *v, const Entry *e, Votes *votes, int *ids, size_t *ends)
+{
+    size_t len = strlen(e->folded);
+    size_t k = vocab_encode_token(v, e->folded, ids, ends);
+    char *buf = xmalloc(len + 3);
+    for (size_t c = 0; c < e->n_casing; c++) {
+        const Casing *cas = &e->casing[c];
+        const char *cased = cas->surface;
+        int same_len = strlen(cased) == len;
+        for (size_t j = 0, from = 0; j < k; from = ends[j++]) {
+            if (is_byte_id(v, ids[j])) continue;
+            size_t to = ends[j], n = 0;
+            if (from > 0) buf[n++] = '#', buf[n++] = '#';
+            const char *src = e->folded;
+            if (same_len && ((unsigned char)cased[from] & 0xC0) != 0x80 &&
+                (to == len || ((unsigned char)cased[to] & 0xC0) != 0x80) &&
+                utf8_valid(cased + from, to - from)) {
+                memcpy(buf + n, cased + from, to - from);
+                buf[n + to - from] = '\0';
+                char *folded = tokenizer_fold(buf + n);
+                if (strcmp(folded, v->token[ids[j]] + n) == 0) src = cased;
+                free(folded);
+            }
+            memcpy(buf + n, src + from, to - from);
+            buf[n + to - from] = '\0';
+            Votes *pv = &votes[ids[j]];
+            Casing **list = k == 1 ? &pv->whole : &pv->part;
+            size_t *count = k == 1 ? &pv->n_whole : &pv->n_part;
+            if (cas->other > 0) add_casing(list, count, buf, cas->other, 0);
+            if (cas->initial > 0 && k == 1) add_casing(list, count, buf, cas->initial, 1);
+        }
+    }
+    free(buf);
+}
+
+/* The casing with the most votes of one kind (ties by bytes), or NULL. */
+static const char *most_votes(const Casing *c, size_t n, int initial)
+{
+    const Casing *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        double count = initial ? c[i].initial : c[i].other;
+        double best_count = best ? (initial ? best->initial : best->other) : 0;
+        if (count > 0 && (!best || count > best_count ||
+                          (count == best_count && strcmp(c[i].surface, best->surface) < 0)))
+            best = &c[i];
+    }
+    return best ? best->surface : NULL;
+}
+
+/* Non-initial occurrences before initial ones, and the piece as a word of
+ * its own before the piece inside longer words. */
+static const char *piece_casing(const Votes *v, const char *token)
+{
+    const char *c = most_votes(v->whole, v->n_whole, 0);
+    if (!c) c = most_votes(v->part, v->n_part, 0);
+    if (!c) c = most_votes(v->whole, v->n_whole, 1);
+    return c ? c : token;
+}
+
+static void free_casings(Casing *c, size_t n)
+{
+    for (size_t k = 0; k < n; k++) free(c[k].surface);
+    free(c);
+}
+
+int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max_size, int min_count,
+                                Error *err)
+{
+    const int reserved = VOCAB_SPECIALS + VOCAB_BYTE_TOKENS;
+    if (max_size <= reserved)
+        return error_set(err, "%s: subword vocabulary size %d leaves no room for pieces after the %d "
+                              "special and byte tokens", path, max_size, reserved);
+    BpeToken *tokens = xmalloc((b->n ? b->n : 1) * sizeof *tokens);
+    size_t n = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (!is_special(b->entry[i].folded)) tokens[n++] = (BpeToken){b->entry[i].folded, b->entry[i].count};
+    BpePieces pieces;
+    bpe_learn(tokens, n, (size_t)(max_size - reserved), min_count, &pieces);
+    free(tokens);
+
+    /* The vocabulary in memory, to encode each word with as the file's
+     * reader will, for the casing votes. */
+    Vocab *v = vocab_new();
+    size_t cap = 0;
+    char name[16];
+    for (int i = 0; i < VOCAB_SPECIALS; i++) vocab_add(v, &cap, special_tokens[i], special_tokens[i], NULL);
+    for (int k = 0; k < VOCAB_BYTE_TOKENS; k++) {
+        byte_token_name(name, sizeof name, k);
+        vocab_add(v, &cap, name, name, NULL);
+    }
+    double *freq = xcalloc((size_t)reserved + pieces.count, sizeof *freq);
+    for (size_t i = 0; i < pieces.count; i++) {
+        if (strlen(pieces.piece[i]) > BPE_MAX_PIECE_BYTES + 2) continue; /* a junk token: its bytes */
+        freq[v->size] = pieces.freq[i];
+        int added = vocab_add(v, &cap, pieces.piece[i], pieces.piece[i], NULL);
+        ASSERT(added == 0); /* bpe_learn makes each piece once */
+    }
+    bpe_pieces_free(&pieces);
+    vocab_finish(v);
+
+    Votes *votes = xcalloc((size_t)v->size, sizeof *votes);
+    size_t longest = 1;
+    for (size_t i = 0; i < b->n; i++)
+        if (strlen(b->entry[i].folded) > longest) longest = strlen(b->entry[i].folded);
+    int *ids = xmalloc(longest * sizeof *ids);
+    size_t *ends = xmalloc(longest * sizeof *ends);
+    for (size_t i = 0; i < b->n; i++)
+        if (!is_special(b->entry[i].folded)) vote_casings(v, &b->entry[i], votes, ids, ends);
+    free(ids);
+    free(ends);
+
+    int status = -1;
+    OutputFile *out = output_file_open(path, 0, err);
+    if (out) {
+        FILE *f = output_file_stream(out);
+        write_specials(f);
+        for (int id = VOCAB_SPECIALS; id < v->size; id++) {
+            const char *cased = piece_casing(&votes[id], v->token[id]);
+            fprintf(f, "%s\t%s\t%.0f\n", v->token[id], cased, freq[id]);
+        }
+        status = output_file_commit(out, err);
+    }
+    for (int id = 0; id < v->size; id++) {
+        free_casings(votes[id].whole, votes[id].n_whole);
+        free_casings(votes[id].part, votes[id].n_part);
+    }
+    free(votes);
+    free(freq);
+    vocab_free(v);
+    return status;
+}
+
 void vocab_builder_free(VocabBuilder *b)
 {
     if (!b) return;
     for (size_t i = 0; i < b->n; i++) {
-        for (size_t k = 0; k < b->entry[i].n_casing; k++) free(b->entry[i].casing[k].surface);
-        free(b->entry[i].casing);
+        free_casings(b->entry[i].casing, b->entry[i].n_casing);
         free(b->entry[i].folded);
     }
     free(b->entry);

@@ -1,15 +1,45 @@
-/* vocab.h — token ↔ id, plus each word's usual casing.
+/* vocab.h — token ↔ id, plus each token's usual casing; and building a
+ * vocabulary from training text.
  *
  * File format (UTF-8 text, one token per line, id = line number - 1):
  *     token <TAB> cased <TAB> count
  * `token` is the case-folded form the model sees, `cased` the casing it
- * most often had in the training data (used when writing English), `count`
- * its training frequency.  The first four lines are always
+ * most often had in the training data where it was not the first word of
+ * a sentence (used when writing English), `count` its training frequency.
+ * The first four lines are always
  *     <pad> <unk> <s> </s>
  * (ids 0..3).  A line starting with '#' before the first token is a
  * comment.  Tokens never contain TAB or newline (the tokenizer never makes
  * one).  A line may hold at most 4096 bytes; the builder leaves out longer
- * tokens. */
+ * tokens.
+ *
+ * Two kinds of vocabulary share the format:
+ *
+ * Word vocabularies (the models shipped in weights/ were trained with
+ * them): each token is a whole tokenizer token; a token not in the
+ * vocabulary is one <unk>.
+ *
+ * Subword vocabularies: after the specials come the 448 byte tokens, in
+ * this order: "<0xXX>" for each byte 00..FF that can start a UTF-8
+ * character (not 80..BF), then "##<0xXX>" for every byte 00..FF.  Then the
+ * pieces (tokenizer/bpe.h): a piece that starts a word is written as is
+ * ("shang", "中", "."), one that continues a word carries "##" ("##hai").
+ * A word token is encoded by greedy longest match from its start (the
+ * whole word when it is in the vocabulary: "shanghai" → shang ##hai unless
+ * "shanghai" is a piece); a non-word token (Han/kana, punctuation) is one
+ * piece; a character with no piece becomes its UTF-8 bytes, the first as
+ * "<0xXX>" at the start of a token or "##<0xXX>" inside one, the rest
+ * "##<0xXX>".  So nothing is <unk>, and joining a token's pieces (dropping
+ * the "##") gives it back byte for byte.  No learned piece holds a digit
+ * with anything else: 1990 → 1 ##9 ##9 ##0.  A vocabulary holding any byte
+ * token is a subword one and must hold all 448.
+ *
+ * Casing in a subword vocabulary: a piece's `cased` is the casing its
+ * letters most often had inside the words it encodes (weighted by the
+ * words' counts, each word in its usual casing), with the same "##"; the
+ * byte tokens' is themselves.  A word written with several pieces takes
+ * the `cased` of the whole word when that is a piece, else the pieces'
+ * `cased` joined ("Shang" + "##hai" → "Shanghai"); see detokenize.h. */
 #ifndef TRANSLATE_VOCAB_H
 #define TRANSLATE_VOCAB_H
 
@@ -21,6 +51,8 @@
 
 /* <pad>, <s> and </s> are the model's (common/token_ids.h); <unk> is ours. */
 enum { VOCAB_PAD = TOKEN_PAD, VOCAB_UNK = 1, VOCAB_BOS = TOKEN_BOS, VOCAB_EOS = TOKEN_EOS, VOCAB_SPECIALS = 4 };
+/* The byte tokens of a subword vocabulary: 192 starting + 256 continuing. */
+enum { VOCAB_BYTE_TOKENS = 448 };
 
 typedef struct Vocab Vocab;
 
@@ -30,6 +62,8 @@ Vocab *vocab_load(const char *path, Error *err);
 void vocab_free(Vocab *vocab); /* NULL-safe */
 
 int vocab_size(const Vocab *vocab);
+/* Is it a subword vocabulary (see above)? */
+int vocab_is_subword(const Vocab *vocab);
 /* id of a case-folded token, or VOCAB_UNK when absent. */
 int vocab_id(const Vocab *vocab, const char *token);
 /* The folded token / its usual casing for an id in [0, size). */
@@ -39,14 +73,44 @@ const char *vocab_cased(const Vocab *vocab, int id);
  * weights file so a model is never run with the wrong vocabulary. */
 uint64_t vocab_hash(const Vocab *vocab);
 
-/* Building a vocabulary from tokenised text (the trainer and tests use it):
- * add every token of every text, then write the `max_size - 4` most frequent
- * (ties broken by token bytes) with at least `min_count` occurrences. */
+/* The ids of one token (a `folded` string from tokenize) into ids[], with
+ * ends[k] the byte in `token` where piece k ends (the last is its length).
+ * Both arrays need room for strlen(token) entries (never more pieces than
+ * bytes).  Returns the number of ids: 1 in a word vocabulary (VOCAB_UNK
+ * when absent), at least 1 in a subword one (never VOCAB_UNK). */
+size_t vocab_encode_token(const Vocab *vocab, const char *token, int *ids, size_t *ends);
+
+/* What piece `id` adds to its word when pieces are joined: its token, or
+ * with `cased` its cased form, without the "##"; for a byte token that one
+ * byte (as a 1-byte string; "" for 0x00, which no text has).  *continues:
+ * does it continue the word before it?  In a word vocabulary: the token
+ * itself, never continuing.  Specials are themselves. */
+const char *vocab_piece(const Vocab *vocab, int id, int cased, int *continues);
+
+/* Building a vocabulary from training text (the trainer and tests use it).
+ * Counts are per folded token; with each count goes the token's casing
+ * there, kept apart for sentence-initial words (the first word of a text,
+ * or after . ? ! and any quotes), whose capital says nothing.  A token's
+ * usual casing is the most frequent of its other occurrences, or of all of
+ * them when it was only ever sentence-initial (ties by bytes). */
 typedef struct VocabBuilder VocabBuilder;
 VocabBuilder *vocab_builder_new(void);
+/* Tokenise one text and add its tokens, each counted `weight` times (a
+ * data source's sampling weight; > 0).  -1 with err for text the tokenizer
+ * rejects ("invalid UTF-8 at byte 7"); nothing is added then. */
+int vocab_builder_add_text(VocabBuilder *b, const char *text, size_t len, double weight, Error *err);
+/* Add one token occurrence, counted once, not sentence-initial. */
 void vocab_builder_add(VocabBuilder *b, const char *folded, const char *surface);
+/* A word vocabulary: the `max_size - 4` most frequent tokens (ties by
+ * bytes) with a count of at least `min_count`. */
 int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size,
                         int min_count, Error *err);
+/* A subword vocabulary of at most `max_size` entries (specials, the 448
+ * byte tokens, then pieces learned by tokenizer/bpe.h from the counts,
+ * none rarer than `min_count`).  Fails when max_size leaves no room for a
+ * piece.  Same counts, same file. */
+int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max_size,
+                                int min_count, Error *err);
 void vocab_builder_free(VocabBuilder *b); /* NULL-safe */
 
 #endif
