@@ -81,7 +81,23 @@ static void en_zh_train_section_loads(void **state)
     assert_int_equal(config_load("configs/en-zh.yaml", &c, &err), 0);
     const TrainConfig *t = &c.train;
     assert_true(c.has_train);
-    assert_string_equal(t->train_path, "configs/../../shared/data/tatoeba-cmn-eng/train.tsv");
+    /* the four sources, in order; the dictionary at a modest weight */
+    assert_null(t->train_path);
+    assert_int_equal(t->n_sources, 4);
+    static const char *const paths[] = {"tatoeba-cmn-eng/train.tsv", "tatoeba-cmn-eng-2025/train-additions.tsv",
+                                        "wiktionary-examples/examples.tsv", "cc-cedict/entries.tsv"};
+    for (size_t i = 0; i < 4; i++) {
+        char want[200];
+        snprintf(want, sizeof want, "configs/../../shared/data/%s", paths[i]);
+        assert_string_equal(t->sources[i].path, want);
+        assert_int_equal(t->sources[i].format, i == 3 ? SOURCE_CEDICT : SOURCE_TSV);
+        assert_int_equal(t->sources[i].strip_notes, i == 2);
+        assert_int_equal(t->sources[i].source_column, 0);
+        assert_int_equal(t->sources[i].target_column, 1);
+    }
+    assert_true(t->sources[0].weight == 1.0f && t->sources[3].weight == 0.2f);
+    assert_string_equal(t->simplify_path, "configs/../../shared/data/cc-cedict/entries.tsv");
+    assert_true(t->max_length_ratio == 3.0f);
     assert_string_equal(t->dev_path, "configs/../../shared/data/tatoeba-cmn-eng/dev.tsv");
     assert_int_equal(t->source_column, 0);
     assert_int_equal(t->target_column, 1);
@@ -89,7 +105,7 @@ static void en_zh_train_section_loads(void **state)
     assert_int_equal(t->batch_tokens, 2500);
     assert_true(t->learning_rate == 0.001f && t->label_smoothing == 0.1f);
     assert_int_equal(t->epochs, 30);
-    assert_true(t->max_minutes == 56.0f && t->weights_f16);
+    assert_true(t->max_minutes == 100.0f && t->weights_f16);
     assert_int_equal(t->seed, 1);
     assert_string_equal(t->checkpoint_path, "configs/../weights/en-zh.ckpt");
     assert_string_equal(t->log_path, "configs/../weights/en-zh.log.csv");
@@ -109,6 +125,14 @@ static void zh_en_config_mirrors_en_zh(void **state)
     assert_int_equal(c.arch.d_model, 256);
     assert_int_equal(c.train.source_column, 1);
     assert_int_equal(c.train.target_column, 0);
+    assert_int_equal(c.train.n_sources, 4); /* the same data, columns the other way round */
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(c.train.sources[i].source_column, 1);
+        assert_int_equal(c.train.sources[i].target_column, 0);
+    }
+    assert_true(c.train.sources[3].format == SOURCE_CEDICT && c.train.sources[3].weight == 0.2f);
+    assert_true(c.train.max_length_ratio == 3.0f && c.train.max_minutes == 100.0f);
+    assert_non_null(c.train.simplify_path);
     config_free(&c);
 }
 
