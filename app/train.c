@@ -347,9 +347,16 @@ static int open_data(Run *r)
     largest_batches(r, &most);
     r->max_batch = most;
     batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
-    fprintf(stderr, "train: %zu pairs (%zu usable, %zu tokens, %zu <unk>); epoch 1: %zu pairs in %zu batches; dev %zu pairs\n",
+    size_t epoch_tokens = 0; /* source + target + </s> of epoch 1's draw */
+    for (size_t i = 0; i < sources_epoch_size(&r->sources); i++) {
+        int p = r->epoch_pairs[i];
+        if (r->train.usable[p])
+            epoch_tokens += (size_t)dataset_length(&r->train, (size_t)p, false) + dataset_length(&r->train, (size_t)p, true) + 1;
+    }
+    fprintf(stderr, "train: %zu pairs (%zu usable, %zu tokens, %zu <unk>); epoch 1: %zu pairs, %zu tokens "
+                    "in %zu batches; dev %zu pairs\n",
             r->train.count, r->train.usable_count, r->train.tokens, r->train.unknown,
-            sources_epoch_size(&r->sources), r->batches.count, r->dev.count);
+            sources_epoch_size(&r->sources), epoch_tokens, r->batches.count, r->dev.count);
     return 0;
 }
 
