@@ -52,7 +52,9 @@ typedef enum {
     T_NORM,       /* bool norm_first: "pre" → true, "post" → false */
     T_QUERY_INIT, /* QueryInit: "xavier" or "t5" */
     T_VOCABULARY, /* VocabularyKind: "subword" or "word" */
+    T_FORMAT,     /* SourceFormat: "tsv" or "cedict" */
     T_SECTION,    /* a nested mapping with its own keys */
+    T_SOURCES,    /* train.sources: a list of mappings, each a SourceSpec */
 } ValueType;
 
 enum { OPEN_LO = 1, OPEN_HI = 2 }; /* Key.open: exclusive float bounds */
@@ -63,7 +65,7 @@ typedef struct Loader Loader;
 typedef struct {
     const char *name;
     ValueType type;
-    size_t offset;          /* of the field in Config */
+    size_t offset;          /* of the field in Config (in a SourceSpec for a source's keys) */
     bool required;
     double lo, hi;          /* numeric range, inclusive unless `open` says not */
     unsigned open;
@@ -80,7 +82,8 @@ typedef struct {
 } SectionState;
 
 struct Section {
-    const char *name;   /* "architecture"; NULL for the top level */
+    const char *name;   /* "architecture"; NULL for the top level; "" for a list item
+                           (named by Loader.item) */
     const Key *keys;
     size_t n_keys;
     void (*enter)(Config *cfg);                              /* defaults; may be NULL */
@@ -93,6 +96,8 @@ struct Loader {
     yaml_parser_t parser;
     yaml_event_t ev;      /* the current event, owned */
     Config *cfg;
+    char *base;           /* what Key offsets point into: the Config, or the list item */
+    char item[96];        /* the list item being parsed, "train.sources[2]" */
     Error *err;
     char got[64];         /* scratch for got() */
 };
@@ -283,7 +288,7 @@ static int parse_bool(Loader *ld, const char *qname, bool *out)
 static int store_scalar(Loader *ld, const Key *k, const char *qname)
 {
     const char *s = (const char *)ld->ev.data.scalar.value;
-    char *field = (char *)ld->cfg + k->offset;
+    char *field = ld->base + k->offset;
     double v;
     int i;
     switch (k->type) {
@@ -329,7 +334,12 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
         if ((i = parse_choice(ld, qname, "subword", "word")) < 0) return -1;
         *(VocabularyKind *)field = i ? VOCABULARY_WORD : VOCABULARY_SUBWORD;
         break;
+    case T_FORMAT:
+        if ((i = parse_choice(ld, qname, "tsv", "cedict")) < 0) return -1;
+        *(SourceFormat *)field = i ? SOURCE_CEDICT : SOURCE_TSV;
+        break;
     case T_SECTION:
+    case T_SOURCES:
         ASSERT(!"store_scalar: a section is not a scalar");
     }
     return 0;
@@ -346,17 +356,22 @@ static const char *expected(ValueType t)
     case T_FLOAT: return "a number";
     case T_BOOL: return "true or false";
     case T_SECTION: return "a mapping";
+    case T_SOURCES: return "a list of sources";
     default: return "a single value";
     }
 }
 
+static int parse_sources(Loader *ld, const Key *k, const char *qname);
+
 /* The current event starts the value of key `k`. */
 static int parse_value(Loader *ld, const Key *k, const char *qname)
 {
-    yaml_event_type_t want = k->type == T_SECTION ? YAML_MAPPING_START_EVENT : YAML_SCALAR_EVENT;
+    yaml_event_type_t want = k->type == T_SECTION ? YAML_MAPPING_START_EVENT
+                             : k->type == T_SOURCES ? YAML_SEQUENCE_START_EVENT : YAML_SCALAR_EVENT;
     if (ld->ev.type != want)
         return fail(ld, ld->ev.start_mark, "%s: expected %s, got %s", qname, expected(k->type),
                     got(ld));
+    if (k->type == T_SOURCES) return parse_sources(ld, k, qname);
     return k->type == T_SECTION ? parse_mapping(ld, k->section) : store_scalar(ld, k, qname);
 }
 
@@ -372,7 +387,7 @@ static int parse_mapping(Loader *ld, const Section *sec)
 {
     ASSERT(sec->n_keys <= MAX_KEYS);
     SectionState st = {.start = ld->ev.start_mark};
-    const char *in = sec->name ? " in " : "", *where = sec->name ? sec->name : "";
+    const char *in = sec->name ? " in " : "", *where = !sec->name ? "" : *sec->name ? sec->name : ld->item;
     if (sec->enter) sec->enter(ld->cfg);
     for (;;) {
         if (next_event(ld)) return -1;
@@ -386,7 +401,7 @@ static int parse_mapping(Loader *ld, const Section *sec)
             return fail(ld, ld->ev.start_mark, "duplicate key '%s'%s%s", name, in, where);
         st.seen[i] = true;
         st.mark[i] = ld->ev.start_mark;
-        char qname[64];
+        char qname[sizeof ld->item + 64];
         snprintf(qname, sizeof qname, "%s%s%s", where, sec->name ? "." : "", name);
         if (next_event(ld) || parse_value(ld, &sec->keys[i], qname)) return -1;
     }
@@ -461,7 +476,25 @@ static int finish_train(Loader *ld, yaml_mark_t train_mark)
     if (t->source_column == t->target_column)
         return fail(ld, train_mark, "train: source_column and target_column are both %d",
                     t->source_column);
-    if (!t->train_path) t->train_path = join_path(ld->dir, DEFAULT_TRAIN_DATA);
+    if (!t->n_sources && !t->train_path) t->train_path = join_path(ld->dir, DEFAULT_TRAIN_DATA);
+    if (!t->n_sources) { /* train_data: the one-source shorthand */
+        t->sources = xcalloc(1, sizeof *t->sources);
+        t->sources[0] = (SourceSpec){xstrdup(t->train_path), SOURCE_TSV, 1.0f, -1, -1, false};
+        t->n_sources = 1;
+    }
+    /* A source's columns default to the train: section's, resolved above;
+     * one given alone means the other of 0 and 1, as there. */
+    for (size_t i = 0; i < t->n_sources; i++) {
+        SourceSpec *src = &t->sources[i];
+        if (src->source_column < 0 && src->target_column >= 0) src->source_column = src->target_column == 0;
+        if (src->target_column < 0 && src->source_column >= 0 && src->source_column != t->source_column)
+            src->target_column = src->source_column == 0;
+        if (src->source_column < 0) src->source_column = t->source_column;
+        if (src->target_column < 0) src->target_column = t->target_column;
+        if (src->format == SOURCE_TSV && src->source_column == src->target_column)
+            return fail(ld, train_mark, "train.sources[%zu]: source_column and target_column are both %d", i,
+                        src->source_column);
+    }
     if (!t->dev_path) t->dev_path = join_path(ld->dir, DEFAULT_DEV_DATA);
     if (!t->checkpoint_path) t->checkpoint_path = concat(c->weights_path, "", ".ckpt");
     if (!t->log_path) t->log_path = concat(c->weights_path, "", ".log.csv");
@@ -523,8 +556,81 @@ static const Key scores_keys[] = {
 
 static void enter_scores(Config *cfg) { cfg->has_scores = true; }
 
+/* One item of train.sources: offsets into a SourceSpec (Loader.base). */
+#define SRC(name, type, field, req, lo, hi, open) {name, type, offsetof(SourceSpec, field), req, lo, hi, open, NULL}
+static const Key source_keys[] = {
+    SRC("path", T_PATH, path, REQ, 0, 0, 0),
+    SRC("format", T_FORMAT, format, OPT, 0, 0, 0),
+    SRC("weight", T_FLOAT, weight, OPT, 0, 100, OPEN_LO),
+    SRC("source_column", T_INT, source_column, OPT, 0, 15, 0),
+    SRC("target_column", T_INT, target_column, OPT, 0, 15, 0),
+    SRC("strip_notes", T_BOOL, strip_notes, OPT, 0, 0, 0),
+};
+
+/* A dictionary has its own layout: columns and notes mean nothing there. */
+static int check_source(Loader *ld, const Section *sec, const SectionState *st)
+{
+    const SourceSpec *src = (const SourceSpec *)ld->base;
+    static const char *const tsv_only[] = {"source_column", "target_column", "strip_notes"};
+    for (size_t i = 0; src->format == SOURCE_CEDICT && i < 3; i++) {
+        int k = find_key(sec, tsv_only[i]);
+        if (st->seen[k])
+            return fail(ld, st->mark[k], "%s.%s: not used with format cedict (its columns are fixed)",
+                        ld->item, tsv_only[i]);
+    }
+    return 0;
+}
+
+static const Section source_section = {"", source_keys, sizeof source_keys / sizeof source_keys[0], NULL,
+                                       check_source};
+
+/* The current event starts train.sources' list; each item is a mapping
+ * parsed with source_keys into a new SourceSpec. */
+static int parse_sources(Loader *ld, const Key *k, const char *qname)
+{
+    (void)k;
+    TrainConfig *t = &ld->cfg->train;
+    yaml_mark_t start = ld->ev.start_mark;
+    for (;;) {
+        if (next_event(ld)) return -1;
+        if (ld->ev.type == YAML_SEQUENCE_END_EVENT) break;
+        snprintf(ld->item, sizeof ld->item, "%.60s[%zu]", qname, t->n_sources);
+        if (ld->ev.type != YAML_MAPPING_START_EVENT)
+            return fail(ld, ld->ev.start_mark, "%s: expected a mapping (path, format, weight, ...), got %s",
+                        ld->item, got(ld));
+        if (t->n_sources == CONFIG_MAX_SOURCES)
+            return fail(ld, ld->ev.start_mark, "%s: more than %d sources", qname, CONFIG_MAX_SOURCES);
+        t->sources = xrealloc(t->sources, (t->n_sources + 1) * sizeof *t->sources);
+        SourceSpec *src = &t->sources[t->n_sources++];
+        *src = (SourceSpec){.format = SOURCE_TSV, .weight = 1.0f, .source_column = -1, .target_column = -1};
+        char *config = ld->base;
+        ld->base = (char *)src;
+        int rc = parse_mapping(ld, &source_section);
+        ld->base = config;
+        if (rc) return -1;
+    }
+    if (!t->n_sources) return fail(ld, start, "%s: expected at least one source", qname);
+    return 0;
+}
+
+static int check_train(Loader *ld, const Section *sec, const SectionState *st)
+{
+    int sources = find_key(sec, "sources"), one = find_key(sec, "train_data");
+    if (st->seen[sources] && st->seen[one])
+        return fail(ld, st->mark[sources], "train: sources and train_data are both given "
+                    "(train_data is the one-source shorthand: use one of them)");
+    float ratio = ld->cfg->train.max_length_ratio;
+    if (ratio > 0 && ratio < 1)
+        return fail(ld, st->mark[find_key(sec, "max_length_ratio")],
+                    "train.max_length_ratio: %g would drop every pair (must be 0, off, or >= 1)", ratio);
+    return 0;
+}
+
 static const Key train_keys[] = {
     VALUE("train_data", T_PATH, train.train_path, OPT),
+    VALUE("sources", T_SOURCES, train.sources, OPT),
+    FLOAT("max_length_ratio", train.max_length_ratio, 0, NO_MAX, 0),
+    VALUE("simplify_with", T_PATH, train.simplify_path, OPT),
     VALUE("dev_data", T_PATH, train.dev_path, OPT),
     INT("source_column", train.source_column, OPT, 0, 15),
     INT("target_column", train.target_column, OPT, 0, 15),
@@ -559,7 +665,7 @@ static const Section model_section = SECTION("model", model_keys, NULL, check_mo
 static const Section architecture_section =
     SECTION("architecture", architecture_keys, NULL, check_architecture);
 static const Section decoding_section = SECTION("decoding", decoding_keys, NULL, NULL);
-static const Section train_section = SECTION("train", train_keys, enter_train, NULL);
+static const Section train_section = SECTION("train", train_keys, enter_train, check_train);
 static const Section scores_section = SECTION("scores", scores_keys, enter_scores, NULL);
 
 static const Key top_keys[] = {
@@ -614,7 +720,7 @@ int config_load(const char *path, Config *cfg, Error *err)
     char *text = input_file_read_all(path, INPUT_FILE_STREAM, CONFIG_MAX_BYTES, "a config's",
                                      &size, err);
     if (!text) return -1;
-    Loader ld = {.path = path, .dir = dir_of(path), .cfg = cfg, .err = err};
+    Loader ld = {.path = path, .dir = dir_of(path), .cfg = cfg, .base = (char *)cfg, .err = err};
     cfg->path = xstrdup(path);
     if (!yaml_parser_initialize(&ld.parser)) ASSERT(!"yaml_parser_initialize: out of memory");
     yaml_parser_set_input_string(&ld.parser, (const unsigned char *)text, size);
@@ -630,8 +736,10 @@ int config_load(const char *path, Config *cfg, Error *err)
 void config_free(Config *cfg)
 {
     if (!cfg) return;
+    for (size_t i = 0; i < cfg->train.n_sources; i++) free(cfg->train.sources[i].path);
+    free(cfg->train.sources);
     char *owned[] = {cfg->path, cfg->name, cfg->weights_path, cfg->source_vocab_path,
-                     cfg->target_vocab_path, cfg->train.train_path, cfg->train.dev_path,
+                     cfg->target_vocab_path, cfg->train.train_path, cfg->train.dev_path, cfg->train.simplify_path,
                      cfg->train.checkpoint_path, cfg->train.log_path, cfg->scores.eval_path};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) free(owned[i]);
     memset(cfg, 0, sizeof *cfg);

@@ -13,15 +13,24 @@
 #include <stdint.h>
 
 #include "../common/error.h"
+#include "../data/sources.h"
 #include "../model/arch.h"
 #include "../model/search.h"
 
 /* What train --vocab builds (tokenizer/vocab.h): subword pieces, or
  * whole words (the shipped models' kind). */
 typedef enum { VOCABULARY_SUBWORD, VOCABULARY_WORD } VocabularyKind;
+/* train.sources holds at most this many sources. */
+#define CONFIG_MAX_SOURCES 64
 
 typedef struct {
-    char *train_path;       /* TSV, default ../shared/data/tatoeba-cmn-eng/train.tsv */
+    char *train_path;       /* train_data, the one-source shorthand: TSV, default
+                               ../shared/data/tatoeba-cmn-eng/train.tsv; NULL when sources: is given */
+    SourceSpec *sources;    /* [n_sources] >= 1 after loading: train.sources, or one TSV
+                               source from train_path; columns resolved (never -1) */
+    size_t n_sources;
+    float max_length_ratio; /* drop pairs whose longer side has more times the tokens; 0 = off */
+    char *simplify_path;    /* CC-CEDICT entries.tsv for Traditional → Simplified; NULL = none */
     char *dev_path;         /* TSV, default ../shared/data/tatoeba-cmn-eng/dev.tsv */
     int source_column;      /* 0-based TSV column of the source text */
     int target_column;      /* 0-based TSV column of the target text */

@@ -40,6 +40,8 @@
 #include "../model/model.h"
 #include "../data/corpus.h"
 #include "../data/dataset.h"
+#include "../data/simplify.h"
+#include "../data/sources.h"
 #include "../data/packed_batch.h"
 #include "../training/checkpoint.h"
 #include "../training/progress.h"
@@ -129,65 +131,125 @@ static int make_output_dirs(const Config *cfg)
     return 0;
 }
 
+/* ---- the training data --------------------------------------------------- */
+
+/* The config's sources (or, for --vocab --data TSV, that one file) read
+ * into one pool (data/sources.h), with a line per source on stderr. */
+static int load_sources(const Config *cfg, const char *data_path, Sources *sources)
+{
+    const TrainConfig *t = &cfg->train;
+    memset(sources, 0, sizeof *sources);
+    Error err = {{0}};
+    SourceSpec one = {(char *)data_path, SOURCE_TSV, 1.0f, t->source_column, t->target_column, false};
+    SourcesSettings set = {
+        .specs = data_path ? &one : t->sources, .count = data_path ? 1 : t->n_sources,
+        .english_source = strcmp(cfg->source_lang, "en") == 0, .max_len = cfg->arch.max_len,
+        .max_length_ratio = t->max_length_ratio,
+    };
+    Simplifier *simplifier = NULL;
+    double started = util_now();
+    if (t->simplify_path && !(simplifier = simplify_load(t->simplify_path, &err))) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_DATA;
+    }
+    set.simplifier = simplifier;
+    int status = sources_load(&set, sources, &err);
+    if (status) fprintf(stderr, "train: %s\n", err.message);
+    if (!status && simplifier)
+        fprintf(stderr, "train: Traditional → Simplified: %zu characters from %s\n", simplify_size(simplifier),
+                t->simplify_path);
+    simplify_free(simplifier);
+    if (status) return EXIT_DATA;
+    for (size_t i = 0; i < sources->n_sources; i++) {
+        const SourceCounts *c = &sources->counts[i];
+        fprintf(stderr, "train: %s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
+                        "%zu filtered (%zu empty, %zu too long, %zu length ratio); %zu simplified, %zu notes stripped\n",
+                set.specs[i].path, c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
+                c->duplicates, c->empty + c->too_long + c->ratio, c->empty, c->too_long, c->ratio, c->simplified,
+                c->notes);
+    }
+    fprintf(stderr, "train: %zu pairs from %zu sources, %zu an epoch [%.1f s]\n", sources->pairs.count,
+            sources->n_sources, sources_epoch_size(sources), util_now() - started);
+    return 0;
+}
+
+/* The training data in messages: its one file, or the config's list. */
+static const char *data_name(const TrainConfig *t)
+{
+    return t->n_sources == 1 ? t->sources[0].path : "train.sources";
+}
+
 /* ---- vocabularies --------------------------------------------------------- */
 
-static int count_column(VocabBuilder *b, char *const *texts, const int *lines, size_t n,
-                        const char *path, Error *err)
+/* Count one text's tokens, each `weight` times (its source's sampling
+ * weight, so the vocabulary sees the sources in the shares an epoch
+ * does): the one place the vocabulary builder is fed. */
+static int vocab_count(VocabBuilder *b, const char *text, double weight, Error *err)
 {
-    for (size_t i = 0; i < n; i++)
-        if (vocab_builder_add_text(b, texts[i], strlen(texts[i]), 1.0, err)) {
-            char where[600];
-            snprintf(where, sizeof where, "%s:%d", path, lines[i]);
-            error_prefix(err, where);
-            return -1;
-        }
+    return vocab_builder_add_text(b, text, strlen(text), weight, err);
+}
+
+/* Both vocabularies from every pair of the pool, each weighted by its
+ * source's weight. */
+static int count_pairs(VocabBuilder *src, VocabBuilder *tgt, const Sources *sources, Error *err)
+{
+    const Corpus *p = &sources->pairs;
+    for (size_t i = 0; i < p->count; i++) {
+        double w = sources->counts[sources->origin[i]].weight;
+        if (vocab_count(src, p->source[i], w, err) || vocab_count(tgt, p->target[i], w, err)) return -1;
+    }
     return 0;
 }
 
 static int build_vocab(const Config *cfg, const char *data_path)
 {
     Error err = {{0}};
-    Corpus corpus;
     const TrainConfig *t = &cfg->train;
-    if (corpus_load(data_path, t->source_column, t->target_column, &corpus, &err)) {
-        fprintf(stderr, "train: %s\n", err.message);
-        return EXIT_DATA;
+    Sources sources;
+    int status = load_sources(cfg, data_path, &sources);
+    if (!status && !sources.pairs.count) { /* vocabularies of specials only would train nothing */
+        fprintf(stderr, "train: %s: no pairs to build the vocabularies from\n", data_path ? data_path : data_name(t));
+        status = EXIT_DATA;
     }
-    if (corpus.count == 0) { /* vocabularies of specials only would train nothing */
-        fprintf(stderr, "train: %s: no pairs to build the vocabularies from\n", data_path);
-        corpus_free(&corpus);
-        return EXIT_DATA;
+    if (status) {
+        sources_free(&sources);
+        return status;
     }
-    int status = 0;
     int (*write)(const VocabBuilder *, const char *, int, int, Error *) =
         t->vocabulary == VOCABULARY_WORD ? vocab_builder_write : vocab_builder_write_subword;
     VocabBuilder *src = vocab_builder_new(), *tgt = vocab_builder_new();
-    if (count_column(src, corpus.source, corpus.line, corpus.count, data_path, &err) ||
-        count_column(tgt, corpus.target, corpus.line, corpus.count, data_path, &err))
-        status = EXIT_DATA;
+    if (count_pairs(src, tgt, &sources, &err))
+        status = EXIT_DATA; /* (the pool holds only text that tokenised: a bug if reached) */
     else if (write(src, cfg->source_vocab_path, t->source_vocab_size, t->min_count, &err) ||
              write(tgt, cfg->target_vocab_path, t->target_vocab_size, t->min_count, &err))
         status = EXIT_WRITE;
     if (status)
         fprintf(stderr, "train: %s\n", err.message);
     else
-        fprintf(stderr, "train: vocabularies from %zu pairs of %s: %s, %s\n", corpus.count,
-                data_path, cfg->source_vocab_path, cfg->target_vocab_path);
+        fprintf(stderr, "train: vocabularies from %zu pairs: %s, %s\n", sources.pairs.count,
+                cfg->source_vocab_path, cfg->target_vocab_path);
     vocab_builder_free(src);
     vocab_builder_free(tgt);
-    corpus_free(&corpus);
+    sources_free(&sources);
     return status;
 }
 
 /* ---- the run -------------------------------------------------------------- */
+
+static int max_int(int a, int b) { return a > b ? a : b; }
 
 typedef struct {
     const Options *opt;
     Config cfg;
     Vocab *src_vocab, *tgt_vocab;
     VocabHashes hashes;
+    Sources sources;       /* the training pool's sources (its pairs moved to `train`) */
     Dataset train, dev;
+    int *epoch_pairs;      /* [sources_epoch_size] this epoch's draw from the pool */
+    bool resample;         /* a source's weight has a fraction: each epoch draws anew */
+    int batches_epoch;     /* the epoch `batches` was built for */
     Batches batches, dev_batches;
+    Batches max_batch;     /* only its max_* fields: the largest batch of any epoch */
     PackedBatch packed;
     bool *final_punctuation; /* [source vocabulary]: for train.drop_final_punctuation */
     Trainer trainer;
@@ -202,6 +264,34 @@ typedef struct {
     LossAverage smooth;    /* the training loss's moving average (progress.h) */
 } Run;
 
+/* `batches` for epoch `epoch`: its weighted draw from the pool
+ * (data/sources.h), grouped; r->plan.batches follows. */
+static void select_epoch(Run *r, int epoch)
+{
+    if (r->batches_epoch == epoch && r->batches.first) return;
+    if (!r->resample && r->batches.first) return; /* every epoch is the same */
+    batches_free(&r->batches);
+    sources_epoch(&r->sources, r->cfg.train.seed, epoch, r->epoch_pairs);
+    batches_build_from(&r->batches, &r->train, r->epoch_pairs, sources_epoch_size(&r->sources),
+                       r->cfg.train.batch_tokens);
+    r->batches_epoch = epoch;
+    r->plan.batches = r->batches.count;
+}
+
+/* Activations are sized once, for the largest batch of any epoch: each
+ * epoch's draw groups differently.  Returns the maxima in `most`. */
+static void largest_batches(Run *r, Batches *most)
+{
+    *most = (Batches){0};
+    for (int e = 0; e < (r->resample ? r->cfg.train.epochs : 1); e++) {
+        select_epoch(r, e);
+        most->max_src_rows = max_int(most->max_src_rows, r->batches.max_src_rows);
+        most->max_tgt_rows = max_int(most->max_tgt_rows, r->batches.max_tgt_rows);
+        most->max_pairs = max_int(most->max_pairs, r->batches.max_pairs);
+    }
+    select_epoch(r, 0);
+}
+
 static int open_data(Run *r)
 {
     Error err = {{0}};
@@ -209,20 +299,24 @@ static int open_data(Run *r)
     int max_len = r->cfg.arch.max_len;
     if (!(r->src_vocab = vocab_load(r->cfg.source_vocab_path, &err)) ||
         !(r->tgt_vocab = vocab_load(r->cfg.target_vocab_path, &err)) ||
-        dataset_load(&r->train, t->train_path, t->source_column, t->target_column, r->src_vocab,
-                     r->tgt_vocab, max_len, &err) ||
         dataset_load(&r->dev, t->dev_path, t->source_column, t->target_column, r->src_vocab,
                      r->tgt_vocab, max_len, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_DATA;
     }
+    int status = load_sources(&r->cfg, NULL, &r->sources);
+    if (status) return status;
+    dataset_from_corpus(&r->train, &r->sources.pairs, r->src_vocab, r->tgt_vocab, max_len);
+    for (size_t i = 0; i < r->sources.n_sources; i++)
+        r->resample |= r->sources.counts[i].weight != floorf(r->sources.counts[i].weight);
+    r->epoch_pairs = xcalloc(sources_epoch_size(&r->sources) + 1, sizeof(int));
     /* Nothing to learn from, or nothing to measure with: an error, not a
      * "done" after 0 steps that saves an untrained "best" model. */
-    const char *none = !r->train.usable_count ? t->train_path : !r->dev.usable_count ? t->dev_path : NULL;
+    const char *none = !r->train.usable_count ? data_name(t) : !r->dev.usable_count ? t->dev_path : NULL;
     if (none) {
-        fprintf(stderr, "train: %s: no usable pairs (%zu lines with text; a pair needs valid text on both "
+        fprintf(stderr, "train: %s: no usable pairs (%zu pairs with text; a pair needs valid text on both "
                         "sides, at most max_len %d tokens)\n",
-                none, none == t->train_path ? r->train.count : r->dev.count, max_len);
+                none, none == t->dev_path ? r->dev.count : r->train.count, max_len);
         return EXIT_DATA;
     }
     r->cfg.arch.src_vocab = vocab_size(r->src_vocab);
@@ -234,27 +328,38 @@ static int open_data(Run *r)
         int id = vocab_id(r->src_vocab, stops[i]);
         if (id != VOCAB_UNK) r->final_punctuation[id] = true;
     }
-    batches_build(&r->batches, &r->train, t->batch_tokens);
+    /* The data hash: the pool's token ids and each source's range and
+     * weight, so a checkpoint's batch position is checked against both. */
+    uint64_t sampling = sources_hash(&r->sources);
+    r->plan = (BatchPlan){true, fnv1a(dataset_hash(&r->train), &sampling, sizeof sampling), t->batch_tokens,
+                          t->seed, 0};
+    Batches most;
+    largest_batches(r, &most);
+    r->max_batch = most;
     batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
-    r->plan = (BatchPlan){true, dataset_hash(&r->train), t->batch_tokens, t->seed, r->batches.count};
-    fprintf(stderr, "train: %s: %zu pairs (%zu usable, %zu tokens, %zu <unk>) in %zu batches; dev %zu pairs\n",
-            t->train_path, r->train.count, r->train.usable_count, r->train.tokens, r->train.unknown,
-            r->batches.count, r->dev.count);
+    size_t epoch_tokens = 0; /* source + target + </s> of epoch 1's draw */
+    for (size_t i = 0; i < sources_epoch_size(&r->sources); i++) {
+        int p = r->epoch_pairs[i];
+        if (r->train.usable[p])
+            epoch_tokens += (size_t)dataset_length(&r->train, (size_t)p, false) + dataset_length(&r->train, (size_t)p, true) + 1;
+    }
+    fprintf(stderr, "train: %zu pairs (%zu usable, %zu tokens, %zu <unk>); epoch 1: %zu pairs, %zu tokens "
+                    "in %zu batches; dev %zu pairs\n",
+            r->train.count, r->train.usable_count, r->train.tokens, r->train.unknown,
+            sources_epoch_size(&r->sources), epoch_tokens, r->batches.count, r->dev.count);
     return 0;
 }
-
-static int max_int(int a, int b) { return a > b ? a : b; }
 
 static void open_trainer(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
     Model model;
     model_init_training(&model, &r->cfg.arch, t->seed, t->query_init);
-    int src_rows = max_int(r->batches.max_src_rows, r->dev_batches.max_src_rows);
-    int tgt_rows = max_int(r->batches.max_tgt_rows, r->dev_batches.max_tgt_rows);
+    int src_rows = max_int(r->max_batch.max_src_rows, r->dev_batches.max_src_rows);
+    int tgt_rows = max_int(r->max_batch.max_tgt_rows, r->dev_batches.max_tgt_rows);
     trainer_init(&r->trainer, &model, src_rows, tgt_rows, t->dropout, t->label_smoothing, t->seed);
     snapshots_init(&r->progress.snapshots, t->average_last, r->trainer.model.params.count);
-    packed_batch_init(&r->packed, src_rows, tgt_rows, max_int(r->batches.max_pairs, r->dev_batches.max_pairs));
+    packed_batch_init(&r->packed, src_rows, tgt_rows, max_int(r->max_batch.max_pairs, r->dev_batches.max_pairs));
 }
 
 /* Mean loss over the dev set (teacher forcing, no dropout), weighted by
@@ -411,6 +516,8 @@ static int end_of_epoch(Run *r)
     if (status) return status;
     r->progress.epoch++;
     r->progress.batch = 0;
+    select_epoch(r, r->progress.epoch); /* the checkpoint names the next epoch's batches */
+    r->progress.plan = r->plan;
     return save_checkpoint(r);
 }
 
@@ -459,6 +566,8 @@ static int train_loop(Run *r)
     r->steps_before = r->trainer.opt.step;
     loss_average_init(&r->smooth, PROGRESS_SMOOTHING);
     while (r->progress.epoch < t->epochs) {
+        select_epoch(r, r->progress.epoch);
+        r->progress.plan = r->plan;
         batches_shuffle(&r->batches, t->seed, r->progress.epoch);
         while ((size_t)r->progress.batch < r->batches.count) {
             double minutes = (r->elapsed_before + util_now() - r->run_start) / 60.0;
@@ -557,7 +666,7 @@ static int check_plan(Run *r)
         snprintf(what, sizeof what, "it does not record its training data and batching");
     else if (was->data_hash != now->data_hash)
         snprintf(what, sizeof what, "the training data (%s) differs from the data it was written with",
-                 r->cfg.train.train_path);
+                 data_name(&r->cfg.train));
     else if (was->batch_tokens != now->batch_tokens)
         snprintf(what, sizeof what, "it was written with batch_tokens %d, the config says %d",
                  was->batch_tokens, now->batch_tokens);
@@ -565,8 +674,8 @@ static int check_plan(Run *r)
         snprintf(what, sizeof what, "it was written with seed %" PRIu64 ", the config says %" PRIu64,
                  was->seed, now->seed);
     else if (was->batches != now->batches)
-        snprintf(what, sizeof what, "it was written for %zu batches an epoch, the data makes %zu",
-                 was->batches, now->batches);
+        snprintf(what, sizeof what, "it was written for %zu batches in epoch %d, the data makes %zu",
+                 was->batches, r->progress.epoch + 1, now->batches);
     if (what[0] && !r->opt->force) {
         fprintf(stderr, "train: %s: %s, so its batch position would name other batches "
                         "(resume with --force to continue anyway)\n", path, what);
@@ -599,6 +708,7 @@ static int start(Run *r)
             fprintf(stderr, "train: %s\n", err.message);
             return EXIT_DATA;
         }
+        select_epoch(r, r->progress.epoch); /* the batches its position names */
         int status = check_plan(r);
         if (status) return status;
         fprintf(stderr, "train: resuming from %s: epoch %d, batch %d, step %ld\n", t->checkpoint_path,
@@ -630,6 +740,8 @@ static void run_close(Run *r)
     batches_free(&r->dev_batches);
     dataset_free(&r->train);
     dataset_free(&r->dev);
+    free(r->epoch_pairs);
+    sources_free(&r->sources);
     vocab_free(r->src_vocab);
     vocab_free(r->tgt_vocab);
     config_free(&r->cfg);
@@ -742,7 +854,7 @@ int main(int argc, char **argv)
         status = EXIT_USAGE;
     } else if (!(status = check_distinct_outputs(&r.cfg)) && !(status = make_output_dirs(&r.cfg)) &&
                (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
-        status = build_vocab(&r.cfg, opt.data_path ? opt.data_path : r.cfg.train.train_path);
+        status = build_vocab(&r.cfg, opt.data_path); /* NULL: the config's sources */
     }
     if (status || opt.vocab_only) {
         config_free(&r.cfg);

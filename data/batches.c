@@ -20,11 +20,18 @@ static int by_length(const void *pa, const void *pb)
 
 void batches_build(Batches *b, const Dataset *d, int batch_tokens)
 {
+    batches_build_from(b, d, NULL, d->count, batch_tokens);
+}
+
+void batches_build_from(Batches *b, const Dataset *d, const int *pairs, size_t count, int batch_tokens)
+{
     memset(b, 0, sizeof *b);
-    b->pairs = xcalloc(d->usable_count ? d->usable_count : 1, sizeof(int));
+    b->pairs = xcalloc(count ? count : 1, sizeof(int));
     size_t n = 0;
-    for (size_t i = 0; i < d->count; i++)
-        if (d->usable[i]) b->pairs[n++] = (int)i;
+    for (size_t i = 0; i < count; i++) {
+        int p = pairs ? pairs[i] : (int)i;
+        if (d->usable[p]) b->pairs[n++] = p;
+    }
     sort_data = d;
     qsort(b->pairs, n, sizeof(int), by_length);
     b->first = xcalloc(n + 1, sizeof(int));

@@ -22,6 +22,11 @@ typedef struct {
 } Batches;
 
 void batches_build(Batches *batches, const Dataset *data, int batch_tokens);
+/* The same over pairs[0..count) only (indices into data, repeats allowed:
+ * an epoch's weighted draw, data/sources.h); NULL pairs: 0..count-1.
+ * Unusable pairs are left out. */
+void batches_build_from(Batches *batches, const Dataset *data, const int *pairs, size_t count,
+                        int batch_tokens);
 /* The batch order of `epoch` (a permutation drawn from seed and epoch). */
 void batches_shuffle(Batches *batches, uint64_t seed, int epoch);
 void batches_free(Batches *batches); /* NULL-safe */

@@ -43,11 +43,20 @@ int dataset_load(Dataset *d, const char *path, int source_column, int target_col
     memset(d, 0, sizeof *d);
     Corpus corpus;
     if (corpus_load(path, source_column, target_column, &corpus, err)) return -1;
+    dataset_from_corpus(d, &corpus, src_vocab, tgt_vocab, max_len);
+    return 0;
+}
+
+void dataset_from_corpus(Dataset *d, Corpus *corpus, const Vocab *src_vocab, const Vocab *tgt_vocab,
+                         int max_len)
+{
+    memset(d, 0, sizeof *d);
     /* Take the strings over from the corpus. */
-    d->count = corpus.count;
-    d->source_text = corpus.source;
-    d->target_text = corpus.target;
-    d->line = corpus.line;
+    d->count = corpus->count;
+    d->source_text = corpus->source;
+    d->target_text = corpus->target;
+    d->line = corpus->line;
+    memset(corpus, 0, sizeof *corpus);
     d->src_start = xcalloc(d->count + 1, sizeof(int));
     d->tgt_start = xcalloc(d->count + 1, sizeof(int));
     d->usable = xcalloc(d->count, sizeof(bool));
@@ -65,7 +74,6 @@ int dataset_load(Dataset *d, const char *path, int source_column, int target_col
     }
     d->src_ids = src.data ? src.data : xcalloc(1, sizeof(int));
     d->tgt_ids = tgt.data ? tgt.data : xcalloc(1, sizeof(int));
-    return 0;
 }
 
 void dataset_free(Dataset *d)

@@ -13,6 +13,7 @@
 
 #include "../common/error.h"
 #include "../tokenizer/vocab.h"
+#include "corpus.h"
 
 typedef struct {
     size_t count;          /* lines */
@@ -31,6 +32,10 @@ typedef struct {
 
 int dataset_load(Dataset *data, const char *path, int source_column, int target_column,
                  const Vocab *src_vocab, const Vocab *tgt_vocab, int max_len, Error *err);
+/* The same from pairs already in memory (data/sources.h's pool): takes the
+ * corpus' strings over and leaves it zeroed. */
+void dataset_from_corpus(Dataset *data, Corpus *corpus, const Vocab *src_vocab,
+                         const Vocab *tgt_vocab, int max_len);
 void dataset_free(Dataset *data); /* NULL-safe */
 /* A 64-bit hash of what training sees: every line's token ids and whether
  * it is usable (a checkpoint records it: its batch position means nothing

@@ -81,7 +81,23 @@ static void en_zh_train_section_loads(void **state)
     assert_int_equal(config_load("configs/en-zh.yaml", &c, &err), 0);
     const TrainConfig *t = &c.train;
     assert_true(c.has_train);
-    assert_string_equal(t->train_path, "configs/../../shared/data/tatoeba-cmn-eng/train.tsv");
+    /* the four sources, in order; the dictionary at a modest weight */
+    assert_null(t->train_path);
+    assert_int_equal(t->n_sources, 4);
+    static const char *const paths[] = {"tatoeba-cmn-eng/train.tsv", "tatoeba-cmn-eng-2025/train-additions.tsv",
+                                        "wiktionary-examples/examples.tsv", "cc-cedict/entries.tsv"};
+    for (size_t i = 0; i < 4; i++) {
+        char want[200];
+        snprintf(want, sizeof want, "configs/../../shared/data/%s", paths[i]);
+        assert_string_equal(t->sources[i].path, want);
+        assert_int_equal(t->sources[i].format, i == 3 ? SOURCE_CEDICT : SOURCE_TSV);
+        assert_int_equal(t->sources[i].strip_notes, i == 2);
+        assert_int_equal(t->sources[i].source_column, 0);
+        assert_int_equal(t->sources[i].target_column, 1);
+    }
+    assert_true(t->sources[0].weight == 1.0f && t->sources[3].weight == 0.2f);
+    assert_string_equal(t->simplify_path, "configs/../../shared/data/cc-cedict/entries.tsv");
+    assert_true(t->max_length_ratio == 3.0f);
     assert_string_equal(t->dev_path, "configs/../../shared/data/tatoeba-cmn-eng/dev.tsv");
     assert_int_equal(t->source_column, 0);
     assert_int_equal(t->target_column, 1);
@@ -89,7 +105,7 @@ static void en_zh_train_section_loads(void **state)
     assert_int_equal(t->batch_tokens, 2500);
     assert_true(t->learning_rate == 0.001f && t->label_smoothing == 0.1f);
     assert_int_equal(t->epochs, 30);
-    assert_true(t->max_minutes == 56.0f && t->weights_f16);
+    assert_true(t->max_minutes == 100.0f && t->weights_f16);
     assert_int_equal(t->seed, 1);
     assert_string_equal(t->checkpoint_path, "configs/../weights/en-zh.ckpt");
     assert_string_equal(t->log_path, "configs/../weights/en-zh.log.csv");
@@ -109,6 +125,14 @@ static void zh_en_config_mirrors_en_zh(void **state)
     assert_int_equal(c.arch.d_model, 256);
     assert_int_equal(c.train.source_column, 1);
     assert_int_equal(c.train.target_column, 0);
+    assert_int_equal(c.train.n_sources, 4); /* the same data, columns the other way round */
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(c.train.sources[i].source_column, 1);
+        assert_int_equal(c.train.sources[i].target_column, 0);
+    }
+    assert_true(c.train.sources[3].format == SOURCE_CEDICT && c.train.sources[3].weight == 0.2f);
+    assert_true(c.train.max_length_ratio == 3.0f && c.train.max_minutes == 100.0f);
+    assert_non_null(c.train.simplify_path);
     config_free(&c);
 }
 
@@ -258,6 +282,53 @@ static void train_columns_default_from_the_languages(void **state)
     }
 }
 
+/* train.sources: paths resolved, each source's defaults, columns from
+ * the train: section unless given; train_data is one source. */
+static void train_sources_load_with_defaults(void **state)
+{
+    (void)state;
+    Config c;
+    Error err = {""};
+    const char *path;
+    const char *yaml = "name: t\nsource_language: zh\ntarget_language: en\n" VALID_MODEL VALID_ARCH
+                       "train:\n  sources:\n    - path: a.tsv\n    - path: /abs/b.tsv\n      weight: 2.5\n"
+                       "      target_column: 2\n      strip_notes: true\n"
+                       "    - {path: c.tsv, format: cedict, weight: 0.25}\n"
+                       "  simplify_with: c.tsv\n  max_length_ratio: 2.5\n";
+    if (load_text(yaml, &c, &err, &path)) fail_msg("%s", err.message);
+    const TrainConfig *t = &c.train;
+    char want[512];
+    assert_null(t->train_path);
+    assert_int_equal(t->n_sources, 3);
+    snprintf(want, sizeof want, "%s/a.tsv", temp_dir());
+    assert_string_equal(t->sources[0].path, want);
+    assert_true(t->sources[0].format == SOURCE_TSV && t->sources[0].weight == 1.0f && !t->sources[0].strip_notes);
+    assert_int_equal(t->sources[0].source_column, 1); /* zh → en: the train: section's */
+    assert_int_equal(t->sources[0].target_column, 0);
+    assert_string_equal(t->sources[1].path, "/abs/b.tsv");
+    assert_true(t->sources[1].weight == 2.5f && t->sources[1].strip_notes);
+    assert_int_equal(t->sources[1].source_column, 0); /* one given: the other of 0 and 1, as in train: */
+    assert_int_equal(t->sources[1].target_column, 2);
+    assert_true(t->sources[2].format == SOURCE_CEDICT && t->sources[2].weight == 0.25f);
+    snprintf(want, sizeof want, "%s/c.tsv", temp_dir());
+    assert_string_equal(t->simplify_path, want);
+    assert_true(t->max_length_ratio == 2.5f);
+    config_free(&c);
+
+    /* train_data (or its default) is one TSV source, weight 1, no table */
+    assert_int_equal(load_text(VALID "train:\n  train_data: x.tsv\n  source_column: 3\n", &c, &err, &path), 0);
+    snprintf(want, sizeof want, "%s/x.tsv", temp_dir());
+    assert_string_equal(c.train.train_path, want);
+    assert_int_equal(c.train.n_sources, 1);
+    assert_string_equal(c.train.sources[0].path, want);
+    assert_true(c.train.sources[0].weight == 1.0f && c.train.sources[0].format == SOURCE_TSV);
+    assert_int_equal(c.train.sources[0].source_column, 3);
+    assert_int_equal(c.train.sources[0].target_column, 0); /* the train: section's */
+    assert_null(c.train.simplify_path);
+    assert_true(c.train.max_length_ratio == 0.0f);
+    config_free(&c);
+}
+
 static void yaml_spellings_of_values_are_accepted(void **state)
 {
     (void)state;
@@ -336,6 +407,47 @@ static void check_rejected(const BadCase *cases, size_t n)
 }
 
 #define CHECK_REJECTED(cases) check_rejected(cases, sizeof cases / sizeof cases[0])
+
+static void bad_train_sources_are_rejected(void **state)
+{
+    (void)state;
+#define SOURCES VALID "train:\n  sources:\n" /* the list's items start at line 21 */
+    static const BadCase cases[] = {
+        {VALID "train:\n  train_data: a.tsv\n  sources:\n    - path: b.tsv\n", "21:3",
+         "train: sources and train_data are both given (train_data is the one-source shorthand"},
+        {VALID "train:\n  sources: []\n", "20:12", "train.sources: expected at least one source"},
+        {VALID "train:\n  sources: a.tsv\n", "20:12", "train.sources: expected a list of sources, got 'a.tsv'"},
+        {SOURCES "    - a.tsv\n", "21:7", "train.sources[0]: expected a mapping (path, format, weight, ...), got 'a.tsv'"},
+        {SOURCES "    - path: a.tsv\n    - weight: 0.5\n", "22:7", "train.sources[1]: missing required key 'path'"},
+        {SOURCES "    - path: a.tsv\n      wieght: 1\n", "22:7", "unknown key 'wieght' in train.sources[0]"},
+        {SOURCES "    - path: a.tsv\n      path: b.tsv\n", "22:7", "duplicate key 'path' in train.sources[0]"},
+        {SOURCES "    - path: a.tsv\n      weight: 0\n", "22:15",
+         "train.sources[0].weight: 0 is out of range (must be in (0, 100])"},
+        {SOURCES "    - path: a.tsv\n      weight: 101\n", "22:15", "train.sources[0].weight: 101 is out of range"},
+        {SOURCES "    - path: a.tsv\n      weight: lots\n", "22:15",
+         "train.sources[0].weight: expected a number, got 'lots'"},
+        {SOURCES "    - path: a.tsv\n      format: csv\n", "22:15",
+         "train.sources[0].format: expected tsv or cedict, got 'csv'"},
+        {SOURCES "    - path: ''\n", "21:13", "train.sources[0].path: expected a non-empty string"},
+        {SOURCES "    - path: a.tsv\n      strip_notes: maybe\n", "22:20",
+         "train.sources[0].strip_notes: expected true or false, got 'maybe'"},
+        {SOURCES "    - path: a.tsv\n      source_column: 16\n", "22:22",
+         "train.sources[0].source_column: 16 is out of range (must be in 0..15)"},
+        {SOURCES "    - path: a.tsv\n    - path: d.tsv\n      format: cedict\n      target_column: 1\n", "24:7",
+         "train.sources[1].target_column: not used with format cedict (its columns are fixed)"},
+        {SOURCES "    - path: d.tsv\n      format: cedict\n      strip_notes: true\n", "23:7",
+         "train.sources[0].strip_notes: not used with format cedict"},
+        {SOURCES "    - path: a.tsv\n      source_column: 1\n      target_column: 1\n", "19:1",
+         "train.sources[0]: source_column and target_column are both 1"},
+        {SOURCES "    - path: a.tsv\n      &x weight: 1\n", "22:7", "anchors (&x) are not supported"},
+        {VALID "train:\n  max_length_ratio: 0.5\n", "20:3",
+         "train.max_length_ratio: 0.5 would drop every pair (must be 0, off, or >= 1)"},
+        {VALID "train:\n  max_length_ratio: -1\n", "20:21", "train.max_length_ratio: -1 is out of range (must be >= 0)"},
+        {VALID "train:\n  simplify_with: [a]\n", "20:18", "train.simplify_with: expected a single value, got a list"},
+    };
+#undef SOURCES
+    CHECK_REJECTED(cases);
+}
 
 static void syntax_errors_name_line_and_column(void **state)
 {
@@ -567,6 +679,8 @@ int main(void)
         cmocka_unit_test(document_shape_errors_are_rejected),
         cmocka_unit_test(invalid_utf8_names_the_byte_offset),
         cmocka_unit_test(missing_file_and_directory_are_reported),
+        cmocka_unit_test(train_sources_load_with_defaults),
+        cmocka_unit_test(bad_train_sources_are_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

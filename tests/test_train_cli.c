@@ -111,6 +111,76 @@ static void test_resumed_run_equals_uninterrupted_run(void **state)
     assert_same_checkpoint(ckpt_whole, ckpt_resumed);
 }
 
+/* The tiny config with train.sources instead of train_data: tiny.tsv,
+ * sources-extra.tsv at `weight` and the CC-CEDICT sample at 0.5, Chinese
+ * simplified with the sample's table (data/sources.h; the counts are
+ * tests/test_sources.c's). */
+static const char *write_sources_config(const char *dir_name, const char *weight, const char *extra_train)
+{
+    const char *config = write_config(dir_name, extra_train);
+    size_t len;
+    char *yaml = read_file(config, &len), cwd[512], sources[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char *td = strstr(yaml, "  train_data:"), *rest = strstr(td, "  dev_data:");
+    snprintf(sources, sizeof sources,
+             "  sources:\n    - path: %s/tests/data/tiny.tsv\n    - path: %s/tests/data/sources-extra.tsv\n"
+             "      weight: %s\n      strip_notes: true\n    - path: %s/tests/data/cedict-mini.tsv\n"
+             "      format: cedict\n      weight: 0.5\n  simplify_with: %s/tests/data/cedict-mini.tsv\n"
+             "  max_length_ratio: 3\n",
+             cwd, cwd, weight, cwd, cwd);
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s%s%s", (int)(td - yaml), yaml, sources, rest);
+    fclose(f);
+    free(yaml);
+    return config;
+}
+
+/* train --vocab and train say per source what was read, kept and dropped. */
+static void test_sources_are_counted_on_stderr(void **state)
+{
+    (void)state;
+    char *err = run_train_args(write_sources_config("counted", "2.5", "  epochs: 1\n"),
+                               (const char *[]){"--vocab", NULL}, 0);
+    expect_in(err, "train: Traditional → Simplified: 6 characters from ");
+    expect_in(err, "tests/data/tiny.tsv: 16 read, 16 kept (weight 1: 16 an epoch), 0 duplicates, 0 filtered "
+                   "(0 empty, 0 too long, 0 length ratio); 0 simplified, 0 notes stripped\n");
+    expect_in(err, "tests/data/sources-extra.tsv: 10 read, 6 kept (weight 2.5: 15 an epoch), 2 duplicates, "
+                   "2 filtered (1 empty, 0 too long, 1 length ratio); 1 simplified, 2 notes stripped\n");
+    expect_in(err, "tests/data/cedict-mini.tsv: 19 read, 19 kept (weight 0.5: 10 an epoch), 0 duplicates, 0 filtered");
+    expect_in(err, "train: 41 pairs from 3 sources, 41 an epoch [");
+    expect_in(err, "train: vocabularies from 41 pairs: ");
+    free(err);
+    err = run_train_args(write_sources_config("counted", "2.5", "  epochs: 1\n  max_steps: 1\n"), NULL, 0);
+    expect_in(err, "tests/data/sources-extra.tsv: 10 read, 6 kept (weight 2.5: 15 an epoch)");
+    expect_in(err, "train: 41 pairs (41 usable, ");
+    expect_in(err, "epoch 1: 41 pairs, 429 tokens in "); /* sources-extra 2.5 times */
+    free(err);
+}
+
+/* A source at a fractional weight draws anew each epoch; a run stopped
+ * mid-epoch and resumed still ends with the uninterrupted run's weights,
+ * and a changed weight is a changed plan. */
+static void test_weighted_sources_resume_exactly(void **state)
+{
+    (void)state;
+    const char *common = "  batch_tokens: 60\n  learning_rate: 0.002\n  warmup_steps: 5\n  epochs: 3\n"
+                         "  dropout: 0.1\n  seed: 5\n  checkpoint_steps: 4\n";
+    char stop[512], ckpt_whole[700], ckpt_resumed[700];
+    snprintf(stop, sizeof stop, "%s  max_steps: 9\n", common);
+    run_train(write_sources_config("sources-whole", "0.5", common), NULL, 0);
+    run_train(write_sources_config("sources-resumed", "0.5", stop), NULL, 0);
+    run_train(write_sources_config("sources-resumed", "0.5", common), "--resume", 0);
+    snprintf(ckpt_whole, sizeof ckpt_whole, "%s/sources-whole/model.safetensors.ckpt", temp_dir());
+    snprintf(ckpt_resumed, sizeof ckpt_resumed, "%s/sources-resumed/model.safetensors.ckpt", temp_dir());
+    assert_same_checkpoint(ckpt_whole, ckpt_resumed);
+    /* another weight: another draw, so the checkpoint's position means nothing */
+    char *err = run_train_args(write_sources_config("sources-resumed", "0.75", common),
+                               (const char *[]){"--resume", NULL}, 2);
+    expect_in(err, "the training data (train.sources) differs from the data it was written with");
+    free(err);
+}
+
 static void test_existing_checkpoint_needs_resume(void **state)
 {
     (void)state;
@@ -443,6 +513,8 @@ int main(void)
         cmocka_unit_test(test_log_write_error),
         cmocka_unit_test(test_resume_truncates_the_log),
         cmocka_unit_test(test_changed_batching_needs_force),
+        cmocka_unit_test(test_sources_are_counted_on_stderr),
+        cmocka_unit_test(test_weighted_sources_resume_exactly),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }

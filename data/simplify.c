@@ -1,0 +1,196 @@
+/* simplify.c — a Traditional → Simplified character table from CC-CEDICT
+ * (see simplify.h). */
+#include "simplify.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/utf8.h"
+#include "../common/util.h"
+#include "corpus.h"
+
+typedef struct {
+    int32_t from, to;
+} Mapping;
+
+struct Simplifier {
+    size_t count;
+    Mapping *map; /* [count] sorted by `from` */
+};
+
+/* One vote: traditional `t` written `s`, first seen as vote number `seq`. */
+typedef struct {
+    int32_t t, s;
+    size_t seq;
+} Vote;
+
+static int by_char(const void *pa, const void *pb)
+{
+    const Vote *a = pa, *b = pb;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    if (a->s != b->s) return a->s < b->s ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The code points of `text` into cps (at most `max`); the count, or -1 when
+ * it is not valid UTF-8 or longer than max. */
+static long code_points(const char *text, int32_t *cps, size_t max)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t len = strlen(text), n = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_decode(p + i, len - i, &cps[n]);
+        if (!k || ++n > max) return -1;
+        i += k;
+    }
+    return (long)n;
+}
+
+static int by_code_point(const void *pa, const void *pb)
+{
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static bool contains(const int32_t *set, size_t n, int32_t cp)
+{
+    return bsearch(&cp, set, n, sizeof *set, by_code_point) != NULL;
+}
+
+/* A growing array of T. */
+#define PUSH(array, count, cap, value)                                       \
+    do {                                                                     \
+        if ((count) == (cap)) (array) = xrealloc((array), ((cap) = 2 * (cap) + 64) * sizeof *(array)); \
+        (array)[(count)++] = (value);                                        \
+    } while (0)
+
+Simplifier *simplify_load(const char *path, Error *err)
+{
+    Corpus c;
+    if (corpus_load(path, 0, 1, &c, err)) return NULL; /* simplified, traditional */
+    size_t n = 0, cap = 0, n_changed = 0, cap_changed = 0, n_self = 0, cap_self = 0;
+    Vote *votes = NULL;
+    int32_t *changed = NULL, *self = NULL; /* single-character entries: t != s, t == s */
+    enum { MAX_WORD = 64 };
+    int32_t s[MAX_WORD], t[MAX_WORD];
+    for (size_t i = 0; i < c.count; i++) {
+        long ns = code_points(c.source[i], s, MAX_WORD), nt = code_points(c.target[i], t, MAX_WORD);
+        if (ns <= 0 || ns != nt) continue; /* not aligned: no votes */
+        if (ns == 1 && s[0] != t[0]) PUSH(changed, n_changed, cap_changed, t[0]);
+        if (ns == 1 && s[0] == t[0]) PUSH(self, n_self, cap_self, s[0]);
+        for (long k = 0; k < ns; k++) {
+            /* s[k] written in Simplified is a vote for it staying itself;
+             * t[k] != s[k] is a vote for converting t[k]. */
+            PUSH(votes, n, cap, ((Vote){s[k], s[k], n}));
+            if (t[k] != s[k]) PUSH(votes, n, cap, ((Vote){t[k], s[k], n}));
+        }
+    }
+    corpus_free(&c);
+    qsort(votes, n, sizeof *votes, by_char);
+    qsort(changed, n_changed, sizeof *changed, by_code_point);
+    qsort(self, n_self, sizeof *self, by_code_point);
+    Simplifier *sp = xcalloc(1, sizeof *sp);
+    sp->map = xmalloc((n ? n : 1) * sizeof *sp->map);
+    /* Per traditional character: runs of equal (t, s); the longest run wins,
+     * a tie going to t itself, else to the run whose first vote came first. */
+    for (size_t i = 0; i < n;) {
+        int32_t from = votes[i].t, best = from;
+        size_t best_count = 0, best_seq = 0, j = i;
+        while (j < n && votes[j].t == from) {
+            size_t k = j;
+            while (k < n && votes[k].t == from && votes[k].s == votes[j].s) k++;
+            size_t count = k - j, seq = votes[j].seq; /* sorted: the run's first vote */
+            bool wins = count > best_count || (count == best_count && best != from &&
+                                               (votes[j].s == from || seq < best_seq));
+            if (wins) {
+                best_count = count;
+                best_seq = seq;
+                best = votes[j].s;
+            }
+            j = k;
+        }
+        if (best != from && contains(changed, n_changed, from) && !contains(self, n_self, from))
+            sp->map[sp->count++] = (Mapping){from, best};
+        i = j;
+    }
+    free(votes);
+    free(changed);
+    free(self);
+    return sp;
+}
+
+void simplify_free(Simplifier *s)
+{
+    if (!s) return;
+    free(s->map);
+    free(s);
+}
+
+size_t simplify_size(const Simplifier *s) { return s->count; }
+
+int32_t simplify_char(const Simplifier *s, int32_t cp)
+{
+    size_t lo = 0, hi = s->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->map[mid].from == cp) return s->map[mid].to;
+        if (s->map[mid].from < cp) lo = mid + 1;
+        else hi = mid;
+    }
+    return cp;
+}
+
+static size_t utf8_put(int32_t cp, char *out)
+{
+    if (cp < 0x80) return out[0] = (char)cp, 1;
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+char *simplify_text(const Simplifier *s, const char *text, size_t *changed)
+{
+    size_t len = strlen(text), n = 0, count = 0;
+    const unsigned char *p = (const unsigned char *)text;
+    char *out = xmalloc(4 * len + 1); /* each replaced character is at most 4 bytes */
+    for (size_t i = 0; i < len;) {
+        int32_t cp;
+        size_t k = utf8_decode(p + i, len - i, &cp);
+        if (!k) { /* invalid: unchanged, for the tokenizer to reject */
+            free(out);
+            if (changed) *changed = 0;
+            return xstrdup(text);
+        }
+        int32_t to = simplify_char(s, cp);
+        if (to != cp) {
+            n += utf8_put(to, out + n);
+            count++;
+        } else {
+            memcpy(out + n, text + i, k);
+            n += k;
+        }
+        i += k;
+    }
+    out[n] = '\0';
+    if (changed) *changed = count;
+    return out;
+}
+
+uint64_t simplify_hash(const Simplifier *s)
+{
+    return fnv1a(FNV_OFFSET, s->map, s->count * sizeof *s->map);
+}

@@ -1,0 +1,53 @@
+/* simplify.h — Traditional → Simplified Chinese, character by character,
+ * from a table built at run time out of CC-CEDICT's entries.tsv
+ * (simplified <TAB> traditional <TAB> ...).
+ *
+ * Why from CC-CEDICT: the data is already here, and it is the dictionary
+ * the rest of the pipeline uses, so no new dependency (OpenCC) is needed.
+ * How the table is built (CC-CEDICT lists one entry per reading, and one
+ * character may be Simplified in one word and Traditional in another):
+ *   - Candidates: characters that a single-character entry writes
+ *     differently in Traditional (個 → 个, 後 → 后), so a character never
+ *     changes from multi-character evidence alone.
+ *   - Never converted: a character with a single-character entry that is
+ *     the same in both scripts (著 "to write", 乾 "surname Qian", 於
+ *     "surname Yu"): it is valid Simplified, and converting it would
+ *     corrupt correct text (著名 → 着名), while leaving it only misses a
+ *     Traditional use (睡著).
+ *   - The rest by votes over every entry whose two headwords have the same
+ *     number of characters, aligned position by position: each position
+ *     with traditional t written s (t != s) is a vote "t → s"; each
+ *     character c of a Simplified headword is a vote "c stays c".  The
+ *     form with the most votes wins; a tie keeps the character, else goes
+ *     to the form seen first.  So 么 stays 么 (什么, 怎么 outvote the entry
+ *     that lists 么 as the old form of 幺), and 宁 stays 宁, while 麼 → 么,
+ *     裡 → 里, 髮 → 发.
+ * What it deliberately does not do: phrase-level conversion (OpenCC's
+ * 頭髮 → 头发 by context); the votes make the common reading win.  Text
+ * that is not valid UTF-8 is returned unchanged (the tokenizer rejects it
+ * later). */
+#ifndef TRANSLATE_SIMPLIFY_H
+#define TRANSLATE_SIMPLIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+
+typedef struct Simplifier Simplifier;
+
+/* Build the table from `entries_path`; NULL with err = "path:line: ..." on a
+ * read error or a line with fewer than two columns. */
+Simplifier *simplify_load(const char *entries_path, Error *err);
+void simplify_free(Simplifier *s); /* NULL-safe */
+/* Characters in the table (the traditional ones that change). */
+size_t simplify_size(const Simplifier *s);
+/* The Simplified form of code point cp (cp itself when not in the table). */
+int32_t simplify_char(const Simplifier *s, int32_t cp);
+/* `text` with every mapped character replaced, freshly allocated (free()).
+ * *changed (may be NULL) is set to the number of characters replaced. */
+char *simplify_text(const Simplifier *s, const char *text, size_t *changed);
+/* A hash of the table, so a checkpoint notices when it changes. */
+uint64_t simplify_hash(const Simplifier *s);
+
+#endif

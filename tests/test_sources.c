@@ -1,0 +1,289 @@
+/* test_sources.c — the training data pipeline (data/sources.h): CC-CEDICT
+ * senses as glosses, the Traditional → Simplified table, cleaning,
+ * filters, deduplication and per-source counts, and each epoch's weighted
+ * draw (deterministic from seed and epoch). */
+#include "testutil.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../data/cedict.h"
+#include "../data/simplify.h"
+#include "../data/sources.h"
+
+/* ---- CC-CEDICT senses ---------------------------------------------------- */
+
+static void cedict_keeps_short_cleaned_senses(void **state)
+{
+    (void)state;
+    static const struct { const char *senses, *want[CEDICT_MAX_SENSES]; } cases[] = {
+        {"pickled vegetables, especially Chinese cabbage", {"pickled vegetables"}},
+        {"(classifier used before a noun that has no specific classifier) / (bound form) individual",
+         {"individual"}},
+        {"Shanghai municipality (abbr. to 沪[Hu4]) / Shanghai", {"Shanghai municipality", "Shanghai"}},
+        {"dry / clean / CL:个[ge4]", {"dry", "clean"}},
+        {"(pharm.) capsule / CL:粒[li4]", {"capsule"}},
+        {"percent (Tw)", {"percent"}},
+        {"to eat / to consume / to eat at / to live on", {"to eat", "to consume", "to eat at"}},
+        {"aspect particle indicating action in progress", {NULL}},   /* > 4 words */
+        {"the eight divinatory trigrams of the Book of Changes / gossip / see 八卦阵", {"gossip"}},
+        {"one of the Eight Trigrams 八卦[ba1 gua4]", {NULL}},       /* explains with Chinese */
+        {"variant of 乾[qian2]", {NULL}},
+        {"old variant of 乾[qian2]", {NULL}},
+        {"surname Li", {NULL}},
+        {"short name for Shanghai", {NULL}},
+        {"abbr. for Beijing", {NULL}},
+        {"see 八卦", {NULL}},
+        {"used in 自個兒|自个儿[zi4 ge3 r5]", {NULL}},
+        {"CL:个[ge4]", {NULL}},
+        {"Taiwan pr. [gan4]", {NULL}},
+        {"(dialect) / 123", {NULL}},                                /* no Latin letter */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got[CEDICT_MAX_SENSES] = {0};
+        size_t n = cedict_glosses(cases[i].senses, got, CEDICT_MAX_SENSES), want = 0;
+        while (want < CEDICT_MAX_SENSES && cases[i].want[want]) want++;
+        if (n != want) fail_msg("'%s': %zu glosses, not %zu", cases[i].senses, n, want);
+        for (size_t k = 0; k < n; k++) {
+            if (strcmp(got[k], cases[i].want[k]) != 0)
+                fail_msg("'%s': gloss %zu is '%s', not '%s'", cases[i].senses, k, got[k], cases[i].want[k]);
+            free(got[k]);
+        }
+    }
+}
+
+static void cedict_headwords_are_han_only(void **state)
+{
+    (void)state;
+    assert_true(cedict_headword_ok("酸菜"));
+    assert_true(cedict_headword_ok("北京"));
+    assert_false(cedict_headword_ok("%"));
+    assert_false(cedict_headword_ok("110"));
+    assert_false(cedict_headword_ok("卡拉OK"));
+    assert_false(cedict_headword_ok("AA制"));
+    assert_false(cedict_headword_ok(""));
+    assert_false(cedict_headword_ok("\xff"));
+}
+
+/* ---- Traditional → Simplified ------------------------------------------ */
+
+static void simplify_table_from_cedict_entries(void **state)
+{
+    (void)state;
+    Error err = {{0}};
+    Simplifier *s = simplify_load("tests/data/cedict-mini.tsv", &err);
+    assert_non_null(s);
+    /* 個 這 們 滬 乹 亁: single-character entries that differ; 乾 and 著 have
+     * entries of their own as Simplified (surname Qian, zhu4) and stay;
+     * 膠 is only in a two-character word: no single entry, no change. */
+    assert_int_equal(simplify_size(s), 6);
+    assert_int_equal(simplify_char(s, 0x500B /* 個 */), 0x4E2A /* 个 */);
+    assert_int_equal(simplify_char(s, 0x4E7E /* 乾 */), 0x4E7E);
+    assert_int_equal(simplify_char(s, 0x8457 /* 著 */), 0x8457);
+    assert_int_equal(simplify_char(s, 0x81A0 /* 膠 */), 0x81A0);
+    size_t changed;
+    char *text = simplify_text(s, "這些是我們的朋友。著名", &changed);
+    assert_string_equal(text, "这些是我们的朋友。著名");
+    assert_int_equal(changed, 2);
+    free(text);
+    text = simplify_text(s, "abc \xff 個", &changed); /* invalid UTF-8: unchanged */
+    assert_string_equal(text, "abc \xff 個");
+    assert_int_equal(changed, 0);
+    free(text);
+    simplify_free(s);
+    simplify_free(NULL);
+    assert_null(simplify_load("tests/data/no-such-file.tsv", &err));
+    expect_in(err.message, "tests/data/no-such-file.tsv");
+}
+
+/* ---- the pool ------------------------------------------------------------ */
+
+static const SourceSpec specs[] = {
+    {"tests/data/tiny.tsv", SOURCE_TSV, 1.0f, 0, 1, false},
+    {"tests/data/sources-extra.tsv", SOURCE_TSV, 2.5f, 0, 1, true},
+    {"tests/data/cedict-mini.tsv", SOURCE_CEDICT, 0.5f, 0, 0, false},
+};
+
+static Sources load(const Simplifier *simplifier, float ratio)
+{
+    SourcesSettings set = {specs, 3, true, simplifier, 32, ratio};
+    Sources s;
+    Error err = {{0}};
+    if (sources_load(&set, &s, &err)) fail_msg("%s", err.message);
+    return s;
+}
+
+static void assert_counts(const SourceCounts *c, size_t read, size_t kept, size_t duplicates, size_t empty,
+                          size_t ratio, size_t simplified, size_t notes)
+{
+    assert_int_equal(c->read, read);
+    assert_int_equal(c->kept, kept);
+    assert_int_equal(c->duplicates, duplicates);
+    assert_int_equal(c->empty, empty);
+    assert_int_equal(c->too_long, 0);
+    assert_int_equal(c->ratio, ratio);
+    assert_int_equal(c->simplified, simplified);
+    assert_int_equal(c->notes, notes);
+}
+
+/* Is (source, target) in the pool, and from which source? -1: absent. */
+static int find(const Sources *s, const char *source, const char *target)
+{
+    for (size_t i = 0; i < s->pairs.count; i++)
+        if (strcmp(s->pairs.source[i], source) == 0 && strcmp(s->pairs.target[i], target) == 0)
+            return s->origin[i];
+    return -1;
+}
+
+static void sources_clean_filter_and_count(void **state)
+{
+    (void)state;
+    Error err = {{0}};
+    Simplifier *simplifier = simplify_load("tests/data/cedict-mini.tsv", &err);
+    Sources s = load(simplifier, 3.0f);
+    assert_int_equal(s.n_sources, 3);
+    /*                         read kept dup empty ratio simpl notes */
+    assert_counts(&s.counts[0], 16, 16, 0, 0, 0, 0, 0);
+    /* sources-extra.tsv: "i love china ." is tiny.tsv's first pair
+     * case-folded, "The dog is big." twice, "Yes." ↔ 17 characters, one
+     * empty side; two notes stripped, one Traditional line */
+    assert_counts(&s.counts[1], 10, 6, 2, 1, 1, 1, 2);
+    /* cedict-mini.tsv: 19 glosses of 20 entries (cedict_keeps_short_...) */
+    assert_counts(&s.counts[2], 19, 19, 0, 0, 0, 0, 0);
+    assert_int_equal(s.pairs.count, 16 + 6 + 19);
+    assert_int_equal(s.counts[1].first, 16);
+    assert_int_equal(s.counts[2].first, 22);
+    assert_int_equal(find(&s, "These are my friends.", "这些是我们的朋友。"), 1);
+    assert_int_equal(find(&s, "Students regard libraries as their second home.", "学生把图书馆当作第二个家。"), 1);
+    assert_int_equal(find(&s, "I am tired.", "我身体很累。"), 1);
+    assert_int_equal(find(&s, "He fell asleep.", "他睡著了。"), 1); /* 著 is kept: a known miss */
+    assert_int_equal(find(&s, "pickled vegetables", "酸菜"), 2);
+    assert_int_equal(find(&s, "individual", "个"), 2);
+    assert_int_equal(find(&s, "dry", "干"), 2);
+    assert_int_equal(find(&s, "Shanghai", "沪"), -1);
+    assert_int_equal(s.pairs.line[s.counts[1].first], 1); /* lines of its file, for messages */
+    sources_free(&s);
+
+    /* Without the table the Traditional line stays; without the ratio
+     * filter "Yes." is kept. */
+    s = load(NULL, 0.0f);
+    assert_counts(&s.counts[1], 10, 7, 2, 1, 0, 0, 2);
+    assert_int_equal(find(&s, "These are my friends.", "這些是我們的朋友。"), 1);
+    sources_free(&s);
+    simplify_free(simplifier);
+    sources_free(NULL);
+}
+
+static void sources_zh_en_swaps_the_dictionary(void **state)
+{
+    (void)state;
+    SourceSpec zh_en[] = {{"tests/data/sources-extra.tsv", SOURCE_TSV, 1.0f, 1, 0, true},
+                          {"tests/data/cedict-mini.tsv", SOURCE_CEDICT, 1.0f, 0, 0, false}};
+    SourcesSettings set = {zh_en, 2, false, NULL, 32, 0.0f};
+    Sources s;
+    Error err = {{0}};
+    assert_int_equal(sources_load(&set, &s, &err), 0);
+    assert_int_equal(find(&s, "酸菜", "pickled vegetables"), 1);
+    /* notes are stripped from the English side, now the target */
+    assert_int_equal(find(&s, "我身体很累。", "I am tired."), 0);
+    sources_free(&s);
+}
+
+static void sources_report_a_missing_file(void **state)
+{
+    (void)state;
+    SourceSpec bad[] = {{"tests/data/tiny.tsv", SOURCE_TSV, 1.0f, 0, 1, false},
+                        {"tests/data/no-such-file.tsv", SOURCE_TSV, 1.0f, 0, 1, false}};
+    SourcesSettings set = {bad, 2, true, NULL, 32, 0.0f};
+    Sources s;
+    Error err = {{0}};
+    assert_int_equal(sources_load(&set, &s, &err), -1);
+    expect_in(err.message, "tests/data/no-such-file.tsv");
+    assert_int_equal(s.pairs.count, 0); /* freed and zeroed */
+    SourceSpec narrow[] = {{"tests/data/tiny.tsv", SOURCE_TSV, 1.0f, 0, 5, false}};
+    set = (SourcesSettings){narrow, 1, true, NULL, 32, 0.0f};
+    assert_int_equal(sources_load(&set, &s, &err), -1);
+    expect_in(err.message, "tests/data/tiny.tsv:1: expected at least 6 tab-separated columns");
+}
+
+/* A short max_len drops the long pairs, counted as such. */
+static void sources_count_too_long_pairs(void **state)
+{
+    (void)state;
+    SourceSpec one[] = {{"tests/data/tiny.tsv", SOURCE_TSV, 1.0f, 0, 1, false}};
+    SourcesSettings set = {one, 1, true, NULL, 5, 0.0f};
+    Sources s;
+    Error err = {{0}};
+    assert_int_equal(sources_load(&set, &s, &err), 0);
+    assert_true(s.counts[0].too_long > 0);
+    assert_int_equal(s.counts[0].kept + s.counts[0].too_long, 16);
+    for (size_t i = 0; i < s.pairs.count; i++) assert_true(strlen(s.pairs.target[i]) <= 4 * 3); /* <= 4 characters */
+    sources_free(&s);
+}
+
+/* ---- sampling ------------------------------------------------------------ */
+
+static int compare_ints(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+static void epochs_draw_by_weight_deterministically(void **state)
+{
+    (void)state;
+    Sources s = load(NULL, 3.0f);
+    /* 16 × 1, 6 × 2.5 = 15, 19 × 0.5 = round(9.5) = 10 */
+    assert_int_equal(sources_epoch_count(&s, 0), 16);
+    assert_int_equal(sources_epoch_count(&s, 1), 15);
+    assert_int_equal(sources_epoch_count(&s, 2), 10);
+    size_t n = sources_epoch_size(&s);
+    assert_int_equal(n, 41);
+    int *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+    sources_epoch(&s, 7, 3, a);
+    sources_epoch(&s, 7, 3, b);
+    assert_memory_equal(a, b, n * sizeof *a); /* the same (seed, epoch): the same draw, as on --resume */
+    /* each source's share comes from its own range; whole copies first */
+    for (size_t i = 0; i < 16; i++) assert_int_equal(a[i], (int)i);
+    int times[64] = {0};
+    for (size_t i = 16; i < 31; i++) {
+        assert_true(a[i] >= 16 && a[i] < 22);
+        times[a[i]]++;
+    }
+    for (int p = 16; p < 22; p++) assert_true(times[p] == 2 || times[p] == 3); /* 2 copies + half again */
+    for (size_t i = 31; i < n; i++) {
+        assert_true(a[i] >= 22 && a[i] < 41);
+        assert_int_equal(times[a[i]]++, 0); /* without replacement */
+    }
+    /* another epoch draws another half of the dictionary (and of the 0.5
+     * of sources-extra); so does another seed */
+    bool differs = false;
+    for (int e = 4; e < 8 && !differs; e++) {
+        sources_epoch(&s, 7, e, c);
+        qsort(c + 31, 10, sizeof *c, compare_ints);
+        qsort(b + 31, 10, sizeof *b, compare_ints);
+        differs = memcmp(b + 31, c + 31, 10 * sizeof *c) != 0;
+    }
+    assert_true(differs);
+    sources_epoch(&s, 8, 3, c);
+    assert_memory_not_equal(a, c, n * sizeof *a);
+    uint64_t h = sources_hash(&s);
+    s.counts[2].weight = 0.6f;
+    assert_true(sources_hash(&s) != h); /* a checkpoint notices a new weight */
+    free(a);
+    free(b);
+    free(c);
+    sources_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cedict_keeps_short_cleaned_senses),
+        cmocka_unit_test(cedict_headwords_are_han_only),
+        cmocka_unit_test(simplify_table_from_cedict_entries),
+        cmocka_unit_test(sources_clean_filter_and_count),
+        cmocka_unit_test(sources_zh_en_swaps_the_dictionary),
+        cmocka_unit_test(sources_report_a_missing_file),
+        cmocka_unit_test(sources_count_too_long_pairs),
+        cmocka_unit_test(epochs_draw_by_weight_deterministically),
+    };
+    return cmocka_run_group_tests_name("training sources", tests, NULL, NULL);
+}
