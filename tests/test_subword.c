@@ -358,6 +358,12 @@ static void test_tatoeba_speed(void **state)
     Vocab *v = vocab_load(out, &err);
     assert_non_null(v);
     assert_int_equal(vocab_size(v), 8000);
+    /* casing from where words are not sentence-initial: what the model
+     * writes in lower case comes out as a reader expects */
+    expect_round_trip(v, "i don't understand what you're saying.", "en", "I don't understand what you're saying.");
+    expect_round_trip(v, "where do we live? we live in shanghai in 1990.", "en",
+                      "Where do we live? We live in Shanghai in 1990.");
+    expect_round_trip(v, "tom and mary went to boston.", "en", "Tom and Mary went to Boston.");
     corpus_free(&c);
     snprintf(path, sizeof path, "%s/dev.tsv", dir);
     if (corpus_load(path, 0, 1, &c, &err)) fail_msg("%s", err.message);
