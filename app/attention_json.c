@@ -12,6 +12,7 @@
 
 #include "../common/output_file.h"
 #include "../common/util.h"
+#include "../tokenizer/detokenize.h"
 #include "version.h"
 
 struct AttentionJson {
@@ -54,7 +55,10 @@ static cJSON *maps(const float *data, int layers, int heads, int rows, int cols)
     return all;
 }
 
-/* {"tokens": [...], "ids": [...]} for ids through a vocabulary. */
+/* {"tokens": [...], "ids": [...], "word_of": [...], "words": [...]} for ids
+ * through a vocabulary: the tokens are the vocabulary's ("##hai" continues
+ * a word, "<0xE9>" is a byte), and the words say how they join
+ * (detokenize_words). */
 static cJSON *token_list(const int *ids, int n, const Vocab *vocab)
 {
     cJSON *obj = cJSON_CreateObject();
@@ -64,6 +68,18 @@ static cJSON *token_list(const int *ids, int n, const Vocab *vocab)
         cJSON_AddItemToArray(tokens, cJSON_CreateString(vocab_token(vocab, ids[i])));
         cJSON_AddItemToArray(id_list, cJSON_CreateNumber(ids[i]));
     }
+    size_t *word_of = xmalloc((n ? (size_t)n : 1) * sizeof *word_of);
+    char **words = xmalloc((n ? (size_t)n : 1) * sizeof *words);
+    size_t m = detokenize_words(vocab, ids, (size_t)n, word_of, words);
+    cJSON *word_list = cJSON_AddArrayToObject(obj, "word_of");
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(word_list, cJSON_CreateNumber((double)word_of[i]));
+    cJSON *word_text = cJSON_AddArrayToObject(obj, "words");
+    for (size_t k = 0; k < m; k++) {
+        cJSON_AddItemToArray(word_text, cJSON_CreateString(words[k]));
+        free(words[k]);
+    }
+    free(words);
+    free(word_of);
     return obj;
 }
 
@@ -96,7 +112,7 @@ AttentionJson *attention_json_new(const Config *cfg, const ModelArch *arch)
     AttentionJson *doc = xcalloc(1, sizeof *doc);
     doc->root = cJSON_CreateObject();
     cJSON_AddStringToObject(doc->root, "format", "translate-attention");
-    cJSON_AddStringToObject(doc->root, "format_version", "1.0");
+    cJSON_AddStringToObject(doc->root, "format_version", "1.1");
     cJSON *producer = cJSON_AddObjectToObject(doc->root, "producer");
     cJSON_AddStringToObject(producer, "name", "translate");
     cJSON_AddStringToObject(producer, "version", TRANSLATE_VERSION);

@@ -19,6 +19,7 @@
 
 #include "../common/util.h"
 #include "../model/transformer.h"
+#include "../tokenizer/detokenize.h"
 #include "../tokenizer/tokenizer.h"
 
 /* ---- printing helpers ---------------------------------------------------- */
@@ -43,6 +44,10 @@ static void put_cell(FILE *out, const char *text, int columns, bool right)
     fwrite(text, 1, n, out);
     if (!right) fprintf(out, "%*s", columns - width, "");
 }
+
+/* Labels are the vocabulary's tokens as they are; with a subword
+ * vocabulary this says how to read them (tokenizer/vocab.h). */
+#define PIECES_NOTE "a \"##\" piece continues the word before it, <0xXX> is one byte"
 
 static void tokens_line(FILE *out, const Vocab *v, const int *ids, int n)
 {
@@ -225,7 +230,11 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
 
     fprintf(out, "1. Text → tokens: \"%s\" → ", text);
     tokens_line(out, tr->src_vocab, src->ids, S);
-    fprintf(out, "   (%d tokens)\n", S);
+    if (vocab_is_subword(tr->src_vocab))
+        fprintf(out, "   (%d tokens of %zu words; " PIECES_NOTE ")\n", S,
+                detokenize_words(tr->src_vocab, src->ids, (size_t)S, NULL, NULL));
+    else
+        fprintf(out, "   (%d tokens)\n", S);
     fprintf(out, "2. Tokens → ids: [");
     for (int i = 0; i < S; i++) fprintf(out, "%s%d", i ? ", " : "", src->ids[i]);
     fprintf(out, "]\n");
@@ -383,6 +392,7 @@ void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowCho
             layer + 1, head + 1, color ? "brighter" : "denser",
             show.kind == SHOW_DECODER ? "; · = masked future" : "");
     show_legend(out, color, show.kind == SHOW_DECODER);
+    if (vocab_is_subword(rv) || vocab_is_subword(cv)) fputs(PIECES_NOTE "\n", out);
     /* A map wider than the terminal is drawn in windows of the keys that
      * fit, one under the other, each with every row. */
     int fit = (width - ROW_LABEL - 1) / CELL;

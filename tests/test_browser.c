@@ -102,15 +102,20 @@ static void remove_profile(const char *arg)
 
 /* Run headless Chromium on the page (with `fragment`, e.g. "#kind=cross")
  * and a fresh profile; `extra` is --dump-dom or --screenshot=... */
-static RunResult run_chromium(const char *fragment, const char *extra)
+static RunResult run_chromium_on(const char *page, const char *fragment, const char *extra)
 {
     char profile[512], url[PATH_MAX + 256];
     new_profile(profile, sizeof profile);
-    snprintf(url, sizeof url, "%s%s", page_url, fragment);
+    snprintf(url, sizeof url, "%s%s", page, fragment);
     const char *argv[] = {CHROMIUM_ARGS(profile), "--virtual-time-budget=5000", extra, url, NULL};
     RunResult r = run_program(argv, NULL, 0);
     remove_profile(profile);
     return r;
+}
+
+static RunResult run_chromium(const char *fragment, const char *extra)
+{
+    return run_chromium_on(page_url, fragment, extra);
 }
 
 /* ---- waiting for the page: the DevTools protocol over a pipe ------------ */
@@ -413,6 +418,54 @@ static void test_every_kind_layer_head_and_step(void **state)
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) check_view(&views[i]);
 }
 
+/* "Whole words" (#words) on a page from a subword model: one row and one
+ * column per word, fewer than the tokens; without it, one per token. */
+static void test_whole_words(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CHROMIUM();
+    char config[600], json[600], html[600], url[PATH_MAX + 16], real[PATH_MAX];
+    subword_tiny_config("browser-subword", config, sizeof config);
+    snprintf(json, sizeof json, "%s/browser-subword/a.json", temp_dir());
+    snprintf(html, sizeof html, "%s/browser-subword/a.html", temp_dir());
+    const char *argv[] = {"./translate", "-q", "-c", config, "--attention", json, "--html", html,
+                          "The cat is sleeping.", "Tom's mother cooks rice.", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("translate exited %d:\n%s", r.status, r.err);
+    run_result_free(&r);
+    if (!realpath(html, real)) fail_msg("no page %s", html);
+    snprintf(url, sizeof url, "file://%s", real);
+    char *text = read_file(json, NULL);
+    cJSON *sub = cJSON_Parse(text);
+    free(text);
+    assert_non_null(sub);
+    const cJSON *s = cJSON_GetArrayItem(get(sub, "sentences"), 0);
+    long S = cJSON_GetArraySize(get(get(s, "source"), "tokens"));
+    long Ws = cJSON_GetArraySize(get(get(s, "source"), "words"));
+    long T = cJSON_GetArraySize(get(get(s, "decoder_input"), "tokens"));
+    long Wt = cJSON_GetArraySize(get(get(s, "decoder_input"), "words"));
+    long L = cJSON_GetArraySize(get(s, "cross_attentions"));
+    long maps = 1 + L * (get(get(sub, "model"), "heads")->valueint + 1);
+    assert_true(Ws < S); /* "sleeping" is in pieces */
+    static const struct { const char *fragment; int words; } views[] = {
+        {"#kind=cross&words", 1}, {"#kind=cross", 0}, {"#kind=decoder&words", 1}, {"#kind=encoder&words", 1},
+    };
+    for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
+        r = run_chromium_on(url, views[v].fragment, "--dump-dom");
+        check_page(&r);
+        bool w = views[v].words, decoder = strstr(views[v].fragment, "decoder"), encoder = strstr(views[v].fragment, "encoder");
+        long rows = encoder ? (w ? Ws : S) : (w ? Wt : T), cols = decoder ? rows : (w ? Ws : S);
+        long masked = decoder ? rows * (rows - 1) / 2 : 0;
+        if (!strstr(r.out, w ? "data-words=\"true\"" : "data-words=\"false\""))
+            fail_msg("%s: data-words is not %d", views[v].fragment, w);
+        assert_int_equal(status_of(r.out, "data-cells"), maps * rows * cols);
+        assert_int_equal(status_of(r.out, "data-masked"), maps * masked);
+        assert_int_equal(status_of(r.out, "data-lines"), rows * cols - masked);
+        run_result_free(&r);
+    }
+    cJSON_Delete(sub);
+}
+
 /* #selftest makes the page run its SVG, CSV and PNG exports; the test
  * awaits the page's promise that they are done. */
 static void test_exports_work(void **state)
@@ -456,6 +509,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_view_is_cross_attention),
         cmocka_unit_test(test_every_kind_layer_head_and_step),
+        cmocka_unit_test(test_whole_words),
         cmocka_unit_test(test_exports_work),
         cmocka_unit_test(test_screenshot),
     };

@@ -261,6 +261,13 @@ static void test_attention_json_shapes_and_token_roles(void **state)
     const cJSON *src = get(get(s, "source"), "tokens");
     assert_int_equal(cJSON_GetArraySize(src), 6); /* 我|想|吃|酸|菜|鱼 */
     assert_string_equal(cJSON_GetArrayItem(src, 0)->valuestring, "我");
+    /* a word vocabulary: every token is a word of its own */
+    const cJSON *word_of = get(get(s, "source"), "word_of"), *words = get(get(s, "source"), "words");
+    assert_int_equal(cJSON_GetArraySize(words), 6);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(cJSON_GetArrayItem(word_of, i)->valueint, i);
+        assert_string_equal(cJSON_GetArrayItem(words, i)->valuestring, cJSON_GetArrayItem(src, i)->valuestring);
+    }
     const cJSON *in = get(get(s, "decoder_input"), "tokens"), *out = get(get(s, "output"), "tokens");
     int T = cJSON_GetArraySize(out);
     assert_int_equal(cJSON_GetArraySize(in), T);

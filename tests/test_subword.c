@@ -4,6 +4,7 @@
  * vocabularies give exactly the ids they gave before. */
 #include "testutil.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,6 +358,12 @@ static void test_tatoeba_speed(void **state)
     Vocab *v = vocab_load(out, &err);
     assert_non_null(v);
     assert_int_equal(vocab_size(v), 8000);
+    /* casing from where words are not sentence-initial: what the model
+     * writes in lower case comes out as a reader expects */
+    expect_round_trip(v, "i don't understand what you're saying.", "en", "I don't understand what you're saying.");
+    expect_round_trip(v, "where do we live? we live in shanghai in 1990.", "en",
+                      "Where do we live? We live in Shanghai in 1990.");
+    expect_round_trip(v, "tom and mary went to boston.", "en", "Tom and Mary went to Boston.");
     corpus_free(&c);
     snprintf(path, sizeof path, "%s/dev.tsv", dir);
     if (corpus_load(path, 0, 1, &c, &err)) fail_msg("%s", err.message);
@@ -372,6 +379,67 @@ static void test_tatoeba_speed(void **state)
     print_message("tatoeba English dev: %zu tokens as %zu pieces\n", tokens, ids);
     corpus_free(&c);
     vocab_free(v);
+}
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!item) fail_msg("JSON has no '%s'", key);
+    return item;
+}
+
+/* Each token list of the attention JSON says how its tokens join into
+ * words: word_of[i] for each token, then the words' texts. */
+static void check_words(const cJSON *list, const char *want_words)
+{
+    const cJSON *tokens = get(list, "tokens"), *word_of = get(list, "word_of"), *words = get(list, "words");
+    int n = cJSON_GetArraySize(tokens);
+    assert_int_equal(cJSON_GetArraySize(word_of), n);
+    char joined[1024] = "";
+    for (int k = 0; k < cJSON_GetArraySize(words); k++) {
+        if (k) strcat(joined, " ");
+        strcat(joined, cJSON_GetArrayItem(words, k)->valuestring);
+    }
+    if (want_words && strcmp(joined, want_words) != 0) fail_msg("words \"%s\", want \"%s\"", joined, want_words);
+    int prev = -1;
+    for (int i = 0; i < n; i++) {
+        int w = cJSON_GetArrayItem(word_of, i)->valueint;
+        const char *t = cJSON_GetArrayItem(tokens, i)->valuestring;
+        /* a continuing piece stays in the word before it; anything else starts one */
+        assert_int_equal(w, strncmp(t, "##", 2) == 0 && prev >= 0 ? prev : prev + 1);
+        prev = w;
+    }
+    assert_int_equal(prev + 1, cJSON_GetArraySize(words));
+}
+
+/* The displays with a subword model: the attention JSON's tokens and
+ * words, --explain and --show say how to read the pieces. */
+static void test_displays_show_pieces(void **state)
+{
+    (void)state;
+    char config[600], json[600];
+    subword_tiny_config("subword-model", config, sizeof config);
+    snprintf(json, sizeof json, "%s/subword-model/a.json", temp_dir());
+    const char *argv[] = {"./translate", "-q", "-c", config, "-a", json, "--explain", "--show", "cross",
+                          "The cat is sleeping in 1990.", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("translate exited %d:\n%s", r.status, r.err);
+    expect_in(r.out, "words; a \"##\" piece continues the word before it, <0xXX> is one byte)");
+    expect_in(r.out, "is one byte\n"); /* --show's note */
+    expect_in(r.out, "<0x31> | ##<0x39> | ##<0x39> | ##<0x30>"); /* no digit in tiny.tsv: bytes */
+    char *text = read_file(json, NULL);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    assert_string_equal(get(doc, "format_version")->valuestring, "1.1");
+    const cJSON *s = cJSON_GetArrayItem(get(doc, "sentences"), 0);
+    check_words(get(s, "source"), "the cat is sleeping in 1990 .");
+    assert_true(cJSON_GetArraySize(get(get(s, "source"), "tokens")) > 10); /* pieces, digits */
+    check_words(get(s, "decoder_input"), NULL);
+    check_words(get(s, "output"), NULL);
+    assert_string_equal(cJSON_GetArrayItem(get(get(s, "decoder_input"), "words"), 0)->valuestring, "<s>");
+    cJSON_Delete(doc);
+    free(text);
+    run_result_free(&r);
 }
 
 int main(void)
@@ -391,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_encoding_offsets),
         cmocka_unit_test(test_learner_is_deterministic),
         cmocka_unit_test(test_tatoeba_speed),
+        cmocka_unit_test(test_displays_show_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -346,9 +346,30 @@ static void test_long_runs_of_marks_take_linear_time(void **state)
     }
 }
 
+/* What subword vocabularies ask of a token (tokenizer/vocab.h). */
+static void test_words_digits_and_folding(void **state)
+{
+    (void)state;
+    static const struct { const char *token; int word; } cases[] = {
+        {"shanghai", 1}, {"1990", 1}, {"é", 1}, {"ωμέγα", 1}, {"中", 0}, {"の", 0}, {".", 0}, {"#", 0},
+        {"☃", 0}, {"\xCC\x81", 0}, /* a lone combining mark is a token of its own */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (tokenizer_is_word(cases[i].token) != cases[i].word)
+            fail_msg("tokenizer_is_word(\"%s\") is not %d", cases[i].token, cases[i].word);
+    assert_true(tokenizer_is_digit('7'));
+    assert_true(tokenizer_is_digit(0x0663)); /* ARABIC-INDIC DIGIT THREE */
+    assert_false(tokenizer_is_digit('x'));
+    assert_false(tokenizer_is_digit(0x00B2)); /* superscript two is No, not Nd */
+    char *f = tokenizer_fold("Shanghai ẞ");
+    assert_string_equal(f, "shanghai ss");
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_words_digits_and_folding),
         cmocka_unit_test(test_tokenize_table),
         cmocka_unit_test(test_whitespace_only_gives_no_tokens),
         cmocka_unit_test(test_length_not_nul_terminator_bounds_text),

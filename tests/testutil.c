@@ -261,6 +261,20 @@ const char *tiny_train_config(const char *dir_name, float label_smoothing, const
     return path;
 }
 
+const char *subword_tiny_config(const char *dir_name, char *path, size_t size)
+{
+    tiny_train_config(dir_name, 0.0f, "  source_vocab_size: 530\n  target_vocab_size: 530\n", path, size);
+    const char *vocab[] = {"./train", "-q", path, "--vocab", NULL};
+    const char *init[] = {"./translate", "-q", "-c", path, "--init-weights", NULL};
+    const char *const *steps[] = {vocab, init};
+    for (int i = 0; i < 2; i++) {
+        RunResult r = run_program(steps[i], NULL, 0);
+        if (r.status != 0) fail_msg("%s %s exited %d:\n%s", steps[i][0], path, r.status, r.err);
+        run_result_free(&r);
+    }
+    return path;
+}
+
 void expect_in(const char *haystack, const char *needle)
 {
     if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);

@@ -93,6 +93,13 @@ int torch_available(void);
 const char *tiny_train_config(const char *dir_name, float label_smoothing, const char *train_extra,
                               char *path, size_t size);
 
+/* The tiny training model with subword vocabularies (learned by
+ * `train --vocab` from tests/data/tiny.tsv, 530 entries each: the
+ * characters and a few merges, so longer words split) and random weights
+ * (`translate --init-weights`), in its own folder `dir_name`.  Returns
+ * `path`, the config's path; fails the test when a step fails. */
+const char *subword_tiny_config(const char *dir_name, char *path, size_t size);
+
 /* Path of the Tatoeba data folder, or NULL when it is not there
  * (tests that need it skip). */
 const char *tatoeba_dir(void);

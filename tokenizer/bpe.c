@@ -188,14 +188,18 @@ static Word split_word(Symbols *s, const char *token, double count)
 
 /* ---- Learning ---------------------------------------------------------------- */
 
-static const Symbols *sort_symbols; /* qsort has no context argument */
+/* A symbol to sort: qsort has no context argument, so it carries its own. */
+typedef struct {
+    double freq;
+    const char *str;
+    int id;
+} Ranked;
 
 static int by_freq(const void *pa, const void *pb)
 {
-    int a = *(const int *)pa, b = *(const int *)pb;
-    double fa = sort_symbols->freq[a], fb = sort_symbols->freq[b];
-    if (fa != fb) return fa > fb ? -1 : 1;
-    return strcmp(sort_symbols->str[a], sort_symbols->str[b]);
+    const Ranked *a = pa, *b = pb;
+    if (a->freq != b->freq) return a->freq > b->freq ? -1 : 1;
+    return strcmp(a->str, b->str);
 }
 
 static void out_add(BpePieces *out, size_t *cap, Symbols *s, int id, double freq)
@@ -278,12 +282,11 @@ void bpe_learn(const BpeToken *tokens, size_t n, size_t budget, double min_count
     }
 
     /* The alphabet first: atomic tokens and characters, most frequent first. */
-    int *order = xmalloc((s.n ? s.n : 1) * sizeof *order);
-    for (size_t i = 0; i < s.n; i++) order[i] = (int)i;
-    sort_symbols = &s;
+    Ranked *order = xmalloc((s.n ? s.n : 1) * sizeof *order);
+    for (size_t i = 0; i < s.n; i++) order[i] = (Ranked){s.freq[i], s.str[i], (int)i};
     qsort(order, s.n, sizeof *order, by_freq);
-    for (size_t i = 0; i < s.n && out->count < budget && s.freq[order[i]] >= min_count; i++)
-        out_add(out, &out_cap, &s, order[i], s.freq[order[i]]);
+    for (size_t i = 0; i < s.n && out->count < budget && order[i].freq >= min_count; i++)
+        out_add(out, &out_cap, &s, order[i].id, order[i].freq);
     free(order);
 
     Pairs p = {0};

@@ -285,35 +285,44 @@ typedef struct {
     size_t pieces;
 } Joined;
 
-static void joined_add(Joined *w, const char *piece, const char *cased)
+/* Group ids into words: each piece that does not continue a word starts
+ * one.  Special ids are left out, or with `keep_specials` each is a word of
+ * its own (for display).  w has room for n; word_of (may be NULL) gets each
+ * id's word.  Returns the number of words. */
+static size_t group_pieces(const Vocab *vocab, const int *ids, size_t n, int keep_specials,
+                           Joined *w, size_t *word_of)
 {
-    str_add(&w->folded, piece);
-    str_add(&w->cased, cased);
-    w->pieces++;
-}
-
-/* Subword ids → words: each piece that does not continue a word starts
- * one.  A word of several pieces is written in the casing of the whole word
- * when that is a token of its own, else in its pieces' casings joined
- * (vocab.h). */
-static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **tok, char **cased)
-{
-    Joined *w = xcalloc(n ? n : 1, sizeof *w);
     size_t m = 0;
+    int alone = 0; /* the word before is a special: nothing joins it */
     for (size_t i = 0; i < n; i++) {
         ASSERT(ids[i] >= 0 && ids[i] < vocab_size(vocab));
-        if (ids[i] < VOCAB_SPECIALS) continue;
+        int special = ids[i] < VOCAB_SPECIALS;
+        if (special && !keep_specials) continue;
         int continues, ignored;
         const char *piece = vocab_piece(vocab, ids[i], 0, &continues);
         const char *piece_cased = vocab_piece(vocab, ids[i], 1, &ignored);
-        if (!continues || m == 0) {
+        if (!continues || m == 0 || alone || special) {
             w[m] = (Joined){{0}, {0}, 0};
             str_add(&w[m].folded, "");
             str_add(&w[m].cased, "");
             m++;
         }
-        joined_add(&w[m - 1], piece, piece_cased);
+        alone = special;
+        str_add(&w[m - 1].folded, piece);
+        str_add(&w[m - 1].cased, piece_cased);
+        w[m - 1].pieces++;
+        if (word_of) word_of[i] = m - 1;
     }
+    return m;
+}
+
+/* Subword ids → words, each cased: in the casing of the whole word when
+ * that is a token of its own, else in its pieces' casings joined
+ * (vocab.h).  tok and cased have room for n; returns the count. */
+static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **tok, char **cased)
+{
+    Joined *w = xcalloc(n ? n : 1, sizeof *w);
+    size_t m = group_pieces(vocab, ids, n, 0, w, NULL);
     size_t words = 0;
     for (size_t i = 0; i < m; i++) {
         Str t = {0}, c = {0};
@@ -335,6 +344,24 @@ static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **t
     }
     free(w);
     return words;
+}
+
+size_t detokenize_words(const Vocab *vocab, const int *ids, size_t n, size_t *word_of, char **words)
+{
+    Joined *w = xcalloc(n ? n : 1, sizeof *w);
+    size_t m = group_pieces(vocab, ids, n, 1, w, word_of);
+    for (size_t i = 0; i < m; i++) {
+        if (words) {
+            Str t = {0};
+            str_add(&t, "");
+            str_add_valid(&t, w[i].folded.s, w[i].folded.len);
+            words[i] = t.s;
+        }
+        free(w[i].folded.s);
+        free(w[i].cased.s);
+    }
+    free(w);
+    return m;
 }
 
 char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang)

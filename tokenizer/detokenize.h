@@ -29,4 +29,14 @@ char *detokenize(const char *const *tokens, const char *const *cased, size_t n,
  * through the rules above. */
 char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang);
 
+/* How ids group into words, for display (the attention JSON, the
+ * viewer's whole-word view): word_of[i] (room for n) gets the index of the
+ * word id i belongs to.  In a subword vocabulary a "##" piece or continuing
+ * byte token joins the word before it; in a word vocabulary every id is a
+ * word; a special id (<s>, </s>, <unk>, <pad>) is always a word of its own.
+ * Returns the number of words; with `words` (room for n, may be NULL) also
+ * each word's case-folded text, its pieces joined (bytes that make no valid
+ * UTF-8 as U+FFFD), malloc'd: the caller frees each. */
+size_t detokenize_words(const Vocab *vocab, const int *ids, size_t n, size_t *word_of, char **words);
+
 #endif

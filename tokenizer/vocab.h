@@ -5,7 +5,8 @@
  *     token <TAB> cased <TAB> count
  * `token` is the case-folded form the model sees, `cased` the casing it
  * most often had in the training data where it was not the first word of
- * a sentence (used when writing English), `count` its training frequency.
+ * a sentence (anywhere, for a word only ever first; used when writing
+ * English), `count` its training frequency.
  * The first four lines are always
  *     <pad> <unk> <s> </s>
  * (ids 0..3).  A line starting with '#' before the first token is a
@@ -34,12 +35,16 @@
  * with anything else: 1990 → 1 ##9 ##9 ##0.  A vocabulary holding any byte
  * token is a subword one and must hold all 448.
  *
- * Casing in a subword vocabulary: a piece's `cased` is the casing its
- * letters most often had inside the words it encodes (weighted by the
- * words' counts, each word in its usual casing), with the same "##"; the
- * byte tokens' is themselves.  A word written with several pieces takes
- * the `cased` of the whole word when that is a piece, else the pieces'
- * `cased` joined ("Shang" + "##hai" → "Shanghai"); see detokenize.h. */
+ * Casing in a subword vocabulary: a piece's `cased` (with the same "##")
+ * is the casing its letters most often had where it occurs, counting the
+ * words it encodes, each casing of a word weighted by its count: first
+ * where the piece is the whole word and the word is not sentence-initial,
+ * else inside longer words (not sentence-initial), else where it is the
+ * whole word at a sentence start; the byte tokens' is themselves.  So "t"
+ * stays lower case although "Tom" starts with it, and the "s" of "She"
+ * says nothing.  A word written with several pieces takes the `cased` of
+ * the whole word when that is a token, else its pieces' `cased` joined
+ * ("Shang" + "##hai" → "Shanghai"); see detokenize.h. */
 #ifndef TRANSLATE_VOCAB_H
 #define TRANSLATE_VOCAB_H
 
@@ -87,7 +92,8 @@ size_t vocab_encode_token(const Vocab *vocab, const char *token, int *ids, size_
  * itself, never continuing.  Specials are themselves. */
 const char *vocab_piece(const Vocab *vocab, int id, int cased, int *continues);
 
-/* Building a vocabulary from training text (the trainer and tests use it).
+/* Building a vocabulary from training text (tokenizer/vocab_builder.c; the
+ * trainer and tests use it).
  * Counts are per folded token; with each count goes the token's casing
  * there, kept apart for sentence-initial words (the first word of a text,
  * or after . ? ! and any quotes), whose capital says nothing.  A token's

@@ -9,12 +9,14 @@
  *     mean of heads; clicking one shows it large;
  *   - a step slider that replays decoding: decoder and cross-attention rows
  *     appear one step at a time, with the token each step chose, its
- *     probability and the alternatives.
+ *     probability and the alternatives;
+ *   - with a subword vocabulary, a "Whole words" toggle that merges each
+ *     word's pieces ("shang", "##hai" → "shanghai") on both axes.
  * Pointing at a cell shows its exact weight, its query and key tokens and
  * the entropy of its row.  The large figure can be saved as SVG or PNG and
  * the selected matrix as CSV.  The view is kept in the address's #fragment
- * (e.g. #sentence=2&kind=decoder&layer=1&head=mean&step=3), so a view can
- * be bookmarked.
+ * (e.g. #sentence=2&kind=decoder&layer=1&head=mean&step=3&words), so a
+ * view can be bookmarked.
  *
  * Everything is drawn as SVG with colours as attributes, so the export is
  * the drawing itself.  No library is used and nothing is fetched.
@@ -71,6 +73,7 @@ const state = {
     layer: Infinity,   // clamped to the last layer
     head: 'mean',      // a head index or 'mean'
     step: Infinity,    // 1..T: rows 0..step-1 are revealed; clamped to T
+    words: false,      // merge each word's pieces (the "Whole words" toggle)
     selftest: false,   // #selftest: also run the exports (tests/test_browser.c)
 };
 let playTimer = null;
@@ -104,13 +107,14 @@ function readFragment() {
     if (params.get('head') === 'mean') state.head = 'mean';
     else if (number('head') !== null) state.head = number('head') - 1;
     if (number('step') !== null) state.step = number('step');
+    state.words = params.has('words');
     state.selftest = params.has('selftest');
 }
 
 function writeFragment() {
     const head = state.head === 'mean' ? 'mean' : state.head + 1;
     const fragment = `sentence=${state.sentence + 1}&kind=${state.kind}&layer=${state.layer + 1}` +
-        `&head=${head}&step=${state.step}` + (state.selftest ? '&selftest' : '');
+        `&head=${head}&step=${state.step}` + (state.words ? '&words' : '') + (state.selftest ? '&selftest' : '');
     // replaceState, not location.hash: no history entry per slider move.
     history.replaceState(null, '', '#' + fragment);
 }
@@ -118,18 +122,62 @@ function writeFragment() {
 // ---- matrices -------------------------------------------------------------------
 
 /* The map to draw: values[i][j] with i the query row and j the key column,
- * the tokens on both axes, and how many rows the step slider reveals. */
+ * the tokens on both axes, and how many rows the step slider reveals.
+ * With state.words, rows and columns are whole words (mergeWords). */
 function selectedMatrix(entry, kind, layer, head) {
     const info = KINDS[kind];
     const heads = entry.s[info.field][layer];
     const values = head === 'mean' ? meanOfHeads(heads) : heads[head];
-    return {
+    const m = {
         kind, layer, head, values,
         rowTokens: entry.s[info.rows].tokens,
         colTokens: entry.s[info.cols].tokens,
         produced: info.stepped ? entry.s.output.tokens : null,  // what row t chose
         revealed: info.stepped ? state.step : values.length,
     };
+    return state.words && hasPieces(entry) ? mergeWords(m, entry.s[info.rows], entry.s[info.cols]) : m;
+}
+
+/* Does any token list of the sentence join pieces into words?  (Format
+ * 1.0 documents, and word vocabularies, have one token per word.) */
+function hasPieces(entry) {
+    return ['source', 'decoder_input'].some((field) => {
+        const list = entry.s[field];
+        return list.words && list.words.length < list.tokens.length;
+    });
+}
+
+/* The groups of a token list: for each word, its first and last token. */
+function wordSpans(list) {
+    const spans = list.words.map(() => [Infinity, -1]);
+    list.word_of.forEach((w, t) => {
+        spans[w][0] = Math.min(spans[w][0], t);
+        spans[w][1] = Math.max(spans[w][1], t);
+    });
+    return spans;
+}
+
+/* m with each word's pieces merged.  Attention *to* a word is the sum of
+ * the attention to its pieces, and attention *from* a word the mean of its
+ * pieces' rows: every row is still a distribution summing to 1 (Clark et
+ * al. 2019, "What Does BERT Look At?", section 4.3).  A summed column says
+ * how much the query looked at the word; a mean row weighs each piece of
+ * the looking word alike.  A decoder word's row is revealed once the step
+ * slider has passed all of its pieces; it produced its pieces' outputs. */
+function mergeWords(m, rowList, colList) {
+    const rows = wordSpans(rowList), cols = wordSpans(colList);
+    const values = rows.map(([r0, r1]) => cols.map(([c0, c1]) => {
+        let sum = 0;
+        for (let i = r0; i <= r1; i++) for (let j = c0; j <= c1; j++) sum += m.values[i][j];
+        return sum / (r1 - r0 + 1);
+    }));
+    return Object.assign({}, m, {
+        values,
+        rowTokens: rowList.words,
+        colTokens: colList.words,
+        produced: m.produced && rows.map(([r0, r1]) => m.produced.slice(r0, r1 + 1).join(' ')),
+        revealed: rows.filter(([, r1]) => r1 < m.revealed).length,
+    });
 }
 
 /* The element-wise mean of a layer's heads, each [rows][cols]. */
@@ -608,6 +656,10 @@ function syncControls() {
     step.value = state.step;
     document.getElementById('step-label').textContent = `t = ${state.step} / ${stepCount(entry)}`;
     document.getElementById('stepper').classList.toggle('off', !KINDS[state.kind].stepped);
+    const words = document.getElementById('words');
+    words.checked = state.words;
+    words.disabled = !hasPieces(entry);
+    document.getElementById('words-control').classList.toggle('off', !hasPieces(entry));
 }
 
 function fillSentencePicker() {
@@ -646,6 +698,10 @@ function connectControls() {
         render();
     });
     document.getElementById('play').addEventListener('click', togglePlay);
+    document.getElementById('words').addEventListener('change', (e) => {
+        state.words = e.target.checked;
+        render();
+    });
     document.getElementById('export-svg').addEventListener('click', () =>
         download(new Blob([figureSvgText()], { type: 'image/svg+xml' }), exportName('svg')));
     document.getElementById('export-png').addEventListener('click', () =>
@@ -746,6 +802,7 @@ function writeStatus() {
     status.setAttribute('data-layer', String(state.layer + 1));
     status.setAttribute('data-head', state.head === 'mean' ? 'mean' : String(state.head + 1));
     status.setAttribute('data-step', String(state.step));
+    status.setAttribute('data-words', String(state.words && hasPieces(current())));
     status.setAttribute('data-heatmaps', count('svg.heatmap'));
     status.setAttribute('data-cells', count('svg.heatmap rect.cell'));
     status.setAttribute('data-masked', count('svg.heatmap rect.cell.masked'));

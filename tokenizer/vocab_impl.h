@@ -1,0 +1,52 @@
+/* vocab_impl.h — what tokenizer/vocab.c shares with tokenizer/vocab_builder.c
+ * and nothing else includes: the string → index hash table both use, and
+ * the calls that make a Vocab in memory (the subword writer encodes with
+ * one before it writes the file).  The public contract is vocab.h. */
+#ifndef TRANSLATE_VOCAB_IMPL_H
+#define TRANSLATE_VOCAB_IMPL_H
+
+#include <stddef.h>
+
+#include "vocab.h"
+
+/* A longer line is an error (the builder never writes one: it skips such
+ * tokens), so no vocabulary file makes us allocate more per line. */
+#define VOCAB_MAX_LINE_BYTES 4096
+
+extern const char *const vocab_special_tokens[VOCAB_SPECIALS];
+
+/* ---- A string → index hash table ------------------------------------------
+ *
+ * Open addressing (linear probing, FNV-1a, at most half full).  The table
+ * stores indices into its owner's array of entries; `key_of` gives the
+ * string of an index, so the strings are stored only once. */
+
+typedef const char *(*VocabKeyOf)(const void *owner, int index);
+
+typedef struct {
+    int *slot;       /* index of an entry, or -1 when empty */
+    size_t mask;     /* capacity - 1; capacity is a power of two */
+    size_t used;
+} VocabTable;
+
+void vocab_table_alloc(VocabTable *t, size_t capacity);
+/* The slot holding `key`, or the empty slot where it would go. */
+size_t vocab_table_find(const VocabTable *t, const char *key, VocabKeyOf key_of, const void *owner);
+/* Put `index` into the empty slot `at` (from vocab_table_find), doubling
+ * the table when it becomes half full. */
+void vocab_table_put(VocabTable *t, size_t at, int index, VocabKeyOf key_of, const void *owner);
+
+/* ---- A Vocab in memory ------------------------------------------------------ */
+
+Vocab *vocab_new(void);
+/* Add the next id, checked as a file line is (specials, byte tokens in
+ * order, no duplicate): 0, or -1 with a message without location. */
+int vocab_add(Vocab *v, size_t *cap, const char *token, const char *cased, Error *err);
+/* Once every token is in: the hash and what lookup needs. */
+void vocab_finish(Vocab *v);
+
+/* Byte token k (0..VOCAB_BYTE_TOKENS-1) as written in the file. */
+void vocab_byte_token_name(char *buf, size_t size, int k);
+int vocab_is_byte_id(const Vocab *v, int id);
+
+#endif
