@@ -9,7 +9,10 @@
  *   train --max-steps N / --max-minutes M CONFIG
  *                             this run's limits instead of the config's
  *
- * Each epoch: the batches in a new shuffled order, dev loss at its end,
+ * The training data is the config's train.sources (data/sources.h): read,
+ * cleaned, filtered and deduplicated into one pool, with per-source counts
+ * on stderr; each epoch trains on its weighted draw from the pool.
+ * Each epoch: that draw's batches in a new shuffled order, dev loss at its end,
  * and every `eval_epochs` epochs dev BLEU and chrF2 from greedy decoding;
  * the best model by dev BLEU is written to the config's weights path.
  * A checkpoint (weights + optimizer + progress) is written every

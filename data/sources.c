@@ -3,9 +3,11 @@
  * sources.h). */
 #include "sources.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
@@ -42,26 +44,53 @@ static bool hash_set_add(HashSet *s, uint64_t h)
 
 /* ---- one pair ------------------------------------------------------------ */
 
-/* English text with the editors' notes stripped (sources.h, step 2), new. */
+/* Is the bracketed or parenthesised text [s, s+len) a note about the
+ * sentence rather than words the English leaves implicit?  A label or
+ * gloss ("slang", "lit. the body", "i.e. ...", "used as a warning"), or
+ * anything with a non-ASCII character (Chinese, pinyin, quotation marks:
+ * "(蘿蔔, radish)", "(tiānlǐ, “heavenly justice”)"). */
+static bool is_note(const char *s, size_t len)
+{
+    static const char *const labels[] = {
+        "lit", "i.e", "ie.", "e.g", "eg.", "cf.", "or ", "see ", "note", "literally", "figurative", "used ",
+        "when used", "also ", "an example", "original", "slang", "rhyming", "sarcastic", "playful", "saying",
+        "common saying", "a common", "said by", "internet", "spoken", "formal", "informal", "colloquial", "literary", "humorous", "jocular",
+        "vulgar", "derogatory", "euphemis", "dialect", "archaic", "pun",
+    };
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] >= 0x80) return true;
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
+        size_t n = strlen(labels[i]);
+        if (len >= n && strncasecmp(s, labels[i], n) == 0 && (len == n || labels[i][n - 1] == ' ' ||
+                                                             !isalpha((unsigned char)s[n])))
+            return true;
+    }
+    return false;
+}
+
+/* English text with the editors' notes handled (sources.h, step 2), new:
+ * a note is dropped with its words, other brackets lose only the marks. */
 static char *strip_notes(const char *text)
 {
     size_t len = strlen(text), n = 0;
     char *out = xmalloc(len + 1);
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
-        if (c == '(' || (c == '[' && strncmp(text + i + 1, "lit", 3) == 0)) {
-            char close = c == '(' ? ')' : ']';
-            int depth = 1;
-            size_t j = i + 1;
-            for (; j < len && depth; j++) depth += (text[j] == c) - (text[j] == close);
-            if (depth) { /* unbalanced: keep the rest as written */
-                out[n++] = c;
-                continue;
-            }
-            i = j - 1;
-        } else if (c != '[' && c != ']') {
-            out[n++] = c;
+        if (c != '(' && c != '[') {
+            if (c != ')' && c != ']') out[n++] = c;
+            continue;
         }
+        char close = c == '(' ? ')' : ']';
+        int depth = 1;
+        size_t j = i + 1;
+        for (; j < len && depth; j++) depth += (text[j] == c) - (text[j] == close);
+        if (depth) continue; /* unbalanced: drop the mark, keep the rest */
+        /* After the sentence's final punctuation it is a note whatever it
+         * says ("... in the world. (English Revised Version)"). */
+        size_t k = n;
+        while (k && out[k - 1] == ' ') k--;
+        bool after_end = k && strchr(".!?\"", out[k - 1]);
+        if (after_end || is_note(text + i + 1, j - i - 2)) i = j - 1; /* the whole note, marks and all */
     }
     /* Tidy the gaps a removed note leaves: runs of spaces, a space before
      * punctuation or at either end. */

@@ -6,15 +6,18 @@
  * Per pair, in this order (a pair dropped by one step is counted there
  * only):
  *   1. read: a TSV line's two columns, or one CEDICT gloss (cedict.h);
- *   2. editors' notes stripped, for a source with strip_notes (Wiktionary),
- *      on the English side only: "[their]" → "their" (the editors mark
- *      words the English needs but the Chinese leaves implicit: the
- *      sentence reads right with them), except a bracket starting with
- *      "lit." (a literal gloss, not part of the sentence), which is
- *      dropped; "(...)" notes are dropped with their words ("(to the
- *      destination)", "(Disappointingly)": asides the Chinese mostly does
- *      not have).  Rows are kept: dropping all 368 would lose 6% of the
- *      source for a note;
+ *   2. editors' notes handled, for a source with strip_notes (Wiktionary),
+ *      on the English side only.  The editors bracket two things: words
+ *      the English needs but the Chinese leaves implicit ("[their]",
+ *      "(speak)", "(to the destination)"), which lose only the marks, so
+ *      the sentence reads right; and notes about the sentence, dropped
+ *      with their words: a label or gloss ("(slang)", "[lit. the body]",
+ *      "(i.e. ...)", "(used as a warning)", data/sources.c lists them),
+ *      anything with a non-ASCII character (Chinese, pinyin, quotation
+ *      marks: "(蘿蔔, radish)"), and anything after the sentence's final
+ *      punctuation ("... glory. (English Revised Version)").  Rows are
+ *      kept: dropping all 368 would lose 6% of the source for a note, and
+ *      a note the rules miss ("(chess)") costs a word, not a sentence;
  *   3. the Chinese side converted to Simplified (simplify.h), when a table
  *      is given: every source, so one character is one token however its
  *      source wrote it;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../data/corpus.h"
 #include "../data/dataset.h"
 #include "../data/packed_batch.h"
 
@@ -192,6 +193,35 @@ static void test_unknown_words_are_counted(void **state)
     dataset_free(&d);
 }
 
+/* An epoch's draw (data/sources.h) in batches: every drawn index once per
+ * draw, repeats kept, unusable pairs left out; dataset_from_corpus makes
+ * the same ids as dataset_load and takes the corpus over. */
+static void test_batches_from_a_draw_keep_repeats_and_skip_unusable(void **state)
+{
+    Fixture *f = *state;
+    Corpus corpus;
+    Error err = {{0}};
+    assert_int_equal(corpus_load("tests/data/tiny.tsv", 0, 1, &corpus, &err), 0);
+    Dataset d;
+    dataset_from_corpus(&d, &corpus, f->src, f->tgt, 32);
+    assert_int_equal(corpus.count, 0); /* taken over */
+    assert_int_equal(dataset_hash(&d), dataset_hash(&f->data));
+    d.usable[3] = false; /* as if too long */
+    int draw[] = {0, 0, 3, 5, 5, 5, 15};
+    Batches b;
+    batches_build_from(&b, &d, draw, 7, 40);
+    int seen[16] = {0}, total = 0;
+    for (size_t k = 0; k < b.count; k++)
+        for (int i = b.first[k]; i < b.first[k + 1]; i++) seen[b.pairs[i]]++, total++;
+    assert_int_equal(total, 6);
+    assert_int_equal(seen[0], 2);
+    assert_int_equal(seen[3], 0);
+    assert_int_equal(seen[5], 3);
+    assert_int_equal(seen[15], 1);
+    batches_free(&b);
+    dataset_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +232,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_source_of_one_token_is_never_emptied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_target_of_max_len_tokens_is_unusable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_words_are_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batches_from_a_draw_keep_repeats_and_skip_unusable, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

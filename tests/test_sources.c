@@ -147,16 +147,17 @@ static void sources_clean_filter_and_count(void **state)
     assert_counts(&s.counts[0], 16, 16, 0, 0, 0, 0, 0);
     /* sources-extra.tsv: "i love china ." is tiny.tsv's first pair
      * case-folded, "The dog is big." twice, "Yes." ↔ 17 characters, one
-     * empty side; two notes stripped, one Traditional line */
-    assert_counts(&s.counts[1], 10, 6, 2, 1, 1, 1, 2);
+     * empty side; three with notes, one Traditional line */
+    assert_counts(&s.counts[1], 11, 7, 2, 1, 1, 1, 3);
     /* cedict-mini.tsv: 19 glosses of 20 entries (cedict_keeps_short_...) */
     assert_counts(&s.counts[2], 19, 19, 0, 0, 0, 0, 0);
-    assert_int_equal(s.pairs.count, 16 + 6 + 19);
+    assert_int_equal(s.pairs.count, 16 + 7 + 19);
     assert_int_equal(s.counts[1].first, 16);
-    assert_int_equal(s.counts[2].first, 22);
+    assert_int_equal(s.counts[2].first, 23);
     assert_int_equal(find(&s, "These are my friends.", "这些是我们的朋友。"), 1);
     assert_int_equal(find(&s, "Students regard libraries as their second home.", "学生把图书馆当作第二个家。"), 1);
     assert_int_equal(find(&s, "I am tired.", "我身体很累。"), 1);
+    assert_int_equal(find(&s, "I can speak English.", "我会英语。"), 1);
     assert_int_equal(find(&s, "He fell asleep.", "他睡著了。"), 1); /* 著 is kept: a known miss */
     assert_int_equal(find(&s, "pickled vegetables", "酸菜"), 2);
     assert_int_equal(find(&s, "individual", "个"), 2);
@@ -168,7 +169,7 @@ static void sources_clean_filter_and_count(void **state)
     /* Without the table the Traditional line stays; without the ratio
      * filter "Yes." is kept. */
     s = load(NULL, 0.0f);
-    assert_counts(&s.counts[1], 10, 7, 2, 1, 0, 0, 2);
+    assert_counts(&s.counts[1], 11, 8, 2, 1, 0, 0, 3);
     assert_int_equal(find(&s, "These are my friends.", "這些是我們的朋友。"), 1);
     sources_free(&s);
     simplify_free(simplifier);
@@ -230,12 +231,12 @@ static void epochs_draw_by_weight_deterministically(void **state)
 {
     (void)state;
     Sources s = load(NULL, 3.0f);
-    /* 16 × 1, 6 × 2.5 = 15, 19 × 0.5 = round(9.5) = 10 */
+    /* 16 × 1, 7 × 2.5 = 14 + round(3.5) = 18, 19 × 0.5 = round(9.5) = 10 */
     assert_int_equal(sources_epoch_count(&s, 0), 16);
-    assert_int_equal(sources_epoch_count(&s, 1), 15);
+    assert_int_equal(sources_epoch_count(&s, 1), 18);
     assert_int_equal(sources_epoch_count(&s, 2), 10);
     size_t n = sources_epoch_size(&s);
-    assert_int_equal(n, 41);
+    assert_int_equal(n, 44);
     int *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
     sources_epoch(&s, 7, 3, a);
     sources_epoch(&s, 7, 3, b);
@@ -243,13 +244,18 @@ static void epochs_draw_by_weight_deterministically(void **state)
     /* each source's share comes from its own range; whole copies first */
     for (size_t i = 0; i < 16; i++) assert_int_equal(a[i], (int)i);
     int times[64] = {0};
-    for (size_t i = 16; i < 31; i++) {
-        assert_true(a[i] >= 16 && a[i] < 22);
+    for (size_t i = 16; i < 34; i++) {
+        assert_true(a[i] >= 16 && a[i] < 23);
         times[a[i]]++;
     }
-    for (int p = 16; p < 22; p++) assert_true(times[p] == 2 || times[p] == 3); /* 2 copies + half again */
-    for (size_t i = 31; i < n; i++) {
-        assert_true(a[i] >= 22 && a[i] < 41);
+    int thrice = 0;
+    for (int p = 16; p < 23; p++) {
+        assert_true(times[p] == 2 || times[p] == 3); /* 2 copies + half again */
+        thrice += times[p] == 3;
+    }
+    assert_int_equal(thrice, 4);
+    for (size_t i = 34; i < n; i++) {
+        assert_true(a[i] >= 23 && a[i] < 42);
         assert_int_equal(times[a[i]]++, 0); /* without replacement */
     }
     /* another epoch draws another half of the dictionary (and of the 0.5
@@ -257,9 +263,9 @@ static void epochs_draw_by_weight_deterministically(void **state)
     bool differs = false;
     for (int e = 4; e < 8 && !differs; e++) {
         sources_epoch(&s, 7, e, c);
-        qsort(c + 31, 10, sizeof *c, compare_ints);
-        qsort(b + 31, 10, sizeof *b, compare_ints);
-        differs = memcmp(b + 31, c + 31, 10 * sizeof *c) != 0;
+        qsort(c + 34, 10, sizeof *c, compare_ints);
+        qsort(b + 34, 10, sizeof *b, compare_ints);
+        differs = memcmp(b + 34, c + 34, 10 * sizeof *c) != 0;
     }
     assert_true(differs);
     sources_epoch(&s, 8, 3, c);

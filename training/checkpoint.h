@@ -30,10 +30,12 @@
  * under other ones the same numbers name other batches. */
 typedef struct {
     bool known;         /* false: a checkpoint from before this was recorded */
-    uint64_t data_hash; /* dataset_hash of the training data */
+    uint64_t data_hash; /* of the training data: app/train.c mixes dataset_hash of the
+                           pool with sources_hash (each source's range and weight) */
     int batch_tokens;
     uint64_t seed;
-    size_t batches;     /* batches per epoch */
+    size_t batches;     /* batches in the epoch under way (a source with a fractional
+                           weight draws anew each epoch, so the count can change) */
 } BatchPlan;
 
 typedef struct {
