@@ -2,7 +2,7 @@
  * cblas_sgemm on every product shape training runs, per kernel and thread
  * count, in one process (issue 12's first target: ours ≥ 0.95× OpenBLAS).
  *
- *   gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]
+ *   gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS] [-s SHAPE]...
  *   gemm_bench --openblas-info
  *
  * The shapes are those of model/linear.c for a batch of R rows through a
@@ -16,6 +16,9 @@
  *
  * Kernels: -k avx512 / avx2 / generic (repeatable; default every fast
  * kernel this CPU runs, i.e. on an AVX-512 machine the AVX2 one too).
+ * -s SHAPE (repeatable) times only the shapes whose "form_weight_Rrows"
+ * name contains SHAPE ("nt_DxF_R32", "tn_", "_R4096"): for working on a
+ * few shapes without the whole run.
  *
  * OpenBLAS is dlopen'ed ("libopenblas.so.0", Debian's libopenblas0-*
  * packages) so neither this program nor the project's build needs its
@@ -136,11 +139,13 @@ int main(int argc, char **argv)
     int vocab = 8000, max_threads = 2;
     const char *kernels[4]; /* at most 4 (-k beyond that is ignored) */
     int n_kernels = 0;
+    const char *only[16]; /* -s: at most 16 (beyond that ignored) */
+    int n_only = 0;
     static const struct option longs[] = {{"quick", no_argument, 0, 'q'},
                                           {"openblas-info", no_argument, 0, 'i'},
                                           {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "V:k:t:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "V:k:t:s:", longs, NULL)) != -1) {
         switch (c) {
         case 'q': quick = true; break;
         case 'i': info_only = true; break;
@@ -149,15 +154,18 @@ int main(int argc, char **argv)
         case 'k':
             if (n_kernels < 4) kernels[n_kernels++] = optarg;
             break;
+        case 's':
+            if (n_only < 16) only[n_only++] = optarg;
+            break;
         default:
             fprintf(stderr, "usage: gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]"
-                            " | --openblas-info\n");
+                            " [-s SHAPE]... | --openblas-info\n");
             return 2;
         }
     }
     if (optind != argc || vocab < 1 || max_threads < 1) {
         fprintf(stderr, "usage: gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]"
-                        " | --openblas-info\n");
+                        " [-s SHAPE]... | --openblas-info\n");
         return 2;
     }
     bool have_blas = blas_open();
@@ -212,12 +220,17 @@ int main(int argc, char **argv)
         for (int r = 0; r < n_rows; r++)
             for (int f = 0; f < 3; f++) {
                 int R = rows[r], O = WEIGHTS[w].o, I = WEIGHTS[w].i;
-                Case *x = &cases[n_cases++];
+                Case *x = &cases[n_cases];
                 if (f == 0) x->m = R, x->n = O, x->k = I;      /* out = in · Wᵀ */
                 else if (f == 1) x->m = R, x->n = I, x->k = O; /* d_in = d_out · W */
                 else x->m = O, x->n = I, x->k = R;             /* d_W = d_outᵀ · in */
                 x->form = f;
                 snprintf(x->what, sizeof x->what, "%s_R%d", WEIGHTS[w].what, R);
+                char name[32];
+                snprintf(name, sizeof name, "%s_%s", FORMS[f].name, x->what);
+                bool wanted = n_only == 0;
+                for (int s = 0; s < n_only && !wanted; s++) wanted = strstr(name, only[s]) != NULL;
+                if (wanted) n_cases++;
             }
     double ours[4][MAX_CASES], theirs[MAX_CASES];
     for (int threads = 1; threads <= max_threads; threads++) {

@@ -156,6 +156,7 @@ static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, siz
         }
     } else {
         _Alignas(64) float tile[MR_512 * NR_512];
+#pragma GCC unroll 12
         for (int r = 0; r < MR_512; r++) {
             _mm512_store_ps(tile + r * NR_512, acc[r][0]);
             _mm512_store_ps(tile + r * NR_512 + 16, acc[r][1]);
@@ -347,6 +348,7 @@ static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_
         }
     } else {
         _Alignas(32) float tile[MR_256 * NR_256];
+#pragma GCC unroll 6
         for (int r = 0; r < MR_256; r++) {
             _mm256_store_ps(tile + r * NR_256, acc[r][0]);
             _mm256_store_ps(tile + r * NR_256 + 8, acc[r][1]);
