@@ -235,6 +235,36 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
     }
 }
 
+/* Pack `count` lines whose values lie side by side in memory (a row of k
+ * is `count` contiguous floats, rows `stride` apart: A of gemm_tn, B of
+ * gemm_nn and gemm_tn) into ceil(count / width) panels of `width` (MR_512
+ * or NR_512), each kc·width floats: panel p, dst[p·kc·width + k·width + x]
+ * = src[k·stride + p·width + x], zero past count.  Row k of every panel is
+ * written before row k + 1, so each row of the source is read once, in
+ * order (packing panel by panel would fetch each cache line once per
+ * panel it spans).  Masked loads give the zero padding; masked stores keep
+ * a panel's width exact. */
+__attribute__((target("avx512f")))
+static void pack_cols_avx512(float *dst, const float *src, size_t stride, int kc, int count,
+                             int width)
+{
+    int panels = (count + width - 1) / width;
+    size_t panel_len = (size_t)kc * width;
+    for (int k = 0; k < kc; k++) {
+        const float *s = src + (size_t)k * stride;
+        float *d = dst + (size_t)k * width;
+        for (int p = 0; p < panels; p++, s += width, d += panel_len) {
+            int left = count - p * width;
+            for (int x = 0; x < width; x += 16) {
+                int n = left - x < 0 ? 0 : left - x > 16 ? 16 : left - x;
+                int lanes = width - x < 16 ? width - x : 16;
+                __m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), s + x);
+                _mm512_mask_storeu_ps(d + x, (__mmask16)((1u << lanes) - 1), v);
+            }
+        }
+    }
+}
+
 #endif /* GEMM_X86 */
 
 /* gemm_nt for a few rows of A (small_nt_avx2 below is the same in 8-float
@@ -357,6 +387,99 @@ static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_
     }
 }
 
+/* Transpose, in registers, the 8×8 block whose rows are r[0..7]: after,
+ * r[c] holds what was column c.  Pairs of floats, then 4-float groups
+ * within each 128-bit lane, then the two lanes. */
+__attribute__((target("avx2")))
+static inline void transpose8_avx2(__m256 r[8])
+{
+    __m256 t[8], u[8];
+    for (int q = 0; q < 4; q++) {
+        t[2 * q] = _mm256_unpacklo_ps(r[2 * q], r[2 * q + 1]);
+        t[2 * q + 1] = _mm256_unpackhi_ps(r[2 * q], r[2 * q + 1]);
+    }
+    /* u[4h + c]: column c (low lane) and c + 4 (high lane) of rows 4h..4h+3 */
+    for (int h = 0; h < 2; h++) {
+        u[4 * h + 0] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
+        r[4 + c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+    }
+}
+
+/* Mask of the first n ≤ 8 lanes, for maskload / maskstore. */
+__attribute__((target("avx2")))
+static inline __m256i lanes_avx2(int n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Store the first n ≤ 8 floats of v at d (n = 6 for an A panel, 8 for B):
+ * plain stores, since on AMD a masked store is much slower than two. */
+__attribute__((target("avx2")))
+static inline void store_first_avx2(float *d, __m256 v, int n)
+{
+    if (n == 8) {
+        _mm256_storeu_ps(d, v);
+    } else {
+        __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
+        if (n >= 4) _mm_storeu_ps(d, lo);
+        else if (n > 0) _mm_maskstore_ps(d, _mm256_castsi256_si128(lanes_avx2(n)), lo);
+        if (n == 6) _mm_storel_pi((__m64 *)(d + 4), hi);
+        else if (n > 4) _mm_maskstore_ps(d + 4, _mm256_castsi256_si128(lanes_avx2(n - 4)), hi);
+    }
+}
+
+/* pack_rows_avx512 in 8-float vectors: a panel of `width` (MR_256 or
+ * NR_256) lines running along k, transposed 8×8 in registers. */
+__attribute__((target("avx2")))
+static void pack_rows_avx2(float *dst, const float *src, size_t stride, int kc, int count,
+                           int width)
+{
+    for (int x0 = 0; x0 < width; x0 += 8) {
+        int n = count - x0 < 0 ? 0 : count - x0 > 8 ? 8 : count - x0;
+        int lanes = width - x0 < 8 ? width - x0 : 8;
+        const float *s = src + (size_t)x0 * stride;
+        for (int k0 = 0; k0 < kc; k0 += 8) {
+            int kn = kc - k0 < 8 ? kc - k0 : 8;
+            __m256i kmask = lanes_avx2(kn);
+            __m256 r[8];
+            for (int x = 0; x < 8; x++)
+                r[x] = x >= n ? _mm256_setzero_ps()
+                       : kn == 8 ? _mm256_loadu_ps(s + (size_t)x * stride + k0)
+                                 : _mm256_maskload_ps(s + (size_t)x * stride + k0, kmask);
+            transpose8_avx2(r);
+            for (int kk = 0; kk < kn; kk++) store_first_avx2(dst + (size_t)(k0 + kk) * width + x0, r[kk], lanes);
+        }
+    }
+}
+
+/* pack_cols_avx512 in 8-float vectors (width MR_256 or NR_256). */
+__attribute__((target("avx2")))
+static void pack_cols_avx2(float *dst, const float *src, size_t stride, int kc, int count,
+                           int width)
+{
+    int panels = (count + width - 1) / width;
+    size_t panel_len = (size_t)kc * width;
+    for (int k = 0; k < kc; k++) {
+        const float *s = src + (size_t)k * stride;
+        float *d = dst + (size_t)k * width;
+        for (int p = 0; p < panels; p++, s += width, d += panel_len) {
+            int left = count - p * width;
+            for (int x = 0; x < width; x += 8) {
+                int n = left - x < 0 ? 0 : left - x > 8 ? 8 : left - x;
+                int lanes = width - x < 8 ? width - x : 8;
+                __m256 v = n == 8 ? _mm256_loadu_ps(s + x) : _mm256_maskload_ps(s + x, lanes_avx2(n));
+                store_first_avx2(d + x, v, lanes);
+            }
+        }
+    }
+}
+
 /* The few-rows gemm_nt of small_nt_avx512 in 8-float vectors: 4 rows of A ×
  * 2 rows of B, so the 8 accumulators, 2 rows of B and one of A fit in the
  * 16 registers. */
@@ -430,10 +553,14 @@ typedef struct {
     const char *name;
     int mr, nr;
     MicroKernel *micro; /* NULL: run the references */
-    /* Optional fast pack_panel for panels whose lines run along k with the
-     * given stride (A of gemm_nt and gemm_nn, B of gemm_nt); NULL:
+    /* Optional fast pack_panel for one panel whose lines run along k with
+     * the given stride (A of gemm_nt and gemm_nn, B of gemm_nt); NULL:
      * pack_panel does it. */
     void (*pack_rows)(float *dst, const float *src, size_t stride, int kc, int count, int width);
+    /* Optional fast packing of a whole block of `count` lines lying side by
+     * side, rows of k `stride` apart (A of gemm_tn, B of gemm_nn and
+     * gemm_tn), into ceil(count / width) panels; NULL: pack_panel does it. */
+    void (*pack_cols)(float *dst, const float *src, size_t stride, int kc, int count, int width);
     /* Optional gemm_nt for M ≤ SMALL_M (summed in another order than the
      * blocked path); NULL: the blocked path does it. */
     void (*small_nt)(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb,
@@ -442,10 +569,11 @@ typedef struct {
 
 #if GEMM_X86
 static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512,
-                                       pack_rows_avx512, small_nt_avx512};
-static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL, small_nt_avx2};
+                                       pack_rows_avx512, pack_cols_avx512, small_nt_avx512};
+static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2,
+                                     pack_rows_avx2, pack_cols_avx2, small_nt_avx2};
 #endif
-static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL};
+static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL, NULL};
 
 static bool cpu_runs(const Kernel *k)
 {
@@ -572,6 +700,25 @@ static void *pack_space(size_t bytes)
     return pack_buffer;
 }
 
+/* Pack `count` lines (rows of A or columns of B), line x and step k at
+ * src[k*k_stride + x*x_stride], into ceil(count / width) panels of kc·width
+ * floats, with the kernel's fast packing where it has one for these
+ * strides. */
+static void pack_block(const Kernel *kern, float *dst, const float *src, size_t k_stride,
+                       size_t x_stride, int kc, int count, int width)
+{
+    if (x_stride == 1 && kern->pack_cols) {
+        kern->pack_cols(dst, src, k_stride, kc, count, width);
+        return;
+    }
+    for (int x = 0; x < count; x += width, dst += (size_t)kc * width, src += (size_t)width * x_stride) {
+        if (k_stride == 1 && kern->pack_rows)
+            kern->pack_rows(dst, src, x_stride, kc, min_int(width, count - x), width);
+        else
+            pack_panel(dst, src, k_stride, x_stride, kc, min_int(width, count - x), width);
+    }
+}
+
 /* gemm_nt on a few rows: small_nt instead of the blocked loops.  Decided on
  * the whole product, and a threaded one is then split by columns only, so
  * the path (and the bits) never depend on the thread count. */
@@ -595,29 +742,17 @@ static void product_run(const Kernel *kern, const Product *p)
     void *raw = pack_space((a_len + b_len) * sizeof(float) + 64);
     float *apack = align64(raw), *bpack = apack + a_len;
 
-    bool rows_a = kern->pack_rows && p->a_cs == 1, rows_b = kern->pack_rows && p->b_rs == 1;
     for (int jc = 0; jc < p->n; jc += NC) {
         int nc = min_int(p->n - jc, NC);
         for (int pc = 0; pc < p->k; pc += KC) {
             int kc = min_int(p->k - pc, KC);
             bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
-            for (int jr = 0; jr < nc; jr += NR) {
-                const float *b = p->b + (size_t)pc * p->b_rs + (size_t)(jc + jr) * p->b_cs;
-                if (rows_b)
-                    kern->pack_rows(bpack + (size_t)jr * kc, b, p->b_cs, kc, min_int(NR, nc - jr), NR);
-                else
-                    pack_panel(bpack + (size_t)jr * kc, b, p->b_rs, p->b_cs, kc,
-                               min_int(NR, nc - jr), NR);
-            }
+            pack_block(kern, bpack, p->b + (size_t)pc * p->b_rs + (size_t)jc * p->b_cs, p->b_rs,
+                       p->b_cs, kc, nc, NR);
             for (int ic = 0; ic < p->m; ic += MC) {
                 int mc = min_int(p->m - ic, MC);
-                for (int ir = 0; ir < mc; ir += MR) {
-                    const float *a = p->a + (size_t)(ic + ir) * p->a_rs + (size_t)pc * p->a_cs;
-                    if (rows_a)
-                        kern->pack_rows(apack + (size_t)ir * kc, a, p->a_rs, kc, min_int(MR, mc - ir), MR);
-                    else
-                        pack_panel(apack + (size_t)ir * kc, a, p->a_cs, p->a_rs, kc, min_int(MR, mc - ir), MR);
-                }
+                pack_block(kern, apack, p->a + (size_t)ic * p->a_rs + (size_t)pc * p->a_cs, p->a_cs,
+                           p->a_rs, kc, mc, MR);
                 for (int jr = 0; jr < nc; jr += NR)
                     for (int ir = 0; ir < mc; ir += MR)
                         kern->micro(kc, apack + (size_t)ir * kc, bpack + (size_t)jr * kc,
