@@ -2,8 +2,8 @@
  * cblas_sgemm on every product shape training runs, per kernel and thread
  * count, in one process (issue 12's first target: ours ≥ 0.95× OpenBLAS).
  *
- *   gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS] [-s SHAPE]...
- *              [-r ROUNDS]
+ *   gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS] [-T MIN_THREADS]
+ *              [-s SHAPE]... [-r ROUNDS]
  *   gemm_bench --openblas-info
  *
  * The shapes are those of model/linear.c for a batch of R rows through a
@@ -15,6 +15,7 @@
  * short sentence up to a large batch).  --quick: tiny shapes, one quick
  * timing each (make bench-smoke: checks the harness, not the speed).
  *
+ * Thread counts: MIN_THREADS (default 1) to MAX_THREADS (default 2).
  * Kernels: -k avx512 / avx2 / generic (repeatable; default every fast
  * kernel this CPU runs, i.e. on an AVX-512 machine the AVX2 one too).
  * -s SHAPE (repeatable) times only the shapes whose "form_weight_Rrows"
@@ -171,7 +172,7 @@ static float *random_matrix(size_t n, Rng *rng)
 int main(int argc, char **argv)
 {
     bool quick = false, info_only = false;
-    int vocab = 8000, max_threads = 2, rounds = 0;
+    int vocab = 8000, max_threads = 2, min_threads = 1, rounds = 0;
     const char *kernels[4]; /* at most 4 (-k beyond that is ignored) */
     int n_kernels = 0;
     const char *only[16]; /* -s: at most 16 (beyond that ignored) */
@@ -180,7 +181,7 @@ int main(int argc, char **argv)
                                           {"openblas-info", no_argument, 0, 'i'},
                                           {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "V:k:t:s:r:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "V:k:t:T:s:r:", longs, NULL)) != -1) {
         switch (c) {
         case 'q': quick = true; break;
         case 'i': info_only = true; break;
@@ -193,15 +194,16 @@ int main(int argc, char **argv)
             if (n_only < 16) only[n_only++] = optarg;
             break;
         case 'r': rounds = atoi(optarg); break;
+        case 'T': min_threads = atoi(optarg); break;
         default:
             fprintf(stderr, "usage: gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]"
-                            " [-s SHAPE]... [-r ROUNDS] | --openblas-info\n");
+                            " [-T MIN_THREADS] [-s SHAPE]... [-r ROUNDS] | --openblas-info\n");
             return 2;
         }
     }
-    if (optind != argc || vocab < 1 || max_threads < 1 || rounds < 0 || rounds > 15) {
+    if (optind != argc || vocab < 1 || max_threads < 1 || min_threads < 1 || rounds < 0 || rounds > 15) {
         fprintf(stderr, "usage: gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]"
-                        " [-s SHAPE]... [-r ROUNDS] | --openblas-info\n");
+                        " [-T MIN_THREADS] [-s SHAPE]... [-r ROUNDS] | --openblas-info\n");
         return 2;
     }
     bool have_blas = blas_open();
@@ -273,7 +275,7 @@ int main(int argc, char **argv)
                 if (wanted) n_cases++;
             }
     double ours[4][MAX_CASES], theirs[MAX_CASES];
-    for (int threads = 1; threads <= max_threads; threads++) {
+    for (int threads = min_threads; threads <= max_threads; threads++) {
         gemm_set_threads(threads);
         if (rounds > 0 && have_blas) { /* -r: ours and theirs alternate, shape by shape */
             blas.set_threads(threads);

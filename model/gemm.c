@@ -31,9 +31,11 @@
  * a tile is computed.  Edge tiles run the same arithmetic (zero padding adds
  * exact zeros) and go through a small buffer instead of straight to C.
  *
- * Deliberately not here: a persistent thread pool (threads are started per
- * call, and only for products big enough to repay it), hand-written
- * prefetching, and a vectorised path for CPUs without AVX2 (they get the
+ * Threads: C is split into one band of whole tiles per thread, run by
+ * worker threads kept between calls (see "threads" below), and only for
+ * products big enough to repay it.
+ *
+ * Deliberately not here: hand-written prefetching, and a vectorised path for CPUs without AVX2 (they get the
  * reference loops, and so does every CPU that is not x86-64: the x86
  * kernels and their run-time checks are compiled only under GEMM_X86). */
 #include "gemm.h"
@@ -599,6 +601,10 @@ static const Kernel *forced_kernel; /* gemm_force_kernel's choice, or NULL */
 static pthread_once_t auto_once = PTHREAD_ONCE_INIT;
 static int n_threads = 1;
 
+/* More than this many threads (gemm_set_threads) are not started. */
+enum { GEMM_MAX_THREADS = 64 };
+static void pool_stop(void);
+
 /* The best kernel this CPU runs, unless TRANSLATE_GEMM names another one
  * it runs ("avx512", "avx2" or "generic"; read once, here): so a benchmark
  * can time the AVX2 path on an AVX-512 machine in a whole program.  An
@@ -640,7 +646,12 @@ bool gemm_force_kernel(const char *name)
     return false;
 }
 
-void gemm_set_threads(int n) { n_threads = n < 1 ? 1 : n; }
+void gemm_set_threads(int n)
+{
+    n = n < 1 ? 1 : n > GEMM_MAX_THREADS ? GEMM_MAX_THREADS : n;
+    if (n != n_threads) pool_stop(); /* restarted, as many as needed, by the next call */
+    n_threads = n;
+}
 int gemm_threads(void) { return n_threads; }
 
 /* ---- packing and the blocked loops ------------------------------------ */
@@ -686,7 +697,7 @@ static float *align64(void *raw) { return (float *)(((uintptr_t)raw + 63) & ~(ui
 /* Each thread's packing buffer, kept between calls: a fresh allocation per
  * call costs page faults (large blocks are mmap'ed anew each time), which
  * showed up as ~15% of a training step.  Worker threads free theirs when
- * their job ends (job_run); the calling thread keeps its own. */
+ * they stop (worker_main); the calling thread keeps its own. */
 static _Thread_local void *pack_buffer;
 static _Thread_local size_t pack_buffer_size;
 
@@ -765,22 +776,87 @@ static void product_run(const Kernel *kern, const Product *p)
 
 /* ---- threads ---------------------------------------------------------- */
 
-typedef struct Job {
+/* Worker threads, started on the first threaded call and kept: starting a
+ * thread per call cost ~20 µs (pthread_create + join, measured here),
+ * comparable to a whole 4M-multiply-add product on two threads, and each
+ * new thread packed into freshly mmap'ed pages.  A worker sleeps on `wake`
+ * (no spinning: the machine's other cores may be busy with other work),
+ * runs the band of C it is given, and keeps its packing buffer between
+ * calls.  gemm_set_threads stops them (pool_stop), and with them their
+ * buffers; the calling thread's buffer stays with it.  `busy` lets one
+ * caller at a time use the workers: a second thread calling gemm_*
+ * meanwhile runs its product alone (same bits, as ever). */
+typedef struct {
     const Kernel *kern;
     Product part;
-    const struct Job *first; /* jobs[0], run by the calling thread */
 } Job;
 
-static void *job_run(void *arg)
+static struct {
+    pthread_mutex_t lock; /* guards the fields below */
+    pthread_cond_t wake, done;
+    pthread_mutex_t busy;
+    pthread_t ids[GEMM_MAX_THREADS];
+    unsigned long born[GEMM_MAX_THREADS]; /* round when worker t started */
+    int started;                 /* workers 1..started are running */
+    Job jobs[GEMM_MAX_THREADS];  /* jobs[t] for worker t (1..) */
+    int active;                  /* workers 1..active have a job this round */
+    unsigned long round;         /* incremented per threaded call */
+    int pending;                 /* jobs of this round not finished */
+    bool stop;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+          .done = PTHREAD_COND_INITIALIZER, .busy = PTHREAD_MUTEX_INITIALIZER};
+
+static void *worker_main(void *arg)
 {
-    const Job *job = arg;
-    product_run(job->kern, &job->part);
-    if (job != job->first) { /* a worker thread: its buffer dies with it */
-        free(pack_buffer);
-        pack_buffer = NULL;
-        pack_buffer_size = 0;
+    int me = (int)(intptr_t)arg;
+    pthread_mutex_lock(&pool.lock);
+    unsigned long seen = pool.born[me]; /* its first job is in the next round */
+    for (;;) {
+        while (pool.round == seen && !pool.stop) pthread_cond_wait(&pool.wake, &pool.lock);
+        if (pool.stop) break;
+        seen = pool.round;
+        if (me > pool.active) continue;
+        Job job = pool.jobs[me];
+        pthread_mutex_unlock(&pool.lock);
+        product_run(job.kern, &job.part);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
     }
+    pthread_mutex_unlock(&pool.lock);
+    free(pack_buffer);
+    pack_buffer = NULL;
+    pack_buffer_size = 0;
     return NULL;
+}
+
+/* Workers 1..want-1 running (fewer if threads cannot be started); returns
+ * how many threads, the caller included, can take a band. */
+static int pool_start(int want)
+{
+    pthread_mutex_lock(&pool.lock);
+    while (pool.started < want - 1) {
+        int t = pool.started + 1;
+        pool.born[t] = pool.round;
+        if (pthread_create(&pool.ids[t], NULL, worker_main, (void *)(intptr_t)t) != 0) break;
+        pool.started = t;
+    }
+    int n = pool.started + 1;
+    pthread_mutex_unlock(&pool.lock);
+    return n < want ? n : want;
+}
+
+static void pool_stop(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.stop = true;
+    pthread_cond_broadcast(&pool.wake);
+    int started = pool.started;
+    pthread_mutex_unlock(&pool.lock);
+    for (int t = 1; t <= started; t++) pthread_join(pool.ids[t], NULL);
+    pthread_mutex_lock(&pool.lock);
+    pool.started = 0;
+    pool.stop = false;
+    pthread_mutex_unlock(&pool.lock);
 }
 
 /* Rows i0..i1 (or columns j0..j1) of p's C, as a product of its own. */
@@ -812,30 +888,30 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
     int tiles = (len + tile - 1) / tile;
     int n = n_threads < tiles ? n_threads : tiles;
     if ((double)p->m * p->n * p->k < THREAD_MIN_FMAS) n = 1;
+    if (n > 1 && pthread_mutex_trylock(&pool.busy) != 0) n = 1; /* another caller has the workers */
     if (n <= 1) {
         product_run(kern, p);
         return;
     }
-    Job *jobs = xmalloc((size_t)n * sizeof *jobs);
-    pthread_t *ids = xmalloc((size_t)n * sizeof *ids);
-    bool *started = xcalloc((size_t)n, sizeof *started);
+    n = pool_start(n);
+    Job mine = {kern, *p};
+    pthread_mutex_lock(&pool.lock);
     for (int t = 0; t < n; t++) {
         int lo = min_int(len, tiles * t / n * tile), hi = min_int(len, tiles * (t + 1) / n * tile);
-        jobs[t].kern = kern;
-        jobs[t].first = &jobs[0];
-        jobs[t].part = by_rows ? rows_of(p, lo, hi) : cols_of(p, lo, hi);
+        Job *job = t == 0 ? &mine : &pool.jobs[t];
+        job->kern = kern;
+        job->part = by_rows ? rows_of(p, lo, hi) : cols_of(p, lo, hi);
     }
-    for (int t = 1; t < n; t++) started[t] = pthread_create(&ids[t], NULL, job_run, &jobs[t]) == 0;
-    job_run(&jobs[0]);
-    for (int t = 1; t < n; t++) {
-        if (started[t])
-            pthread_join(ids[t], NULL);
-        else
-            job_run(&jobs[t]);
-    }
-    free(started);
-    free(ids);
-    free(jobs);
+    pool.active = n - 1;
+    pool.pending = n - 1;
+    pool.round++;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    product_run(kern, &mine.part);
+    pthread_mutex_lock(&pool.lock);
+    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_unlock(&pool.busy);
 }
 
 /* ---- the three forms -------------------------------------------------- */

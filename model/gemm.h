@@ -40,9 +40,13 @@ void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, i
 void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, int K,
                        bool accumulate);
 
-/* How many threads one call may use (default 1; values below 1 mean 1).
- * Small products always run on the calling thread.  Set it before calls
- * start, not while another thread is inside gemm_*. */
+/* How many threads one call may use (default 1; values below 1 mean 1,
+ * above 64 mean 64).  Small products always run on the calling thread.
+ * The other threads are started by the first call that needs them and then
+ * kept, asleep between calls, until the count changes here (which stops
+ * them and frees their memory).  Set it before calls start, not while
+ * another thread is inside gemm_*; while one thread's call uses the
+ * workers, another thread's call runs on that thread alone. */
 void gemm_set_threads(int n);
 int gemm_threads(void);
 
