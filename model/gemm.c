@@ -19,11 +19,18 @@
  * micro-kernel keeps its MR×NR tile of C in vector registers: per k it
  * loads NR/16 vectors of B, broadcasts MR values of A and does MR·NR/16
  * fused multiply-adds.  Packing is a transpose when a panel's lines run
- * along k in memory (A of gemm_nt and gemm_nn, B of gemm_nt); with AVX-512
- * it is done 16×16 in registers.  When A has only a few rows (decoding: one
- * row per sentence or hypothesis; a short sentence's encoder) packing would cost more than multiplying,
+ * along k in memory (A of gemm_nt and gemm_nn, B of gemm_nt), done 16×16
+ * (AVX-512) or 8×8 (AVX2) in registers; lines lying side by side are copied
+ * a whole row of k at a time (pack_cols_avx512).  When A has only a few
+ * rows (decoding: one row per sentence or hypothesis; a short sentence's
+ * encoder) packing would cost more than multiplying,
  * so gemm_nt on up to SMALL_M rows skips it (small_nt_avx512) and computes
- * dot products of rows read in place, in another order of summation.
+ * dot products of rows read in place, in another order of summation.  On
+ * up to SWAP_M rows the AVX-512 kernel turns gemm_nt around (Cᵀ = B·Aᵀ,
+ * micro_t_avx512) so B, a weight used only M times, is read in place
+ * instead of transposed into panels; same bits as the blocked path.  A
+ * panel's last, partial row panel runs a micro-kernel copy with fewer rows
+ * (micro_rows_avx512) rather than multiplying padding.
  *
  * Why results do not depend on the thread count: every element of C is
  * summed by one micro-kernel call per KC block, k in increasing order, then
@@ -35,7 +42,8 @@
  * worker threads kept between calls (see "threads" below), and only for
  * products big enough to repay it.
  *
- * Deliberately not here: hand-written prefetching, and a vectorised path for CPUs without AVX2 (they get the
+ * Deliberately not here: hand-written prefetching (but for the tile of C
+ * a micro-kernel is about to write: prefetch_tile), and a vectorised path for CPUs without AVX2 (they get the
  * reference loops, and so does every CPU that is not x86-64: the x86
  * kernels and their run-time checks are compiled only under GEMM_X86). */
 #include "gemm.h"
@@ -125,29 +133,49 @@ static void tile_to_c(float *C, size_t ldc, const float *tile, int nr_full, int 
         }
 }
 
+/* Ask for the mr×nr tile of C the micro-kernel will add to or overwrite
+ * after its k loop: that loop (kc steps) hides the misses.  With a long
+ * sum and C larger than L2 (N = 256, K = 1024..2858 or a tall gemm_tn),
+ * each of the K/KC passes over C otherwise stalled on every tile's first
+ * load or store. */
+static inline void prefetch_tile(const float *C, size_t ldc, int mr, int nr)
+{
+    for (int r = 0; r < mr; r++) {
+        const float *c = C + (size_t)r * ldc;
+        for (int j = 0; j < nr; j += 16) __asm__ volatile("prefetcht0 %0" : : "m"(c[j]));
+        __asm__ volatile("prefetcht0 %0" : : "m"(c[nr - 1]));
+    }
+}
+
 /* AVX-512: 12 rows × 32 columns = 24 zmm accumulators, plus two for B and
  * the broadcasts folded into the FMAs' memory operands (32 registers). */
 enum { MR_512 = 12, NR_512 = 32 };
 
-__attribute__((target("avx512f,fma")))
-static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
-                         int mr, int nr, bool accumulate)
+/* The micro-kernel on the first `rows` rows of the panel (a constant after
+ * inlining, so the accumulators stay in registers).  The last panel of a
+ * block is often partly padding (32 rows = 12 + 12 + 8); it runs on the
+ * rows it has instead of multiplying zeros, and each element is still the
+ * same chain of fused multiply-adds, so the bits do not change. */
+__attribute__((target("avx512f,fma"), always_inline))
+static inline void micro_rows_avx512(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                                     int mr, int nr, bool accumulate, const int rows)
 {
     __m512 acc[MR_512][2];
 #pragma GCC unroll 12
-    for (int r = 0; r < MR_512; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    prefetch_tile(C, ldc, mr, nr);
     for (int k = 0; k < kc; k++, Ap += MR_512, Bp += NR_512) {
         __m512 b0 = _mm512_load_ps(Bp), b1 = _mm512_load_ps(Bp + 16);
 #pragma GCC unroll 12
-        for (int r = 0; r < MR_512; r++) {
+        for (int r = 0; r < rows; r++) {
             __m512 a = _mm512_set1_ps(Ap[r]);
             acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
             acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
         }
     }
-    if (mr == MR_512 && nr == NR_512) {
+    if (mr == rows && nr == NR_512) {
 #pragma GCC unroll 12
-        for (int r = 0; r < MR_512; r++) {
+        for (int r = 0; r < rows; r++) {
             float *c = C + (size_t)r * ldc;
             if (accumulate) {
                 acc[r][0] = _mm512_add_ps(_mm512_loadu_ps(c), acc[r][0]);
@@ -159,12 +187,22 @@ static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, siz
     } else {
         _Alignas(64) float tile[MR_512 * NR_512];
 #pragma GCC unroll 12
-        for (int r = 0; r < MR_512; r++) {
+        for (int r = 0; r < rows; r++) {
             _mm512_store_ps(tile + r * NR_512, acc[r][0]);
             _mm512_store_ps(tile + r * NR_512 + 16, acc[r][1]);
         }
         tile_to_c(C, ldc, tile, NR_512, mr, nr, accumulate);
     }
+}
+
+/* mr ≤ 4, ≤ 8 or ≤ 12 rows: three copies are enough to bound the waste. */
+__attribute__((target("avx512f,fma")))
+static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                         int mr, int nr, bool accumulate)
+{
+    if (mr > 8) micro_rows_avx512(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 12);
+    else if (mr > 4) micro_rows_avx512(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 8);
+    else micro_rows_avx512(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 4);
 }
 
 /* Transpose, in registers, the 16×16 block whose rows are row[0..15]:
@@ -267,6 +305,63 @@ static void pack_cols_avx512(float *dst, const float *src, size_t stride, int kc
     }
 }
 
+/* gemm_nt on a few dozen rows (SWAP_M) turned around: Cᵀ = B·Aᵀ.  The
+ * blocked path would transpose all of B (a weight, N×K) into panels for a
+ * product that uses each of its values only M times; here the micro-kernel
+ * broadcasts B's values straight from its rows (`rows` ≤ MR_512 of them,
+ * ldb apart) and takes vectors of 32 values of A along m from a packed Aᵀ
+ * panel ([kc][32], which is small).  Each element of C is the same chain of
+ * fused multiply-adds as in micro_avx512 (a·b and b·a are the same exact
+ * product), added to C the same way, so the bits are those of the blocked
+ * path.  The tile comes out transposed (rows of the accumulators are
+ * columns of C) and is turned around 16×16 in registers on the way to C. */
+__attribute__((target("avx512f,fma"), always_inline))
+static inline void micro_t_rows_avx512(int kc, const float *B, size_t ldb, const float *Ap,
+                                       float *C, size_t ldc, int mj, int nm, bool accumulate,
+                                       const int rows)
+{
+    __m512 acc[MR_512][2];
+    const float *brow[MR_512]; /* rows past mj (past N) read row 0 again, for nothing */
+#pragma GCC unroll 12
+    for (int r = 0; r < rows; r++) {
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+        brow[r] = B + (size_t)(r < mj ? r : 0) * ldb;
+    }
+    for (int k = 0; k < kc; k++, Ap += NR_512) {
+        __m512 a0 = _mm512_load_ps(Ap), a1 = _mm512_load_ps(Ap + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < rows; r++) {
+            __m512 b = _mm512_set1_ps(brow[r][k]);
+            acc[r][0] = _mm512_fmadd_ps(b, a0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(b, a1, acc[r][1]);
+        }
+    }
+    __mmask16 lanes = (__mmask16)((1u << mj) - 1);
+    for (int h = 0; h < 2 && 16 * h < nm; h++) {
+        __m512 t[16], col[16];
+#pragma GCC unroll 16
+        for (int r = 0; r < 16; r++) t[r] = r < rows ? acc[r][h] : _mm512_setzero_ps();
+        transpose16_avx512(t, col);
+        int n = nm - 16 * h < 16 ? nm - 16 * h : 16;
+        for (int l = 0; l < n; l++) {
+            float *c = C + (size_t)(16 * h + l) * ldc;
+            __m512 v = accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, c), col[l]) : col[l];
+            _mm512_mask_storeu_ps(c, lanes, v);
+        }
+    }
+}
+
+/* C (+)= the transposed tile: `mj` ≤ MR_512 rows of B from B, nm ≤ NR_512
+ * rows of A from the panel Ap; C points at C[m0][j0]. */
+__attribute__((target("avx512f,fma")))
+static void micro_t_avx512(int kc, const float *B, size_t ldb, const float *Ap, float *C,
+                           size_t ldc, int mj, int nm, bool accumulate)
+{
+    if (mj > 8) micro_t_rows_avx512(kc, B, ldb, Ap, C, ldc, mj, nm, accumulate, 12);
+    else if (mj > 4) micro_t_rows_avx512(kc, B, ldb, Ap, C, ldc, mj, nm, accumulate, 8);
+    else micro_t_rows_avx512(kc, B, ldb, Ap, C, ldc, mj, nm, accumulate, 4);
+}
+
 #endif /* GEMM_X86 */
 
 /* gemm_nt for a few rows of A (small_nt_avx2 below is the same in 8-float
@@ -285,6 +380,11 @@ static void pack_cols_avx512(float *dst, const float *src, size_t stride, int kc
  * row's result does not depend on which or how many rows come with it:
  * beam hypotheses and greedy decoding agree. */
 enum { SMALL_M = 16, SMALL_MR = 4, SMALL_NB = 4 };
+
+/* gemm_nt on SMALL_M < M ≤ SWAP_M rows takes the turned-around path
+ * (micro_t_avx512): the training shapes' 32-row batches.  Its bits are the
+ * blocked path's, so the bound only matters for speed. */
+enum { SWAP_M = 48 };
 
 #if GEMM_X86
 
@@ -351,25 +451,27 @@ static void small_nt_avx512(float *C, size_t ldc, const float *A, size_t lda, co
 /* AVX2: 6 rows × 16 columns = 12 ymm accumulators of the 16 registers. */
 enum { MR_256 = 6, NR_256 = 16 };
 
-__attribute__((target("avx2,fma")))
-static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc, int mr,
-                       int nr, bool accumulate)
+/* As micro_rows_avx512: the first `rows` rows of the panel. */
+__attribute__((target("avx2,fma"), always_inline))
+static inline void micro_rows_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                                   int mr, int nr, bool accumulate, const int rows)
 {
     __m256 acc[MR_256][2];
 #pragma GCC unroll 6
-    for (int r = 0; r < MR_256; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    prefetch_tile(C, ldc, mr, nr);
     for (int k = 0; k < kc; k++, Ap += MR_256, Bp += NR_256) {
         __m256 b0 = _mm256_load_ps(Bp), b1 = _mm256_load_ps(Bp + 8);
 #pragma GCC unroll 6
-        for (int r = 0; r < MR_256; r++) {
+        for (int r = 0; r < rows; r++) {
             __m256 a = _mm256_broadcast_ss(Ap + r);
             acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
         }
     }
-    if (mr == MR_256 && nr == NR_256) {
+    if (mr == rows && nr == NR_256) {
 #pragma GCC unroll 6
-        for (int r = 0; r < MR_256; r++) {
+        for (int r = 0; r < rows; r++) {
             float *c = C + (size_t)r * ldc;
             if (accumulate) {
                 acc[r][0] = _mm256_add_ps(_mm256_loadu_ps(c), acc[r][0]);
@@ -381,11 +483,25 @@ static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_
     } else {
         _Alignas(32) float tile[MR_256 * NR_256];
 #pragma GCC unroll 6
-        for (int r = 0; r < MR_256; r++) {
+        for (int r = 0; r < rows; r++) {
             _mm256_store_ps(tile + r * NR_256, acc[r][0]);
             _mm256_store_ps(tile + r * NR_256 + 8, acc[r][1]);
         }
         tile_to_c(C, ldc, tile, NR_256, mr, nr, accumulate);
+    }
+}
+
+__attribute__((target("avx2,fma")))
+static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc, int mr,
+                       int nr, bool accumulate)
+{
+    switch (mr) {
+    case 1: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 1); break;
+    case 2: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 2); break;
+    case 3: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 3); break;
+    case 4: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 4); break;
+    case 5: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 5); break;
+    default: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 6); break;
     }
 }
 
@@ -567,15 +683,23 @@ typedef struct {
      * blocked path); NULL: the blocked path does it. */
     void (*small_nt)(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb,
                      int m, int n, int k, bool accumulate);
+    /* Optional turned-around micro-kernel for gemm_nt on SMALL_M < M ≤
+     * SWAP_M rows (micro_t_avx512; the blocked path's bits); needs
+     * pack_rows. */
+    void (*micro_t)(int kc, const float *B, size_t ldb, const float *Ap, float *C, size_t ldc,
+                    int mj, int nm, bool accumulate);
 } Kernel;
 
 #if GEMM_X86
-static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512,
-                                       pack_rows_avx512, pack_cols_avx512, small_nt_avx512};
-static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2,
-                                     pack_rows_avx2, pack_cols_avx2, small_nt_avx2};
+static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512, pack_rows_avx512,
+                                       pack_cols_avx512, small_nt_avx512, micro_t_avx512};
+/* No turned-around path for AVX2: written as micro_t_avx512 in 8-float
+ * vectors it measured 0.7x the blocked path on 32 rows (6 broadcast
+ * streams and two 8×8 transposes per 6×16 tile). */
+static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, pack_rows_avx2,
+                                     pack_cols_avx2, small_nt_avx2, NULL};
 #endif
-static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL, NULL};
+static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL, NULL, NULL};
 
 static bool cpu_runs(const Kernel *k)
 {
@@ -733,16 +857,49 @@ static void pack_block(const Kernel *kern, float *dst, const float *src, size_t 
 /* gemm_nt on a few rows: small_nt instead of the blocked loops.  Decided on
  * the whole product, and a threaded one is then split by columns only, so
  * the path (and the bits) never depend on the thread count. */
-static bool takes_small_path(const Kernel *kern, const Product *p)
+typedef enum { PATH_BLOCKED, PATH_SMALL, PATH_TURNED } Path;
+
+/* The path a whole product takes, decided once: a threaded product's bands
+ * all take it (split by columns for PATH_SMALL, so each band keeps the
+ * same rows), so the bits never depend on the thread count.  PATH_TURNED
+ * gives the blocked path's bits anyway; PATH_SMALL does not. */
+static Path path_of(const Kernel *kern, const Product *p)
 {
-    return kern->small_nt && p->m <= SMALL_M && p->a_cs == 1 && p->b_rs == 1;
+    bool nt = p->a_cs == 1 && p->b_rs == 1;
+    if (nt && kern->small_nt && p->m <= SMALL_M) return PATH_SMALL;
+    if (nt && kern->micro_t && p->m <= SWAP_M) return PATH_TURNED;
+    return PATH_BLOCKED;
+}
+
+/* PATH_TURNED: gemm_nt as Cᵀ = B·Aᵀ (micro_t_avx512): per K block, A's
+ * rows packed as Aᵀ panels NR wide, then for each MR rows of B, each
+ * panel.  B is read in place. */
+static void turned_run(const Kernel *kern, const Product *p)
+{
+    const int MR = kern->mr, NR = kern->nr;
+    int kc_max = min_int(p->k, KC), panels = (p->m + NR - 1) / NR;
+    float *apack = align64(pack_space((size_t)panels * NR * kc_max * sizeof(float) + 64));
+    for (int pc = 0; pc < p->k; pc += KC) {
+        int kc = min_int(p->k - pc, KC);
+        bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
+        pack_block(kern, apack, p->a + (size_t)pc * p->a_cs, p->a_cs, p->a_rs, kc, p->m, NR);
+        for (int jr = 0; jr < p->n; jr += MR)
+            for (int x = 0; x < panels; x++)
+                kern->micro_t(kc, p->b + (size_t)jr * p->b_cs + (size_t)pc * p->b_rs, p->b_cs,
+                              apack + (size_t)x * NR * kc, p->c + (size_t)x * NR * p->ldc + jr,
+                              p->ldc, min_int(MR, p->n - jr), min_int(NR, p->m - x * NR), acc);
+    }
 }
 
 /* The blocked loops of the file's opening comment, on the calling thread. */
-static void product_run(const Kernel *kern, const Product *p)
+static void product_run(const Kernel *kern, const Product *p, Path path)
 {
-    if (takes_small_path(kern, p)) {
+    if (path == PATH_SMALL) {
         kern->small_nt(p->c, p->ldc, p->a, p->a_rs, p->b, p->b_cs, p->m, p->n, p->k, p->accumulate);
+        return;
+    }
+    if (path == PATH_TURNED) {
+        turned_run(kern, p);
         return;
     }
     const int MR = kern->mr, NR = kern->nr;
@@ -789,6 +946,7 @@ static void product_run(const Kernel *kern, const Product *p)
 typedef struct {
     const Kernel *kern;
     Product part;
+    Path path;
 } Job;
 
 static struct {
@@ -818,7 +976,7 @@ static void *worker_main(void *arg)
         if (me > pool.active) continue;
         Job job = pool.jobs[me];
         pthread_mutex_unlock(&pool.lock);
-        product_run(job.kern, &job.part);
+        product_run(job.kern, &job.part, job.path);
         pthread_mutex_lock(&pool.lock);
         if (--pool.pending == 0) pthread_cond_signal(&pool.done);
     }
@@ -883,23 +1041,25 @@ static Product cols_of(const Product *p, int j0, int j1)
  * be started its band runs on the caller afterwards: slower, same bits. */
 static void product_run_threaded(const Kernel *kern, const Product *p)
 {
-    bool by_rows = p->m >= p->n && !takes_small_path(kern, p);
+    Path path = path_of(kern, p);
+    bool by_rows = p->m >= p->n && path == PATH_BLOCKED;
     int len = by_rows ? p->m : p->n, tile = by_rows ? kern->mr : kern->nr;
     int tiles = (len + tile - 1) / tile;
     int n = n_threads < tiles ? n_threads : tiles;
     if ((double)p->m * p->n * p->k < THREAD_MIN_FMAS) n = 1;
     if (n > 1 && pthread_mutex_trylock(&pool.busy) != 0) n = 1; /* another caller has the workers */
     if (n <= 1) {
-        product_run(kern, p);
+        product_run(kern, p, path);
         return;
     }
     n = pool_start(n);
-    Job mine = {kern, *p};
+    Job mine = {kern, *p, path};
     pthread_mutex_lock(&pool.lock);
     for (int t = 0; t < n; t++) {
         int lo = min_int(len, tiles * t / n * tile), hi = min_int(len, tiles * (t + 1) / n * tile);
         Job *job = t == 0 ? &mine : &pool.jobs[t];
         job->kern = kern;
+        job->path = path;
         job->part = by_rows ? rows_of(p, lo, hi) : cols_of(p, lo, hi);
     }
     pool.active = n - 1;
@@ -907,7 +1067,7 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
     pool.round++;
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
-    product_run(kern, &mine.part);
+    product_run(kern, &mine.part, path);
     pthread_mutex_lock(&pool.lock);
     while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
     pthread_mutex_unlock(&pool.lock);

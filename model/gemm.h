@@ -13,10 +13,12 @@
  * results differ from gemm_*_reference in the last bits.  They are
  * deterministic: the same inputs and shape give the same bits on every run
  * and for every thread count (each output element is computed by the same
- * sequence of operations however the work is split between threads).  With
- * AVX-512, gemm_nt on up to 16 rows of A (decoding) sums in yet another
- * order, so a row's result there differs in the last bits from the same row
- * inside a taller product, but never depends on the other rows. */
+ * sequence of operations however the work is split between threads).
+ * gemm_nt on up to 16 rows of A (decoding) sums in yet another order, so a
+ * row's result there differs in the last bits from the same row inside a
+ * taller product, but never depends on the other rows.  (On 17 to 48 rows
+ * the AVX-512 kernel computes gemm_nt turned around, as Cᵀ = B·Aᵀ, with
+ * the same bits as a taller product's rows.) */
 #ifndef TRANSLATE_GEMM_H
 #define TRANSLATE_GEMM_H
 

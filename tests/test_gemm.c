@@ -178,8 +178,12 @@ static void test_nt_matches_reference(void **state) { check_form(&FORMS[0], kern
 static void test_nn_matches_reference(void **state) { check_form(&FORMS[1], kernel_of(state)); }
 static void test_tn_matches_reference(void **state) { check_form(&FORMS[2], kernel_of(state)); }
 
-/* Shapes big enough to be split between threads, and uneven. */
-static const Shape SPLIT_SHAPES[] = {{300, 257, 130}, {97, 1500, 256}, {513, 100, 300}};
+/* Shapes big enough to be split between threads, and uneven; 30×20×7000
+ * would be split by rows into bands of 16 rows or fewer, where gemm_nt
+ * takes another path (and sums in another order) unless the path is
+ * decided on the whole product; 40×300×400 takes the turned-around path. */
+static const Shape SPLIT_SHAPES[] = {{300, 257, 130}, {97, 1500, 256}, {513, 100, 300},
+                                     {30, 20, 7000},  {40, 300, 400}};
 
 /* Same inputs → same bits: twice with one thread count, and across 1, 2
  * and 3 threads (a tile is computed the same way whoever computes it). */
@@ -324,6 +328,35 @@ static void test_few_rows_do_not_depend_on_each_other(void **state)
     }
 }
 
+/* gemm_nt on 17..48 rows runs turned around (Cᵀ = B·Aᵀ, see gemm.c) but
+ * must give the bits of the blocked path, which taller products take: each
+ * of those rows equals the same row inside a 64-row product. */
+static void test_turned_path_matches_blocked(void **state)
+{
+    const char *kernel = kernel_of(state);
+    static const Shape shapes[] = {{17, 33, 7}, {32, 256, 256}, {40, 300, 513}, {48, 2858, 256},
+                                   {33, 17, 300}};
+    enum { TALL = 64 };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        Shape tall = shapes[s];
+        tall.m = TALL;
+        Case c = case_make(tall, 31 + s); /* A has 64 rows; the first m are the short product's */
+        size_t n = (size_t)c.s.n, rows = (size_t)shapes[s].m;
+        for (int accumulate = 0; accumulate < 2; accumulate++) {
+            float *whole = copy(c.c0, TALL * n), *part = copy(c.c0, rows * n);
+            gemm_nt(whole, c.a, c.b, TALL, c.s.n, c.s.k, accumulate);
+            gemm_nt(part, c.a, c.b, (int)rows, c.s.n, c.s.k, accumulate);
+            if (memcmp(part, whole, rows * n * sizeof *part))
+                print_error("%s: %zux%dx%d (accumulate %d) differs from its rows in a %d-row product\n",
+                            kernel, rows, c.s.n, c.s.k, accumulate, TALL);
+            assert_memory_equal(part, whole, rows * n * sizeof *part);
+            free(whole);
+            free(part);
+        }
+        case_free(&c);
+    }
+}
+
 /* Without accumulate C's old contents are never read: NaNs there vanish. */
 static void test_overwrite_ignores_old_c(void **state)
 {
@@ -406,6 +439,7 @@ int main(void)
         PER_KERNEL(test_workers_are_kept),
         PER_KERNEL(test_concurrent_callers),
         PER_KERNEL(test_few_rows_do_not_depend_on_each_other),
+        PER_KERNEL(test_turned_path_matches_blocked),
         PER_KERNEL(test_overwrite_ignores_old_c),
         PER_KERNEL(test_empty_sum),
         cmocka_unit_test(test_kernel_choice),
