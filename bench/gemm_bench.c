@@ -2,7 +2,8 @@
  * cblas_sgemm on every product shape training runs, per kernel and thread
  * count, in one process (issue 12's first target: ours ≥ 0.95× OpenBLAS).
  *
- *   gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]
+ *   gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS] [-T MIN_THREADS]
+ *              [-s SHAPE]... [-r ROUNDS]
  *   gemm_bench --openblas-info
  *
  * The shapes are those of model/linear.c for a batch of R rows through a
@@ -14,8 +15,19 @@
  * short sentence up to a large batch).  --quick: tiny shapes, one quick
  * timing each (make bench-smoke: checks the harness, not the speed).
  *
+ * Thread counts: MIN_THREADS (default 1) to MAX_THREADS (default 2).
  * Kernels: -k avx512 / avx2 / generic (repeatable; default every fast
  * kernel this CPU runs, i.e. on an AVX-512 machine the AVX2 one too).
+ * -s SHAPE (repeatable) times only the shapes whose "form_weight_Rrows"
+ * name contains SHAPE ("nt_DxF_R32", "tn_", "_R4096"): for working on a
+ * few shapes without the whole run.  -r ROUNDS interleaves: shape by
+ * shape, ROUNDS rounds of (ours, then OpenBLAS), each side's figure the
+ * median over the rounds of its best of 7 timings of ~5 ms, so on a
+ * shared machine both sides see the same load and the best dodges most of
+ * it (on one thread the clock is the thread's CPU time, so time the core
+ * spent on other processes is not counted); after each OpenBLAS timing
+ * with more than one thread it pauses 0.2 s, so OpenBLAS's spin-waiting
+ * threads are asleep when ours run.
  *
  * OpenBLAS is dlopen'ed ("libopenblas.so.0", Debian's libopenblas0-*
  * packages) so neither this program nor the project's build needs its
@@ -37,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/util.h"
 #include "../model/gemm.h"
@@ -104,23 +117,49 @@ static const struct {
     Gemm *ours, *theirs;
 } FORMS[] = {{"nt", gemm_nt, blas_nt}, {"nn", gemm_nn, blas_nn}, {"tn", gemm_tn, blas_tn}};
 
+/* The clock gflops times with: wall time, or with -r on one thread this
+ * thread's CPU time, which leaves out the time other processes held the
+ * core (a single-threaded product runs on the calling thread, ours and
+ * OpenBLAS's alike). */
+static bool cpu_clock;
+
+static double now(void)
+{
+    if (!cpu_clock) return util_now();
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* Best GF/s over `trials` timings of one product. */
 static double gflops(Gemm *fn, float *C, const float *A, const float *B, int m, int n, int k,
                      double budget, int trials)
 {
     double flops = 2.0 * m * n * k, best = 0.0;
     fn(C, A, B, m, n, k, false); /* warm up caches, page in C, start threads */
-    double t0 = util_now();
+    double t0 = now();
     fn(C, A, B, m, n, k, false);
-    double once = util_now() - t0;
+    double once = now() - t0;
     int reps = once < budget ? (int)(budget / (once + 1e-9)) + 1 : 1;
     for (int trial = 0; trial < trials; trial++) {
-        t0 = util_now();
+        t0 = now();
         for (int r = 0; r < reps; r++) fn(C, A, B, m, n, k, false);
-        double rate = flops * reps / (util_now() - t0) / 1e9;
+        double rate = flops * reps / (now() - t0) / 1e9;
         if (rate > best) best = rate;
     }
     return best;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, compare_doubles);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
 static float *random_matrix(size_t n, Rng *rng)
@@ -133,14 +172,16 @@ static float *random_matrix(size_t n, Rng *rng)
 int main(int argc, char **argv)
 {
     bool quick = false, info_only = false;
-    int vocab = 8000, max_threads = 2;
+    int vocab = 8000, max_threads = 2, min_threads = 1, rounds = 0;
     const char *kernels[4]; /* at most 4 (-k beyond that is ignored) */
     int n_kernels = 0;
+    const char *only[16]; /* -s: at most 16 (beyond that ignored) */
+    int n_only = 0;
     static const struct option longs[] = {{"quick", no_argument, 0, 'q'},
                                           {"openblas-info", no_argument, 0, 'i'},
                                           {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "V:k:t:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "V:k:t:T:s:r:", longs, NULL)) != -1) {
         switch (c) {
         case 'q': quick = true; break;
         case 'i': info_only = true; break;
@@ -149,15 +190,20 @@ int main(int argc, char **argv)
         case 'k':
             if (n_kernels < 4) kernels[n_kernels++] = optarg;
             break;
+        case 's':
+            if (n_only < 16) only[n_only++] = optarg;
+            break;
+        case 'r': rounds = atoi(optarg); break;
+        case 'T': min_threads = atoi(optarg); break;
         default:
             fprintf(stderr, "usage: gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]"
-                            " | --openblas-info\n");
+                            " [-T MIN_THREADS] [-s SHAPE]... [-r ROUNDS] | --openblas-info\n");
             return 2;
         }
     }
-    if (optind != argc || vocab < 1 || max_threads < 1) {
+    if (optind != argc || vocab < 1 || max_threads < 1 || min_threads < 1 || rounds < 0 || rounds > 15) {
         fprintf(stderr, "usage: gemm_bench [--quick] [-V VOCAB] [-k KERNEL]... [-t MAX_THREADS]"
-                        " | --openblas-info\n");
+                        " [-T MIN_THREADS] [-s SHAPE]... [-r ROUNDS] | --openblas-info\n");
         return 2;
     }
     bool have_blas = blas_open();
@@ -185,6 +231,10 @@ int main(int argc, char **argv)
     int n_rows = quick ? 2 : 4;
     double budget = quick ? 0.0 : 0.03;
     int trials = quick ? 1 : 3;
+    if (rounds > 0 && !quick) { /* shorter timings, more of them: the best dodges other loads */
+        budget = 0.005;
+        trials = 7;
+    }
 
     Rng rng;
     rng_seed(&rng, 1);
@@ -212,17 +262,42 @@ int main(int argc, char **argv)
         for (int r = 0; r < n_rows; r++)
             for (int f = 0; f < 3; f++) {
                 int R = rows[r], O = WEIGHTS[w].o, I = WEIGHTS[w].i;
-                Case *x = &cases[n_cases++];
+                Case *x = &cases[n_cases];
                 if (f == 0) x->m = R, x->n = O, x->k = I;      /* out = in · Wᵀ */
                 else if (f == 1) x->m = R, x->n = I, x->k = O; /* d_in = d_out · W */
                 else x->m = O, x->n = I, x->k = R;             /* d_W = d_outᵀ · in */
                 x->form = f;
                 snprintf(x->what, sizeof x->what, "%s_R%d", WEIGHTS[w].what, R);
+                char name[32];
+                snprintf(name, sizeof name, "%s_%s", FORMS[f].name, x->what);
+                bool wanted = n_only == 0;
+                for (int s = 0; s < n_only && !wanted; s++) wanted = strstr(name, only[s]) != NULL;
+                if (wanted) n_cases++;
             }
     double ours[4][MAX_CASES], theirs[MAX_CASES];
-    for (int threads = 1; threads <= max_threads; threads++) {
+    for (int threads = min_threads; threads <= max_threads; threads++) {
         gemm_set_threads(threads);
-        for (int kn = 0; kn < n_kernels; kn++) {
+        if (rounds > 0 && have_blas) { /* -r: ours and theirs alternate, shape by shape */
+            blas.set_threads(threads);
+            cpu_clock = threads == 1;
+            for (int i = 0; i < n_cases; i++) {
+                const Case *x = &cases[i];
+                double mine[4][15], blas_rate[15];
+                for (int round = 0; round < rounds; round++) {
+                    for (int kn = 0; kn < n_kernels; kn++)
+                        mine[kn][round] = gemm_force_kernel(kernels[kn])
+                                              ? gflops(FORMS[x->form].ours, C, A, B, x->m, x->n, x->k, budget, trials)
+                                              : 0.0;
+                    blas_rate[round] = gflops(FORMS[x->form].theirs, C, A, B, x->m, x->n, x->k, budget, trials);
+                    if (threads > 1) nanosleep(&(struct timespec){0, 200000000L}, NULL);
+                }
+                for (int kn = 0; kn < n_kernels; kn++) ours[kn][i] = median(mine[kn], rounds);
+                theirs[i] = median(blas_rate, rounds);
+            }
+            blas.set_threads(1);
+            cpu_clock = false;
+        }
+        for (int kn = 0; kn < n_kernels && !(rounds > 0 && have_blas); kn++) {
             if (!gemm_force_kernel(kernels[kn])) continue;
             for (int i = 0; i < n_cases; i++) {
                 const Case *x = &cases[i];
@@ -231,7 +306,7 @@ int main(int argc, char **argv)
                                    : gflops(FORMS[x->form].ours, C, A, B, x->m, x->n, x->k, budget, trials);
             }
         }
-        if (have_blas) {
+        if (have_blas && rounds == 0) {
             blas.set_threads(threads);
             for (int i = 0; i < n_cases; i++) {
                 const Case *x = &cases[i];

@@ -19,11 +19,18 @@
  * micro-kernel keeps its MR×NR tile of C in vector registers: per k it
  * loads NR/16 vectors of B, broadcasts MR values of A and does MR·NR/16
  * fused multiply-adds.  Packing is a transpose when a panel's lines run
- * along k in memory (A of gemm_nt and gemm_nn, B of gemm_nt); with AVX-512
- * it is done 16×16 in registers.  When A has only a few rows (decoding: one
- * row per sentence or hypothesis; a short sentence's encoder) packing would cost more than multiplying,
+ * along k in memory (A of gemm_nt and gemm_nn, B of gemm_nt), done 16×16
+ * (AVX-512) or 8×8 (AVX2) in registers; lines lying side by side are copied
+ * a whole row of k at a time (pack_cols_avx512).  When A has only a few
+ * rows (decoding: one row per sentence or hypothesis; a short sentence's
+ * encoder) packing would cost more than multiplying,
  * so gemm_nt on up to SMALL_M rows skips it (small_nt_avx512) and computes
- * dot products of rows read in place, in another order of summation.
+ * dot products of rows read in place, in another order of summation.  On
+ * up to SWAP_M rows the AVX-512 kernel turns gemm_nt around (Cᵀ = B·Aᵀ,
+ * micro_t_avx512) so B, a weight used only M times, is read in place
+ * instead of transposed into panels; same bits as the blocked path.  A
+ * panel's last, partial row panel runs a micro-kernel copy with fewer rows
+ * (micro_rows_avx512) rather than multiplying padding.
  *
  * Why results do not depend on the thread count: every element of C is
  * summed by one micro-kernel call per KC block, k in increasing order, then
@@ -31,9 +38,12 @@
  * a tile is computed.  Edge tiles run the same arithmetic (zero padding adds
  * exact zeros) and go through a small buffer instead of straight to C.
  *
- * Deliberately not here: a persistent thread pool (threads are started per
- * call, and only for products big enough to repay it), hand-written
- * prefetching, and a vectorised path for CPUs without AVX2 (they get the
+ * Threads: C is split into one band of whole tiles per thread, run by
+ * worker threads kept between calls (see "threads" below), and only for
+ * products big enough to repay it.
+ *
+ * Deliberately not here: hand-written prefetching (but for the tile of C
+ * a micro-kernel is about to write: prefetch_tile), and a vectorised path for CPUs without AVX2 (they get the
  * reference loops, and so does every CPU that is not x86-64: the x86
  * kernels and their run-time checks are compiled only under GEMM_X86). */
 #include "gemm.h"
@@ -123,29 +133,49 @@ static void tile_to_c(float *C, size_t ldc, const float *tile, int nr_full, int 
         }
 }
 
+/* Ask for the mr×nr tile of C the micro-kernel will add to or overwrite
+ * after its k loop: that loop (kc steps) hides the misses.  With a long
+ * sum and C larger than L2 (N = 256, K = 1024..2858 or a tall gemm_tn),
+ * each of the K/KC passes over C otherwise stalled on every tile's first
+ * load or store. */
+static inline void prefetch_tile(const float *C, size_t ldc, int mr, int nr)
+{
+    for (int r = 0; r < mr; r++) {
+        const float *c = C + (size_t)r * ldc;
+        for (int j = 0; j < nr; j += 16) __asm__ volatile("prefetcht0 %0" : : "m"(c[j]));
+        __asm__ volatile("prefetcht0 %0" : : "m"(c[nr - 1]));
+    }
+}
+
 /* AVX-512: 12 rows × 32 columns = 24 zmm accumulators, plus two for B and
  * the broadcasts folded into the FMAs' memory operands (32 registers). */
 enum { MR_512 = 12, NR_512 = 32 };
 
-__attribute__((target("avx512f,fma")))
-static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
-                         int mr, int nr, bool accumulate)
+/* The micro-kernel on the first `rows` rows of the panel (a constant after
+ * inlining, so the accumulators stay in registers).  The last panel of a
+ * block is often partly padding (32 rows = 12 + 12 + 8); it runs on the
+ * rows it has instead of multiplying zeros, and each element is still the
+ * same chain of fused multiply-adds, so the bits do not change. */
+__attribute__((target("avx512f,fma"), always_inline))
+static inline void micro_rows_avx512(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                                     int mr, int nr, bool accumulate, const int rows)
 {
     __m512 acc[MR_512][2];
 #pragma GCC unroll 12
-    for (int r = 0; r < MR_512; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    prefetch_tile(C, ldc, mr, nr);
     for (int k = 0; k < kc; k++, Ap += MR_512, Bp += NR_512) {
         __m512 b0 = _mm512_load_ps(Bp), b1 = _mm512_load_ps(Bp + 16);
 #pragma GCC unroll 12
-        for (int r = 0; r < MR_512; r++) {
+        for (int r = 0; r < rows; r++) {
             __m512 a = _mm512_set1_ps(Ap[r]);
             acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
             acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
         }
     }
-    if (mr == MR_512 && nr == NR_512) {
+    if (mr == rows && nr == NR_512) {
 #pragma GCC unroll 12
-        for (int r = 0; r < MR_512; r++) {
+        for (int r = 0; r < rows; r++) {
             float *c = C + (size_t)r * ldc;
             if (accumulate) {
                 acc[r][0] = _mm512_add_ps(_mm512_loadu_ps(c), acc[r][0]);
@@ -156,12 +186,23 @@ static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, siz
         }
     } else {
         _Alignas(64) float tile[MR_512 * NR_512];
-        for (int r = 0; r < MR_512; r++) {
+#pragma GCC unroll 12
+        for (int r = 0; r < rows; r++) {
             _mm512_store_ps(tile + r * NR_512, acc[r][0]);
             _mm512_store_ps(tile + r * NR_512 + 16, acc[r][1]);
         }
         tile_to_c(C, ldc, tile, NR_512, mr, nr, accumulate);
     }
+}
+
+/* mr ≤ 4, ≤ 8 or ≤ 12 rows: three copies are enough to bound the waste. */
+__attribute__((target("avx512f,fma")))
+static void micro_avx512(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                         int mr, int nr, bool accumulate)
+{
+    if (mr > 8) micro_rows_avx512(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 12);
+    else if (mr > 4) micro_rows_avx512(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 8);
+    else micro_rows_avx512(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 4);
 }
 
 /* Transpose, in registers, the 16×16 block whose rows are row[0..15]:
@@ -234,6 +275,93 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
     }
 }
 
+/* Pack `count` lines whose values lie side by side in memory (a row of k
+ * is `count` contiguous floats, rows `stride` apart: A of gemm_tn, B of
+ * gemm_nn and gemm_tn) into ceil(count / width) panels of `width` (MR_512
+ * or NR_512), each kc·width floats: panel p, dst[p·kc·width + k·width + x]
+ * = src[k·stride + p·width + x], zero past count.  Row k of every panel is
+ * written before row k + 1, so each row of the source is read once, in
+ * order (packing panel by panel would fetch each cache line once per
+ * panel it spans).  Masked loads give the zero padding; masked stores keep
+ * a panel's width exact. */
+__attribute__((target("avx512f")))
+static void pack_cols_avx512(float *dst, const float *src, size_t stride, int kc, int count,
+                             int width)
+{
+    int panels = (count + width - 1) / width;
+    size_t panel_len = (size_t)kc * width;
+    for (int k = 0; k < kc; k++) {
+        const float *s = src + (size_t)k * stride;
+        float *d = dst + (size_t)k * width;
+        for (int p = 0; p < panels; p++, s += width, d += panel_len) {
+            int left = count - p * width;
+            for (int x = 0; x < width; x += 16) {
+                int n = left - x < 0 ? 0 : left - x > 16 ? 16 : left - x;
+                int lanes = width - x < 16 ? width - x : 16;
+                __m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), s + x);
+                _mm512_mask_storeu_ps(d + x, (__mmask16)((1u << lanes) - 1), v);
+            }
+        }
+    }
+}
+
+/* gemm_nt on a few dozen rows (SWAP_M) turned around: Cᵀ = B·Aᵀ.  The
+ * blocked path would transpose all of B (a weight, N×K) into panels for a
+ * product that uses each of its values only M times; here the micro-kernel
+ * broadcasts B's values straight from its rows (`rows` ≤ MR_512 of them,
+ * ldb apart) and takes vectors of 32 values of A along m from a packed Aᵀ
+ * panel ([kc][32], which is small).  Each element of C is the same chain of
+ * fused multiply-adds as in micro_avx512 (a·b and b·a are the same exact
+ * product), added to C the same way, so the bits are those of the blocked
+ * path.  The tile comes out transposed (rows of the accumulators are
+ * columns of C) and is turned around 16×16 in registers on the way to C. */
+__attribute__((target("avx512f,fma"), always_inline))
+static inline void micro_t_rows_avx512(int kc, const float *B, size_t ldb, const float *Ap,
+                                       float *C, size_t ldc, int mj, int nm, bool accumulate,
+                                       const int rows)
+{
+    __m512 acc[MR_512][2];
+    const float *brow[MR_512]; /* rows past mj (past N) read row 0 again, for nothing */
+#pragma GCC unroll 12
+    for (int r = 0; r < rows; r++) {
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+        brow[r] = B + (size_t)(r < mj ? r : 0) * ldb;
+    }
+    for (int k = 0; k < kc; k++, Ap += NR_512) {
+        __m512 a0 = _mm512_load_ps(Ap), a1 = _mm512_load_ps(Ap + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < rows; r++) {
+            __m512 b = _mm512_set1_ps(brow[r][k]);
+            acc[r][0] = _mm512_fmadd_ps(b, a0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(b, a1, acc[r][1]);
+        }
+    }
+    __mmask16 lanes = (__mmask16)((1u << mj) - 1);
+    for (int h = 0; h < 2 && 16 * h < nm; h++) {
+        __m512 t[16], col[16];
+#pragma GCC unroll 16
+        for (int r = 0; r < 16; r++) t[r] = r < rows ? acc[r][h] : _mm512_setzero_ps();
+        transpose16_avx512(t, col);
+        int n = nm - 16 * h < 16 ? nm - 16 * h : 16;
+        for (int l = 0; l < n; l++) {
+            float *c = C + (size_t)(16 * h + l) * ldc;
+            __m512 v = accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, c), col[l]) : col[l];
+            _mm512_mask_storeu_ps(c, lanes, v);
+        }
+    }
+}
+
+/* C (+)= the transposed tile: `mj` ≤ MR_512 rows of B from B, nm ≤ NR_512
+ * rows of A from the panel Ap; C points at C[m0][j0]. */
+__attribute__((target("avx512f,fma")))
+static void micro_t_avx512(int kc, const float *B, size_t ldb, const float *Ap, float *C,
+                           size_t ldc, int mj, int nm, bool accumulate)
+{
+    if (mj > 8) micro_t_rows_avx512(kc, B, ldb, Ap, C, ldc, mj, nm, accumulate, 12);
+    else if (mj > 4) micro_t_rows_avx512(kc, B, ldb, Ap, C, ldc, mj, nm, accumulate, 8);
+    else micro_t_rows_avx512(kc, B, ldb, Ap, C, ldc, mj, nm, accumulate, 4);
+}
+
 #endif /* GEMM_X86 */
 
 /* gemm_nt for a few rows of A (small_nt_avx2 below is the same in 8-float
@@ -252,6 +380,11 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
  * row's result does not depend on which or how many rows come with it:
  * beam hypotheses and greedy decoding agree. */
 enum { SMALL_M = 16, SMALL_MR = 4, SMALL_NB = 4 };
+
+/* gemm_nt on SMALL_M < M ≤ SWAP_M rows takes the turned-around path
+ * (micro_t_avx512): the training shapes' 32-row batches.  Its bits are the
+ * blocked path's, so the bound only matters for speed. */
+enum { SWAP_M = 48 };
 
 #if GEMM_X86
 
@@ -318,25 +451,27 @@ static void small_nt_avx512(float *C, size_t ldc, const float *A, size_t lda, co
 /* AVX2: 6 rows × 16 columns = 12 ymm accumulators of the 16 registers. */
 enum { MR_256 = 6, NR_256 = 16 };
 
-__attribute__((target("avx2,fma")))
-static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc, int mr,
-                       int nr, bool accumulate)
+/* As micro_rows_avx512: the first `rows` rows of the panel. */
+__attribute__((target("avx2,fma"), always_inline))
+static inline void micro_rows_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                                   int mr, int nr, bool accumulate, const int rows)
 {
     __m256 acc[MR_256][2];
 #pragma GCC unroll 6
-    for (int r = 0; r < MR_256; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    prefetch_tile(C, ldc, mr, nr);
     for (int k = 0; k < kc; k++, Ap += MR_256, Bp += NR_256) {
         __m256 b0 = _mm256_load_ps(Bp), b1 = _mm256_load_ps(Bp + 8);
 #pragma GCC unroll 6
-        for (int r = 0; r < MR_256; r++) {
+        for (int r = 0; r < rows; r++) {
             __m256 a = _mm256_broadcast_ss(Ap + r);
             acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
         }
     }
-    if (mr == MR_256 && nr == NR_256) {
+    if (mr == rows && nr == NR_256) {
 #pragma GCC unroll 6
-        for (int r = 0; r < MR_256; r++) {
+        for (int r = 0; r < rows; r++) {
             float *c = C + (size_t)r * ldc;
             if (accumulate) {
                 acc[r][0] = _mm256_add_ps(_mm256_loadu_ps(c), acc[r][0]);
@@ -347,11 +482,119 @@ static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_
         }
     } else {
         _Alignas(32) float tile[MR_256 * NR_256];
-        for (int r = 0; r < MR_256; r++) {
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
             _mm256_store_ps(tile + r * NR_256, acc[r][0]);
             _mm256_store_ps(tile + r * NR_256 + 8, acc[r][1]);
         }
         tile_to_c(C, ldc, tile, NR_256, mr, nr, accumulate);
+    }
+}
+
+__attribute__((target("avx2,fma")))
+static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc, int mr,
+                       int nr, bool accumulate)
+{
+    switch (mr) {
+    case 1: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 1); break;
+    case 2: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 2); break;
+    case 3: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 3); break;
+    case 4: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 4); break;
+    case 5: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 5); break;
+    default: micro_rows_avx2(kc, Ap, Bp, C, ldc, mr, nr, accumulate, 6); break;
+    }
+}
+
+/* Transpose, in registers, the 8×8 block whose rows are r[0..7]: after,
+ * r[c] holds what was column c.  Pairs of floats, then 4-float groups
+ * within each 128-bit lane, then the two lanes. */
+__attribute__((target("avx2")))
+static inline void transpose8_avx2(__m256 r[8])
+{
+    __m256 t[8], u[8];
+    for (int q = 0; q < 4; q++) {
+        t[2 * q] = _mm256_unpacklo_ps(r[2 * q], r[2 * q + 1]);
+        t[2 * q + 1] = _mm256_unpackhi_ps(r[2 * q], r[2 * q + 1]);
+    }
+    /* u[4h + c]: column c (low lane) and c + 4 (high lane) of rows 4h..4h+3 */
+    for (int h = 0; h < 2; h++) {
+        u[4 * h + 0] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
+        r[4 + c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+    }
+}
+
+/* Mask of the first n ≤ 8 lanes, for maskload / maskstore. */
+__attribute__((target("avx2")))
+static inline __m256i lanes_avx2(int n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Store the first n ≤ 8 floats of v at d (n = 6 for an A panel, 8 for B):
+ * plain stores, since on AMD a masked store is much slower than two. */
+__attribute__((target("avx2")))
+static inline void store_first_avx2(float *d, __m256 v, int n)
+{
+    if (n == 8) {
+        _mm256_storeu_ps(d, v);
+    } else {
+        __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
+        if (n >= 4) _mm_storeu_ps(d, lo);
+        else if (n > 0) _mm_maskstore_ps(d, _mm256_castsi256_si128(lanes_avx2(n)), lo);
+        if (n == 6) _mm_storel_pi((__m64 *)(d + 4), hi);
+        else if (n > 4) _mm_maskstore_ps(d + 4, _mm256_castsi256_si128(lanes_avx2(n - 4)), hi);
+    }
+}
+
+/* pack_rows_avx512 in 8-float vectors: a panel of `width` (MR_256 or
+ * NR_256) lines running along k, transposed 8×8 in registers. */
+__attribute__((target("avx2")))
+static void pack_rows_avx2(float *dst, const float *src, size_t stride, int kc, int count,
+                           int width)
+{
+    for (int x0 = 0; x0 < width; x0 += 8) {
+        int n = count - x0 < 0 ? 0 : count - x0 > 8 ? 8 : count - x0;
+        int lanes = width - x0 < 8 ? width - x0 : 8;
+        const float *s = src + (size_t)x0 * stride;
+        for (int k0 = 0; k0 < kc; k0 += 8) {
+            int kn = kc - k0 < 8 ? kc - k0 : 8;
+            __m256i kmask = lanes_avx2(kn);
+            __m256 r[8];
+            for (int x = 0; x < 8; x++)
+                r[x] = x >= n ? _mm256_setzero_ps()
+                       : kn == 8 ? _mm256_loadu_ps(s + (size_t)x * stride + k0)
+                                 : _mm256_maskload_ps(s + (size_t)x * stride + k0, kmask);
+            transpose8_avx2(r);
+            for (int kk = 0; kk < kn; kk++) store_first_avx2(dst + (size_t)(k0 + kk) * width + x0, r[kk], lanes);
+        }
+    }
+}
+
+/* pack_cols_avx512 in 8-float vectors (width MR_256 or NR_256). */
+__attribute__((target("avx2")))
+static void pack_cols_avx2(float *dst, const float *src, size_t stride, int kc, int count,
+                           int width)
+{
+    int panels = (count + width - 1) / width;
+    size_t panel_len = (size_t)kc * width;
+    for (int k = 0; k < kc; k++) {
+        const float *s = src + (size_t)k * stride;
+        float *d = dst + (size_t)k * width;
+        for (int p = 0; p < panels; p++, s += width, d += panel_len) {
+            int left = count - p * width;
+            for (int x = 0; x < width; x += 8) {
+                int n = left - x < 0 ? 0 : left - x > 8 ? 8 : left - x;
+                int lanes = width - x < 8 ? width - x : 8;
+                __m256 v = n == 8 ? _mm256_loadu_ps(s + x) : _mm256_maskload_ps(s + x, lanes_avx2(n));
+                store_first_avx2(d + x, v, lanes);
+            }
+        }
     }
 }
 
@@ -428,22 +671,35 @@ typedef struct {
     const char *name;
     int mr, nr;
     MicroKernel *micro; /* NULL: run the references */
-    /* Optional fast pack_panel for panels whose lines run along k with the
-     * given stride (A of gemm_nt and gemm_nn, B of gemm_nt); NULL:
+    /* Optional fast pack_panel for one panel whose lines run along k with
+     * the given stride (A of gemm_nt and gemm_nn, B of gemm_nt); NULL:
      * pack_panel does it. */
     void (*pack_rows)(float *dst, const float *src, size_t stride, int kc, int count, int width);
+    /* Optional fast packing of a whole block of `count` lines lying side by
+     * side, rows of k `stride` apart (A of gemm_tn, B of gemm_nn and
+     * gemm_tn), into ceil(count / width) panels; NULL: pack_panel does it. */
+    void (*pack_cols)(float *dst, const float *src, size_t stride, int kc, int count, int width);
     /* Optional gemm_nt for M ≤ SMALL_M (summed in another order than the
      * blocked path); NULL: the blocked path does it. */
     void (*small_nt)(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb,
                      int m, int n, int k, bool accumulate);
+    /* Optional turned-around micro-kernel for gemm_nt on SMALL_M < M ≤
+     * SWAP_M rows (micro_t_avx512; the blocked path's bits); needs
+     * pack_rows. */
+    void (*micro_t)(int kc, const float *B, size_t ldb, const float *Ap, float *C, size_t ldc,
+                    int mj, int nm, bool accumulate);
 } Kernel;
 
 #if GEMM_X86
-static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512,
-                                       pack_rows_avx512, small_nt_avx512};
-static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, NULL, small_nt_avx2};
+static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512, pack_rows_avx512,
+                                       pack_cols_avx512, small_nt_avx512, micro_t_avx512};
+/* No turned-around path for AVX2: written as micro_t_avx512 in 8-float
+ * vectors it measured 0.7x the blocked path on 32 rows (6 broadcast
+ * streams and two 8×8 transposes per 6×16 tile). */
+static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, pack_rows_avx2,
+                                     pack_cols_avx2, small_nt_avx2, NULL};
 #endif
-static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL};
+static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL, NULL, NULL};
 
 static bool cpu_runs(const Kernel *k)
 {
@@ -468,6 +724,10 @@ static const Kernel *auto_kernel;   /* best this CPU runs; set once */
 static const Kernel *forced_kernel; /* gemm_force_kernel's choice, or NULL */
 static pthread_once_t auto_once = PTHREAD_ONCE_INIT;
 static int n_threads = 1;
+
+/* More than this many threads (gemm_set_threads) are not started. */
+enum { GEMM_MAX_THREADS = 64 };
+static void pool_stop(void);
 
 /* The best kernel this CPU runs, unless TRANSLATE_GEMM names another one
  * it runs ("avx512", "avx2" or "generic"; read once, here): so a benchmark
@@ -510,7 +770,12 @@ bool gemm_force_kernel(const char *name)
     return false;
 }
 
-void gemm_set_threads(int n) { n_threads = n < 1 ? 1 : n; }
+void gemm_set_threads(int n)
+{
+    n = n < 1 ? 1 : n > GEMM_MAX_THREADS ? GEMM_MAX_THREADS : n;
+    if (n != n_threads) pool_stop(); /* restarted, as many as needed, by the next call */
+    n_threads = n;
+}
 int gemm_threads(void) { return n_threads; }
 
 /* ---- packing and the blocked loops ------------------------------------ */
@@ -556,7 +821,7 @@ static float *align64(void *raw) { return (float *)(((uintptr_t)raw + 63) & ~(ui
 /* Each thread's packing buffer, kept between calls: a fresh allocation per
  * call costs page faults (large blocks are mmap'ed anew each time), which
  * showed up as ~15% of a training step.  Worker threads free theirs when
- * their job ends (job_run); the calling thread keeps its own. */
+ * they stop (worker_main); the calling thread keeps its own. */
 static _Thread_local void *pack_buffer;
 static _Thread_local size_t pack_buffer_size;
 
@@ -570,19 +835,71 @@ static void *pack_space(size_t bytes)
     return pack_buffer;
 }
 
+/* Pack `count` lines (rows of A or columns of B), line x and step k at
+ * src[k*k_stride + x*x_stride], into ceil(count / width) panels of kc·width
+ * floats, with the kernel's fast packing where it has one for these
+ * strides. */
+static void pack_block(const Kernel *kern, float *dst, const float *src, size_t k_stride,
+                       size_t x_stride, int kc, int count, int width)
+{
+    if (x_stride == 1 && kern->pack_cols) {
+        kern->pack_cols(dst, src, k_stride, kc, count, width);
+        return;
+    }
+    for (int x = 0; x < count; x += width, dst += (size_t)kc * width, src += (size_t)width * x_stride) {
+        if (k_stride == 1 && kern->pack_rows)
+            kern->pack_rows(dst, src, x_stride, kc, min_int(width, count - x), width);
+        else
+            pack_panel(dst, src, k_stride, x_stride, kc, min_int(width, count - x), width);
+    }
+}
+
 /* gemm_nt on a few rows: small_nt instead of the blocked loops.  Decided on
  * the whole product, and a threaded one is then split by columns only, so
  * the path (and the bits) never depend on the thread count. */
-static bool takes_small_path(const Kernel *kern, const Product *p)
+typedef enum { PATH_BLOCKED, PATH_SMALL, PATH_TURNED } Path;
+
+/* The path a whole product takes, decided once: a threaded product's bands
+ * all take it (split by columns for PATH_SMALL, so each band keeps the
+ * same rows), so the bits never depend on the thread count.  PATH_TURNED
+ * gives the blocked path's bits anyway; PATH_SMALL does not. */
+static Path path_of(const Kernel *kern, const Product *p)
 {
-    return kern->small_nt && p->m <= SMALL_M && p->a_cs == 1 && p->b_rs == 1;
+    bool nt = p->a_cs == 1 && p->b_rs == 1;
+    if (nt && kern->small_nt && p->m <= SMALL_M) return PATH_SMALL;
+    if (nt && kern->micro_t && p->m <= SWAP_M) return PATH_TURNED;
+    return PATH_BLOCKED;
+}
+
+/* PATH_TURNED: gemm_nt as Cᵀ = B·Aᵀ (micro_t_avx512): per K block, A's
+ * rows packed as Aᵀ panels NR wide, then for each MR rows of B, each
+ * panel.  B is read in place. */
+static void turned_run(const Kernel *kern, const Product *p)
+{
+    const int MR = kern->mr, NR = kern->nr;
+    int kc_max = min_int(p->k, KC), panels = (p->m + NR - 1) / NR;
+    float *apack = align64(pack_space((size_t)panels * NR * kc_max * sizeof(float) + 64));
+    for (int pc = 0; pc < p->k; pc += KC) {
+        int kc = min_int(p->k - pc, KC);
+        bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
+        pack_block(kern, apack, p->a + (size_t)pc * p->a_cs, p->a_cs, p->a_rs, kc, p->m, NR);
+        for (int jr = 0; jr < p->n; jr += MR)
+            for (int x = 0; x < panels; x++)
+                kern->micro_t(kc, p->b + (size_t)jr * p->b_cs + (size_t)pc * p->b_rs, p->b_cs,
+                              apack + (size_t)x * NR * kc, p->c + (size_t)x * NR * p->ldc + jr,
+                              p->ldc, min_int(MR, p->n - jr), min_int(NR, p->m - x * NR), acc);
+    }
 }
 
 /* The blocked loops of the file's opening comment, on the calling thread. */
-static void product_run(const Kernel *kern, const Product *p)
+static void product_run(const Kernel *kern, const Product *p, Path path)
 {
-    if (takes_small_path(kern, p)) {
+    if (path == PATH_SMALL) {
         kern->small_nt(p->c, p->ldc, p->a, p->a_rs, p->b, p->b_cs, p->m, p->n, p->k, p->accumulate);
+        return;
+    }
+    if (path == PATH_TURNED) {
+        turned_run(kern, p);
         return;
     }
     const int MR = kern->mr, NR = kern->nr;
@@ -593,29 +910,17 @@ static void product_run(const Kernel *kern, const Product *p)
     void *raw = pack_space((a_len + b_len) * sizeof(float) + 64);
     float *apack = align64(raw), *bpack = apack + a_len;
 
-    bool rows_a = kern->pack_rows && p->a_cs == 1, rows_b = kern->pack_rows && p->b_rs == 1;
     for (int jc = 0; jc < p->n; jc += NC) {
         int nc = min_int(p->n - jc, NC);
         for (int pc = 0; pc < p->k; pc += KC) {
             int kc = min_int(p->k - pc, KC);
             bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
-            for (int jr = 0; jr < nc; jr += NR) {
-                const float *b = p->b + (size_t)pc * p->b_rs + (size_t)(jc + jr) * p->b_cs;
-                if (rows_b)
-                    kern->pack_rows(bpack + (size_t)jr * kc, b, p->b_cs, kc, min_int(NR, nc - jr), NR);
-                else
-                    pack_panel(bpack + (size_t)jr * kc, b, p->b_rs, p->b_cs, kc,
-                               min_int(NR, nc - jr), NR);
-            }
+            pack_block(kern, bpack, p->b + (size_t)pc * p->b_rs + (size_t)jc * p->b_cs, p->b_rs,
+                       p->b_cs, kc, nc, NR);
             for (int ic = 0; ic < p->m; ic += MC) {
                 int mc = min_int(p->m - ic, MC);
-                for (int ir = 0; ir < mc; ir += MR) {
-                    const float *a = p->a + (size_t)(ic + ir) * p->a_rs + (size_t)pc * p->a_cs;
-                    if (rows_a)
-                        kern->pack_rows(apack + (size_t)ir * kc, a, p->a_rs, kc, min_int(MR, mc - ir), MR);
-                    else
-                        pack_panel(apack + (size_t)ir * kc, a, p->a_cs, p->a_rs, kc, min_int(MR, mc - ir), MR);
-                }
+                pack_block(kern, apack, p->a + (size_t)ic * p->a_rs + (size_t)pc * p->a_cs, p->a_cs,
+                           p->a_rs, kc, mc, MR);
                 for (int jr = 0; jr < nc; jr += NR)
                     for (int ir = 0; ir < mc; ir += MR)
                         kern->micro(kc, apack + (size_t)ir * kc, bpack + (size_t)jr * kc,
@@ -628,22 +933,88 @@ static void product_run(const Kernel *kern, const Product *p)
 
 /* ---- threads ---------------------------------------------------------- */
 
-typedef struct Job {
+/* Worker threads, started on the first threaded call and kept: starting a
+ * thread per call cost ~20 µs (pthread_create + join, measured here),
+ * comparable to a whole 4M-multiply-add product on two threads, and each
+ * new thread packed into freshly mmap'ed pages.  A worker sleeps on `wake`
+ * (no spinning: the machine's other cores may be busy with other work),
+ * runs the band of C it is given, and keeps its packing buffer between
+ * calls.  gemm_set_threads stops them (pool_stop), and with them their
+ * buffers; the calling thread's buffer stays with it.  `busy` lets one
+ * caller at a time use the workers: a second thread calling gemm_*
+ * meanwhile runs its product alone (same bits, as ever). */
+typedef struct {
     const Kernel *kern;
     Product part;
-    const struct Job *first; /* jobs[0], run by the calling thread */
+    Path path;
 } Job;
 
-static void *job_run(void *arg)
+static struct {
+    pthread_mutex_t lock; /* guards the fields below */
+    pthread_cond_t wake, done;
+    pthread_mutex_t busy;
+    pthread_t ids[GEMM_MAX_THREADS];
+    unsigned long born[GEMM_MAX_THREADS]; /* round when worker t started */
+    int started;                 /* workers 1..started are running */
+    Job jobs[GEMM_MAX_THREADS];  /* jobs[t] for worker t (1..) */
+    int active;                  /* workers 1..active have a job this round */
+    unsigned long round;         /* incremented per threaded call */
+    int pending;                 /* jobs of this round not finished */
+    bool stop;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+          .done = PTHREAD_COND_INITIALIZER, .busy = PTHREAD_MUTEX_INITIALIZER};
+
+static void *worker_main(void *arg)
 {
-    const Job *job = arg;
-    product_run(job->kern, &job->part);
-    if (job != job->first) { /* a worker thread: its buffer dies with it */
-        free(pack_buffer);
-        pack_buffer = NULL;
-        pack_buffer_size = 0;
+    int me = (int)(intptr_t)arg;
+    pthread_mutex_lock(&pool.lock);
+    unsigned long seen = pool.born[me]; /* its first job is in the next round */
+    for (;;) {
+        while (pool.round == seen && !pool.stop) pthread_cond_wait(&pool.wake, &pool.lock);
+        if (pool.stop) break;
+        seen = pool.round;
+        if (me > pool.active) continue;
+        Job job = pool.jobs[me];
+        pthread_mutex_unlock(&pool.lock);
+        product_run(job.kern, &job.part, job.path);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
     }
+    pthread_mutex_unlock(&pool.lock);
+    free(pack_buffer);
+    pack_buffer = NULL;
+    pack_buffer_size = 0;
     return NULL;
+}
+
+/* Workers 1..want-1 running (fewer if threads cannot be started); returns
+ * how many threads, the caller included, can take a band. */
+static int pool_start(int want)
+{
+    pthread_mutex_lock(&pool.lock);
+    while (pool.started < want - 1) {
+        int t = pool.started + 1;
+        pool.born[t] = pool.round;
+        if (pthread_create(&pool.ids[t], NULL, worker_main, (void *)(intptr_t)t) != 0) break;
+        pool.started = t;
+    }
+    int n = pool.started + 1;
+    pthread_mutex_unlock(&pool.lock);
+    return n < want ? n : want;
+}
+
+static void pool_stop(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.stop = true;
+    pthread_cond_broadcast(&pool.wake);
+    int started = pool.started;
+    pthread_mutex_unlock(&pool.lock);
+    for (int t = 1; t <= started; t++) pthread_join(pool.ids[t], NULL);
+    pthread_mutex_lock(&pool.lock);
+    pool.started = 0;
+    pool.stop = false;
+    pthread_mutex_unlock(&pool.lock);
 }
 
 /* Rows i0..i1 (or columns j0..j1) of p's C, as a product of its own. */
@@ -670,35 +1041,37 @@ static Product cols_of(const Product *p, int j0, int j1)
  * be started its band runs on the caller afterwards: slower, same bits. */
 static void product_run_threaded(const Kernel *kern, const Product *p)
 {
-    bool by_rows = p->m >= p->n && !takes_small_path(kern, p);
+    Path path = path_of(kern, p);
+    bool by_rows = p->m >= p->n && path == PATH_BLOCKED;
     int len = by_rows ? p->m : p->n, tile = by_rows ? kern->mr : kern->nr;
     int tiles = (len + tile - 1) / tile;
     int n = n_threads < tiles ? n_threads : tiles;
     if ((double)p->m * p->n * p->k < THREAD_MIN_FMAS) n = 1;
+    if (n > 1 && pthread_mutex_trylock(&pool.busy) != 0) n = 1; /* another caller has the workers */
     if (n <= 1) {
-        product_run(kern, p);
+        product_run(kern, p, path);
         return;
     }
-    Job *jobs = xmalloc((size_t)n * sizeof *jobs);
-    pthread_t *ids = xmalloc((size_t)n * sizeof *ids);
-    bool *started = xcalloc((size_t)n, sizeof *started);
+    n = pool_start(n);
+    Job mine = {kern, *p, path};
+    pthread_mutex_lock(&pool.lock);
     for (int t = 0; t < n; t++) {
         int lo = min_int(len, tiles * t / n * tile), hi = min_int(len, tiles * (t + 1) / n * tile);
-        jobs[t].kern = kern;
-        jobs[t].first = &jobs[0];
-        jobs[t].part = by_rows ? rows_of(p, lo, hi) : cols_of(p, lo, hi);
+        Job *job = t == 0 ? &mine : &pool.jobs[t];
+        job->kern = kern;
+        job->path = path;
+        job->part = by_rows ? rows_of(p, lo, hi) : cols_of(p, lo, hi);
     }
-    for (int t = 1; t < n; t++) started[t] = pthread_create(&ids[t], NULL, job_run, &jobs[t]) == 0;
-    job_run(&jobs[0]);
-    for (int t = 1; t < n; t++) {
-        if (started[t])
-            pthread_join(ids[t], NULL);
-        else
-            job_run(&jobs[t]);
-    }
-    free(started);
-    free(ids);
-    free(jobs);
+    pool.active = n - 1;
+    pool.pending = n - 1;
+    pool.round++;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    product_run(kern, &mine.part, path);
+    pthread_mutex_lock(&pool.lock);
+    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_unlock(&pool.busy);
 }
 
 /* ---- the three forms -------------------------------------------------- */

@@ -13,10 +13,12 @@
  * results differ from gemm_*_reference in the last bits.  They are
  * deterministic: the same inputs and shape give the same bits on every run
  * and for every thread count (each output element is computed by the same
- * sequence of operations however the work is split between threads).  With
- * AVX-512, gemm_nt on up to 16 rows of A (decoding) sums in yet another
- * order, so a row's result there differs in the last bits from the same row
- * inside a taller product, but never depends on the other rows. */
+ * sequence of operations however the work is split between threads).
+ * gemm_nt on up to 16 rows of A (decoding) sums in yet another order, so a
+ * row's result there differs in the last bits from the same row inside a
+ * taller product, but never depends on the other rows.  (On 17 to 48 rows
+ * the AVX-512 kernel computes gemm_nt turned around, as Cᵀ = B·Aᵀ, with
+ * the same bits as a taller product's rows.) */
 #ifndef TRANSLATE_GEMM_H
 #define TRANSLATE_GEMM_H
 
@@ -40,9 +42,13 @@ void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, i
 void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, int K,
                        bool accumulate);
 
-/* How many threads one call may use (default 1; values below 1 mean 1).
- * Small products always run on the calling thread.  Set it before calls
- * start, not while another thread is inside gemm_*. */
+/* How many threads one call may use (default 1; values below 1 mean 1,
+ * above 64 mean 64).  Small products always run on the calling thread.
+ * The other threads are started by the first call that needs them and then
+ * kept, asleep between calls, until the count changes here (which stops
+ * them and frees their memory).  Set it before calls start, not while
+ * another thread is inside gemm_*; while one thread's call uses the
+ * workers, another thread's call runs on that thread alone. */
 void gemm_set_threads(int n);
 int gemm_threads(void);
 

@@ -8,12 +8,14 @@
  * of the reference, which sums in double.  Then what gemm.h promises
  * beyond accuracy: two runs give the same bits, 1 and 2 threads give the
  * same bits, accumulate leaves C₀ out when off (even NaNs in C₀), and an
- * empty sum (K = 0) gives zeros.  Each kernel's checks are test cases of
+ * empty sum (K = 0) gives zeros; the kept worker threads survive many
+ * calls, changed thread counts and two callers at once.  Each kernel's checks are test cases of
  * their own ("test_nt_matches_reference/avx512"): on a CPU without that
  * kernel's instructions they are reported as skipped, never passed. */
 #include "testutil.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,9 @@ static const Shape SHAPES[] = {
     {12, 32, 256},    {11, 31, 257},   {25, 33, 513},  {97, 5, 300},   {5, 97, 300},
     {1, 1024, 256},   {1, 256, 1024},  {3, 7000, 31},  {33, 7000, 256}, {200, 200, 600},
     {197, 4099, 3},   {4096, 256, 256}, {4, 2858, 256}, {2, 17, 35},
+    /* odd sizes against every tile and packing width (6, 8, 12, 16, 32) */
+    {17, 33, 7},      {33, 17, 17},    {7, 33, 1},     {1, 17, 33},    {49, 65, 263},
+    {33, 1, 17},
 };
 enum { N_SHAPES = sizeof SHAPES / sizeof *SHAPES };
 
@@ -173,14 +178,18 @@ static void test_nt_matches_reference(void **state) { check_form(&FORMS[0], kern
 static void test_nn_matches_reference(void **state) { check_form(&FORMS[1], kernel_of(state)); }
 static void test_tn_matches_reference(void **state) { check_form(&FORMS[2], kernel_of(state)); }
 
-/* Shapes big enough to be split between threads, and uneven. */
-static const Shape SPLIT_SHAPES[] = {{300, 257, 130}, {97, 1500, 256}, {513, 100, 300}};
+/* Shapes big enough to be split between threads, and uneven; 30×20×7000
+ * would be split by rows into bands of 16 rows or fewer, where gemm_nt
+ * takes another path (and sums in another order) unless the path is
+ * decided on the whole product; 40×300×400 takes the turned-around path. */
+static const Shape SPLIT_SHAPES[] = {{300, 257, 130}, {97, 1500, 256}, {513, 100, 300},
+                                     {30, 20, 7000},  {40, 300, 400}};
 
 /* Same inputs → same bits: twice with one thread count, and across 1, 2
  * and 3 threads (a tile is computed the same way whoever computes it). */
 static void test_results_are_deterministic(void **state)
 {
-    (void)state;
+    kernel_of(state);
     for (size_t s = 0; s < sizeof SPLIT_SHAPES / sizeof *SPLIT_SHAPES; s++) {
         Case c = case_make(SPLIT_SHAPES[s], 7 + s);
         size_t mn = (size_t)c.s.m * c.s.n;
@@ -206,6 +215,81 @@ static void test_results_are_deterministic(void **state)
         case_free(&c);
     }
     gemm_set_threads(1);
+}
+
+/* The worker threads are kept between calls and stopped when the count
+ * changes: many calls in a row, and counts changed in between, still give
+ * the one-thread bits. */
+static void test_workers_are_kept(void **state)
+{
+    kernel_of(state);
+    Case c = case_make((Shape){97, 300, 150}, 21); /* > 4M multiply-adds: threaded */
+    size_t mn = (size_t)c.s.m * c.s.n;
+    float *want[N_FORMS];
+    gemm_set_threads(1);
+    for (int f = 0; f < N_FORMS; f++) {
+        want[f] = copy(c.c0, mn);
+        FORMS[f].fast(want[f], c.a, c.b, c.s.m, c.s.n, c.s.k, true);
+    }
+    static const int counts[] = {2, 3, 2, 1, 2};
+    float *got = xmalloc(mn * sizeof *got);
+    for (size_t t = 0; t < sizeof counts / sizeof *counts; t++) {
+        gemm_set_threads(counts[t]);
+        for (int call = 0; call < 30; call++) {
+            const Form *form = &FORMS[call % N_FORMS];
+            memcpy(got, c.c0, mn * sizeof *got);
+            form->fast(got, c.a, c.b, c.s.m, c.s.n, c.s.k, true);
+            assert_memory_equal(got, want[call % N_FORMS], mn * sizeof *got);
+        }
+    }
+    gemm_set_threads(1);
+    free(got);
+    for (int f = 0; f < N_FORMS; f++) free(want[f]);
+    case_free(&c);
+}
+
+/* Two threads of a program calling gemm_* at once, with 2 threads set:
+ * one gets the workers, the other runs alone; both get the right bits. */
+typedef struct {
+    const Case *c;
+    const float *want;
+    bool ok;
+} Caller;
+
+static void *caller_main(void *arg)
+{
+    Caller *caller = arg;
+    const Case *c = caller->c;
+    size_t mn = (size_t)c->s.m * c->s.n;
+    float *got = xmalloc(mn * sizeof *got);
+    caller->ok = true;
+    for (int call = 0; call < 40; call++) {
+        gemm_nt(got, c->a, c->b, c->s.m, c->s.n, c->s.k, false);
+        caller->ok = caller->ok && memcmp(got, caller->want, mn * sizeof *got) == 0;
+    }
+    free(got);
+    return NULL;
+}
+
+static void test_concurrent_callers(void **state)
+{
+    kernel_of(state);
+    Case c = case_make((Shape){97, 300, 150}, 22);
+    size_t mn = (size_t)c.s.m * c.s.n;
+    float *want = xmalloc(mn * sizeof *want);
+    gemm_set_threads(1);
+    gemm_nt(want, c.a, c.b, c.s.m, c.s.n, c.s.k, false);
+    gemm_set_threads(2);
+    Caller callers[2] = {{&c, want, false}, {&c, want, false}};
+    pthread_t other;
+    assert_int_equal(pthread_create(&other, NULL, caller_main, &callers[1]), 0);
+    caller_main(&callers[0]);
+    pthread_join(other, NULL);
+    gemm_set_threads(1);
+    assert_true(callers[0].ok);
+    assert_true(callers[1].ok);
+    free(want);
+    case_free(&c);
 }
 
 /* gemm_nt on up to 16 rows (decoding, short sentences) takes its own path
@@ -239,6 +323,35 @@ static void test_few_rows_do_not_depend_on_each_other(void **state)
                 }
                 free(together);
             }
+        }
+        case_free(&c);
+    }
+}
+
+/* gemm_nt on 17..48 rows runs turned around (Cᵀ = B·Aᵀ, see gemm.c) but
+ * must give the bits of the blocked path, which taller products take: each
+ * of those rows equals the same row inside a 64-row product. */
+static void test_turned_path_matches_blocked(void **state)
+{
+    const char *kernel = kernel_of(state);
+    static const Shape shapes[] = {{17, 33, 7}, {32, 256, 256}, {40, 300, 513}, {48, 2858, 256},
+                                   {33, 17, 300}};
+    enum { TALL = 64 };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        Shape tall = shapes[s];
+        tall.m = TALL;
+        Case c = case_make(tall, 31 + s); /* A has 64 rows; the first m are the short product's */
+        size_t n = (size_t)c.s.n, rows = (size_t)shapes[s].m;
+        for (int accumulate = 0; accumulate < 2; accumulate++) {
+            float *whole = copy(c.c0, TALL * n), *part = copy(c.c0, rows * n);
+            gemm_nt(whole, c.a, c.b, TALL, c.s.n, c.s.k, accumulate);
+            gemm_nt(part, c.a, c.b, (int)rows, c.s.n, c.s.k, accumulate);
+            if (memcmp(part, whole, rows * n * sizeof *part))
+                print_error("%s: %zux%dx%d (accumulate %d) differs from its rows in a %d-row product\n",
+                            kernel, rows, c.s.n, c.s.k, accumulate, TALL);
+            assert_memory_equal(part, whole, rows * n * sizeof *part);
+            free(whole);
+            free(part);
         }
         case_free(&c);
     }
@@ -322,8 +435,11 @@ int main(void)
         PER_KERNEL(test_nt_matches_reference),
         PER_KERNEL(test_nn_matches_reference),
         PER_KERNEL(test_tn_matches_reference),
-        cmocka_unit_test(test_results_are_deterministic),
+        PER_KERNEL(test_results_are_deterministic),
+        PER_KERNEL(test_workers_are_kept),
+        PER_KERNEL(test_concurrent_callers),
         PER_KERNEL(test_few_rows_do_not_depend_on_each_other),
+        PER_KERNEL(test_turned_path_matches_blocked),
         PER_KERNEL(test_overwrite_ignores_old_c),
         PER_KERNEL(test_empty_sum),
         cmocka_unit_test(test_kernel_choice),
