@@ -52,7 +52,7 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
         status = write_status;
         goto fail;
     }
-    if (model_load(&tr->model, cfg->weights_path, &cfg->arch, hashes, err)) {
+    if (model_load_inference(&tr->model, cfg->weights_path, &cfg->arch, hashes, err)) {
         /* The weights file's own message names it; say which config led there. */
         char prefix[600];
         snprintf(prefix, sizeof prefix, "%s", cfg->path);

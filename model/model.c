@@ -87,8 +87,33 @@ static bool all_finite(const float *x, size_t n)
     return !bad;
 }
 
+/* The same on float16 bits: exponent all ones (0x7c00) is Inf or NaN. */
+static bool all_finite_f16(const uint16_t *x, size_t n)
+{
+    uint16_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad |= (x[i] & 0x7c00u) == 0x7c00u;
+    return !bad;
+}
+
+static int not_finite(const char *path, const ParamSpec *spec, size_t i, bool nan, Error *err)
+{
+    return error_set(err, "%s: tensor '%s' holds %s at index %zu", path, spec->name,
+                     nan ? "NaN" : "Inf", i);
+}
+
+/* Into spec's float16 slot, as stored (the file's tensor is F16). */
+static int load_half(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec, Error *err)
+{
+    uint16_t *x = *spec->half_slot;
+    if (safetensors_read_raw(file, t, x, err)) return -1;
+    if (all_finite_f16(x, spec->numel)) return 0;
+    for (size_t i = 0; i < spec->numel; i++)
+        if ((x[i] & 0x7c00u) == 0x7c00u) return not_finite(file->path, spec, i, x[i] & 0x3ffu, err);
+    return 0;
+}
+
 static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
-                       Error *err)
+                       bool half, Error *err)
 {
     const char *path = file->path;
     bool shape_ok = t->ndim == spec->ndim;
@@ -100,17 +125,33 @@ static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpe
         return error_set(err, "%s: tensor '%s' should have shape [%zu]", path, spec->name,
                          spec->shape[0]);
     }
+    if (half && spec->half_slot) return load_half(file, t, spec, err);
     if (safetensors_to_f32(file, t, spec->data, err)) return -1;
     if (all_finite(spec->data, spec->numel)) return 0;
     for (size_t i = 0; i < spec->numel; i++)
-        if (!isfinite(spec->data[i]))
-            return error_set(err, "%s: tensor '%s' holds %s at index %zu", path, spec->name,
-                             isnan(spec->data[i]) ? "NaN" : "Inf", i);
+        if (!isfinite(spec->data[i])) return not_finite(path, spec, i, isnan(spec->data[i]), err);
     return 0;
 }
 
-int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
-                    VocabHashes hashes, const char *const *extra_names, Error *err)
+/* Can `file` be kept float16: is every matrix and embedding of `arch` in
+ * it an F16 tensor?  (A missing or misshapen one is reported by the load.) */
+static bool all_half(const SafeFile *file, const ModelArch *arch)
+{
+    ParamSpec *specs;
+    size_t n = params_layout(arch, &specs);
+    bool half = true;
+    for (size_t i = 0; half && i < n; i++) {
+        if (specs[i].kind != PARAM_MATRIX && specs[i].kind != PARAM_EMBEDDING) continue;
+        const SafeTensor *t = safetensors_find(file, specs[i].name);
+        half = t && t->dtype == DTYPE_F16;
+    }
+    free(specs);
+    return half;
+}
+
+/* model_load_from, float32 or (`half`) with the matrices kept float16. */
+static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, VocabHashes hashes,
+                     const char *const *extra_names, bool half, Error *err)
 {
     memset(model, 0, sizeof *model);
     const char *path = file->path;
@@ -126,11 +167,12 @@ int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
                            path, file->file_size, needed);
     if (status == 0) {
         model->arch = *arch;
-        params_alloc(&model->params, arch);
+        if (half) params_alloc_half(&model->params, arch);
+        else params_alloc(&model->params, arch);
         count = params_describe(arch, &model->params, &specs);
         for (size_t i = 0; status == 0 && i < count; i++) {
             const SafeTensor *t = safetensors_find(file, specs[i].name);
-            status = t ? load_tensor(file, t, &specs[i], err)
+            status = t ? load_tensor(file, t, &specs[i], half, err)
                        : error_set(err, "%s: missing tensor '%s'", path, specs[i].name);
         }
     }
@@ -166,16 +208,37 @@ size_t model_header_limit(const ModelArch *arch, size_t extra_tensors)
            HEADER_BYTES_OF_METADATA;
 }
 
-int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
-               Error *err)
+int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
+                    VocabHashes hashes, const char *const *extra_names, Error *err)
+{
+    return load_from(model, file, arch, hashes, extra_names, false, err);
+}
+
+static int load_path(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+                     bool inference, Error *err)
 {
     memset(model, 0, sizeof *model);
     SafeFile file;
     if (safetensors_open_limited(path, model_header_limit(arch, 0), &file, err)) return -1;
-    int status = model_load_from(model, &file, arch, hashes, NULL, err);
+    bool half = inference && all_half(&file, arch);
+    int status = load_from(model, &file, arch, hashes, NULL, half, err);
     safetensors_close(&file);
     return status;
 }
+
+int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+               Error *err)
+{
+    return load_path(model, path, arch, hashes, false, err);
+}
+
+int model_load_inference(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+                         Error *err)
+{
+    return load_path(model, path, arch, hashes, true, err);
+}
+
+bool model_is_half(const Model *model) { return model->params.half != NULL; }
 
 /* ---- saving -------------------------------------------------------------- */
 
@@ -183,6 +246,7 @@ int model_save_with(const Model *model, const char *path, VocabHashes hashes, Dt
                     const SafeWriteTensor *extra, size_t extra_count, const SafeMeta *extra_meta,
                     size_t extra_meta_count, Error *err)
 {
+    ASSERT(!model_is_half(model)); /* an inference-only model is never saved */
     Params params = model->params; /* a copy whose fields the descriptor may point at */
     ParamSpec *specs;
     size_t count = params_describe(&model->arch, &params, &specs);

@@ -1,0 +1,224 @@
+/* gemm_f16.c — see gemm_f16.h.
+ *
+ * The small-M kernel (dot_rows_avx2) computes 4 rows of B against one or
+ * two rows of A at a time (tile1_avx2, tile2_avx2): per 8 values of k it loads 4 × 8 float16 of B,
+ * widens them with vcvtph2ps, and does 4 (or 8) fused multiply-adds into
+ * as many vector accumulators, summed horizontally at the end.  B is read
+ * once per pair of A rows, sequentially; A (at most a few KB) stays in L1.
+ * That keeps a batch-1 decoding step's bytes at 2 per weight.
+ *
+ * Deliberately not here: threads for the small kernel (a decoding step's
+ * products are a few hundred microseconds; bench/decode_bench measures one
+ * thread against one thread's bandwidth), an AVX-512 variant (the AVX2 one
+ * reaches the read bandwidth already), and accumulation into C (inference
+ * never accumulates). */
+#include "gemm_f16.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "gemm.h"
+#include "safetensors.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GEMM_F16_X86 1
+#include <immintrin.h>
+#else
+#define GEMM_F16_X86 0
+#endif
+
+/* ---- the plain path ------------------------------------------------------ */
+
+void gemm_f16_nt_reference(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0.0;
+            for (int k = 0; k < K; k++)
+                sum += (double)A[(size_t)i * K + k] *
+                       safetensors_f16_to_f32_scalar(B[(size_t)j * K + k]);
+            C[(size_t)i * N + j] = (float)sum;
+        }
+}
+
+/* The generic small-M kernel: one dot product per element, float sums in
+ * k order (what a compiler can keep in registers without reordering). */
+static void dot_rows_generic(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    for (int j = 0; j < N; j++) {
+        const uint16_t *b = B + (size_t)j * K;
+        for (int i = 0; i < M; i++) {
+            const float *a = A + (size_t)i * K;
+            float sum = 0.0f;
+            for (int k = 0; k < K; k++) sum += a[k] * safetensors_f16_to_f32_scalar(b[k]);
+            C[(size_t)i * N + j] = sum;
+        }
+    }
+}
+
+/* ---- the x86 kernels (F16C + AVX2 + FMA) -------------------------------- */
+
+#if GEMM_F16_X86
+static bool have_f16c(void)
+{
+    /* Every CPU with AVX2 has F16C, and clang's __builtin_cpu_supports
+     * does not know "f16c" (as safetensors.c). */
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline))
+static inline __m256 widen8(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline))
+static inline float hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* The k tail (K not a multiple of 8) of one dot product, and the store. */
+static void finish(float *c, float sum, const float *a, const uint16_t *b, int k, int K)
+{
+    for (; k < K; k++) sum += a[k] * safetensors_f16_to_f32_scalar(b[k]);
+    *c = sum;
+}
+
+/* C[i, j..j+nb-1] (nb <= 4) for one row a of A.  Named accumulators, not
+ * an array: GCC keeps those in registers (an indexed array went to memory
+ * and cost 40 times the time).  A short tile repeats row j. */
+__attribute__((target("avx2,fma,f16c")))
+static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int nb, int K)
+{
+    const uint16_t *b0 = B + (size_t)j * K, *b1 = B + (size_t)(j + (nb > 1)) * K;
+    const uint16_t *b2 = B + (size_t)(j + 2 * (nb > 2)) * K, *b3 = B + (size_t)(j + 3 * (nb > 3)) * K;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 x = _mm256_loadu_ps(a + k);
+        s0 = _mm256_fmadd_ps(x, widen8(b0 + k), s0);
+        s1 = _mm256_fmadd_ps(x, widen8(b1 + k), s1);
+        s2 = _mm256_fmadd_ps(x, widen8(b2 + k), s2);
+        s3 = _mm256_fmadd_ps(x, widen8(b3 + k), s3);
+    }
+    finish(c, hsum(s0), a, b0, k, K);
+    if (nb > 1) finish(c + 1, hsum(s1), a, b1, k, K);
+    if (nb > 2) finish(c + 2, hsum(s2), a, b2, k, K);
+    if (nb > 3) finish(c + 3, hsum(s3), a, b3, k, K);
+}
+
+/* The same for two rows a and a + K of A (C rows c and c + N): each B
+ * value widened once serves both. */
+__attribute__((target("avx2,fma,f16c")))
+static void tile2_avx2(float *c, int N, const float *a, const uint16_t *B, int j, int nb, int K)
+{
+    const uint16_t *b0 = B + (size_t)j * K, *b1 = B + (size_t)(j + (nb > 1)) * K;
+    const uint16_t *b2 = B + (size_t)(j + 2 * (nb > 2)) * K, *b3 = B + (size_t)(j + 3 * (nb > 3)) * K;
+    const float *a1 = a + K;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 x = _mm256_loadu_ps(a + k), y = _mm256_loadu_ps(a1 + k), w;
+        w = widen8(b0 + k), s0 = _mm256_fmadd_ps(x, w, s0), t0 = _mm256_fmadd_ps(y, w, t0);
+        w = widen8(b1 + k), s1 = _mm256_fmadd_ps(x, w, s1), t1 = _mm256_fmadd_ps(y, w, t1);
+        w = widen8(b2 + k), s2 = _mm256_fmadd_ps(x, w, s2), t2 = _mm256_fmadd_ps(y, w, t2);
+        w = widen8(b3 + k), s3 = _mm256_fmadd_ps(x, w, s3), t3 = _mm256_fmadd_ps(y, w, t3);
+    }
+    finish(c, hsum(s0), a, b0, k, K);
+    finish(c + N, hsum(t0), a1, b0, k, K);
+    if (nb > 1) finish(c + 1, hsum(s1), a, b1, k, K), finish(c + N + 1, hsum(t1), a1, b1, k, K);
+    if (nb > 2) finish(c + 2, hsum(s2), a, b2, k, K), finish(c + N + 2, hsum(t2), a1, b2, k, K);
+    if (nb > 3) finish(c + 3, hsum(s3), a, b3, k, K), finish(c + N + 3, hsum(t3), a1, b3, k, K);
+}
+
+__attribute__((target("avx2,fma,f16c")))
+static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    for (int i = 0; i < M; i += 2)
+        for (int j = 0; j < N; j += 4) {
+            int nb = N - j < 4 ? N - j : 4;
+            float *c = C + (size_t)i * N + j;
+            if (i + 1 < M) tile2_avx2(c, N, A + (size_t)i * K, B, j, nb, K);
+            else tile1_avx2(c, A + (size_t)i * K, B, j, nb, K);
+        }
+}
+
+__attribute__((target("avx2,fma,f16c")))
+static size_t widen_f16c(float *out, const uint16_t *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, widen8(in + i));
+    return i;
+}
+#endif
+
+/* ---- choosing --------------------------------------------------------------- */
+
+static bool use_avx2(void)
+{
+#if GEMM_F16_X86
+    return have_f16c() && strcmp(gemm_kernel_name(), "generic") != 0;
+#else
+    return false;
+#endif
+}
+
+const char *gemm_f16_kernel_name(void) { return use_avx2() ? "avx2" : "generic"; }
+
+void gemm_f16_widen(float *out, const uint16_t *in, size_t n)
+{
+    size_t i = 0;
+#if GEMM_F16_X86
+    if (have_f16c()) i = widen_f16c(out, in, n);
+#endif
+    for (; i < n; i++) out[i] = safetensors_f16_to_f32_scalar(in[i]);
+}
+
+/* Rows of B widened at a time on the large-M path: at most ~1 MiB of
+ * float32, so the buffer stays small beside the model (a 16,000-word
+ * output projection would be 16 MB widened whole). */
+static int block_rows(int N, int K)
+{
+    int rows = (1 << 18) / (K > 0 ? K : 1);
+    if (rows < 16) rows = 16;
+    return rows < N ? rows : N;
+}
+
+void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    if (M <= 0 || N <= 0) return;
+    if (M <= GEMM_F16_SMALL_M) {
+#if GEMM_F16_X86
+        if (use_avx2()) {
+            dot_rows_avx2(C, A, B, M, N, K);
+            return;
+        }
+#endif
+        dot_rows_generic(C, A, B, M, N, K);
+        return;
+    }
+    /* Large M: widen a block of B's rows, multiply with gemm_nt.  When the
+     * block is all of B, C is written in place; otherwise each block's
+     * columns go through tmp[M, rows]. */
+    int rows = block_rows(N, K);
+    float *wide = xmalloc((size_t)rows * K * sizeof *wide);
+    float *tmp = rows < N ? xmalloc((size_t)M * rows * sizeof *tmp) : NULL;
+    for (int j = 0; j < N; j += rows) {
+        int nb = N - j < rows ? N - j : rows;
+        gemm_f16_widen(wide, B + (size_t)j * K, (size_t)nb * K);
+        if (!tmp) {
+            gemm_nt(C, A, wide, M, N, K, false);
+            break;
+        }
+        gemm_nt(tmp, A, wide, M, nb, K, false);
+        for (int i = 0; i < M; i++)
+            memcpy(C + (size_t)i * N + j, tmp + (size_t)i * nb, (size_t)nb * sizeof *C);
+    }
+    free(tmp);
+    free(wide);
+}
