@@ -8,7 +8,8 @@
  * summation:
  *   - up to GEMM_F16_SMALL_M rows of A (decoding: one row per sentence or
  *     hypothesis) take a dot-product kernel that reads B once, converting
- *     it in registers (F16C; x86-64 CPUs with AVX2 + FMA): half the bytes
+ *     it in registers (F16C; x86-64 CPUs with AVX2 + FMA, AVX-512 for a
+ *     single row where gemm.c uses AVX-512): half the bytes
  *     of float32, which is what a batch-1 decoding step is bound by;
  *   - more rows widen B a block of rows at a time into a small float32
  *     buffer and run gemm_nt on it, so they get gemm.c's kernels and its
@@ -36,8 +37,9 @@ void gemm_f16_nt_reference(float *C, const float *A, const uint16_t *B, int M, i
 /* out[n] = the float32 value of in[n] (exact; F16C where the CPU has it). */
 void gemm_f16_widen(float *out, const uint16_t *in, size_t n);
 
-/* "avx2" (F16C + FMA) or "generic": the small-M kernel gemm_f16_nt uses.
- * It follows gemm.h's choice: generic when gemm_kernel_name() is. */
+/* "avx512", "avx2" (F16C + FMA) or "generic": the small-M kernel
+ * gemm_f16_nt uses (the AVX-512 tile serves one row of A; pairs of rows
+ * take the AVX2 one).  It follows gemm.h's choice, gemm_kernel_name(). */
 const char *gemm_f16_kernel_name(void);
 
 #endif

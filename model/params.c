@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../common/util.h"
 
@@ -153,7 +154,7 @@ void params_alloc(Params *p, const ModelArch *arch)
     free(specs);
 }
 
-void params_alloc_half(Params *p, const ModelArch *arch)
+void params_alloc_half(Params *p, const ModelArch *arch, bool with_block)
 {
     memset(p, 0, sizeof *p);
     p->encoder = xcalloc((size_t)arch->encoder_layers, sizeof *p->encoder);
@@ -164,12 +165,12 @@ void params_alloc_half(Params *p, const ModelArch *arch)
         if (specs[i].half_slot) p->half_count += specs[i].numel;
         else p->count += specs[i].numel;
     }
-    p->half = big_calloc(p->half_count, sizeof(uint16_t));
+    if (with_block) p->half = big_calloc(p->half_count, sizeof(uint16_t));
     p->data = big_calloc(p->count, sizeof(float));
     size_t floats = 0, halves = 0;
     for (size_t i = 0; i < n; i++) {
         if (specs[i].half_slot) {
-            *specs[i].half_slot = p->half + halves;
+            *specs[i].half_slot = p->half ? p->half + halves : NULL;
             halves += specs[i].numel;
         } else {
             *specs[i].slot = p->data + floats;
@@ -184,6 +185,7 @@ void params_free(Params *p)
 {
     if (!p) return;
     big_free(p->half, p->half_count, sizeof(uint16_t));
+    if (p->map) munmap(p->map, p->map_bytes);
     big_free(p->data, p->count, sizeof(float));
     free(p->encoder);
     free(p->decoder);

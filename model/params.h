@@ -22,6 +22,7 @@
 #ifndef TRANSLATE_PARAMS_H
 #define TRANSLATE_PARAMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,8 +74,11 @@ typedef struct {
     float *generator_weight;     /* [V_tgt, D]; == tgt_embed when tied */
     float *generator_bias;       /* [V_tgt] */
     /* float16 inference (see top): the block and the matrices in it */
-    uint16_t *half;              /* `half_count` float16 values, or NULL */
-    size_t half_count;
+    uint16_t *half;              /* a block of `half_count` float16 values, or NULL */
+    size_t half_count;           /* float16 values of the model (in `half` or in `map`) */
+    void *map;                   /* or: the weights file mapped read-only, which the
+                                    `*_f16` fields point into (model.c), or NULL */
+    size_t map_bytes;
     uint16_t *src_embed_f16, *tgt_embed_f16, *generator_weight_f16;
 } Params;
 
@@ -120,8 +124,10 @@ void params_alloc(Params *params, const ModelArch *arch);
 /* The float16 layout: every tensor with a half_slot (matrices and
  * embeddings) gets its place in `half` (half_count values, zeroed; its
  * float field NULL), the others theirs in `data` (zeroed), each block
- * in descriptor order.  params_free frees both. */
-void params_alloc_half(Params *params, const ModelArch *arch);
+ * in descriptor order.  Without `with_block` there is no `half` block and
+ * the half slots stay NULL: the caller points them into `map`.
+ * params_free frees the blocks and unmaps `map`. */
+void params_alloc_half(Params *params, const ModelArch *arch, bool with_block);
 void params_free(Params *params); /* NULL-safe, leaves it zeroed */
 
 #endif

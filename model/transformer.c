@@ -466,7 +466,7 @@ void transformer_backward(Activations *g, Params *dp, const Activations *a, cons
     const ModelArch *arch = &m->arch;
     const Params *P = &m->params;
     ASSERT(b->tgt_pos == 0 && b->kv_start == NULL);
-    ASSERT(!P->half); /* a float16 inference model (model_load_inference) never trains */
+    ASSERT(!P->half_count); /* a float16 inference model (model_load_inference) never trains */
     int D = arch->d_model, Ns = b->src_start[b->count], Nt = b->tgt_start[b->count];
     int Le = arch->encoder_layers, Ld = arch->decoder_layers;
     bool pre = arch->norm_first;

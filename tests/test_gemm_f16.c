@@ -50,8 +50,8 @@ static void check_shape(int M, int N, int K, Rng *rng)
 static void check_all_shapes(void)
 {
     static const int Ms[] = {1, 2, 3, 7, 8, 9, 33};
-    static const int Ns[] = {1, 3, 4, 5, 17};
-    static const int Ks[] = {1, 7, 8, 9, 33, 256};
+    static const int Ns[] = {1, 3, 4, 5, 8, 17, 30};
+    static const int Ks[] = {1, 7, 8, 9, 16, 17, 33, 256};
     Rng rng;
     rng_seed(&rng, 12);
     for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
@@ -66,6 +66,18 @@ static void test_products_match_the_reference(void **state)
 {
     (void)state;
     check_all_shapes();
+}
+
+/* On an AVX-512 machine the AVX2 tiles are checked too, forced. */
+static void test_avx2_path_matches_the_reference(void **state)
+{
+    (void)state;
+    if (!gemm_force_kernel("avx2")) {
+        gemm_force_kernel(NULL);
+        return; /* no AVX2 here: the generic test covers it */
+    }
+    check_all_shapes();
+    gemm_force_kernel(NULL);
 }
 
 static void test_generic_path_matches_the_reference(void **state)
@@ -215,7 +227,8 @@ static void test_nan_in_half_matrix_is_refused(void **state)
         assert_int_not_equal(model_load_inference(&m, broken, &a, hashes, &err), 0);
         expect_in(err.message, "tensor 'transformer.decoder.layers.1.linear2.weight' holds");
         expect_in(err.message, what[i]);
-        assert_null(m.params.half);
+        assert_int_equal(m.params.half_count, 0);
+        assert_null(m.params.map);
     }
     free(bytes);
 }
@@ -224,6 +237,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_products_match_the_reference),
+        cmocka_unit_test(test_avx2_path_matches_the_reference),
         cmocka_unit_test(test_generic_path_matches_the_reference),
         cmocka_unit_test(test_widen_is_exact),
         cmocka_unit_test(test_kept_half_decodes_as_widened_tied),
