@@ -38,11 +38,11 @@
 #      PyTorch with OpenBLAS (tools/bench_torch.py train) on the same batches
 #      from the same initial weights, 1 and 2 threads; our 2-thread scaling
 #   3. greedy batch-1 decoding against its bandwidth bound (bytes of weights
-#      per output token / read bandwidth at that size: build/bench/decode_bench),
-#      per fast kernel; greedy translation of every line, one at a time,
+#      per output token, as held in memory, / read bandwidth at that size:
+#      build/bench/decode_bench), per fast kernel, in wall and in CPU time; greedy translation of every line, one at a time,
 #      1 thread, vs PyTorch's usual greedy loop on the same ids; beam 4
-#   4. throughput on files: stdin as it is read today vs line at a time
-#      (the baseline) and vs --eval's batched decoding
+#   4. throughput on files: stdin as translate reads a file (mini-batched) vs
+#      line at a time (--maxi-batch 1, the baseline) and vs --eval's batches
 #   5. a fresh process translating "I love china" (vs a fresh python3); the
 #      share of it that is not translating (the same process with an empty
 #      sentence: start, config, loading and checking the weights)
@@ -391,7 +391,7 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
             h = num(step) && num(bound)
             row("decode-bound" (k == auto ? "" : "-" k),
                 sprintf("greedy batch-1, ms per decoder step (%s kernel%s; %.2f MB per token, %s matrices ÷ %.1f GB/s read at that size; %s ms per token incl. the encoder)",
-                        k, k == auto ? "" : ", forced", kv(drow[i], "bytes_per_token") / 1e6, wt == "" ? "float32" : (wt == "f16" ? "float16" : "float32"),
+                        k, k == auto ? "" : ", forced", kv(drow[i], "bytes_per_token") / 1e6, wt == "f16" ? "float16" : "float32",
                         kv(drow[i], "bandwidth_gbs"), fmt(kv(drow[i], "token_ms"), "%.3f")),
                 fmt(step, "%.3f"), fmt(bound, "%.3f") " (bound)", h ? sprintf("%.2f× the bound", bound / step) : "—",
                 "≥ 0.7× the bound", verdict(h && bound / step >= 0.7, h))

@@ -7,11 +7,16 @@
  * once per pair of A rows, sequentially; A (at most a few KB) stays in L1.
  * That keeps a batch-1 decoding step's bytes at 2 per weight.
  *
- * Deliberately not here: threads for the small kernel (a decoding step's
+ * With AVX-512 (where gemm.c runs it) tile_avx512 does the same with
+ * 16-wide conversions, up to 4 rows of A × 4 of B or 1 × 8, in an order
+ * that does not depend on the other rows; it serves up to
+ * GEMM_F16_SMALL_M_AVX512 rows, a whole mini-batch of sentences, without the
+ * widening and packing of B that the gemm_nt path pays on every call.
+ *
+ * Deliberately not here: threads for the small kernels (a decoding step's
  * products are a few hundred microseconds; bench/decode_bench measures one
- * thread against one thread's bandwidth), an AVX-512 variant (the AVX2 one
- * reaches the read bandwidth already), and accumulation into C (inference
- * never accumulates). */
+ * thread against one thread's bandwidth), and accumulation into C
+ * (inference never accumulates). */
 #include "gemm_f16.h"
 
 #include <stdlib.h>
@@ -146,45 +151,81 @@ static inline __m512 widen16(const uint16_t *p)
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
 }
 
-__attribute__((target("avx512f,fma,f16c")))
-static void tile1x8_avx512(float *c, const float *a, const uint16_t *B, int j, int K)
+/* An R×C tile of C (R <= 4 rows of A, C <= 8 rows of B, R·C <= 16): one
+ * accumulator per element, k ascending 16 at a time, then reduced and the
+ * tail added.  Every element gets that same sequence whatever R and C, so
+ * a row's results never depend on the rows beside it: a sentence decoded
+ * alone and inside a batch give the same bits.  R and C are constants
+ * after inlining (tile_avx512's switch), so the accumulators stay in the
+ * 32 vector registers. */
+__attribute__((target("avx512f,fma,f16c"), always_inline))
+static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, int R,
+                                    int C, int K)
 {
-    const uint16_t *b = B + (size_t)j * K;
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+    __m512 acc[4][8];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+        for (int q = 0; q < C; q++) acc[r][q] = _mm512_setzero_ps();
     int k = 0;
     for (; k + 16 <= K; k += 16) {
-        __m512 x = _mm512_loadu_ps(a + k);
-        s0 = _mm512_fmadd_ps(x, widen16(b + k), s0);
-        s1 = _mm512_fmadd_ps(x, widen16(b + (size_t)K + k), s1);
-        s2 = _mm512_fmadd_ps(x, widen16(b + 2 * (size_t)K + k), s2);
-        s3 = _mm512_fmadd_ps(x, widen16(b + 3 * (size_t)K + k), s3);
-        s4 = _mm512_fmadd_ps(x, widen16(b + 4 * (size_t)K + k), s4);
-        s5 = _mm512_fmadd_ps(x, widen16(b + 5 * (size_t)K + k), s5);
-        s6 = _mm512_fmadd_ps(x, widen16(b + 6 * (size_t)K + k), s6);
-        s7 = _mm512_fmadd_ps(x, widen16(b + 7 * (size_t)K + k), s7);
+        __m512 x[4];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) x[r] = _mm512_loadu_ps(a + (size_t)r * K + k);
+#pragma GCC unroll 8
+        for (int q = 0; q < C; q++) {
+            __m512 w = widen16(b + (size_t)q * K + k);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) acc[r][q] = _mm512_fmadd_ps(x[r], w, acc[r][q]);
+        }
     }
-    finish(c + 0, _mm512_reduce_add_ps(s0), a, b, k, K);
-    finish(c + 1, _mm512_reduce_add_ps(s1), a, b + (size_t)K, k, K);
-    finish(c + 2, _mm512_reduce_add_ps(s2), a, b + 2 * (size_t)K, k, K);
-    finish(c + 3, _mm512_reduce_add_ps(s3), a, b + 3 * (size_t)K, k, K);
-    finish(c + 4, _mm512_reduce_add_ps(s4), a, b + 4 * (size_t)K, k, K);
-    finish(c + 5, _mm512_reduce_add_ps(s5), a, b + 5 * (size_t)K, k, K);
-    finish(c + 6, _mm512_reduce_add_ps(s6), a, b + 6 * (size_t)K, k, K);
-    finish(c + 7, _mm512_reduce_add_ps(s7), a, b + 7 * (size_t)K, k, K);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+        for (int q = 0; q < C; q++)
+            finish(c + (size_t)r * ldc + q, _mm512_reduce_add_ps(acc[r][q]), a + (size_t)r * K,
+                   b + (size_t)q * K, k, K);
 }
 
-/* Rows of A in pairs (tile2_avx2); a last single row through the AVX-512
- * tile when `avx512`, 8 rows of B at a time, the rest through tile1_avx2.
+#define TILE_CASE(R, C) \
+    case R * 16 + C: tile_body_avx512(c, ldc, a, b, R, C, K); break;
+
+__attribute__((target("avx512f,fma,f16c")))
+static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, int R, int C, int K)
+{
+    switch (R * 16 + C) {
+    TILE_CASE(1, 1) TILE_CASE(1, 2) TILE_CASE(1, 3) TILE_CASE(1, 4)
+    TILE_CASE(1, 5) TILE_CASE(1, 6) TILE_CASE(1, 7) TILE_CASE(1, 8)
+    TILE_CASE(2, 1) TILE_CASE(2, 2) TILE_CASE(2, 3) TILE_CASE(2, 4)
+    TILE_CASE(3, 1) TILE_CASE(3, 2) TILE_CASE(3, 3) TILE_CASE(3, 4)
+    TILE_CASE(4, 1) TILE_CASE(4, 2) TILE_CASE(4, 3) TILE_CASE(4, 4)
+    default: ASSERT(0);
+    }
+}
+#undef TILE_CASE
+
+/* All of C through AVX-512 tiles: 4 rows of A × 4 of B (each widened B
+ * value serves 4 rows), or one row × 8 of B (a decoding step: 8 loads in
+ * flight), each converted once per tile. */
+static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    for (int i = 0; i < M; i += 4) {
+        int R = M - i < 4 ? M - i : 4, width = R == 1 ? 8 : 4;
+        for (int j = 0; j < N; j += width) {
+            int cols = N - j < width ? N - j : width;
+            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, R, cols, K);
+        }
+    }
+}
+
+/* Rows of A in pairs (tile2_avx2), a last single one through tile1_avx2.
  * A row's sums then depend on whether it is paired: a sentence decoded
- * alone (one row) and the same inside a batch differ in the last bits. */
-static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K,
-                          bool avx512)
+ * alone (one row) and the same inside a batch differ in the last bits
+ * (the AVX-512 tiles above do not). */
+static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
     for (int i = 0; i < M; i += 2) {
-        int j = 0;
-        if (avx512 && i + 1 == M)
-            for (; j + 8 <= N; j += 8) tile1x8_avx512(C + (size_t)i * N + j, A + (size_t)i * K, B, j, K);
-        for (; j < N; j += 4) {
+        for (int j = 0; j < N; j += 4) {
             int nb = N - j < 4 ? N - j : 4;
             float *c = C + (size_t)i * N + j;
             if (i + 1 < M) tile2_avx2(c, N, A + (size_t)i * K, B, j, nb, K);
@@ -251,10 +292,11 @@ static int block_rows(int N, int K)
 void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
     if (M <= 0 || N <= 0) return;
-    if (M <= GEMM_F16_SMALL_M) {
+    if (M <= (use_avx512() ? GEMM_F16_SMALL_M_AVX512 : GEMM_F16_SMALL_M)) {
 #if GEMM_F16_X86
         if (use_avx2()) {
-            dot_rows_avx2(C, A, B, M, N, K, use_avx512());
+            if (use_avx512()) dot_rows_avx512(C, A, B, M, N, K);
+            else dot_rows_avx2(C, A, B, M, N, K);
             return;
         }
 #endif

@@ -7,9 +7,10 @@
  * the only difference from gemm_nt on the widened matrix is the order of
  * summation:
  *   - up to GEMM_F16_SMALL_M rows of A (decoding: one row per sentence or
- *     hypothesis) take a dot-product kernel that reads B once, converting
- *     it in registers (F16C; x86-64 CPUs with AVX2 + FMA, AVX-512 for a
- *     single row where gemm.c uses AVX-512): half the bytes
+ *     hypothesis, a mini-batch of them) take a dot-product kernel that reads B once, converting
+ *     it in registers (F16C; x86-64 CPUs with AVX2 + FMA, or AVX-512
+ *     where gemm.c uses it, then up to GEMM_F16_SMALL_M_AVX512 rows with
+ *     results that do not depend on the other rows): half the bytes
  *     of float32, which is what a batch-1 decoding step is bound by;
  *   - more rows widen B a block of rows at a time into a small float32
  *     buffer and run gemm_nt on it, so they get gemm.c's kernels and its
@@ -25,8 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* At most this many rows of A go through the in-register kernel. */
+/* At most this many rows of A go through the in-register kernels: the
+ * AVX2 and generic ones, and the AVX-512 one (whose 4×4 tiles keep up
+ * with gemm_nt's packed kernels on a mini-batch of sentences). */
 #define GEMM_F16_SMALL_M 8
+#define GEMM_F16_SMALL_M_AVX512 32
 
 /* C[M,N] = A[M,K] · B[N,K]ᵀ, B float16 (C is overwritten, never read). */
 void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int K);
@@ -38,8 +42,7 @@ void gemm_f16_nt_reference(float *C, const float *A, const uint16_t *B, int M, i
 void gemm_f16_widen(float *out, const uint16_t *in, size_t n);
 
 /* "avx512", "avx2" (F16C + FMA) or "generic": the small-M kernel
- * gemm_f16_nt uses (the AVX-512 tile serves one row of A; pairs of rows
- * take the AVX2 one).  It follows gemm.h's choice, gemm_kernel_name(). */
+ * gemm_f16_nt uses.  It follows gemm.h's choice, gemm_kernel_name(). */
 const char *gemm_f16_kernel_name(void);
 
 #endif

@@ -113,6 +113,18 @@ static void test_rich_output_reads_line_at_a_time(void **state)
     run_result_free(&r);
 }
 
+static void test_help_documents_the_batches(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "--help", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "--maxi-batch N");
+    expect_in(r.out, "--mini-batch N");
+    expect_in(r.out, "terminal");
+    run_result_free(&r);
+}
+
 static void test_bad_batch_sizes_are_usage_errors(void **state)
 {
     (void)state;
@@ -152,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_two_models_keep_input_order),
         cmocka_unit_test(test_beam_batches_equal_line_at_a_time),
         cmocka_unit_test(test_rich_output_reads_line_at_a_time),
+        cmocka_unit_test(test_help_documents_the_batches),
         cmocka_unit_test(test_bad_batch_sizes_are_usage_errors),
         cmocka_unit_test(test_every_line_is_answered),
     };

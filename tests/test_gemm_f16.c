@@ -68,6 +68,27 @@ static void test_products_match_the_reference(void **state)
     check_all_shapes();
 }
 
+/* With AVX-512 a row's results do not depend on the rows beside it (so a
+ * sentence in a batch gets the bits it gets alone): 13 rows at once equal
+ * each row by itself, bit for bit. */
+static void test_avx512_rows_are_independent(void **state)
+{
+    (void)state;
+    if (strcmp(gemm_f16_kernel_name(), "avx512") != 0) return; /* only that kernel promises it */
+    enum { M = 13, N = 19, K = 40 };
+    Rng rng;
+    rng_seed(&rng, 3);
+    float A[M * K], C[M * N], one[N];
+    uint16_t B[N * K];
+    for (int i = 0; i < M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
+    gemm_f16_nt(C, A, B, M, N, K);
+    for (int i = 0; i < M; i++) {
+        gemm_f16_nt(one, A + i * K, B, 1, N, K);
+        assert_memory_equal(one, C + i * N, sizeof one);
+    }
+}
+
 /* On an AVX-512 machine the AVX2 tiles are checked too, forced. */
 static void test_avx2_path_matches_the_reference(void **state)
 {
@@ -237,6 +258,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_products_match_the_reference),
+        cmocka_unit_test(test_avx512_rows_are_independent),
         cmocka_unit_test(test_avx2_path_matches_the_reference),
         cmocka_unit_test(test_generic_path_matches_the_reference),
         cmocka_unit_test(test_widen_is_exact),
