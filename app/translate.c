@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -123,10 +124,11 @@ static void usage(FILE *out)
             "      --show KIND[:LAYER[:HEAD]]  draw one head's map in the terminal;\n"
             "                        KIND is encoder, decoder or cross (layer, head from 1);\n"
             "                        wider than the terminal ($COLUMNS), in windows of keys\n"
-            "      --maxi-batch N    read N lines of input ahead, translate them sorted by\n"
-            "                        length in mini-batches, write them in input order and\n"
-            "                        flush (default 256; 1 when standard input is a\n"
-            "                        terminal: one line at a time, each answered at once);\n"
+            "      --maxi-batch N    read up to N lines of input ahead (those already\n"
+            "                        waiting: a client that sends a line and waits gets\n"
+            "                        its reply), translate them sorted by length in\n"
+            "                        mini-batches, write them in input order and flush\n"
+            "                        (default 256; 1 when standard input is a terminal)\n"
             "                        batches need plain output (no -n, --alignment,\n"
             "                        --attention, --html, --explain, --show, --logits)\n"
             "      --mini-batch N    sentences decoded together within one (default 32);\n"
@@ -745,6 +747,18 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
     return result;
 }
 
+/* Would reading `in` now return at once (data waiting, its end, or an
+ * error), rather than wait for a writer?  A maxi-batch takes only lines
+ * that are already there: a client that sends one line down a pipe and
+ * waits for its reply gets it (issue 14), while a file fills whole
+ * batches.  (Lines stdio has buffered but the descriptor no longer
+ * shows only end a batch early.) */
+static bool input_waiting(FILE *in)
+{
+    struct pollfd p = {.fd = fileno(in), .events = POLLIN};
+    return poll(&p, 1, 0) == 1;
+}
+
 /* The lines of `in` read a maxi-batch at a time, until the input ends,
  * cannot be read (what was read before is still translated), or the
  * output fails. */
@@ -758,7 +772,7 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
     bool more = true;
     for (int first = 1; more;) {
         int n = 0;
-        while (n < maxi) {
+        while (n < maxi && (n == 0 || input_waiting(in))) {
             lens[n] = line_read(in, scratch, MAX_LINE_BYTES);
             if (ferror(in)) {
                 fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));

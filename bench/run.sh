@@ -397,7 +397,7 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
                 "≥ 0.7× the bound", verdict(h && bound / step >= 0.7, h))
             h = num(cpu) && num(bound)
             row("decode-bound-cpu" (k == auto ? "" : "-" k),
-                sprintf("the same step in this thread's CPU time (%s kernel; what it costs when other processes share the cores)", k),
+                sprintf("the same step in CPU time of the decoding thread (%s kernel; what it costs when other processes share the cores)", k),
                 fmt(cpu, "%.3f"), fmt(bound, "%.3f") " (bound)", h ? sprintf("%.2f× the bound", bound / cpu) : "—",
                 "≥ 0.7× the bound", verdict(h && bound / cpu >= 0.7, h))
         }
