@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -59,7 +60,14 @@ typedef struct {
     const char *input_path;    /* -i; NULL: the TEXT arguments, else stdin */
     const char *output_path;   /* -o; NULL (or "-"): stdout */
     bool list_models;          /* --list-models */
+    /* issue 12: lines read ahead, sorted by length, decoded together */
+    int maxi_batch;            /* --maxi-batch (0: MAXI_BATCH, or 1 on a terminal) */
+    int mini_batch;            /* --mini-batch (0: MINI_BATCH) */
 } Options;
+
+/* Marian's defaults are 100 mini-batches of 64 sentences; ours are smaller
+ * because each maxi-batch's output waits for its last line. */
+enum { MAXI_BATCH = 256, MINI_BATCH = 32 };
 
 static void usage(FILE *out)
 {
@@ -116,6 +124,15 @@ static void usage(FILE *out)
             "      --show KIND[:LAYER[:HEAD]]  draw one head's map in the terminal;\n"
             "                        KIND is encoder, decoder or cross (layer, head from 1);\n"
             "                        wider than the terminal ($COLUMNS), in windows of keys\n"
+            "      --maxi-batch N    read up to N lines of input ahead (those already\n"
+            "                        waiting: a client that sends a line and waits gets\n"
+            "                        its reply), translate them sorted by length in\n"
+            "                        mini-batches, write them in input order and flush\n"
+            "                        (default 256; 1 when standard input is a terminal)\n"
+            "                        batches need plain output (no -n, --alignment,\n"
+            "                        --attention, --html, --explain, --show, --logits)\n"
+            "      --mini-batch N    sentences decoded together within one (default 32);\n"
+            "                        only greedy decoding (-b 1) is faster for it\n"
             "  -t, --threads N       threads for matrix products (default: all cores)\n"
             "      --init-weights    write a random model to the config's weights path and\n"
             "                        exit; seeded by its random_init_seed, else seed 1\n"
@@ -210,7 +227,7 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
 static int parse_options(int argc, char **argv, Options *opt)
 {
     enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML, OPT_EXPLAIN, OPT_SHOW,
-           OPT_ALIGNMENT, OPT_NO_REPEAT, OPT_FROM = 300, OPT_TO, OPT_LIST };
+           OPT_ALIGNMENT, OPT_NO_REPEAT, OPT_FROM = 300, OPT_TO, OPT_LIST, OPT_MAXI, OPT_MINI };
     static const struct option longs[] = {
         {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
@@ -225,6 +242,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"from", required_argument, 0, OPT_FROM}, {"to", required_argument, 0, OPT_TO},
         {"input", required_argument, 0, 'i'},    {"output", required_argument, 0, 'o'},
         {"list-models", no_argument, 0, OPT_LIST},
+        {"maxi-batch", required_argument, 0, OPT_MAXI}, {"mini-batch", required_argument, 0, OPT_MINI},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "c:a:t:b:n:qhVi:o:", longs, NULL)) != -1) {
@@ -277,6 +295,12 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'i': opt->input_path = optarg; break;
         case 'o': opt->output_path = optarg; break;
         case OPT_LIST: opt->list_models = true; break;
+        case OPT_MAXI:
+            if (cli_parse_count("translate", "--maxi-batch", optarg, 65536, &opt->maxi_batch)) return -1;
+            break;
+        case OPT_MINI:
+            if (cli_parse_count("translate", "--mini-batch", optarg, 1024, &opt->mini_batch)) return -1;
+            break;
         case 'h': usage(stdout); exit(finish_stdout(0));
         case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(finish_stdout(0));
         default:
@@ -564,23 +588,42 @@ static void print_translations(FILE *out, const Options *opt, const Translator *
     }
 }
 
+/* The model for a line and its source ids, the first step of translating
+ * it: NULL, with the line's error printed, when there is no model or the
+ * text cannot be encoded (*status says why); else the note on unknown
+ * words is printed.  Both ways of translating (one line, a batch) share it,
+ * so a line gets the same messages either way. */
+static Translator *encode_line(Session *s, const char *text, size_t len, int line, SourceIds *src,
+                               ExitStatus *status)
+{
+    Error err = {{0}};
+    *status = EXIT_OK;
+    memset(src, 0, sizeof *src);
+    Translator *tr = model_for(s, text, len, status, &err);
+    if (tr) *status = translator_encode(tr, text, len, src, &err);
+    if (*status != EXIT_OK) {
+        fprintf(stderr, "translate: line %d: %s\n", line, err.message);
+        translator_source_ids_free(src);
+        return NULL;
+    }
+    if (src->unknown && !s->opt->quiet)
+        fprintf(stderr, "translate: line %d: note: %d unknown word%s mapped to <unk>: %s\n", line,
+                src->unknown, src->unknown > 1 ? "s" : "", src->unknown_list);
+    return tr;
+}
+
 /* Translate one line; prints the translation (or an empty line) and returns
  * a status.  `line` numbers messages (1-based). */
 static ExitStatus translate_one(Session *s, const char *text, size_t len, int line, FILE *logits)
 {
     Error err = {{0}};
-    ExitStatus status = EXIT_OK;
-    Translator *tr = model_for(s, text, len, &status, &err);
-    SourceIds src = {0};
-    if (tr) status = translator_encode(tr, text, len, &src, &err);
-    if (status != EXIT_OK) {
-        fprintf(stderr, "translate: line %d: %s\n", line, err.message);
+    ExitStatus status;
+    SourceIds src;
+    Translator *tr = encode_line(s, text, len, line, &src, &status);
+    if (!tr) {
         fputc('\n', s->out);
         return status;
     }
-    if (src.unknown && !s->opt->quiet)
-        fprintf(stderr, "translate: line %d: note: %d unknown word%s mapped to <unk>: %s\n", line,
-                src.unknown, src.unknown > 1 ? "s" : "", src.unknown_list);
     enum { MAX_N = 64 };
     Translation t[MAX_N];
     char *texts[MAX_N];
@@ -625,6 +668,145 @@ static bool output_failed(const Session *s)
     return fflush(s->out) != 0 || ferror(s->out);
 }
 
+/* ---- many lines at once (issue 12) ------------------------------------ */
+
+/* Can the lines of `in` be read ahead and translated in batches?  Only
+ * for plain output (a batch keeps each best translation's text, nothing
+ * else) and when asked: --maxi-batch above 1, or by default when `in` is
+ * not a terminal (someone typing a line waits for its answer). */
+static bool batched(const Session *s, FILE *in)
+{
+    const Options *o = s->opt;
+    int maxi = o->maxi_batch ? o->maxi_batch : isatty(fileno(in)) ? 1 : MAXI_BATCH;
+    return maxi > 1 && !o->n_best_lines && o->alignment.kind == ALIGNMENT_NONE && !o->attention_path &&
+           !o->html_path && !o->explain && o->show.kind == SHOW_NONE && !o->logits_path;
+}
+
+/* One line of a maxi-batch. */
+typedef struct {
+    Translator *tr;         /* NULL: not translatable, its error printed */
+    SourceIds src;
+    ExitStatus status;
+    char *text;             /* the translation (malloc'd), or NULL */
+    Error err;              /* when translating it failed */
+} BatchLine;
+
+/* Translate the n lines buf[0..n-1] (numbered from first_line): encode
+ * each in input order (its messages as one line would print them), decode
+ * each model's lines together (translator_run_many), then write every
+ * line's result in input order and flush once. */
+static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int n, int first_line)
+{
+    ExitStatus result = EXIT_OK;
+    BatchLine *lines = xcalloc((size_t)n, sizeof *lines);
+    for (int i = 0; i < n; i++) {
+        if (lens[i] == LINE_TOO_LONG) {
+            fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", first_line + i,
+                    MAX_LINE_BYTES);
+            lines[i].status = EXIT_INPUT;
+            continue;
+        }
+        lines[i].tr = encode_line(s, buf[i], (size_t)lens[i], first_line + i, &lines[i].src, &lines[i].status);
+    }
+    int mini = s->opt->mini_batch ? s->opt->mini_batch : MINI_BATCH;
+    SourceIds *srcs = xcalloc((size_t)n, sizeof *srcs);
+    char **texts = xcalloc((size_t)n, sizeof *texts);
+    ExitStatus *statuses = xcalloc((size_t)n, sizeof *statuses);
+    Error *errs = xcalloc((size_t)n, sizeof *errs);
+    int *index = xcalloc((size_t)n, sizeof *index);
+    for (int m = 0; m < 2; m++) {
+        int count = 0;
+        for (int i = 0; i < n; i++)
+            if (lines[i].tr == &s->models[m]) {
+                index[count] = i;
+                srcs[count++] = lines[i].src;
+            }
+        translator_run_many(&s->models[m], srcs, count, mini, texts, statuses, errs);
+        for (int k = 0; k < count; k++) {
+            BatchLine *l = &lines[index[k]];
+            l->text = texts[k];
+            l->status = statuses[k];
+            l->err = errs[k];
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        BatchLine *l = &lines[i];
+        if (l->tr && l->status != EXIT_OK)
+            fprintf(stderr, "translate: line %d: %s\n", first_line + i, l->err.message);
+        fprintf(s->out, "%s\n", l->text ? l->text : "");
+        result = worse(result, l->status);
+        free(l->text);
+        translator_source_ids_free(&l->src);
+    }
+    free(index);
+    free(errs);
+    free(statuses);
+    free(texts);
+    free(srcs);
+    free(lines);
+    return result;
+}
+
+/* Would reading `in` now return at once (data waiting, its end, or an
+ * error), rather than wait for a writer?  A maxi-batch takes only lines
+ * that are already there: a client that sends one line down a pipe and
+ * waits for its reply gets it (issue 14), while a file fills whole
+ * batches.  (Lines stdio has buffered but the descriptor no longer
+ * shows only end a batch early.) */
+static bool input_waiting(FILE *in)
+{
+    struct pollfd p = {.fd = fileno(in), .events = POLLIN};
+    return poll(&p, 1, 0) == 1;
+}
+
+/* The lines of `in` read a maxi-batch at a time, until the input ends,
+ * cannot be read (what was read before is still translated), or the
+ * output fails. */
+static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
+{
+    int maxi = s->opt->maxi_batch ? s->opt->maxi_batch : MAXI_BATCH;
+    char *scratch = xmalloc(MAX_LINE_BYTES + 1);
+    char **buf = xcalloc((size_t)maxi, sizeof *buf); /* each line copied at its length */
+    long *lens = xcalloc((size_t)maxi, sizeof *lens);
+    ExitStatus result = EXIT_OK;
+    bool more = true;
+    for (int first = 1; more;) {
+        int n = 0;
+        while (n < maxi && (n == 0 || input_waiting(in))) {
+            lens[n] = line_read(in, scratch, MAX_LINE_BYTES);
+            if (ferror(in)) {
+                fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));
+                result = worse(result, EXIT_INPUT);
+                more = false;
+                break;
+            }
+            if (lens[n] == LINE_EOF) {
+                more = false;
+                break;
+            }
+            size_t bytes = lens[n] >= 0 ? (size_t)lens[n] : 0;
+            buf[n] = xmalloc(bytes + 1);
+            memcpy(buf[n], scratch, bytes);
+            buf[n][bytes] = '\0';
+            n++;
+        }
+        if (n > 0) result = worse(result, translate_batch(s, buf, lens, n, first));
+        for (int i = 0; i < n; i++) {
+            free(buf[i]);
+            buf[i] = NULL;
+        }
+        first += n;
+        if (output_failed(s)) {
+            result = worse(result, EXIT_WRITE);
+            break;
+        }
+    }
+    free(lens);
+    free(buf);
+    free(scratch);
+    return result;
+}
+
 /* Each TEXT argument, else each line of `in` (`in_name` in messages),
  * until the output fails. */
 static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in, const char *in_name,
@@ -638,6 +820,7 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
         }
         return result;
     }
+    if (batched(s, in)) return translate_batches(s, in, in_name);
     char *buf = xmalloc(MAX_LINE_BYTES + 1);
     long n;
     for (int line = 1; (n = line_read(in, buf, MAX_LINE_BYTES)) != LINE_EOF || ferror(in); line++) {

@@ -52,7 +52,7 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
         status = write_status;
         goto fail;
     }
-    if (model_load(&tr->model, cfg->weights_path, &cfg->arch, hashes, err)) {
+    if (model_load_inference(&tr->model, cfg->weights_path, &cfg->arch, hashes, err)) {
         /* The weights file's own message names it; say which config led there. */
         char prefix[600];
         snprintf(prefix, sizeof prefix, "%s", cfg->path);
@@ -179,6 +179,61 @@ int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_l
     return n;
 }
 
+/* A source's length and place, sorted longest first (ties in input order). */
+typedef struct {
+    int length, index;
+} ByLength;
+
+static int longer_first(const void *a, const void *b)
+{
+    const ByLength *x = a, *y = b;
+    return x->length != y->length ? y->length - x->length : x->index - y->index;
+}
+
+static ExitStatus not_finite(const Translator *tr, const char *where, Error *err);
+
+void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_batch, char **texts,
+                         ExitStatus *statuses, Error *errs)
+{
+    if (n < 1) return;
+    const ModelArch *a = &tr->model.arch;
+    ByLength *order = xmalloc((size_t)n * sizeof *order);
+    for (int i = 0; i < n; i++) order[i] = (ByLength){srcs[i].count, i};
+    qsort(order, (size_t)n, sizeof *order, longer_first);
+    int *ids = xmalloc((size_t)mini_batch * a->max_len * sizeof *ids);
+    int *start = xmalloc(((size_t)mini_batch + 1) * sizeof *start);
+    int **outputs = xmalloc((size_t)mini_batch * sizeof *outputs);
+    int *lengths = xmalloc((size_t)mini_batch * sizeof *lengths);
+    bool *finite = xmalloc((size_t)mini_batch * sizeof *finite);
+    for (int first = 0; first < n; first += mini_batch) {
+        int count = n - first < mini_batch ? n - first : mini_batch;
+        start[0] = 0;
+        for (int b = 0; b < count; b++) {
+            const SourceIds *s = &srcs[order[first + b].index];
+            memcpy(ids + start[b], s->ids, (size_t)s->count * sizeof *ids);
+            start[b + 1] = start[b] + s->count;
+            outputs[b] = xmalloc((size_t)search_limit(a, &tr->config.decode, s->count) * sizeof(int));
+        }
+        search_translate_many_checked(&tr->model, ids, start, count, &tr->config.decode, outputs, lengths,
+                                      finite);
+        for (int b = 0; b < count; b++) {
+            int i = order[first + b].index;
+            texts[i] = NULL;
+            statuses[i] = EXIT_OK;
+            if (finite[b]) texts[i] = detokenize_ids(tr->tgt_vocab, outputs[b], (size_t)lengths[b],
+                                                     tr->config.target_lang);
+            else statuses[i] = not_finite(tr, "the output log-probabilities", &errs[i]);
+            free(outputs[b]);
+        }
+    }
+    free(finite);
+    free(lengths);
+    free(outputs);
+    free(start);
+    free(ids);
+    free(order);
+}
+
 static bool all_finite(const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -207,7 +262,11 @@ ExitStatus translator_check_finite(const Translator *tr, const Translation *out,
         for (size_t k = 0; !where && k < T * TRANSLATION_TOP_K; k++)
             if (t->top_ids[k] >= 0 && !isfinite(t->top_logprobs[k])) where = "the top-k log-probabilities";
     }
-    if (!where) return EXIT_OK;
+    return where ? not_finite(tr, where, err) : EXIT_OK;
+}
+
+static ExitStatus not_finite(const Translator *tr, const char *where, Error *err)
+{
     error_set(err, "the model computed NaN or Inf in %s (are the weights of %s too large?): not translated",
               where, tr->config.weights_path);
     return EXIT_INPUT;

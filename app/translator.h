@@ -73,6 +73,17 @@ void translator_override_decoding(Translator *tr, int beam, int n_best, bool kee
 int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_logits,
                    Translation *out, char **texts, float *scores);
 
+/* Translate n encoded sources (a maxi-batch of one model's lines) as
+ * tr->config.decode says, keeping only the best translation's text:
+ * sorted by length and decoded `mini_batch` at a time (greedy decodes a
+ * mini-batch at once, search_translate_many), so that sentences decoded
+ * together have similar lengths.  texts[i] receives source i's malloc'd
+ * translation, or NULL with errs[i] set (EXIT_INPUT, the message
+ * translator_check_finite gives) when its log-probabilities are not
+ * finite; statuses[i] is EXIT_OK or that. */
+void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_batch, char **texts,
+                         ExitStatus *statuses, Error *errs);
+
 /* Is everything that will be shown of out[0..n-1] finite?  Finite but huge
  * weights (3e38) pass the load check and overflow at run time, and a NaN
  * would be printed as an empty translation or as "-nan" in the attention

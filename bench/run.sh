@@ -21,7 +21,8 @@
 # BENCH_DECODE_SENTENCES (decode_bench's; default 0 = all),
 # BENCH_OPENBLAS_CORETYPE (auto, the default: see section 0; or a core type
 # for the reference commands), BENCH_OPENBLAS (the library gemm_bench
-# dlopens; default libopenblas.so.0), BENCH_LINE_FLAGS (section 4).
+# dlopens; default libopenblas.so.0), BENCH_LINE_FLAGS (section 4: the flags that keep
+# standard input one line at a time, default --maxi-batch 1).
 #
 # The parts (issue 6, with issue 12's references and targets; each row
 # says met/missed against its target):
@@ -37,11 +38,11 @@
 #      PyTorch with OpenBLAS (tools/bench_torch.py train) on the same batches
 #      from the same initial weights, 1 and 2 threads; our 2-thread scaling
 #   3. greedy batch-1 decoding against its bandwidth bound (bytes of weights
-#      per output token / read bandwidth at that size: build/bench/decode_bench),
-#      per fast kernel; greedy translation of every line, one at a time,
+#      per output token, as held in memory, / read bandwidth at that size:
+#      build/bench/decode_bench), per fast kernel, in wall and in CPU time; greedy translation of every line, one at a time,
 #      1 thread, vs PyTorch's usual greedy loop on the same ids; beam 4
-#   4. throughput on files: stdin as it is read today vs line at a time
-#      (the baseline) and vs --eval's batched decoding
+#   4. throughput on files: stdin as translate reads a file (mini-batched) vs
+#      line at a time (--maxi-batch 1, the baseline) and vs --eval's batches
 #   5. a fresh process translating "I love china" (vs a fresh python3); the
 #      share of it that is not translating (the same process with an empty
 #      sentence: start, config, loading and checking the weights)
@@ -267,14 +268,13 @@ if [ $HAVE_TORCH = 1 ] && [ -r "$TMP/dump.safetensors" ]; then
 fi
 
 # ---- 4. throughput on files ----------------------------------------------------------
-# Standard input as `translate` reads it today, against the line-at-a-time
-# baseline and --eval's batched decoding (decode_greedy_many), greedy,
-# default threads.  Today stdin IS line at a time, so the baseline is that
-# same run; once stdin is mini-batched, BENCH_LINE_FLAGS names the flag that
-# keeps one line at a time and the baseline is measured with it.
+# Standard input as `translate` reads it (a file: mini-batched, see
+# README), against the line-at-a-time baseline (BENCH_LINE_FLAGS, default
+# --maxi-batch 1, what a terminal gets) and --eval's batched decoding
+# (decode_greedy_many), greedy, default threads.
 note "4. files: $SENTENCES lines through stdin vs --eval (greedy, default threads)"
 STDIN_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 -c "$CONFIG")
-LINE_FLAGS=${BENCH_LINE_FLAGS:-}
+LINE_FLAGS=${BENCH_LINE_FLAGS:---maxi-batch 1}
 if [ -n "$LINE_FLAGS" ]; then LINE_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 $LINE_FLAGS -c "$CONFIG")
 else LINE_S=$STDIN_S; fi
 EVAL_S=$(timed /dev/null "$TRANSLATE" -q -b 1 -c "$CONFIG" --eval "$DATA")
@@ -387,13 +387,19 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
         for (i = 1; i <= nd; i++) {
             if (drow[i] == "") continue
             k = kv(drow[i], "kernel"); step = kv(drow[i], "step_ms"); bound = kv(drow[i], "bound_ms")
+            cpu = kv(drow[i], "cpu_step_ms"); wt = kv(drow[i], "weights")
             h = num(step) && num(bound)
             row("decode-bound" (k == auto ? "" : "-" k),
-                sprintf("greedy batch-1, ms per decoder step (%s kernel%s; %.2f MB of float32 weights per token ÷ %.1f GB/s read at that size; %s ms per token incl. the encoder)",
-                        k, k == auto ? "" : ", forced", kv(drow[i], "bytes_per_token") / 1e6, kv(drow[i], "bandwidth_gbs"),
-                        fmt(kv(drow[i], "token_ms"), "%.3f")),
+                sprintf("greedy batch-1, ms per decoder step (%s kernel%s; %.2f MB per token, %s matrices ÷ %.1f GB/s read at that size; %s ms per token incl. the encoder)",
+                        k, k == auto ? "" : ", forced", kv(drow[i], "bytes_per_token") / 1e6, wt == "f16" ? "float16" : "float32",
+                        kv(drow[i], "bandwidth_gbs"), fmt(kv(drow[i], "token_ms"), "%.3f")),
                 fmt(step, "%.3f"), fmt(bound, "%.3f") " (bound)", h ? sprintf("%.2f× the bound", bound / step) : "—",
                 "≥ 0.7× the bound", verdict(h && bound / step >= 0.7, h))
+            h = num(cpu) && num(bound)
+            row("decode-bound-cpu" (k == auto ? "" : "-" k),
+                sprintf("the same step in CPU time of the decoding thread (%s kernel; what it costs when other processes share the cores)", k),
+                fmt(cpu, "%.3f"), fmt(bound, "%.3f") " (bound)", h ? sprintf("%.2f× the bound", bound / cpu) : "—",
+                "≥ 0.7× the bound", verdict(h && bound / cpu >= 0.7, h))
         }
         og = num(gs) ? n / gs : 0
         h = og && num(pts)

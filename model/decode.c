@@ -196,8 +196,29 @@ void decode_teacher_forced(const Model *m, const int *src_ids, int S, const int 
     acts_free(&acts);
 }
 
+/* Is logits[V]'s log-softmax finite at `chosen` (see decode.h)?  On the
+ * bits: exponent all ones is NaN or Inf, and only -Inf is allowed. */
+static bool step_finite(const float *logits, int V, int chosen)
+{
+    uint32_t bad = 0;
+    for (int i = 0; i < V; i++) {
+        uint32_t bits;
+        memcpy(&bits, &logits[i], sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u && bits != 0xff800000u;
+    }
+    return !bad && isfinite(logits[chosen]);
+}
+
 void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start, int count,
                         const int *limits, int no_repeat_ngram, int **outputs, int *lengths)
+{
+    decode_greedy_many_checked(m, src_ids, src_start, count, limits, no_repeat_ngram, outputs, lengths,
+                               NULL);
+}
+
+void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *src_start, int count,
+                                const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
+                                bool *finite)
 {
     const ModelArch *a = &m->arch;
     int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0;
@@ -207,6 +228,7 @@ void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start
         if (S > longest) longest = S;
         if (limits[b] > steps) steps = limits[b];
         lengths[b] = 0;
+        if (finite) finite[b] = true;
     }
     Activations acts;
     acts_alloc(&acts, a, acts_size_steps(a, count, cap, Ns, longest));
@@ -230,6 +252,7 @@ void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start
             if (done[b]) continue;
             const float *logits = acts.logits + (size_t)b * a->tgt_vocab;
             int best = choose(logits, a->tgt_vocab, outputs[b], lengths[b], no_repeat_ngram, scratch);
+            if (finite && finite[b]) finite[b] = step_finite(logits, a->tgt_vocab, best);
             outputs[b][lengths[b]++] = best;
             tokens[b] = best;
             if (best == TOKEN_EOS || lengths[b] == limits[b]) {

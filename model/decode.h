@@ -82,4 +82,12 @@ void decode_copy_target_maps(Translation *out, const Activations *acts, const Ba
 void decode_greedy_many(const Model *model, const int *src_ids, const int *src_start, int count,
                         const int *limits, int no_repeat_ngram, int **outputs, int *lengths);
 
+/* The same, also telling (finite[b]) whether every step of sentence b had
+ * logits whose log-softmax is finite at the chosen token: no NaN, no +Inf,
+ * the chosen one not -Inf.  That is what makes decode_greedy's
+ * log-probabilities finite, so a caller can refuse what it would refuse. */
+void decode_greedy_many_checked(const Model *model, const int *src_ids, const int *src_start,
+                                int count, const int *limits, int no_repeat_ngram, int **outputs,
+                                int *lengths, bool *finite);
+
 #endif

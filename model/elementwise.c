@@ -3,6 +3,9 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <string.h>
+
+#include "gemm_f16.h"
 #include "layers.h"
 
 void residual_forward(float *out, const float *a, const float *b, size_t n)
@@ -55,12 +58,13 @@ void activation_backward(float *d_in, const float *d_out, const float *in, size_
         for (size_t i = 0; i < n; i++) d_in[i] += d_out[i] * gelu_grad(in[i]);
 }
 
-void embedding_forward(float *out, const int *ids, const float *table, int T, int D,
-                       int first_pos)
+/* out[T,D], holding the T embedding rows, becomes row·sqrt(D) + PE in
+ * place: the one copy of the scaling and the position encoding, whatever
+ * the table's type. */
+static void scale_and_add_positions(float *out, int T, int D, int first_pos)
 {
     float scale = sqrtf((float)D);
     for (int t = 0; t < T; t++) {
-        const float *row = table + (size_t)ids[t] * D;
         float *y = out + (size_t)t * D;
         double pos = first_pos + t;
         for (int i = 0; i < D; i += 2) {
@@ -68,10 +72,25 @@ void embedding_forward(float *out, const int *ids, const float *table, int T, in
              * Transformer and tools/reference.py do: exp(i · -ln(10000)/D). */
             float freq = expf((float)i * -(logf(10000.0f) / (float)D));
             float angle = (float)pos * freq;
-            y[i] = row[i] * scale + sinf(angle);
-            if (i + 1 < D) y[i + 1] = row[i + 1] * scale + cosf(angle);
+            y[i] = y[i] * scale + sinf(angle);
+            if (i + 1 < D) y[i + 1] = y[i + 1] * scale + cosf(angle);
         }
     }
+}
+
+void embedding_forward(float *out, const int *ids, const float *table, int T, int D,
+                       int first_pos)
+{
+    for (int t = 0; t < T; t++)
+        memcpy(out + (size_t)t * D, table + (size_t)ids[t] * D, (size_t)D * sizeof *out);
+    scale_and_add_positions(out, T, D, first_pos);
+}
+
+void embedding_forward_f16(float *out, const int *ids, const uint16_t *table, int T, int D,
+                           int first_pos)
+{
+    for (int t = 0; t < T; t++) gemm_f16_widen(out + (size_t)t * D, table + (size_t)ids[t] * D, (size_t)D);
+    scale_and_add_positions(out, T, D, first_pos);
 }
 
 /* Only the table has parameters (the positions are fixed sinusoids): row

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/util.h"
 #include "arch.h"
@@ -27,6 +28,9 @@
  * bias may be NULL). */
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
                     int N, int I, int O);
+/* The same with weight float16 (gemm_f16.h), for inference. */
+void linear_forward_f16(float *out, const float *in, const uint16_t *weight, const float *bias,
+                        int N, int I, int O);
 /* d_in[N,I] += d_out·W, d_weight[O,I] += d_outᵀ·in, d_bias[O] += Σ_n d_out;
  * any of the three may be NULL to skip it. */
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
@@ -68,6 +72,10 @@ void dropout_backward(float *d_x, const float *mask, size_t n);
  *     PE[p, 2i] = sin(p / 10000^(2i/D)),  PE[p, 2i+1] = cos(p / 10000^(2i/D)). */
 void embedding_forward(float *out, const int *ids, const float *table, int T, int D,
                        int first_pos);
+/* The same with table float16 (inference; the same bits as on its
+ * widened float32 copy). */
+void embedding_forward_f16(float *out, const int *ids, const uint16_t *table, int T, int D,
+                           int first_pos);
 /* d_table[ids[t]] += d_out[t] · sqrt(D) for t < T (repeated ids sum);
  * positions have no parameters. */
 void embedding_backward(float *d_table, const float *d_out, const int *ids, int T, int D);

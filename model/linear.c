@@ -7,17 +7,30 @@
  * model/gemm.c, which tests/test_gemm.c checks against gemm.c's plain
  * loops; tests/test_layers.c checks these two by finite differences. */
 #include "gemm.h"
+#include "gemm_f16.h"
 #include "layers.h"
 
-void linear_forward(float *out, const float *in, const float *weight, const float *bias,
-                    int N, int I, int O)
+static void add_bias(float *out, const float *bias, int N, int O)
 {
-    gemm_nt(out, in, weight, N, O, I, false);
     if (bias)
         for (int n = 0; n < N; n++) {
             float *y = out + (size_t)n * O;
             for (int o = 0; o < O; o++) y[o] += bias[o];
         }
+}
+
+void linear_forward(float *out, const float *in, const float *weight, const float *bias,
+                    int N, int I, int O)
+{
+    gemm_nt(out, in, weight, N, O, I, false);
+    add_bias(out, bias, N, O);
+}
+
+void linear_forward_f16(float *out, const float *in, const uint16_t *weight, const float *bias,
+                        int N, int I, int O)
+{
+    gemm_f16_nt(out, in, weight, N, O, I);
+    add_bias(out, bias, N, O);
 }
 
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,

@@ -87,8 +87,36 @@ static bool all_finite(const float *x, size_t n)
     return !bad;
 }
 
+/* The same on float16 bits: exponent all ones (0x7c00) is Inf or NaN. */
+static bool all_finite_f16(const uint16_t *x, size_t n)
+{
+    uint16_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad |= (x[i] & 0x7c00u) == 0x7c00u;
+    return !bad;
+}
+
+static int not_finite(const char *path, const ParamSpec *spec, size_t i, bool nan, Error *err)
+{
+    return error_set(err, "%s: tensor '%s' holds %s at index %zu", path, spec->name,
+                     nan ? "NaN" : "Inf", i);
+}
+
+/* spec's float16 slot: pointed into the mapped file (`map`), or read into
+ * the block as stored (the file's tensor is F16); then checked. */
+static int load_half(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
+                     unsigned char *map, Error *err)
+{
+    if (map) *spec->half_slot = (uint16_t *)(map + t->offset);
+    uint16_t *x = *spec->half_slot;
+    if (!map && safetensors_read_raw(file, t, x, err)) return -1;
+    if (all_finite_f16(x, spec->numel)) return 0;
+    for (size_t i = 0; i < spec->numel; i++)
+        if ((x[i] & 0x7c00u) == 0x7c00u) return not_finite(file->path, spec, i, x[i] & 0x3ffu, err);
+    return 0;
+}
+
 static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
-                       Error *err)
+                       bool half, unsigned char *map, Error *err)
 {
     const char *path = file->path;
     bool shape_ok = t->ndim == spec->ndim;
@@ -100,18 +128,43 @@ static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpe
         return error_set(err, "%s: tensor '%s' should have shape [%zu]", path, spec->name,
                          spec->shape[0]);
     }
+    if (half && spec->half_slot) return load_half(file, t, spec, map, err);
     if (safetensors_to_f32(file, t, spec->data, err)) return -1;
     if (all_finite(spec->data, spec->numel)) return 0;
     for (size_t i = 0; i < spec->numel; i++)
-        if (!isfinite(spec->data[i]))
-            return error_set(err, "%s: tensor '%s' holds %s at index %zu", path, spec->name,
-                             isnan(spec->data[i]) ? "NaN" : "Inf", i);
+        if (!isfinite(spec->data[i])) return not_finite(path, spec, i, isnan(spec->data[i]), err);
     return 0;
 }
 
-int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
-                    VocabHashes hashes, const char *const *extra_names, Error *err)
+/* Can `file` be kept float16: is every matrix and embedding of `arch` in
+ * it an F16 tensor?  (A missing or misshapen one is reported by the load.)
+ * *aligned: and does each start on an even byte, so that the mapped file
+ * can be read as uint16_t in place (our writer aligns every tensor to 8)? */
+static bool all_half(const SafeFile *file, const ModelArch *arch, bool *aligned)
 {
+    ParamSpec *specs;
+    size_t n = params_layout(arch, &specs);
+    bool half = true;
+    *aligned = true;
+    for (size_t i = 0; half && i < n; i++) {
+        if (specs[i].kind != PARAM_MATRIX && specs[i].kind != PARAM_EMBEDDING) continue;
+        const SafeTensor *t = safetensors_find(file, specs[i].name);
+        half = t && t->dtype == DTYPE_F16;
+        if (half && t->offset % 2) *aligned = false;
+    }
+    free(specs);
+    return half;
+}
+
+/* How a load keeps the matrices: widened to float32, float16 read into a
+ * block, or float16 in the mapped file. */
+typedef enum { KEEP_F32, KEEP_F16_READ, KEEP_F16_MAPPED } Keep;
+
+/* model_load_from, keeping the matrices as `keep` says. */
+static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, VocabHashes hashes,
+                     const char *const *extra_names, Keep keep, Error *err)
+{
+    bool half = keep != KEEP_F32;
     memset(model, 0, sizeof *model);
     const char *path = file->path;
     int status = check_meta(file, arch, hashes, err);
@@ -126,13 +179,24 @@ int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
                            path, file->file_size, needed);
     if (status == 0) {
         model->arch = *arch;
-        params_alloc(&model->params, arch);
+        if (half) params_alloc_half(&model->params, arch, keep == KEEP_F16_READ);
+        else params_alloc(&model->params, arch);
+        /* Mapped, the file's pages are the model's: no zeroed block to
+         * fill, no copy (they were 55% of start-up's CPU time, perf). */
+        unsigned char *map = keep == KEEP_F16_MAPPED ? safetensors_map(file) : NULL;
+        if (keep == KEEP_F16_MAPPED && !map) { /* cannot map: read instead */
+            params_free(&model->params);
+            params_alloc_half(&model->params, arch, true);
+        }
+        model->params.map = map;
+        model->params.map_bytes = map ? file->file_size : 0;
         count = params_describe(arch, &model->params, &specs);
         for (size_t i = 0; status == 0 && i < count; i++) {
             const SafeTensor *t = safetensors_find(file, specs[i].name);
-            status = t ? load_tensor(file, t, &specs[i], err)
+            status = t ? load_tensor(file, t, &specs[i], half, map, err)
                        : error_set(err, "%s: missing tensor '%s'", path, specs[i].name);
         }
+        if (half && arch->tied_output) model->params.generator_weight_f16 = model->params.tgt_embed_f16;
     }
     /* Every tensor of the file must be one we know: anything else means
      * the file belongs to another model (e.g. untied vs tied output). */
@@ -166,16 +230,40 @@ size_t model_header_limit(const ModelArch *arch, size_t extra_tensors)
            HEADER_BYTES_OF_METADATA;
 }
 
-int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
-               Error *err)
+int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
+                    VocabHashes hashes, const char *const *extra_names, Error *err)
+{
+    return load_from(model, file, arch, hashes, extra_names, KEEP_F32, err);
+}
+
+static int load_path(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+                     bool inference, Error *err)
 {
     memset(model, 0, sizeof *model);
     SafeFile file;
     if (safetensors_open_limited(path, model_header_limit(arch, 0), &file, err)) return -1;
-    int status = model_load_from(model, &file, arch, hashes, NULL, err);
+    bool aligned;
+    Keep keep = !inference || !all_half(&file, arch, &aligned) ? KEEP_F32
+                : aligned                                      ? KEEP_F16_MAPPED
+                                                               : KEEP_F16_READ;
+    int status = load_from(model, &file, arch, hashes, NULL, keep, err);
     safetensors_close(&file);
     return status;
 }
+
+int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+               Error *err)
+{
+    return load_path(model, path, arch, hashes, false, err);
+}
+
+int model_load_inference(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+                         Error *err)
+{
+    return load_path(model, path, arch, hashes, true, err);
+}
+
+bool model_is_half(const Model *model) { return model->params.half_count > 0; }
 
 /* ---- saving -------------------------------------------------------------- */
 
@@ -183,6 +271,7 @@ int model_save_with(const Model *model, const char *path, VocabHashes hashes, Dt
                     const SafeWriteTensor *extra, size_t extra_count, const SafeMeta *extra_meta,
                     size_t extra_meta_count, Error *err)
 {
+    ASSERT(!model_is_half(model)); /* an inference-only model is never saved */
     Params params = model->params; /* a copy whose fields the descriptor may point at */
     ParamSpec *specs;
     size_t count = params_describe(&model->arch, &params, &specs);

@@ -8,6 +8,7 @@
 #ifndef TRANSLATE_MODEL_H
 #define TRANSLATE_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../common/error.h"
@@ -36,6 +37,18 @@ typedef struct {
  * Errors: "path: ..." naming the field or tensor. */
 int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
                Error *err);
+
+/* model_load for inference only (translating, evaluating): when every
+ * matrix and embedding of the file is F16 they stay float16 in memory
+ * (params.h: the `*_f16` fields; their float fields NULL), half the bytes
+ * and no widening at load; biases and LayerNorms are widened.  Other files
+ * load as model_load does.  The same checks and errors.  Such a model
+ * runs forward passes (transformer_encode/decode, decode.h, beam.h), never
+ * training or saving. */
+int model_load_inference(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
+                         Error *err);
+/* Was it loaded so (matrices float16)? */
+bool model_is_half(const Model *model);
 
 /* The longest safetensors header a file of `arch` (plus extra_tensors more,
  * e.g. a checkpoint's optimizer state) can need: 512 bytes per tensor and

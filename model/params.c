@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../common/util.h"
 
@@ -14,8 +15,8 @@ typedef struct {
 
 /* Append one tensor named prefix + suffix; cols == 0 means a vector.  It
  * follows the previous tensor in the flat block. */
-static void add(SpecList *list, float **slot, ParamKind kind, size_t rows, size_t cols,
-                const char *prefix, const char *suffix)
+static void add(SpecList *list, float **slot, uint16_t **half_slot, ParamKind kind, size_t rows,
+                size_t cols, const char *prefix, const char *suffix)
 {
     if (list->count == list->cap) {
         list->cap = list->cap ? 2 * list->cap : 64;
@@ -30,6 +31,7 @@ static void add(SpecList *list, float **slot, ParamKind kind, size_t rows, size_
     s->shape[1] = cols;
     s->numel = cols ? rows * cols : rows;
     s->slot = slot;
+    s->half_slot = half_slot;
     s->data = *slot;
     s->kind = kind;
 }
@@ -37,25 +39,25 @@ static void add(SpecList *list, float **slot, ParamKind kind, size_t rows, size_
 /* nn.MultiheadAttention's four tensors, under prefix "...self_attn." */
 static void add_attention(SpecList *l, AttentionParams *p, const char *prefix, size_t D)
 {
-    add(l, &p->in_proj_weight, PARAM_MATRIX, 3 * D, D, prefix, "in_proj_weight");
-    add(l, &p->in_proj_bias, PARAM_BIAS, 3 * D, 0, prefix, "in_proj_bias");
-    add(l, &p->out_proj_weight, PARAM_MATRIX, D, D, prefix, "out_proj.weight");
-    add(l, &p->out_proj_bias, PARAM_BIAS, D, 0, prefix, "out_proj.bias");
+    add(l, &p->in_proj_weight, &p->in_proj_weight_f16, PARAM_MATRIX, 3 * D, D, prefix, "in_proj_weight");
+    add(l, &p->in_proj_bias, NULL, PARAM_BIAS, 3 * D, 0, prefix, "in_proj_bias");
+    add(l, &p->out_proj_weight, &p->out_proj_weight_f16, PARAM_MATRIX, D, D, prefix, "out_proj.weight");
+    add(l, &p->out_proj_bias, NULL, PARAM_BIAS, D, 0, prefix, "out_proj.bias");
 }
 
 static void add_ffn(SpecList *l, FeedForwardParams *p, const char *prefix, size_t D, size_t F)
 {
-    add(l, &p->linear1_weight, PARAM_MATRIX, F, D, prefix, "linear1.weight");
-    add(l, &p->linear1_bias, PARAM_BIAS, F, 0, prefix, "linear1.bias");
-    add(l, &p->linear2_weight, PARAM_MATRIX, D, F, prefix, "linear2.weight");
-    add(l, &p->linear2_bias, PARAM_BIAS, D, 0, prefix, "linear2.bias");
+    add(l, &p->linear1_weight, &p->linear1_weight_f16, PARAM_MATRIX, F, D, prefix, "linear1.weight");
+    add(l, &p->linear1_bias, NULL, PARAM_BIAS, F, 0, prefix, "linear1.bias");
+    add(l, &p->linear2_weight, &p->linear2_weight_f16, PARAM_MATRIX, D, F, prefix, "linear2.weight");
+    add(l, &p->linear2_bias, NULL, PARAM_BIAS, D, 0, prefix, "linear2.bias");
 }
 
 /* A LayerNorm under prefix, e.g. "...layers.0.norm1." */
 static void add_norm(SpecList *l, NormParams *p, const char *prefix, size_t D)
 {
-    add(l, &p->weight, PARAM_NORM_WEIGHT, D, 0, prefix, "weight");
-    add(l, &p->bias, PARAM_BIAS, D, 0, prefix, "bias");
+    add(l, &p->weight, NULL, PARAM_NORM_WEIGHT, D, 0, prefix, "weight");
+    add(l, &p->bias, NULL, PARAM_BIAS, D, 0, prefix, "bias");
 }
 
 /* Buffer for "<layer prefix><part>" names. */
@@ -70,8 +72,10 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
     SpecList l = {0};
     size_t D = (size_t)arch->d_model, F = (size_t)arch->d_ff;
     char layer[64], part[96];
-    add(&l, &p->src_embed, PARAM_EMBEDDING, (size_t)arch->src_vocab, D, "src_embed.", "weight");
-    add(&l, &p->tgt_embed, PARAM_EMBEDDING, (size_t)arch->tgt_vocab, D, "tgt_embed.", "weight");
+    add(&l, &p->src_embed, &p->src_embed_f16, PARAM_EMBEDDING, (size_t)arch->src_vocab, D, "src_embed.",
+        "weight");
+    add(&l, &p->tgt_embed, &p->tgt_embed_f16, PARAM_EMBEDDING, (size_t)arch->tgt_vocab, D, "tgt_embed.",
+        "weight");
     for (int i = 0; i < arch->encoder_layers; i++) {
         EncoderLayerParams *e = &p->encoder[i];
         snprintf(layer, sizeof layer, "transformer.encoder.layers.%d.", i);
@@ -93,8 +97,9 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
     }
     add_norm(&l, &p->decoder_norm, "transformer.decoder.norm.", D);
     if (!arch->tied_output)
-        add(&l, &p->generator_weight, PARAM_MATRIX, (size_t)arch->tgt_vocab, D, "generator.", "weight");
-    add(&l, &p->generator_bias, PARAM_BIAS, (size_t)arch->tgt_vocab, 0, "generator.", "bias");
+        add(&l, &p->generator_weight, &p->generator_weight_f16, PARAM_MATRIX, (size_t)arch->tgt_vocab, D,
+            "generator.", "weight");
+    add(&l, &p->generator_bias, NULL, PARAM_BIAS, (size_t)arch->tgt_vocab, 0, "generator.", "bias");
     *specs = l.items;
     return l.count;
 }
@@ -107,7 +112,7 @@ size_t params_layout(const ModelArch *arch, ParamSpec **specs)
     p.encoder = xcalloc((size_t)arch->encoder_layers, sizeof *p.encoder);
     p.decoder = xcalloc((size_t)arch->decoder_layers, sizeof *p.decoder);
     size_t n = params_describe(arch, &p, specs);
-    for (size_t i = 0; i < n; i++) (*specs)[i].slot = NULL;
+    for (size_t i = 0; i < n; i++) (*specs)[i].slot = NULL, (*specs)[i].half_slot = NULL;
     free(p.encoder);
     free(p.decoder);
     return n;
@@ -149,9 +154,38 @@ void params_alloc(Params *p, const ModelArch *arch)
     free(specs);
 }
 
+void params_alloc_half(Params *p, const ModelArch *arch, bool with_block)
+{
+    memset(p, 0, sizeof *p);
+    p->encoder = xcalloc((size_t)arch->encoder_layers, sizeof *p->encoder);
+    p->decoder = xcalloc((size_t)arch->decoder_layers, sizeof *p->decoder);
+    ParamSpec *specs;
+    size_t n = params_describe(arch, p, &specs);
+    for (size_t i = 0; i < n; i++) {
+        if (specs[i].half_slot) p->half_count += specs[i].numel;
+        else p->count += specs[i].numel;
+    }
+    if (with_block) p->half = big_calloc(p->half_count, sizeof(uint16_t));
+    p->data = big_calloc(p->count, sizeof(float));
+    size_t floats = 0, halves = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (specs[i].half_slot) {
+            *specs[i].half_slot = p->half ? p->half + halves : NULL;
+            halves += specs[i].numel;
+        } else {
+            *specs[i].slot = p->data + floats;
+            floats += specs[i].numel;
+        }
+    }
+    if (arch->tied_output) p->generator_weight_f16 = p->tgt_embed_f16;
+    free(specs);
+}
+
 void params_free(Params *p)
 {
     if (!p) return;
+    big_free(p->half, p->half_count, sizeof(uint16_t));
+    if (p->map) munmap(p->map, p->map_bytes);
     big_free(p->data, p->count, sizeof(float));
     free(p->encoder);
     free(p->decoder);

@@ -12,11 +12,19 @@
  * tied to tgt_embed) and generator.bias — so the file loads into stock
  * PyTorch (tools/reference.py) with load_state_dict(strict=True).
  *
+ * Inference on a float16 file keeps its matrices and embeddings float16
+ * (params_alloc_half, model.h's model_load_inference): then each `*_f16`
+ * field below points into a second block of float16 bits (`Params.half`)
+ * and its float twin is NULL; only biases and LayerNorms stay float32.
+ * Otherwise (training, float32 files) every `*_f16` field is NULL.
+ *
  * Dimension letters: D d_model, F d_ff, V vocabulary size. */
 #ifndef TRANSLATE_PARAMS_H
 #define TRANSLATE_PARAMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "arch.h"
 
@@ -25,6 +33,7 @@ typedef struct {
     float *in_proj_bias;    /* [3D] */
     float *out_proj_weight; /* [D, D] */
     float *out_proj_bias;   /* [D] */
+    uint16_t *in_proj_weight_f16, *out_proj_weight_f16; /* the same, float16, or NULL */
 } AttentionParams;
 
 typedef struct {
@@ -37,6 +46,7 @@ typedef struct {
     float *linear1_bias;    /* [F] */
     float *linear2_weight;  /* [D, F] */
     float *linear2_bias;    /* [D] */
+    uint16_t *linear1_weight_f16, *linear2_weight_f16; /* the same, float16, or NULL */
 } FeedForwardParams;
 
 typedef struct {
@@ -63,6 +73,13 @@ typedef struct {
     NormParams decoder_norm;     /* final decoder LayerNorm */
     float *generator_weight;     /* [V_tgt, D]; == tgt_embed when tied */
     float *generator_bias;       /* [V_tgt] */
+    /* float16 inference (see top): the block and the matrices in it */
+    uint16_t *half;              /* a block of `half_count` float16 values, or NULL */
+    size_t half_count;           /* float16 values of the model (in `half` or in `map`) */
+    void *map;                   /* or: the weights file mapped read-only, which the
+                                    `*_f16` fields point into (model.c), or NULL */
+    size_t map_bytes;
+    uint16_t *src_embed_f16, *tgt_embed_f16, *generator_weight_f16;
 } Params;
 
 /* What a tensor is, which decides how it starts (model.c) and whether
@@ -82,6 +99,7 @@ typedef struct {
     size_t numel;
     size_t offset;               /* floats from the start of the flat block */
     float **slot;                /* the Params field that points at it */
+    uint16_t **half_slot;        /* its float16 twin (matrices and embeddings), else NULL */
     float *data;                 /* where it is (after params_alloc) */
     ParamKind kind;
 } ParamSpec;
@@ -103,6 +121,13 @@ size_t params_tensor_count(const ModelArch *arch);
 
 /* Allocate the flat block (zeroed) and point every field into it. */
 void params_alloc(Params *params, const ModelArch *arch);
+/* The float16 layout: every tensor with a half_slot (matrices and
+ * embeddings) gets its place in `half` (half_count values, zeroed; its
+ * float field NULL), the others theirs in `data` (zeroed), each block
+ * in descriptor order.  Without `with_block` there is no `half` block and
+ * the half slots stay NULL: the caller points them into `map`.
+ * params_free frees the blocks and unmaps `map`. */
+void params_alloc_half(Params *params, const ModelArch *arch, bool with_block);
 void params_free(Params *params); /* NULL-safe, leaves it zeroed */
 
 #endif

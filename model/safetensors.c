@@ -2,13 +2,18 @@
  *
  * Reading keeps the file open and reads each tensor with one pread(2)
  * when it is converted, straight into the caller's float32 buffer (F16 and
- * BF16 are widened there in place, see safetensors_to_f32).  It used to
- * mmap the file: a file truncated while a model loaded then killed the
- * process with SIGBUS; pread returns a short count instead, which is an
- * Error.  Loading costs the same either way (open + widen every tensor,
- * best of 30-100 runs on a loaded 2-core EPYC: en-zh 2.50 ms mapped, 2.21
- * ms read; zh-en 1.93 / 2.08 ms; noise about 0.3 ms), and nothing but the
- * float32 weights is held.  Before anything is handed out, every claim of
+ * BF16 are widened there in place, see safetensors_to_f32).  Widening, it
+ * once mapped the file instead: a file truncated while a model loaded then
+ * killed the process with SIGBUS; pread returns a short count instead,
+ * which is an Error, and costs the same when every value is converted
+ * anyway.  Inference on a float16 file converts nothing (model.h:
+ * model_load_inference keeps its matrices float16): there reading meant
+ * zeroing a 16 MB block and copying the file into it, 55% of the CPU time
+ * of `translate` up to its first sentence (perf, issue 12), so it maps the
+ * file (safetensors_map) and reads the tensors in place, after the header
+ * has been checked against the file's size.  The window for SIGBUS is then
+ * a file truncated in place while translate runs; our own writers never do
+ * that (they rename a new file over the old, which stays whole).  Before anything is handed out, every claim of
  * the JSON header is checked against the file (sizes, dtypes, shapes,
  * offsets), so a truncated or lying file is an Error, not a crash later in
  * a kernel.
@@ -21,7 +26,7 @@
  *    [0, 2^53] (cJSON stores numbers as doubles, so larger values would not
  *    be exact).  cJSON does not keep the number's text, so "4.0" or "4e0"
  *    pass as 4; fractions, negatives and huge values do not.
- *  - Only F32 is written; F16 and BF16 are widened to F32 on load.
+ *  - F32 and F16 are written; model_load widens F16 and BF16 to F32.
  *
  * This is the only file in model/ that includes cJSON. */
 #include "safetensors.h"
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -485,6 +491,13 @@ static size_t f16_to_f32_f16c(const unsigned char *p, float *out, size_t n)
     return i;
 }
 #endif
+
+void *safetensors_map(const SafeFile *file)
+{
+    if (!file->is_open || file->file_size == 0) return NULL;
+    void *map = mmap(NULL, file->file_size, PROT_READ, MAP_PRIVATE, file->fd, 0);
+    return map == MAP_FAILED ? NULL : map;
+}
 
 int safetensors_read_raw(const SafeFile *file, const SafeTensor *t, void *out, Error *err)
 {

@@ -68,6 +68,14 @@ const char *safetensors_meta(const SafeFile *file, const char *key); /* NULL if 
  * read fails or comes up short (the file was truncated since it was
  * opened). */
 int safetensors_to_f32(const SafeFile *file, const SafeTensor *t, float *out, Error *err);
+/* The whole file mapped read-only (free with munmap(map, file->file_size)),
+ * or NULL when it cannot be (the caller then reads).  Valid after
+ * safetensors_close.  A mapping shows the file as it is when read: a file
+ * truncated while mapped makes reading past its new end a SIGBUS, so the
+ * loader maps only what it checks at once, and files are only ever
+ * replaced by rename (common/output_file.h), which leaves a mapped file
+ * whole. */
+void *safetensors_map(const SafeFile *file);
 /* Its nbytes bytes as stored (e.g. to compare two files); same errors. */
 int safetensors_read_raw(const SafeFile *file, const SafeTensor *t, void *out, Error *err);
 /* One float16 (bits h) widened by the portable scalar code that

@@ -1,6 +1,7 @@
 /* search.c — greedy or beam search, picked in one place (see search.h). */
 #include "search.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +30,27 @@ int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettin
 void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
                            const SearchSettings *set, int **outputs, int *lengths)
 {
+    search_translate_many_checked(model, src_ids, src_start, count, set, outputs, lengths, NULL);
+}
+
+static bool all_finite(const float *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
+void search_translate_many_checked(const Model *model, const int *src_ids, const int *src_start,
+                                   int count, const SearchSettings *set, int **outputs, int *lengths,
+                                   bool *finite)
+{
     if (count < 1) return;
     int *limits = xmalloc((size_t)count * sizeof(int));
     for (int b = 0; b < count; b++)
         limits[b] = search_limit(&model->arch, set, src_start[b + 1] - src_start[b]);
     if (set->beam <= 1) {
-        decode_greedy_many(model, src_ids, src_start, count, limits, set->no_repeat_ngram, outputs, lengths);
+        decode_greedy_many_checked(model, src_ids, src_start, count, limits, set->no_repeat_ngram, outputs,
+                                   lengths, finite);
     } else {
         BeamSettings beam = {set->beam, set->length_penalty, 1, set->no_repeat_ngram};
         for (int b = 0; b < count; b++) {
@@ -42,6 +58,7 @@ void search_translate_many(const Model *model, const int *src_ids, const int *sr
             beam_decode(model, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b],
                         &beam, &t, NULL);
             lengths[b] = t.steps;
+            if (finite) finite[b] = all_finite(t.logprobs, t.steps);
             memcpy(outputs[b], t.output_ids, (size_t)t.steps * sizeof(int));
             translation_free(&t);
         }

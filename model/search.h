@@ -38,5 +38,10 @@ int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettin
  * a time (its hypotheses are the batch). */
 void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
                            const SearchSettings *set, int **outputs, int *lengths);
+/* The same, with finite[b] false where search_translate's log-probabilities
+ * of sentence b would not all be finite (decode_greedy_many_checked). */
+void search_translate_many_checked(const Model *model, const int *src_ids, const int *src_start,
+                                   int count, const SearchSettings *set, int **outputs, int *lengths,
+                                   bool *finite);
 
 #endif

@@ -115,11 +115,28 @@ static void norm_backward(float *d_x, NormParams *dp, const float *d_out, const 
     layernorm_backward(d_x, dp->weight, dp->bias, d_out, x, a->mean, a->rstd, p->weight, N, D);
 }
 
+/* out[N,O] = x[N,I] · rows row0..row0+O-1 of a weight matrix ᵀ + bias,
+ * whether the model keeps it float32 (w) or float16 (w16, inference on a
+ * float16 file: params.h); the other pointer is NULL. */
+static void linear(float *out, const float *x, const float *w, const uint16_t *w16, size_t row0,
+                   const float *bias, int N, int I, int O)
+{
+    if (w16) linear_forward_f16(out, x, w16 + row0 * I, bias, N, I, O);
+    else linear_forward(out, x, w + row0 * I, bias, N, I, O);
+}
+
+static void embed(float *out, const int *ids, const float *table, const uint16_t *table16, int T,
+                  int D, int first_pos)
+{
+    if (table16) embedding_forward_f16(out, ids, table16, T, D, first_pos);
+    else embedding_forward(out, ids, table, T, D, first_pos);
+}
+
 /* in_proj_weight stacks W_Q, W_K, W_V: row blocks 0, 1, 2 of [3D, D]. */
 static void project(float *out, const float *x, const AttentionParams *p, int which, int N, int D)
 {
     size_t off = (size_t)which * D;
-    linear_forward(out, x, p->in_proj_weight + off * D, p->in_proj_bias + off, N, D, D);
+    linear(out, x, p->in_proj_weight, p->in_proj_weight_f16, off, p->in_proj_bias + off, N, D, D);
 }
 
 static void project_backward(float *d_x, AttentionParams *dp, const float *d_out, const float *x,
@@ -135,7 +152,7 @@ enum { PROJ_Q, PROJ_K, PROJ_V };
 /* The output projection that follows the heads' concatenation. */
 static void attention_output(AttentionActs *a, const AttentionParams *p, int N, int D, Dropout drop)
 {
-    linear_forward(a->out, a->context, p->out_proj_weight, p->out_proj_bias, N, D, D);
+    linear(a->out, a->context, p->out_proj_weight, p->out_proj_weight_f16, 0, p->out_proj_bias, N, D, D);
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
@@ -270,10 +287,10 @@ static void ffn_forward(FeedForwardActs *a, const FeedForwardParams *p, const fl
                         const ModelArch *arch, Dropout drop)
 {
     int D = arch->d_model, F = arch->d_ff;
-    linear_forward(a->hidden_pre, x, p->linear1_weight, p->linear1_bias, N, D, F);
+    linear(a->hidden_pre, x, p->linear1_weight, p->linear1_weight_f16, 0, p->linear1_bias, N, D, F);
     activation_forward(a->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
     maybe_dropout(a->hidden, a->hidden_mask, (size_t)N * F, drop);
-    linear_forward(a->out, a->hidden, p->linear2_weight, p->linear2_bias, N, F, D);
+    linear(a->out, a->hidden, p->linear2_weight, p->linear2_weight_f16, 0, p->linear2_bias, N, F, D);
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
@@ -406,8 +423,8 @@ void transformer_encode(Activations *a, const Model *m, const Batch *b)
     int D = arch->d_model, N = b->src_start[b->count];
     ASSERT(N <= a->size.src_rows);
     for (int i = 0; i < b->count; i++)
-        embedding_forward(a->src_x + (size_t)b->src_start[i] * D, b->src_ids + b->src_start[i],
-                          m->params.src_embed, src_len(b, i), D, 0);
+        embed(a->src_x + (size_t)b->src_start[i] * D, b->src_ids + b->src_start[i], m->params.src_embed,
+              m->params.src_embed_f16, src_len(b, i), D, 0);
     Dropout drop = {a->dropout, a->rng};
     maybe_dropout(a->src_x, a->src_mask, (size_t)N * D, drop);
     const float *x = a->src_x;
@@ -429,8 +446,8 @@ void transformer_decode(Activations *a, const Model *m, const Batch *b)
     int D = arch->d_model, N = b->tgt_start[b->count];
     ASSERT(N <= a->size.tgt_rows);
     for (int i = 0; i < b->count; i++)
-        embedding_forward(a->tgt_x + (size_t)b->tgt_start[i] * D, b->tgt_ids + b->tgt_start[i],
-                          m->params.tgt_embed, tgt_rows(b, i), D, b->tgt_pos);
+        embed(a->tgt_x + (size_t)b->tgt_start[i] * D, b->tgt_ids + b->tgt_start[i], m->params.tgt_embed,
+              m->params.tgt_embed_f16, tgt_rows(b, i), D, b->tgt_pos);
     Dropout drop = {a->dropout, a->rng};
     maybe_dropout(a->tgt_x, a->tgt_mask, (size_t)N * D, drop);
     const float *x = a->tgt_x;
@@ -439,8 +456,8 @@ void transformer_decode(Activations *a, const Model *m, const Batch *b)
         x = a->decoder[l].out;
     }
     const float *y = norm_forward(&a->decoder_norm, &m->params.decoder_norm, x, N, D);
-    linear_forward(a->logits, y, m->params.generator_weight, m->params.generator_bias, N, D,
-                   arch->tgt_vocab);
+    linear(a->logits, y, m->params.generator_weight, m->params.generator_weight_f16, 0,
+           m->params.generator_bias, N, D, arch->tgt_vocab);
 }
 
 void transformer_backward(Activations *g, Params *dp, const Activations *a, const Model *m,
@@ -449,6 +466,7 @@ void transformer_backward(Activations *g, Params *dp, const Activations *a, cons
     const ModelArch *arch = &m->arch;
     const Params *P = &m->params;
     ASSERT(b->tgt_pos == 0 && b->kv_start == NULL);
+    ASSERT(!P->half_count); /* a float16 inference model (model_load_inference) never trains */
     int D = arch->d_model, Ns = b->src_start[b->count], Nt = b->tgt_start[b->count];
     int Le = arch->encoder_layers, Ld = arch->decoder_layers;
     bool pre = arch->norm_first;

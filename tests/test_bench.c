@@ -76,6 +76,7 @@ static const struct {
     {"gemm-1t", true, REF_BLAS},      {"gemm-2t", true, REF_BLAS},
     {"train-1t", true, REF_TORCH},    {"train-2t", true, REF_TORCH},
     {"train-scale", true, REF_OURS},  {"decode-bound", true, REF_OURS},
+    {"decode-bound-cpu", true, REF_OURS},
     {"greedy", true, REF_TORCH},      {"beam4", true, REF_OURS},
     {"files", true, REF_OURS},        {"files-eval", true, REF_OURS},
     {"latency", true, REF_TORCH},     {"startup", true, REF_OURS},
@@ -86,7 +87,8 @@ static const struct {
 
 /* Rows with an issue target say "met" or "missed" (the others nothing). */
 static const char *const VERDICT_ROWS[] = {"gemm-1t", "gemm-2t", "train-1t", "train-2t", "train-scale",
-                                           "decode-bound", "greedy", "files", "startup", "rss-1"};
+                                           "decode-bound", "decode-bound-cpu", "greedy", "files", "startup",
+                                           "rss-1"};
 
 static void test_quick_run_exits_zero(void **state)
 {

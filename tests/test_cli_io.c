@@ -440,20 +440,27 @@ static void test_overflowing_model_fails_the_sentence(void **state)
     }
 }
 
-/* A batch: every line fails the same way, none is lost. */
+/* A batch: every line fails the same way, none is lost; read ahead in
+ * mini-batches (greedy or beam: issue 12) or one line at a time alike. */
 static void test_overflowing_model_keeps_one_line_per_input(void **state)
 {
     (void)state;
     const char *config = huge_weight_config("transformer.encoder.layers.0.norm1.weight", "huge-batch");
-    const char *argv[] = {"./translate", "-q", "-c", config, NULL};
-    const char *input = "How are you?\nI love China.\n";
-    RunResult r = run_program(argv, input, strlen(input));
-    assert_int_equal(r.status, 1);
-    assert_string_equal(r.out, "\n\n");
-    expect_in(r.err, "line 1: ");
-    expect_in(r.err, "line 2: ");
-    assert_int_equal(count_lines(r.err), 2);
-    run_result_free(&r);
+    const char *const ways[][5] = {{NULL}, {"-b", "1", NULL}, {"--maxi-batch", "1", NULL},
+                                   {"-b", "1", "--mini-batch", "1", NULL}};
+    for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+        const char *argv[10] = {"./translate", "-q", "-c", config};
+        for (int j = 0; ways[w][j]; j++) argv[j + 4] = ways[w][j];
+        const char *input = "How are you?\nI love China.\n";
+        RunResult r = run_program(argv, input, strlen(input));
+        assert_int_equal(r.status, 1);
+        assert_string_equal(r.out, "\n\n");
+        expect_in(r.err, "line 1: ");
+        expect_in(r.err, "line 2: ");
+        expect_in(r.err, "NaN or Inf");
+        assert_int_equal(count_lines(r.err), 2);
+        run_result_free(&r);
+    }
 }
 
 /* ---- the unknown-word note ---------------------------------------------------- */

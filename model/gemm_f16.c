@@ -1,0 +1,325 @@
+/* gemm_f16.c — see gemm_f16.h.
+ *
+ * The small-M kernel (dot_rows_avx2) computes 4 rows of B against one or
+ * two rows of A at a time (tile1_avx2, tile2_avx2): per 8 values of k it loads 4 × 8 float16 of B,
+ * widens them with vcvtph2ps, and does 4 (or 8) fused multiply-adds into
+ * as many vector accumulators, summed horizontally at the end.  B is read
+ * once per pair of A rows, sequentially; A (at most a few KB) stays in L1.
+ * That keeps a batch-1 decoding step's bytes at 2 per weight.
+ *
+ * With AVX-512 (where gemm.c runs it) tile_avx512 does the same with
+ * 16-wide conversions, up to 4 rows of A × 4 of B or 1 × 8, in an order
+ * that does not depend on the other rows; it serves up to
+ * GEMM_F16_SMALL_M_AVX512 rows, a whole mini-batch of sentences, without the
+ * widening and packing of B that the gemm_nt path pays on every call.
+ *
+ * Deliberately not here: threads for the small kernels (a decoding step's
+ * products are a few hundred microseconds; bench/decode_bench measures one
+ * thread against one thread's bandwidth), and accumulation into C
+ * (inference never accumulates). */
+#include "gemm_f16.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "gemm.h"
+#include "safetensors.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GEMM_F16_X86 1
+#include <immintrin.h>
+#else
+#define GEMM_F16_X86 0
+#endif
+
+/* ---- the plain path ------------------------------------------------------ */
+
+void gemm_f16_nt_reference(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0.0;
+            for (int k = 0; k < K; k++)
+                sum += (double)A[(size_t)i * K + k] *
+                       safetensors_f16_to_f32_scalar(B[(size_t)j * K + k]);
+            C[(size_t)i * N + j] = (float)sum;
+        }
+}
+
+/* The generic small-M kernel: one dot product per element, float sums in
+ * k order (what a compiler can keep in registers without reordering). */
+static void dot_rows_generic(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    for (int j = 0; j < N; j++) {
+        const uint16_t *b = B + (size_t)j * K;
+        for (int i = 0; i < M; i++) {
+            const float *a = A + (size_t)i * K;
+            float sum = 0.0f;
+            for (int k = 0; k < K; k++) sum += a[k] * safetensors_f16_to_f32_scalar(b[k]);
+            C[(size_t)i * N + j] = sum;
+        }
+    }
+}
+
+/* ---- the x86 kernels (F16C + AVX2 + FMA) -------------------------------- */
+
+#if GEMM_F16_X86
+static bool have_f16c(void)
+{
+    /* Every CPU with AVX2 has F16C, and clang's __builtin_cpu_supports
+     * does not know "f16c" (as safetensors.c). */
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline))
+static inline __m256 widen8(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline))
+static inline float hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* The k tail (K not a multiple of 8) of one dot product, and the store. */
+static void finish(float *c, float sum, const float *a, const uint16_t *b, int k, int K)
+{
+    for (; k < K; k++) sum += a[k] * safetensors_f16_to_f32_scalar(b[k]);
+    *c = sum;
+}
+
+/* C[i, j..j+nb-1] (nb <= 4) for one row a of A.  Named accumulators, not
+ * an array: GCC keeps those in registers (an indexed array went to memory
+ * and cost 40 times the time).  A short tile repeats row j. */
+__attribute__((target("avx2,fma,f16c")))
+static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int nb, int K)
+{
+    const uint16_t *b0 = B + (size_t)j * K, *b1 = B + (size_t)(j + (nb > 1)) * K;
+    const uint16_t *b2 = B + (size_t)(j + 2 * (nb > 2)) * K, *b3 = B + (size_t)(j + 3 * (nb > 3)) * K;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 x = _mm256_loadu_ps(a + k);
+        s0 = _mm256_fmadd_ps(x, widen8(b0 + k), s0);
+        s1 = _mm256_fmadd_ps(x, widen8(b1 + k), s1);
+        s2 = _mm256_fmadd_ps(x, widen8(b2 + k), s2);
+        s3 = _mm256_fmadd_ps(x, widen8(b3 + k), s3);
+    }
+    finish(c, hsum(s0), a, b0, k, K);
+    if (nb > 1) finish(c + 1, hsum(s1), a, b1, k, K);
+    if (nb > 2) finish(c + 2, hsum(s2), a, b2, k, K);
+    if (nb > 3) finish(c + 3, hsum(s3), a, b3, k, K);
+}
+
+/* The same for two rows a and a + K of A (C rows c and c + N): each B
+ * value widened once serves both. */
+__attribute__((target("avx2,fma,f16c")))
+static void tile2_avx2(float *c, int N, const float *a, const uint16_t *B, int j, int nb, int K)
+{
+    const uint16_t *b0 = B + (size_t)j * K, *b1 = B + (size_t)(j + (nb > 1)) * K;
+    const uint16_t *b2 = B + (size_t)(j + 2 * (nb > 2)) * K, *b3 = B + (size_t)(j + 3 * (nb > 3)) * K;
+    const float *a1 = a + K;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 x = _mm256_loadu_ps(a + k), y = _mm256_loadu_ps(a1 + k), w;
+        w = widen8(b0 + k), s0 = _mm256_fmadd_ps(x, w, s0), t0 = _mm256_fmadd_ps(y, w, t0);
+        w = widen8(b1 + k), s1 = _mm256_fmadd_ps(x, w, s1), t1 = _mm256_fmadd_ps(y, w, t1);
+        w = widen8(b2 + k), s2 = _mm256_fmadd_ps(x, w, s2), t2 = _mm256_fmadd_ps(y, w, t2);
+        w = widen8(b3 + k), s3 = _mm256_fmadd_ps(x, w, s3), t3 = _mm256_fmadd_ps(y, w, t3);
+    }
+    finish(c, hsum(s0), a, b0, k, K);
+    finish(c + N, hsum(t0), a1, b0, k, K);
+    if (nb > 1) finish(c + 1, hsum(s1), a, b1, k, K), finish(c + N + 1, hsum(t1), a1, b1, k, K);
+    if (nb > 2) finish(c + 2, hsum(s2), a, b2, k, K), finish(c + N + 2, hsum(t2), a1, b2, k, K);
+    if (nb > 3) finish(c + 3, hsum(s3), a, b3, k, K), finish(c + N + 3, hsum(t3), a1, b3, k, K);
+}
+
+/* AVX-512, one row of A (a batch-1 decoding step): 8 rows of B at a
+ * time, 16 values per conversion, 8 independent sums in 32 registers —
+ * twice the loads in flight of the AVX2 tile, which is what streaming B
+ * from L3 or memory needs. */
+__attribute__((target("avx512f,fma,f16c"), always_inline))
+static inline __m512 widen16(const uint16_t *p)
+{
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+}
+
+/* An R×C tile of C (R <= 4 rows of A, C <= 8 rows of B, R·C <= 16): one
+ * accumulator per element, k ascending 16 at a time, then reduced and the
+ * tail added.  Every element gets that same sequence whatever R and C, so
+ * a row's results never depend on the rows beside it: a sentence decoded
+ * alone and inside a batch give the same bits.  R and C are constants
+ * after inlining (tile_avx512's switch), so the accumulators stay in the
+ * 32 vector registers. */
+__attribute__((target("avx512f,fma,f16c"), always_inline))
+static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, int R,
+                                    int C, int K)
+{
+    __m512 acc[4][8];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+        for (int q = 0; q < C; q++) acc[r][q] = _mm512_setzero_ps();
+    int k = 0;
+    for (; k + 16 <= K; k += 16) {
+        __m512 x[4];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) x[r] = _mm512_loadu_ps(a + (size_t)r * K + k);
+#pragma GCC unroll 8
+        for (int q = 0; q < C; q++) {
+            __m512 w = widen16(b + (size_t)q * K + k);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) acc[r][q] = _mm512_fmadd_ps(x[r], w, acc[r][q]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+        for (int q = 0; q < C; q++)
+            finish(c + (size_t)r * ldc + q, _mm512_reduce_add_ps(acc[r][q]), a + (size_t)r * K,
+                   b + (size_t)q * K, k, K);
+}
+
+#define TILE_CASE(R, C) \
+    case R * 16 + C: tile_body_avx512(c, ldc, a, b, R, C, K); break;
+
+__attribute__((target("avx512f,fma,f16c")))
+static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, int R, int C, int K)
+{
+    switch (R * 16 + C) {
+    TILE_CASE(1, 1) TILE_CASE(1, 2) TILE_CASE(1, 3) TILE_CASE(1, 4)
+    TILE_CASE(1, 5) TILE_CASE(1, 6) TILE_CASE(1, 7) TILE_CASE(1, 8)
+    TILE_CASE(2, 1) TILE_CASE(2, 2) TILE_CASE(2, 3) TILE_CASE(2, 4)
+    TILE_CASE(3, 1) TILE_CASE(3, 2) TILE_CASE(3, 3) TILE_CASE(3, 4)
+    TILE_CASE(4, 1) TILE_CASE(4, 2) TILE_CASE(4, 3) TILE_CASE(4, 4)
+    default: ASSERT(0);
+    }
+}
+#undef TILE_CASE
+
+/* All of C through AVX-512 tiles: 4 rows of A × 4 of B (each widened B
+ * value serves 4 rows), or one row × 8 of B (a decoding step: 8 loads in
+ * flight), each converted once per tile. */
+static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    for (int i = 0; i < M; i += 4) {
+        int R = M - i < 4 ? M - i : 4, width = R == 1 ? 8 : 4;
+        for (int j = 0; j < N; j += width) {
+            int cols = N - j < width ? N - j : width;
+            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, R, cols, K);
+        }
+    }
+}
+
+/* Rows of A in pairs (tile2_avx2), a last single one through tile1_avx2.
+ * A row's sums then depend on whether it is paired: a sentence decoded
+ * alone (one row) and the same inside a batch differ in the last bits
+ * (the AVX-512 tiles above do not). */
+static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    for (int i = 0; i < M; i += 2) {
+        for (int j = 0; j < N; j += 4) {
+            int nb = N - j < 4 ? N - j : 4;
+            float *c = C + (size_t)i * N + j;
+            if (i + 1 < M) tile2_avx2(c, N, A + (size_t)i * K, B, j, nb, K);
+            else tile1_avx2(c, A + (size_t)i * K, B, j, nb, K);
+        }
+    }
+}
+
+__attribute__((target("avx2,fma,f16c")))
+static size_t widen_f16c(float *out, const uint16_t *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, widen8(in + i));
+    return i;
+}
+#endif
+
+/* ---- choosing --------------------------------------------------------------- */
+
+static bool use_avx2(void)
+{
+#if GEMM_F16_X86
+    return have_f16c() && strcmp(gemm_kernel_name(), "generic") != 0;
+#else
+    return false;
+#endif
+}
+
+/* AVX-512 when gemm.c uses it: TRANSLATE_GEMM=avx2 then forces the AVX2
+ * path here too, so the bench can time both on one machine. */
+static bool use_avx512(void)
+{
+#if GEMM_F16_X86
+    return use_avx2() && __builtin_cpu_supports("avx512f") && strcmp(gemm_kernel_name(), "avx512") == 0;
+#else
+    return false;
+#endif
+}
+
+const char *gemm_f16_kernel_name(void)
+{
+    return use_avx512() ? "avx512" : use_avx2() ? "avx2" : "generic";
+}
+
+void gemm_f16_widen(float *out, const uint16_t *in, size_t n)
+{
+    size_t i = 0;
+#if GEMM_F16_X86
+    if (have_f16c()) i = widen_f16c(out, in, n);
+#endif
+    for (; i < n; i++) out[i] = safetensors_f16_to_f32_scalar(in[i]);
+}
+
+/* Rows of B widened at a time on the large-M path: at most ~1 MiB of
+ * float32, so the buffer stays small beside the model (a 16,000-word
+ * output projection would be 16 MB widened whole). */
+static int block_rows(int N, int K)
+{
+    int rows = (1 << 18) / (K > 0 ? K : 1);
+    if (rows < 16) rows = 16;
+    return rows < N ? rows : N;
+}
+
+void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+{
+    if (M <= 0 || N <= 0) return;
+    if (M <= (use_avx512() ? GEMM_F16_SMALL_M_AVX512 : GEMM_F16_SMALL_M)) {
+#if GEMM_F16_X86
+        if (use_avx2()) {
+            if (use_avx512()) dot_rows_avx512(C, A, B, M, N, K);
+            else dot_rows_avx2(C, A, B, M, N, K);
+            return;
+        }
+#endif
+        dot_rows_generic(C, A, B, M, N, K);
+        return;
+    }
+    /* Large M: widen a block of B's rows, multiply with gemm_nt.  When the
+     * block is all of B, C is written in place; otherwise each block's
+     * columns go through tmp[M, rows]. */
+    int rows = block_rows(N, K);
+    float *wide = xmalloc((size_t)rows * K * sizeof *wide);
+    float *tmp = rows < N ? xmalloc((size_t)M * rows * sizeof *tmp) : NULL;
+    for (int j = 0; j < N; j += rows) {
+        int nb = N - j < rows ? N - j : rows;
+        gemm_f16_widen(wide, B + (size_t)j * K, (size_t)nb * K);
+        if (!tmp) {
+            gemm_nt(C, A, wide, M, N, K, false);
+            break;
+        }
+        gemm_nt(tmp, A, wide, M, nb, K, false);
+        for (int i = 0; i < M; i++)
+            memcpy(C + (size_t)i * N + j, tmp + (size_t)i * nb, (size_t)nb * sizeof *C);
+    }
+    free(tmp);
+    free(wide);
+}

@@ -1,0 +1,172 @@
+/* test_cli_batch.c — standard input read ahead and translated in
+ * length-sorted mini-batches (issue 12, --maxi-batch / --mini-batch):
+ * the same output lines, messages and exit status as one line at a time,
+ * in input order, bad lines keeping their place and their one-line error. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Lines of every kind: long and short (the sort moves them), an empty one,
+ * invalid UTF-8, one over the 65,536-byte limit, Chinese among English
+ * (without -c it goes to the other model), a repeated one. */
+static char *mixed_input(size_t *len)
+{
+    static const char *const lines[] = {
+        "I love China.", "Tom is reading a very long book about the history of the world.", "",
+        "How are you?", "bad \xff byte", NULL /* the long line */, "我想吃酸菜鱼", "Good morning.",
+        "I love China.", "It is raining today, so we will stay at home and watch a film.", "Yes."};
+    size_t cap = 70000 + 4096, n = 0;
+    char *s = malloc(cap);
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        if (lines[i]) {
+            n += (size_t)sprintf(s + n, "%s\n", lines[i]);
+        } else {
+            memset(s + n, 'a', 66000);
+            n += 66000;
+            s[n++] = '\n';
+        }
+    }
+    s[n] = '\0';
+    *len = n;
+    return s;
+}
+
+/* argv + the extra arguments, on `input`: the result. */
+static RunResult run_with(const char *const *base, const char *const *extra, const char *input, size_t len)
+{
+    const char *argv[24];
+    int n = 0;
+    for (; base[n]; n++) argv[n] = base[n];
+    for (int i = 0; extra && extra[i]; i++) argv[n++] = extra[i];
+    argv[n] = NULL;
+    return run_program(argv, input, len);
+}
+
+static void expect_same(const RunResult *a, const RunResult *b, const char *what)
+{
+    if (a->status != b->status || strcmp(a->out, b->out) != 0 || strcmp(a->err, b->err) != 0) {
+        print_in_full(a);
+        print_in_full(b);
+        fail_msg("%s: batched and one line at a time differ (status %d / %d)", what, a->status, b->status);
+    }
+}
+
+/* Greedy: every batch shape gives what one line at a time gives. */
+static void check_same_as_line_at_a_time(const char *const *base)
+{
+    size_t len;
+    char *input = mixed_input(&len);
+    const char *const line[] = {"--maxi-batch", "1", NULL};
+    RunResult want = run_with(base, line, input, len);
+    assert_int_equal(want.status, 1); /* the bad lines */
+    assert_int_equal(count_lines(want.out), 11);
+    const char *const shapes[][5] = {{NULL},
+                                     {"--maxi-batch", "3", NULL},
+                                     {"--maxi-batch", "2", "--mini-batch", "1", NULL},
+                                     {"--mini-batch", "4", NULL},
+                                     {"--maxi-batch", "64", "--mini-batch", "64", NULL}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        RunResult got = run_with(base, shapes[i], input, len);
+        expect_same(&got, &want, shapes[i][0] ? shapes[i][0] : "default");
+        run_result_free(&got);
+    }
+    run_result_free(&want);
+    free(input);
+}
+
+static void test_greedy_batches_equal_line_at_a_time(void **state)
+{
+    (void)state;
+    const char *const base[] = {"./translate", "-b", "1", "-c", "configs/en-zh.yaml", NULL};
+    check_same_as_line_at_a_time(base);
+}
+
+/* Without -c each line picks its model: both models' batches, one order. */
+static void test_two_models_keep_input_order(void **state)
+{
+    (void)state;
+    const char *const base[] = {"./translate", "-q", "-b", "1", NULL};
+    check_same_as_line_at_a_time(base);
+}
+
+/* Beam search is batched too (one sentence at a time inside a batch). */
+static void test_beam_batches_equal_line_at_a_time(void **state)
+{
+    (void)state;
+    const char *const base[] = {"./translate", "-q", "-b", "2", "-c", "configs/en-zh.yaml", NULL};
+    check_same_as_line_at_a_time(base);
+}
+
+/* What a batch cannot give (n-best lines, alignments) still works on
+ * standard input, one line at a time. */
+static void test_rich_output_reads_line_at_a_time(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-b", "2", "-n", "2", "-c", "configs/en-zh.yaml", NULL};
+    const char *input = "I love China.\nHow are you?\n";
+    RunResult r = run_program(argv, input, strlen(input));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 4);
+    expect_in(r.out, "1 ||| ");
+    run_result_free(&r);
+}
+
+static void test_help_documents_the_batches(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "--help", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "--maxi-batch N");
+    expect_in(r.out, "--mini-batch N");
+    expect_in(r.out, "terminal");
+    run_result_free(&r);
+}
+
+static void test_bad_batch_sizes_are_usage_errors(void **state)
+{
+    (void)state;
+    const char *const bad[][3] = {{"--maxi-batch", "0"}, {"--mini-batch", "0"}, {"--mini-batch", "x"},
+                                  {"--maxi-batch", "-3"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *argv[] = {"./translate", "-c", "configs/en-zh.yaml", bad[i][0], bad[i][1], NULL};
+        RunResult r = run_program(argv, "Hi.\n", 4);
+        assert_int_equal(r.status, 2);
+        expect_in(r.err, bad[i][0]);
+        assert_int_equal(count_lines(r.err), 1);
+        run_result_free(&r);
+    }
+}
+
+/* Nothing read is lost at the end: a last line without '\n', and more
+ * lines than one maxi-batch holds. */
+static void test_every_line_is_answered(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-b", "1", "--maxi-batch", "4", "--mini-batch", "3",
+                          "-c", "configs/en-zh.yaml", NULL};
+    char input[2048] = "";
+    for (int i = 0; i < 13; i++) strcat(input, i % 3 ? "Good morning.\n" : "I love China.\n");
+    strcat(input, "Yes.");
+    RunResult r = run_program(argv, input, strlen(input));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 14);
+    assert_int_equal(strncmp(r.out, "我爱中国。\n", strlen("我爱中国。\n")), 0);
+    run_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_greedy_batches_equal_line_at_a_time),
+        cmocka_unit_test(test_two_models_keep_input_order),
+        cmocka_unit_test(test_beam_batches_equal_line_at_a_time),
+        cmocka_unit_test(test_rich_output_reads_line_at_a_time),
+        cmocka_unit_test(test_help_documents_the_batches),
+        cmocka_unit_test(test_bad_batch_sizes_are_usage_errors),
+        cmocka_unit_test(test_every_line_is_answered),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,271 @@
+/* test_gemm_f16.c — the float16-weight products (model/gemm_f16.h) against
+ * the plain loops, and a float16 model kept float16 (model_load_inference)
+ * against the same file widened to float32.
+ *
+ * Shapes are odd on purpose: M across the small-kernel limit, N not a
+ * multiple of the 4-row tile, K not a multiple of 8 (the scalar tail),
+ * each kernel (F16C, and the generic path forced) in turn. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/decode.h"
+#include "../model/gemm.h"
+#include "../model/gemm_f16.h"
+#include "../model/model.h"
+#include "../model/safetensors.h"
+
+/* A random float16 in about [-2, 2] (finite: exponent below 31). */
+static uint16_t random_half(Rng *rng)
+{
+    uint16_t sign = rng_uniform(rng) < 0.5f ? 0x8000 : 0;
+    uint16_t exp = (uint16_t)(1 + (int)(rng_uniform(rng) * 15.0f)); /* 2^-14 .. 2^0 */
+    uint16_t mant = (uint16_t)(rng_uniform(rng) * 1023.0f);
+    return sign | (uint16_t)(exp << 10) | mant;
+}
+
+/* gemm_f16_nt against the double-summed reference on M×N×K, with the
+ * tolerance of test_gemm (float sums of K products). */
+static void check_shape(int M, int N, int K, Rng *rng)
+{
+    float *A = malloc((size_t)M * K * sizeof *A), *C = malloc((size_t)M * N * sizeof *C);
+    float *R = malloc((size_t)M * N * sizeof *R);
+    uint16_t *B = malloc((size_t)N * K * sizeof *B);
+    for (int i = 0; i < M * K; i++) A[i] = 2.0f * rng_uniform(rng) - 1.0f;
+    for (int i = 0; i < N * K; i++) B[i] = random_half(rng);
+    gemm_f16_nt(C, A, B, M, N, K);
+    gemm_f16_nt_reference(R, A, B, M, N, K);
+    for (int i = 0; i < M * N; i++) {
+        float tol = 1e-5f * (float)K + 1e-4f * fabsf(R[i]);
+        if (!(fabsf(C[i] - R[i]) <= tol))
+            fail_msg("%s M=%d N=%d K=%d: C[%d] = %.9g, reference %.9g", gemm_f16_kernel_name(), M, N,
+                     K, i, C[i], R[i]);
+    }
+    free(A), free(B), free(C), free(R);
+}
+
+static void check_all_shapes(void)
+{
+    static const int Ms[] = {1, 2, 3, 7, 8, 9, 33};
+    static const int Ns[] = {1, 3, 4, 5, 8, 17, 30};
+    static const int Ks[] = {1, 7, 8, 9, 16, 17, 33, 256};
+    Rng rng;
+    rng_seed(&rng, 12);
+    for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
+        for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
+            for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++) check_shape(Ms[m], Ns[n], Ks[k], &rng);
+    /* Large M on a matrix the widening does in several blocks (rows of
+     * 2^18 / K floats at a time): 1100 rows of K = 256 is 2 blocks + 76. */
+    check_shape(12, 1100, 256, &rng);
+}
+
+static void test_products_match_the_reference(void **state)
+{
+    (void)state;
+    check_all_shapes();
+}
+
+/* With AVX-512 a row's results do not depend on the rows beside it (so a
+ * sentence in a batch gets the bits it gets alone): 13 rows at once equal
+ * each row by itself, bit for bit. */
+static void test_avx512_rows_are_independent(void **state)
+{
+    (void)state;
+    if (strcmp(gemm_f16_kernel_name(), "avx512") != 0) return; /* only that kernel promises it */
+    enum { M = 13, N = 19, K = 40 };
+    Rng rng;
+    rng_seed(&rng, 3);
+    float A[M * K], C[M * N], one[N];
+    uint16_t B[N * K];
+    for (int i = 0; i < M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
+    gemm_f16_nt(C, A, B, M, N, K);
+    for (int i = 0; i < M; i++) {
+        gemm_f16_nt(one, A + i * K, B, 1, N, K);
+        assert_memory_equal(one, C + i * N, sizeof one);
+    }
+}
+
+/* On an AVX-512 machine the AVX2 tiles are checked too, forced. */
+static void test_avx2_path_matches_the_reference(void **state)
+{
+    (void)state;
+    if (!gemm_force_kernel("avx2")) {
+        gemm_force_kernel(NULL);
+        return; /* no AVX2 here: the generic test covers it */
+    }
+    check_all_shapes();
+    gemm_force_kernel(NULL);
+}
+
+static void test_generic_path_matches_the_reference(void **state)
+{
+    (void)state;
+    assert_true(gemm_force_kernel("generic"));
+    assert_string_equal(gemm_f16_kernel_name(), "generic");
+    check_all_shapes();
+    gemm_force_kernel(NULL);
+}
+
+/* Widening is exact: every one of the 65,536 float16 values, through the
+ * fast path (8 at a time) and its tail, equals the scalar conversion. */
+static void test_widen_is_exact(void **state)
+{
+    (void)state;
+    uint16_t *h = malloc(65536 * sizeof *h);
+    float *f = malloc(65536 * sizeof *f);
+    for (int i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+    gemm_f16_widen(f, h, 65533); /* a length with a tail */
+    for (int i = 0; i < 65533; i++) {
+        float want = safetensors_f16_to_f32_scalar(h[i]);
+        if (memcmp(&f[i], &want, sizeof want) != 0 && !(isnan(f[i]) && isnan(want)))
+            fail_msg("0x%04x widened to %a, expected %a", i, f[i], want);
+    }
+    free(h), free(f);
+}
+
+/* ---- a float16 model kept float16 ----------------------------------------- */
+
+static const VocabHashes hashes = {0x1234, 0x5678};
+
+static ModelArch small_arch(bool tied)
+{
+    ModelArch a = {.d_model = 24, .heads = 3, .encoder_layers = 2, .decoder_layers = 2,
+                   .d_ff = 40, .activation = ACTIVATION_RELU, .norm_first = true, .max_len = 24,
+                   .scale_attention = true, .tied_output = tied, .src_vocab = 37, .tgt_vocab = 29};
+    return a;
+}
+
+static const char *saved_f16(const ModelArch *a, const char *name)
+{
+    Model m;
+    model_init_random(&m, a, 5);
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", temp_dir(), name);
+    Error err = {{0}};
+    assert_int_equal(model_save_with(&m, path, hashes, DTYPE_F16, NULL, 0, NULL, 0, &err), 0);
+    model_free(&m);
+    return path;
+}
+
+/* The same file loaded both ways decodes to the same tokens, with logits
+ * equal to summation-order rounding; the float16 one holds no float32
+ * matrices. */
+static void check_same_decoding(bool tied)
+{
+    ModelArch a = small_arch(tied);
+    const char *path = saved_f16(&a, tied ? "tied16.safetensors" : "untied16.safetensors");
+    Model wide, half;
+    Error err = {{0}};
+    assert_int_equal(model_load(&wide, path, &a, hashes, &err), 0);
+    assert_int_equal(model_load_inference(&half, path, &a, hashes, &err), 0);
+    assert_false(model_is_half(&wide));
+    assert_true(model_is_half(&half));
+    assert_null(half.params.src_embed);
+    assert_null(half.params.decoder[0].ffn.linear1_weight);
+    assert_non_null(half.params.decoder[0].ffn.linear1_bias);
+    assert_true(half.params.half_count + half.params.count == wide.params.count);
+    Decoder dw, dh;
+    decode_init(&dw, &wide);
+    decode_init(&dh, &half);
+    const int srcs[][6] = {{5, 9, 3, 2}, {7, 7, 7, 11, 30, 2}, {4, 2}};
+    const int lens[] = {4, 6, 2};
+    for (int s = 0; s < 3; s++) {
+        Translation tw, th;
+        decode_greedy(&dw, srcs[s], lens[s], 12, 0, true, &tw);
+        decode_greedy(&dh, srcs[s], lens[s], 12, 0, true, &th);
+        assert_int_equal(tw.steps, th.steps);
+        assert_memory_equal(tw.output_ids, th.output_ids, (size_t)tw.steps * sizeof(int));
+        for (int i = 0; i < tw.steps * a.tgt_vocab; i++)
+            if (fabsf(tw.logits[i] - th.logits[i]) > 1e-4f + 1e-4f * fabsf(tw.logits[i]))
+                fail_msg("sentence %d logit %d: float32 %.9g, float16 kept %.9g", s, i, tw.logits[i],
+                         th.logits[i]);
+        translation_free(&tw);
+        translation_free(&th);
+    }
+    decode_free(&dw);
+    decode_free(&dh);
+    model_free(&wide);
+    model_free(&half);
+}
+
+static void test_kept_half_decodes_as_widened_tied(void **state)
+{
+    (void)state;
+    check_same_decoding(true);
+}
+
+static void test_kept_half_decodes_as_widened_untied(void **state)
+{
+    (void)state;
+    check_same_decoding(false);
+}
+
+/* A float32 file loads for inference exactly as model_load does. */
+static void test_float32_file_stays_float32(void **state)
+{
+    (void)state;
+    ModelArch a = small_arch(true);
+    Model m, again;
+    model_init_random(&m, &a, 5);
+    char path[512];
+    snprintf(path, sizeof path, "%s/f32.safetensors", temp_dir());
+    Error err = {{0}};
+    assert_int_equal(model_save(&m, path, hashes, &err), 0);
+    assert_int_equal(model_load_inference(&again, path, &a, hashes, &err), 0);
+    assert_false(model_is_half(&again));
+    assert_memory_equal(again.params.data, m.params.data, m.params.count * sizeof(float));
+    model_free(&m);
+    model_free(&again);
+}
+
+/* A NaN or Inf in a float16 matrix is refused with its tensor and index,
+ * as the float32 check does. */
+static void test_nan_in_half_matrix_is_refused(void **state)
+{
+    (void)state;
+    ModelArch a = small_arch(true);
+    const char *path = saved_f16(&a, "nan16.safetensors");
+    SafeFile f;
+    Error err = {{0}};
+    assert_int_equal(safetensors_open(path, &f, &err), 0);
+    const SafeTensor *t = safetensors_find(&f, "transformer.decoder.layers.1.linear2.weight");
+    assert_non_null(t);
+    size_t offset = t->offset + 2 * 7;
+    safetensors_close(&f);
+    size_t len;
+    unsigned char *bytes = (unsigned char *)read_file(path, &len);
+    static const uint16_t bad[] = {0x7e00, 0xfc00}; /* NaN, -Inf */
+    static const char *const what[] = {"NaN at index 7", "Inf at index 7"};
+    for (int i = 0; i < 2; i++) {
+        bytes[offset] = (unsigned char)(bad[i] & 0xff);
+        bytes[offset + 1] = (unsigned char)(bad[i] >> 8);
+        const char *broken = temp_file("broken16.safetensors", bytes, len);
+        Model m;
+        assert_int_not_equal(model_load_inference(&m, broken, &a, hashes, &err), 0);
+        expect_in(err.message, "tensor 'transformer.decoder.layers.1.linear2.weight' holds");
+        expect_in(err.message, what[i]);
+        assert_int_equal(m.params.half_count, 0);
+        assert_null(m.params.map);
+    }
+    free(bytes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_products_match_the_reference),
+        cmocka_unit_test(test_avx512_rows_are_independent),
+        cmocka_unit_test(test_avx2_path_matches_the_reference),
+        cmocka_unit_test(test_generic_path_matches_the_reference),
+        cmocka_unit_test(test_widen_is_exact),
+        cmocka_unit_test(test_kept_half_decodes_as_widened_tied),
+        cmocka_unit_test(test_kept_half_decodes_as_widened_untied),
+        cmocka_unit_test(test_float32_file_stays_float32),
+        cmocka_unit_test(test_nan_in_half_matrix_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
