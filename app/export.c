@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -25,23 +26,44 @@ _Static_assert(sizeof(int) == sizeof(int32_t), "Dataset and Batches ids are writ
 
 static const char *const FILES[] = {"init.safetensors", "source.vocab", "target.vocab", EXPORT_DATA};
 
-/* 0 when `dir` holds nothing but files an export writes (none, or an
- * earlier export's, complete or not); else an Error naming the stranger. */
+/* Whether `path` begins as our writer begins an export: its metadata is
+ * the header's first key and "format" the metadata's first. */
+static bool is_export(const char *path)
+{
+    static const char start[] = "{\"__metadata__\":{\"format\":\"" EXPORT_FORMAT "\"";
+    char buf[8 + sizeof start];
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    bool ok = fread(buf, 1, sizeof buf - 1, f) == sizeof buf - 1 && memcmp(buf + 8, start, sizeof start - 1) == 0;
+    fclose(f);
+    return ok;
+}
+
+/* 0 when `dir` is empty or holds an earlier export (whatever else a
+ * training run put beside it, e.g. train_torch.py's default output); else
+ * an Error: a folder of someone else's might hold files of our names. */
 static int check_dir(const char *dir, Error *err)
 {
     DIR *d = opendir(dir);
     if (!d) return error_set(err, "%s: cannot open the folder: %s", dir, strerror(errno));
-    int status = 0;
+    const char *stranger = NULL;
+    char first[256] = "";
     struct dirent *e;
-    while (!status && (e = readdir(d))) {
-        bool ours = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
-        for (size_t i = 0; i < sizeof FILES / sizeof FILES[0] && !ours; i++) ours = strcmp(e->d_name, FILES[i]) == 0;
-        if (!ours)
-            status = error_set(err, "%s: holds %s, which an export does not write: export into an empty or new folder",
-                               dir, e->d_name);
-    }
+    while (!stranger && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(first, sizeof first, "%s", e->d_name);
+            stranger = first;
+        }
     closedir(d);
-    return status;
+    if (!stranger) return 0;
+    size_t n = strlen(dir) + sizeof "/" EXPORT_DATA;
+    char *data = xmalloc(n);
+    snprintf(data, n, "%s/%s", dir, EXPORT_DATA);
+    bool earlier = is_export(data);
+    free(data);
+    if (earlier) return 0;
+    return error_set(err, "%s: not empty (%s) and not an earlier export (no %s of ours): export into an "
+                          "empty or new folder", dir, stranger, EXPORT_DATA);
 }
 
 /* ---- data.safetensors ---------------------------------------------------- */

@@ -22,9 +22,10 @@
  *   init.safetensors  the model the C trainer would start from (its seed),
  *                     in our weights format (model.h)
  *   source.vocab, target.vocab  copies of the config's vocabularies
- * A DIR that exists may hold only these four files (an earlier export):
- * a folder with anything else is refused, so nothing of someone else's is
- * replaced.  Each file is replaced atomically (output_file.h). */
+ * A DIR that exists must be empty or an earlier export (its
+ * data.safetensors is one: what else a run put beside it stays): any
+ * other folder is refused, since it might hold files of these names that
+ * are someone else's.  Each file is replaced atomically (output_file.h). */
 #ifndef TRANSLATE_EXPORT_H
 #define TRANSLATE_EXPORT_H
 

@@ -207,8 +207,15 @@ static void test_export_holds_our_tokens_and_batches(void **state)
     assert_string_equal(safetensors_meta(&init, "format"), "translate-model");
     assert_string_equal(safetensors_meta(&init, "d_model"), "32");
     safetensors_close(&init);
-    /* Again into the same folder: replaced, not refused. */
+    /* Again into the same folder, where a training run has put its model
+     * too: the export replaced, the rest left alone. */
+    FILE *f = fopen(path_in("export", "out/model.safetensors"), "w");
+    fputs("a run's model\n", f);
+    fclose(f);
     export_to(config, dir);
+    char *model = read_file(path_in("export", "out/model.safetensors"), &len);
+    assert_string_equal(model, "a run's model\n");
+    free(model);
 }
 
 static void test_export_refuses_a_foreign_folder_and_other_options(void **state)
@@ -222,7 +229,7 @@ static void test_export_refuses_a_foreign_folder_and_other_options(void **state)
     fclose(f);
     const char *argv[] = {"./train", "-q", "--export", dir, config, NULL};
     char *err = run_expect(argv, 2);
-    expect_in(err, "holds notes.txt, which an export does not write");
+    expect_in(err, "not empty (notes.txt) and not an earlier export");
     free(err);
     size_t len;
     char *notes = read_file(path_in("export-refused", "mine/notes.txt"), &len);

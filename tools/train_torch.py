@@ -423,7 +423,7 @@ class Run:
         if not os.path.isfile(path):
             raise Failure(EXIT_DATA, f"{path}: no checkpoint to resume from")
         try:
-            ck = torch.load(path, map_location=self.device)
+            ck = torch.load(path, map_location="cpu")  # RNG states must stay CPU tensors
         except Exception as e:  # a torn or foreign file: one line, not a traceback
             raise Failure(EXIT_DATA, f"{path}: not a readable checkpoint: {e}")
         if not isinstance(ck, dict) or ck.get("format") != CHECKPOINT_FORMAT:
