@@ -196,31 +196,31 @@ static void fill_bytes(FILE *out, const void *context)
     fwrite(b->bytes, 1, b->len, out); /* checked by the commit */
 }
 
-static int copy_file(const char *from, const char *to, Error *err)
+static ExitStatus copy_file(const char *from, const char *to, Error *err)
 {
     size_t len;
     char *bytes = input_file_read_all(from, 0, VOCAB_LIMIT, "a vocabulary's", &len, err);
-    if (!bytes) return -1;
+    if (!bytes) return EXIT_DATA;
     Bytes b = {bytes, len};
     int status = output_file_write(to, 0, fill_bytes, &b, err);
     free(bytes);
-    return status;
+    return status ? EXIT_WRITE : EXIT_OK;
 }
 
-int export_write(const char *dir, const ExportInput *in, Error *err)
+ExitStatus export_write(const char *dir, const ExportInput *in, Error *err)
 {
-    if (check_dir(dir, err)) return -1;
+    if (check_dir(dir, err)) return EXIT_USAGE;
     size_t n = strlen(dir) + 32;
     char *path = xmalloc(n);
     /* in FILES' order: data.safetensors, which train_torch.py opens first, last */
     snprintf(path, n, "%s/%s", dir, FILES[0]);
-    int status = model_save(in->init, path, in->hashes, err);
+    ExitStatus status = model_save(in->init, path, in->hashes, err) ? EXIT_WRITE : EXIT_OK;
     snprintf(path, n, "%s/%s", dir, FILES[1]);
     if (!status) status = copy_file(in->cfg->source_vocab_path, path, err);
     snprintf(path, n, "%s/%s", dir, FILES[2]);
     if (!status) status = copy_file(in->cfg->target_vocab_path, path, err);
     snprintf(path, n, "%s/%s", dir, FILES[3]);
-    if (!status) status = write_data(path, in, err);
+    if (!status && write_data(path, in, err)) status = EXIT_WRITE;
     free(path);
     return status;
 }

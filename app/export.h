@@ -37,6 +37,7 @@
 #include "../model/model.h"
 #include "../training/optim.h"
 #include "config.h"
+#include "exit_status.h"
 
 /* Everything train has loaded by the time it would start training. */
 typedef struct {
@@ -49,8 +50,9 @@ typedef struct {
     const AdamWSettings *adamw;    /* beta1, beta2, eps (lr and weight decay come from cfg) */
 } ExportInput;
 
-/* Write the export into `dir` (which must exist: train creates it).  0, or
- * -1 with "DIR: ..." or "FILE: cannot write: ...". */
-int export_write(const char *dir, const ExportInput *in, Error *err);
+/* Write the export into `dir` (which must exist: train creates it).
+ * EXIT_OK, or with an Error: EXIT_USAGE (a folder refused, "DIR: ..."),
+ * EXIT_DATA (a vocabulary unreadable), EXIT_WRITE ("FILE: cannot write: ..."). */
+ExitStatus export_write(const char *dir, const ExportInput *in, Error *err);
 
 #endif

@@ -647,9 +647,10 @@ static int export_data(Run *r)
                       .dev_batches = &r->dev_batches, .final_punctuation = r->final_punctuation,
                       .init = &r->trainer.model, .hashes = r->hashes, .adamw = &ADAMW_BASE};
     Error err = {{0}};
-    if (export_write(dir, &in, &err)) {
+    ExitStatus status = export_write(dir, &in, &err);
+    if (status) {
         fprintf(stderr, "train: %s\n", err.message);
-        return strstr(err.message, "cannot write") ? EXIT_WRITE : EXIT_USAGE;
+        return status;
     }
     fprintf(stderr, "train: exported %zu training and %zu dev batches to %s\n", r->batches.count,
             r->dev_batches.count, dir);
