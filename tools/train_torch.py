@@ -106,23 +106,33 @@ def parse_args(argv):
 
 
 class Part:
-    """One of the export's data sets ("train", "dev"): ids and batches."""
+    """One of the export's data sets ("train", "dev"): ids and batches, as
+    numpy int32 arrays (millions of pairs as Python lists would cost each
+    process gigabytes)."""
 
     def __init__(self, t, name):
-        get = lambda k: t[f"{name}.{k}"].tolist()
+        get = lambda k: t[f"{name}.{k}"].numpy()
         self.src_ids, self.src_start = get("src_ids"), get("src_start")
         self.tgt_ids, self.tgt_start = get("tgt_ids"), get("tgt_start")
-        pairs, first = get("batch_pairs"), get("batch_first")
-        self.batches = [pairs[first[b]:first[b + 1]] for b in range(len(first) - 1)]
+        self.pairs, self.first = get("batch_pairs"), get("batch_first")
+        self.count = len(self.first) - 1  # batches
+
+    def batch(self, b):
+        return self.pairs[self.first[b]:self.first[b + 1]].tolist()
+
+    def targets(self, b):
+        """Batch b's target tokens, </s> included (what the loss averages over)."""
+        pairs = self.batch(b)
+        return int((self.tgt_start[[p + 1 for p in pairs]] - self.tgt_start[pairs]).sum()) + len(pairs)
 
     def padded(self, b, pad, bos, eos, drop=None):
         """Batch b as padded [B, S] sources, [B, T+1] decoder inputs (<s> +
         target) and labels (target + </s>); `drop(p, src)` may shorten a source."""
         srcs, tgts = [], []
-        for p in self.batches[b]:
-            src = self.src_ids[self.src_start[p]:self.src_start[p + 1]]
+        for p in self.batch(b):
+            src = self.src_ids[self.src_start[p]:self.src_start[p + 1]].tolist()
             srcs.append(drop(p, src) if drop else src)
-            tgts.append(self.tgt_ids[self.tgt_start[p]:self.tgt_start[p + 1]])
+            tgts.append(self.tgt_ids[self.tgt_start[p]:self.tgt_start[p + 1]].tolist())
         S, T = max(map(len, srcs)), max(map(len, tgts)) + 1
         src = torch.tensor([s + [pad] * (S - len(s)) for s in srcs])
         dec = torch.tensor([[bos] + t + [pad] * (T - 1 - len(t)) for t in tgts])
@@ -357,8 +367,7 @@ class Run:
     def train_step(self, mine, epoch):
         """One update from this rank's batches `mine`; the global mean loss and the gradient norm."""
         drop = self.drop_final(epoch)
-        tokens = sum(sum(len(self.train.tgt_ids[self.train.tgt_start[p]:self.train.tgt_start[p + 1]]) + 1
-                         for p in self.train.batches[b]) for b in mine)
+        tokens = sum(self.train.targets(b) for b in mine)
         total, = all_sum([tokens], self.device, self.world)
         self.opt.zero_grad(set_to_none=True)
         loss_sum = 0.0
@@ -394,7 +403,7 @@ class Run:
     def dev_loss(self):
         self.net.eval()
         s, n = 0.0, 0
-        for b in range(self.rank, len(self.dev.batches), self.world):
+        for b in range(self.rank, self.dev.count, self.world):
             loss, tokens = self.forward_loss(self.dev, b)
             s, n = s + float(loss), n + tokens
         self.net.train()
@@ -412,7 +421,7 @@ class Run:
             ck = {"format": CHECKPOINT_FORMAT, "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
                   "scaler": self.scaler.state_dict() if self.scaler else None, "step": self.step,
                   "epoch": self.epoch, "position": self.position, "group": self.group, "world": self.world,
-                  "batches": len(self.train.batches), "seed": self.seed, "rng": states}
+                  "batches": self.train.count, "seed": self.seed, "rng": states}
             atomic_write(self.checkpoint, lambda f: torch.save(ck, f))
             write_model(self.args, self.model, self.init_meta, self.meta, self.step, self.world)
         if self.world > 1:
@@ -428,7 +437,7 @@ class Run:
             raise Failure(EXIT_DATA, f"{path}: not a readable checkpoint: {e}")
         if not isinstance(ck, dict) or ck.get("format") != CHECKPOINT_FORMAT:
             raise Failure(EXIT_DATA, f"{path}: not a train_torch.py checkpoint")
-        for key, now in (("batches", len(self.train.batches)), ("seed", self.seed), ("group", self.group)):
+        for key, now in (("batches", self.train.count), ("seed", self.seed), ("group", self.group)):
             if ck[key] != now:
                 raise Failure(EXIT_USAGE, f"{path}: written with {key} {ck[key]}, this run has {now}: "
                                           "its position in the epoch would name other batches")
@@ -450,13 +459,13 @@ class Run:
         else:
             torch.manual_seed(self.seed + 7919 * self.rank)  # each rank its own dropout draws
         self.start_step = self.step
-        self.say(f"{len(self.train.batches)} batches an epoch, {self.group} a step ({self.world} process"
+        self.say(f"{self.train.count} batches an epoch, {self.group} a step ({self.world} process"
                  f"{'es' if self.world > 1 else ''} x {args.accum}), {self.device}"
                  f"{', float16 autocast' if self.amp else ''}")
         self.net.train()
         start, tokens_done = time.time(), 0
         while self.epoch < self.epochs:
-            groups = epoch_groups(len(self.train.batches), self.seed, self.epoch, self.group)
+            groups = epoch_groups(self.train.count, self.seed, self.epoch, self.group)
             while self.position < len(groups):
                 if self.max_steps and self.step >= self.max_steps:
                     self.say(f"max_steps reached: dev loss {self.dev_loss():.4f}")
