@@ -377,8 +377,7 @@ static void test_torchrun_two_processes_equal_one_and_translate_runs_the_model(v
                                              "  dropout: 0\n  epochs: 100\n");
     const char *dir = path_in("e2e", "export");
     export_to(config, dir);
-    const char *weights = path_in("e2e", "out/tiny.safetensors");
-    mkdir(path_in("e2e", "out"), 0755);
+    const char *weights = path_in("e2e", "out/tiny.safetensors"); /* out/ made by train_torch.py */
     const char *two[] = {"-q", "--max-steps", "50", "--out", weights, "--dump-step",
                          path_in("e2e", "two.step.safetensors"), NULL};
     train_torch(2, dir, two);

@@ -503,6 +503,15 @@ def main(argv):
         if os.path.exists(args.out) and not (args.resume or args.overwrite):
             raise Failure(EXIT_USAGE, f"{args.out} exists: train into a new file with --out WEIGHTS, "
                                       "continue with --resume, or replace it with --overwrite")
+        # WEIGHTS' folder made and checked now, not at the first checkpoint
+        # (other ranks would be left waiting at its barrier)
+        out_dir = os.path.dirname(os.path.abspath(args.out))
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as e:
+            raise Failure(EXIT_WRITE, f"{out_dir}: cannot create the folder: {e.strerror or e}")
+        if not os.access(out_dir, os.W_OK | os.X_OK):
+            raise Failure(EXIT_WRITE, f"{args.out}: cannot write: its folder {out_dir} is not writable")
         if args.threads:
             torch.set_num_threads(args.threads)
         rank, world, _, device = setup()
