@@ -89,8 +89,9 @@ static void export_to(const char *config, const char *dir)
 }
 
 /* tools/train_torch.py EXPORT ARGS... on one process (plain python) or on
- * `procs` under torchrun, its rendezvous on a free port of 127.0.0.1. */
-static void train_torch(int procs, const char *export_dir, const char *const *args)
+ * `procs` under torchrun, its rendezvous on a free port of 127.0.0.1; it
+ * must exit `want`.  Returns its stderr (free it). */
+static char *train_torch_status(int procs, const char *export_dir, const char *const *args, int want)
 {
     const char *argv[40];
     int n = 0;
@@ -118,7 +119,12 @@ static void train_torch(int procs, const char *export_dir, const char *const *ar
     argv[n++] = export_dir;
     for (; *args && n < 38; args++) argv[n++] = *args;
     argv[n] = NULL;
-    free(run_expect(argv, 0));
+    return run_expect(argv, want);
+}
+
+static void train_torch(int procs, const char *export_dir, const char *const *args)
+{
+    free(train_torch_status(procs, export_dir, args, 0));
 }
 
 /* Tensor `name` of an open file as float32 (malloc'd); *n its size. */
@@ -364,6 +370,12 @@ static void test_resume_continues_exactly(void **state)
     train_torch(0, dir, rest);
     const char *keys[] = {"train_steps", "source_vocab_hash"};
     assert_same_tensors(path_in("resume", "straight.safetensors"), path_in("resume", "resumed.safetensors"), keys, 2);
+    /* Two batches a step: the checkpoint's position would name other batches. */
+    const char *other[] = {"--max-steps", "8", "--accum", "2", "--resume", "--out",
+                           path_in("resume", "resumed.safetensors"), NULL};
+    char *err = train_torch_status(0, dir, other, 2);
+    expect_in(err, "written with group 1, this run has 2");
+    free(err);
 }
 
 /* One torchrun run (its start costs seconds) for two checks: its first

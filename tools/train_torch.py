@@ -48,6 +48,7 @@ import shutil
 import struct
 import sys
 import time
+import zlib
 
 import torch
 import torch.distributed as dist
@@ -116,6 +117,10 @@ class Part:
         self.tgt_ids, self.tgt_start = get("tgt_ids"), get("tgt_start")
         self.pairs, self.first = get("batch_pairs"), get("batch_first")
         self.count = len(self.first) - 1  # batches
+        # what a checkpoint's position in an epoch refers to (as train's data hash)
+        self.digest = 0
+        for a in (self.src_ids, self.src_start, self.tgt_ids, self.tgt_start, self.pairs, self.first):
+            self.digest = zlib.crc32(a.tobytes(), self.digest)
 
     def batch(self, b):
         return self.pairs[self.first[b]:self.first[b + 1]].tolist()
@@ -421,7 +426,8 @@ class Run:
             ck = {"format": CHECKPOINT_FORMAT, "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
                   "scaler": self.scaler.state_dict() if self.scaler else None, "step": self.step,
                   "epoch": self.epoch, "position": self.position, "group": self.group, "world": self.world,
-                  "batches": self.train.count, "seed": self.seed, "rng": states}
+                  "batches": self.train.count, "data": self.train.digest, "seed": self.seed,
+                  "rng": states}
             atomic_write(self.checkpoint, lambda f: torch.save(ck, f))
             write_model(self.args, self.model, self.init_meta, self.meta, self.step, self.world)
         if self.world > 1:
@@ -437,8 +443,9 @@ class Run:
             raise Failure(EXIT_DATA, f"{path}: not a readable checkpoint: {e}")
         if not isinstance(ck, dict) or ck.get("format") != CHECKPOINT_FORMAT:
             raise Failure(EXIT_DATA, f"{path}: not a train_torch.py checkpoint")
-        for key, now in (("batches", self.train.count), ("seed", self.seed), ("group", self.group)):
-            if ck[key] != now:
+        for key, now in (("batches", self.train.count), ("data", self.train.digest), ("seed", self.seed),
+                         ("group", self.group)):
+            if ck.get(key) != now:
                 raise Failure(EXIT_USAGE, f"{path}: written with {key} {ck[key]}, this run has {now}: "
                                           "its position in the epoch would name other batches")
         self.model.load_state_dict(ck["model"])
