@@ -8,6 +8,9 @@
  *                             the log beside it), not the config's path
  *   train --max-steps N / --max-minutes M CONFIG
  *                             this run's limits instead of the config's
+ *   train --export DIR CONFIG write the tokenised data, the initial model
+ *                             and the settings for tools/train_torch.py
+ *                             (app/export.h), and train nothing
  *
  * The training data is the config's train.sources (data/sources.h): read,
  * cleaned, filtered and deduplicated into one pool, with per-source counts
@@ -52,11 +55,12 @@
 #include "cli.h"
 #include "config.h"
 #include "exit_status.h"
+#include "export.h"
 #include "version.h"
 
 
 typedef struct {
-    const char *config_path, *data_path, *out_path;
+    const char *config_path, *data_path, *out_path, *export_dir;
     int threads;
     int max_steps;          /* --max-steps: replaces train.max_steps when > 0 */
     double max_minutes;     /* --max-minutes: replaces train.max_minutes when > 0 */
@@ -68,6 +72,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: train [--out FILE] [--max-steps N] [--max-minutes M] CONFIG [--resume [--force]]\n"
             "             [--overwrite] [--vocab [--data TSV]]\n"
+            "       train --export DIR [--max-steps N] CONFIG\n"
             "Train the model CONFIG describes on its train: data.\n"
             "\n"
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
@@ -81,6 +86,8 @@ static void usage(FILE *out)
             "      --max-minutes M  stop after M minutes of training, a fraction allowed\n"
             "                    (instead of train.max_minutes); the dev scores come after\n"
             "      --vocab       only build the vocabularies (from --data TSV if given)\n"
+            "      --export DIR  train nothing: write the tokenised data, the initial model and\n"
+            "                    the settings to DIR for tools/train_torch.py (docs/scale-out.md)\n"
             "  -t, --threads N   threads for matrix products (default: all cores)\n"
             "  -q, --quiet       no progress line\n"
             "  -h, --help        this help\n"
@@ -561,10 +568,15 @@ static int show_progress(Run *r, double loss, double smooth, double lr, double n
     return 0;
 }
 
+/* AdamW's constants ("Attention Is All You Need" §5.3); the learning rate
+ * and weight decay come from the config.  --export passes them on. */
+static const AdamWSettings ADAMW_BASE = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f};
+
 static int train_loop(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
-    AdamWSettings s = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = t->weight_decay};
+    AdamWSettings s = ADAMW_BASE;
+    s.weight_decay = t->weight_decay;
     r->last_log = util_now();
     r->steps_before = r->trainer.opt.step;
     loss_average_init(&r->smooth, PROGRESS_SMOOTHING);
@@ -732,6 +744,30 @@ static int start(Run *r)
     return open_log(r);
 }
 
+/* --export: what train has loaded, for tools/train_torch.py. */
+static int export_data(Run *r)
+{
+    const char *dir = r->opt->export_dir;
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/.", dir);
+    if (make_parent_dirs(probe) != 0) {
+        fprintf(stderr, "train: %s: cannot create the folder: %s\n", dir, strerror(errno));
+        return EXIT_WRITE;
+    }
+    ExportInput in = {.cfg = &r->cfg, .train = &r->train, .dev = &r->dev, .batches = &r->batches,
+                      .dev_batches = &r->dev_batches, .final_punctuation = r->final_punctuation,
+                      .init = &r->trainer.model, .hashes = r->hashes, .adamw = &ADAMW_BASE};
+    Error err = {{0}};
+    ExitStatus status = export_write(dir, &in, &err);
+    if (status) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return status;
+    }
+    fprintf(stderr, "train: exported %zu training and %zu dev batches to %s\n", r->batches.count,
+            r->dev_batches.count, dir);
+    return 0;
+}
+
 static void run_close(Run *r)
 {
     if (r->log) fclose(r->log);
@@ -777,6 +813,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"threads", required_argument, 0, 't'}, {"out", required_argument, 0, 'o'},
         {"overwrite", no_argument, 0, 'w'}, {"force", no_argument, 0, 'f'},
         {"max-steps", required_argument, 0, 'S'}, {"max-minutes", required_argument, 0, 'M'},
+        {"export", required_argument, 0, 'e'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
@@ -785,6 +822,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'v': opt->vocab_only = true; break;
         case 'd': opt->data_path = optarg; break;
         case 'o': opt->out_path = optarg; break;
+        case 'e': opt->export_dir = optarg; break;
         case 'w': opt->overwrite = true; break;
         case 'f': opt->force = true; break;
         case 'q': opt->quiet = true; break;
@@ -811,6 +849,11 @@ static int parse_options(int argc, char **argv, Options *opt)
     }
     if (opt->force && !opt->resume) {
         fprintf(stderr, "train: --force goes with --resume (try 'train --help')\n");
+        return -1;
+    }
+    if (opt->export_dir && (!*opt->export_dir || opt->resume || opt->vocab_only || opt->out_path ||
+                            opt->overwrite || opt->max_minutes > 0)) {
+        fprintf(stderr, "train: --export DIR goes alone (with --max-steps at most) (try 'train --help')\n");
         return -1;
     }
     if (opt->out_path && !*opt->out_path) {
@@ -866,9 +909,9 @@ int main(int argc, char **argv)
     status = open_data(&r);
     if (!status) {
         open_trainer(&r);
-        status = start(&r);
+        status = opt.export_dir ? export_data(&r) : start(&r);
     }
-    if (!status) {
+    if (!status && !opt.export_dir) {
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
         r.run_start = util_now();

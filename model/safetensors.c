@@ -79,13 +79,14 @@ static const char *dtype_name(Dtype d)
     case DTYPE_F32: return "F32";
     case DTYPE_F16: return "F16";
     case DTYPE_BF16: return "BF16";
+    case DTYPE_I32: return "I32";
     }
     ASSERT(0);
 }
 
 static size_t dtype_size(Dtype d)
 {
-    return d == DTYPE_F32 ? 4 : 2;
+    return d == DTYPE_F32 || d == DTYPE_I32 ? 4 : 2;
 }
 
 /* 0 and *out set for F32/F16/BF16; otherwise an Error (no path prefix). */
@@ -572,7 +573,7 @@ static char *build_header(const SafeWriteTensor *tensors, size_t count, const Sa
             goto done;
         }
         size_t numel = 1;
-        ASSERT(t->dtype == DTYPE_F32 || t->dtype == DTYPE_F16);
+        ASSERT(t->dtype == DTYPE_F32 || t->dtype == DTYPE_F16 || t->dtype == DTYPE_I32);
         cJSON *entry = cJSON_AddObjectToObject(root, t->name);
         cJSON_AddStringToObject(entry, "dtype", dtype_name(t->dtype));
         cJSON *shape = cJSON_AddArrayToObject(entry, "shape");
@@ -626,11 +627,12 @@ static uint16_t f32_to_f16(float value)
 static int write_tensor(FILE *f, const SafeWriteTensor *t, size_t numel)
 {
     /* floats are already little-endian on this host, see top */
-    if (t->dtype == DTYPE_F32) return write_all(f, t->data, numel * sizeof(float));
+    if (t->dtype == DTYPE_F32 || t->dtype == DTYPE_I32) return write_all(f, t->data, numel * 4);
+    const float *x = t->data;
     uint16_t buf[4096];
     for (size_t i = 0; i < numel; i += 4096) {
         size_t n = numel - i < 4096 ? numel - i : 4096;
-        for (size_t j = 0; j < n; j++) buf[j] = f32_to_f16(t->data[i + j]);
+        for (size_t j = 0; j < n; j++) buf[j] = f32_to_f16(x[i + j]);
         if (write_all(f, buf, n * sizeof *buf)) return -1;
     }
     return 0;

@@ -16,7 +16,9 @@
 
 #include "../common/error.h"
 
-typedef enum { DTYPE_F32, DTYPE_F16, DTYPE_BF16 } Dtype;
+/* DTYPE_I32 is for writing only (train --export's token ids): the reader
+ * refuses it like any other dtype it cannot widen to float32. */
+typedef enum { DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I32 } Dtype;
 
 #define SAFETENSORS_MAX_DIMS 8
 #define SAFETENSORS_MAX_HEADER (100u << 20) /* 100 MB, as the reference implementation */
@@ -83,7 +85,7 @@ int safetensors_read_raw(const SafeFile *file, const SafeTensor *t, void *out, E
  * tensor; exposed so tests can check it on all 65,536 values. */
 float safetensors_f16_to_f32_scalar(uint16_t h);
 
-/* Writing: F32 (or F16) tensors in the order given, metadata as given.  The file is
+/* Writing: F32 (or F16, or I32) tensors in the order given, metadata as given.  The file is
  * written through common/output_file.h (a temporary file renamed into place,
  * so a crash never leaves a half-written file under `path`).  Data offsets are 8-byte aligned after a
  * header padded with spaces, as the reference writer does. */
@@ -91,9 +93,10 @@ typedef struct {
     const char *name;
     int ndim;
     size_t shape[SAFETENSORS_MAX_DIMS];
-    const float *data;
+    const void *data;       /* float32 values; int32 with DTYPE_I32 */
     Dtype dtype;            /* how to store it: DTYPE_F32 (0, the default) or DTYPE_F16
-                               (rounded to nearest even; halves the file) */
+                               (rounded to nearest even; halves the file); or DTYPE_I32,
+                               written as given */
 } SafeWriteTensor;
 
 int safetensors_write(const char *path, const SafeWriteTensor *tensors, size_t count,

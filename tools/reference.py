@@ -32,11 +32,12 @@ import torch
 import torch.nn as nn
 
 TOL = 1e-4
-DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+          "I32": torch.int32}  # I32: train --export's token ids
 
 
 def read_safetensors(path):
-    """name -> float32 tensor, and the __metadata__ dict."""
+    """name -> tensor (float32; I32 ones stay int32), and the __metadata__ dict."""
     with open(path, "rb") as f:
         data = f.read()
     (n,) = struct.unpack("<Q", data[:8])
@@ -47,8 +48,9 @@ def read_safetensors(path):
     for name, info in header.items():
         begin, end = info["data_offsets"]
         raw = bytearray(data[base + begin:base + end])
-        t = torch.frombuffer(raw, dtype=DTYPES[info["dtype"]]) if raw else torch.zeros(0)
-        tensors[name] = t.float().reshape(info["shape"])
+        dtype = DTYPES[info["dtype"]]
+        t = torch.frombuffer(raw, dtype=dtype) if raw else torch.zeros(0, dtype=dtype)
+        tensors[name] = (t.float() if t.is_floating_point() else t).reshape(info["shape"])
     return tensors, meta
 
 
@@ -67,21 +69,29 @@ class TiedGenerator(nn.Module):
 
 class Translator(nn.Module):
     """Embeddings + stock torch.nn.Transformer + generator: the model of
-    model/transformer.h, with the same state_dict names."""
+    model/transformer.h, with the same state_dict names.  `dropout` (for
+    tools/train_torch.py) goes where the C trainer puts it: on the embedded
+    inputs, each attention's and feed-forward's output and the feed-forward's
+    hidden layer; not on the attention weights, which C never drops."""
 
-    def __init__(self, meta):
+    def __init__(self, meta, dropout=0.0):
         super().__init__()
         D = int(meta["d_model"])
         self.d_model = D
+        self.dropout = dropout
         self.src_embed = nn.Embedding(int(meta["source_vocab_size"]), D)
         self.tgt_embed = nn.Embedding(int(meta["target_vocab_size"]), D)
         self.transformer = nn.Transformer(
             d_model=D, nhead=int(meta["heads"]),
             num_encoder_layers=int(meta["encoder_layers"]),
             num_decoder_layers=int(meta["decoder_layers"]),
-            dim_feedforward=int(meta["d_ff"]), dropout=0.0,
+            dim_feedforward=int(meta["d_ff"]), dropout=dropout,
             activation=meta["activation"], batch_first=True,
             norm_first=meta["norm"] == "pre")
+        for layer in list(self.transformer.encoder.layers) + list(self.transformer.decoder.layers):
+            for mha in (layer.self_attn, getattr(layer, "multihead_attn", None)):
+                if mha is not None:
+                    mha.dropout = 0.0
         vocab = int(meta["target_vocab_size"])
         if meta["tied_output_embedding"] == "true":
             self.generator = TiedGenerator(self.tgt_embed, vocab)
@@ -113,9 +123,11 @@ class Translator(nn.Module):
     def forward_padded(self, src, tgt, pad):
         """A padded batch [B, S], [B, T] (pad marks the padding), as the
         trainers see it: logits [B, T, V]."""
-        x = self.src_embed(src) * math.sqrt(self.d_model) + self.positions(src.shape[1])
-        y = self.tgt_embed(tgt) * math.sqrt(self.d_model) + self.positions(tgt.shape[1])
-        mask = self.transformer.generate_square_subsequent_mask(tgt.shape[1])
+        x = self.src_embed(src) * math.sqrt(self.d_model) + self.positions(src.shape[1]).to(src.device)
+        y = self.tgt_embed(tgt) * math.sqrt(self.d_model) + self.positions(tgt.shape[1]).to(tgt.device)
+        x = nn.functional.dropout(x, self.dropout, self.training)
+        y = nn.functional.dropout(y, self.dropout, self.training)
+        mask = self.transformer.generate_square_subsequent_mask(tgt.shape[1]).to(tgt.device)
         out = self.transformer(x, y, tgt_mask=mask, src_key_padding_mask=src == pad,
                                tgt_key_padding_mask=tgt == pad, memory_key_padding_mask=src == pad)
         return self.generator(out)

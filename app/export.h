@@ -1,0 +1,58 @@
+/* export.h — what a PyTorch training run needs, written by `train --export
+ * DIR CONFIG` (tools/train_torch.py reads it; docs/scale-out.md).
+ *
+ * The data are tokenised here, by our tokenizer, and batched here, by
+ * data/batches.c, so that Python never re-implements either: the ids
+ * a PyTorch run trains on are exactly the ones the C trainer would.  DIR
+ * receives
+ *   data.safetensors  I32 tensors, for each of "train" and "dev":
+ *                       PART.src_ids, PART.tgt_ids   every line's ids, concatenated
+ *                                                    (no <s>, no </s>)
+ *                       PART.src_start, PART.tgt_start [lines+1]: line i is
+ *                                                    ids[start[i] .. start[i+1]-1]
+ *                       PART.usable [lines]          1: trained on (dataset.h)
+ *                       PART.batch_pairs [usable]    line numbers (0-based), batch after batch
+ *                       PART.batch_first [batches+1] batch b is batch_pairs[first[b] .. first[b+1]-1]
+ *                     and source.final_punctuation (the source ids that
+ *                     train.drop_final_punctuation may drop); __metadata__:
+ *                     "format": "translate-export", "format_version": "1",
+ *                     the config's name, languages and data paths, every
+ *                     train: and decoding: setting the PyTorch run uses, and
+ *                     the AdamW constants (docs/scale-out.md lists them)
+ *   init.safetensors  the model the C trainer would start from (its seed),
+ *                     in our weights format (model.h)
+ *   source.vocab, target.vocab  copies of the config's vocabularies
+ * A DIR that exists must be empty or an earlier export (its
+ * data.safetensors is one: what else a run put beside it stays): any
+ * other folder is refused, since it might hold files of these names that
+ * are someone else's.  Each file is replaced atomically (output_file.h). */
+#ifndef TRANSLATE_EXPORT_H
+#define TRANSLATE_EXPORT_H
+
+#include <stdbool.h>
+
+#include "../common/error.h"
+#include "../data/batches.h"
+#include "../data/dataset.h"
+#include "../model/model.h"
+#include "../training/optim.h"
+#include "config.h"
+#include "exit_status.h"
+
+/* Everything train has loaded by the time it would start training. */
+typedef struct {
+    const Config *cfg;
+    const Dataset *train, *dev;
+    const Batches *batches, *dev_batches;
+    const bool *final_punctuation; /* [source vocabulary size] */
+    const Model *init;             /* the initial weights */
+    VocabHashes hashes;
+    const AdamWSettings *adamw;    /* beta1, beta2, eps (lr and weight decay come from cfg) */
+} ExportInput;
+
+/* Write the export into `dir` (which must exist: train creates it).
+ * EXIT_OK, or with an Error: EXIT_USAGE (a folder refused, "DIR: ..."),
+ * EXIT_DATA (a vocabulary unreadable), EXIT_WRITE ("FILE: cannot write: ..."). */
+ExitStatus export_write(const char *dir, const ExportInput *in, Error *err);
+
+#endif
