@@ -321,7 +321,7 @@ static void test_one_step_matches_the_c_trainer(void **state)
     print_message("loss: C %.6f, PyTorch %.7f\n", c_loss, loss);
     assert_true(c_loss - loss < 1e-5 && loss - c_loss < 1e-5);
     const double lr = 1e-3 / 4; /* the learning rate's default peak, step 1 of warmup 4 */
-    size_t compared = 0, undetermined = 0;
+    size_t compared = 0, undetermined = 0, unused = 0;
     double worst = 0;
     for (size_t i = 0; i < ours.count; i++) {
         const char *name = ours.tensors[i].name;
@@ -341,14 +341,19 @@ static void test_one_step_matches_the_c_trainer(void **state)
                          g[j], gmax);
             if (determined && d > worst) worst = d;
             compared += determined;
-            undetermined += !determined;
+            /* An exactly zero gradient is a row no token of the batch used
+             * (a subword vocabulary's 448 byte tokens, mostly): Adam leaves
+             * it alone on both sides, so it says nothing about rounding. */
+            unused += !determined && g[j] == 0 && d == 0;
+            undetermined += !determined && !(g[j] == 0 && d == 0);
         }
         free(c);
         free(t);
         free(g);
     }
-    print_message("updated weights: %zu within 1e-6 (worst %.2e), %zu with a gradient within 1e-4 of 0\n",
-                  compared, worst, undetermined);
+    print_message("updated weights: %zu within 1e-6 (worst %.2e), %zu with a gradient within 1e-4 of 0, "
+                  "%zu unused (gradient 0, unchanged on both sides)\n",
+                  compared, worst, undetermined, unused);
     assert_true(undetermined < compared / 50);
     safetensors_close(&ours);
     safetensors_close(&theirs);
