@@ -391,8 +391,10 @@ void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowCho
     fprintf(out, "%s, layer %d, head %d (rows: queries, columns: keys; %s = more attention%s)\n", kind,
             layer + 1, head + 1, color ? "brighter" : "denser",
             show.kind == SHOW_DECODER ? "; · = masked future" : "");
-    show_legend(out, color, show.kind == SHOW_DECODER);
+    /* The note before the legend: the legend's line is the last before the
+     * map, so a reader (or a script) finds the map right after it. */
     if (vocab_is_subword(rv) || vocab_is_subword(cv)) fputs(PIECES_NOTE "\n", out);
+    show_legend(out, color, show.kind == SHOW_DECODER);
     /* A map wider than the terminal is drawn in windows of the keys that
      * fit, one under the other, each with every row. */
     int fit = (width - ROW_LABEL - 1) / CELL;

@@ -174,7 +174,7 @@ static void test_direction_by_letters_of_each_script(void **state)
 static void test_from_and_to_choose_the_model(void **state)
 {
     (void)state;
-    const char *want_zh = "I want to eat a fish.\n", *want_en = "我爱中国。\n";
+    const char *want_zh = "I want to eat acid.\n", *want_en = "我爱中国。\n";
     const char *const cases[][6] = {
         {"./translate", "-q", "--from", "zh", "我想吃酸菜鱼", NULL},
         {"./translate", "-q", "--to", "en", "我想吃酸菜鱼", NULL},
@@ -235,9 +235,9 @@ static void test_list_models(void **state)
     RunResult r = run(argv, NULL);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "en-zh          en -> zh  d_model 256, 3+3 layers, 4 heads, 16.1 MB; "
-                     "BLEU 35.24, chrF2 30.17 on tatoeba-cmn-eng/dev.tsv (beam 4)");
+                     "BLEU 38.67, chrF2 32.94 on tatoeba-cmn-eng/dev.tsv (beam 4)");
     expect_in(r.out, "zh-en          zh -> en  d_model 256, 3+3 layers, 4 heads, 14.5 MB; "
-                     "BLEU 29.25, chrF2 47.46 on tatoeba-cmn-eng/dev.tsv (greedy)");
+                     "BLEU 32.19, chrF2 50.56 on tatoeba-cmn-eng/dev.tsv (greedy)");
     expect_in(r.out, "seed-example   zh -> en");
     assert_int_equal(r.err_len, 0);
     run_result_free(&r);
@@ -256,8 +256,8 @@ static void test_listed_scores_are_what_eval_prints(void **state)
     static const struct {
         const char *config, *printed;
     } cases[] = {
-        {"configs/en-zh.yaml", "BLEU 35.24  chrF2 30.17  (beam 4"},
-        {"configs/zh-en.yaml", "BLEU 29.25  chrF2 47.46  (greedy"},
+        {"configs/en-zh.yaml", "BLEU 38.67  chrF2 32.94  (beam 4"},
+        {"configs/zh-en.yaml", "BLEU 32.19  chrF2 50.56  (greedy"},
     };
     char dev[600];
     snprintf(dev, sizeof dev, "%s/dev.tsv", tatoeba_dir());
@@ -328,7 +328,7 @@ static void test_installed_copy_runs_from_another_folder(void **state)
     r = run((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL);
     if (r.status != 0) print_in_full(&r);
     assert_int_equal(r.status, 0);
-    expect_in(r.out, "我爱中国。\nI want to eat a fish.\nI want to eat a fish.\n我爱中国。\nmodels in ");
+    expect_in(r.out, "我爱中国。\nI want to eat acid.\nI want to eat acid.\n我爱中国。\nmodels in ");
     expect_in(r.out, "/share/translate/configs:\n  en-zh ");
     expect_in(r.out, "\n  zh-en ");
     expect_not_in(r.out, "seed-example");

@@ -20,9 +20,12 @@
 #include "../common/error.h"
 
 /* The share of probes (%) whose translation has every required word.
- * Today's models (word vocabularies, no subwords) pass 23 of 44, 52.3%
- * (measured 2026-12-01): raised to 90 when the retrained models land, issue 13. */
-#define PROBE_PASS_PERCENT 52
+ * The models of 2026-12-01 (word vocabularies) passed 23 of 44, 52.3%; the
+ * retrained ones (subword vocabularies, four sources; issue 13) pass 34 of
+ * 44, 77.3%.  Issue 13 asks for 90%: not reached yet.  The bar sits three
+ * probes under today's 34 so that a last-bit difference of another build
+ * (ASan, aarch64 under qemu) flipping a beam choice does not fail it. */
+#define PROBE_PASS_PERCENT 70
 
 #define PROBES "tests/data/probes.tsv"
 enum { MAX_PROBES = 256, MAX_REQUIRED = 8 };
