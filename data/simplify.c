@@ -82,8 +82,12 @@ Simplifier *simplify_load(const char *path, Error *err)
         for (long k = 0; k < ns; k++) {
             /* s[k] written in Simplified is a vote for it staying itself;
              * t[k] != s[k] is a vote for converting t[k]. */
-            PUSH(votes, n, cap, ((Vote){s[k], s[k], n}));
-            if (t[k] != s[k]) PUSH(votes, n, cap, ((Vote){t[k], s[k], n}));
+            /* The vote's number is read before PUSH increments n: inside
+             * the macro's one expression that read would be unsequenced. */
+            size_t seq = n;
+            PUSH(votes, n, cap, ((Vote){s[k], s[k], seq}));
+            seq = n;
+            if (t[k] != s[k]) PUSH(votes, n, cap, ((Vote){t[k], s[k], seq}));
         }
     }
     corpus_free(&c);

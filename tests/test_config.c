@@ -105,7 +105,7 @@ static void en_zh_train_section_loads(void **state)
     assert_int_equal(t->batch_tokens, 2500);
     assert_true(t->learning_rate == 0.001f && t->label_smoothing == 0.1f);
     assert_int_equal(t->epochs, 30);
-    assert_true(t->max_minutes == 100.0f && t->weights_f16);
+    assert_true(t->max_minutes == 105.0f && t->weights_f16);
     assert_int_equal(t->seed, 1);
     assert_string_equal(t->checkpoint_path, "configs/../weights/en-zh.ckpt");
     assert_string_equal(t->log_path, "configs/../weights/en-zh.log.csv");
@@ -131,7 +131,7 @@ static void zh_en_config_mirrors_en_zh(void **state)
         assert_int_equal(c.train.sources[i].target_column, 0);
     }
     assert_true(c.train.sources[3].format == SOURCE_CEDICT && c.train.sources[3].weight == 0.2f);
-    assert_true(c.train.max_length_ratio == 3.0f && c.train.max_minutes == 100.0f);
+    assert_true(c.train.max_length_ratio == 3.0f && c.train.max_minutes == 105.0f);
     assert_non_null(c.train.simplify_path);
     config_free(&c);
 }
