@@ -821,13 +821,35 @@ static float *align64(void *raw) { return (float *)(((uintptr_t)raw + 63) & ~(ui
 /* Each thread's packing buffer, kept between calls: a fresh allocation per
  * call costs page faults (large blocks are mmap'ed anew each time), which
  * showed up as ~15% of a training step.  Worker threads free theirs when
- * they stop (worker_main); the calling thread keeps its own. */
+ * they stop (worker_main); any other thread that multiplied frees its own
+ * when it exits, through a thread-specific key's destructor (the calling
+ * thread of a program keeps its own until exit). */
 static _Thread_local void *pack_buffer;
 static _Thread_local size_t pack_buffer_size;
+static pthread_key_t pack_key;
+static pthread_once_t pack_key_once = PTHREAD_ONCE_INIT;
+
+static void pack_release(void *unused)
+{
+    (void)unused;
+    free(pack_buffer);
+    pack_buffer = NULL;
+    pack_buffer_size = 0;
+}
+
+static void pack_key_create(void)
+{
+    int failed = pthread_key_create(&pack_key, pack_release);
+    ASSERT(!failed);
+}
 
 static void *pack_space(size_t bytes)
 {
     if (bytes > pack_buffer_size) {
+        if (!pack_buffer) { /* this thread's first: free it when the thread exits */
+            pthread_once(&pack_key_once, pack_key_create);
+            pthread_setspecific(pack_key, &pack_buffer_size);
+        }
         free(pack_buffer);
         pack_buffer = xmalloc(bytes);
         pack_buffer_size = bytes;
