@@ -17,14 +17,7 @@
  * masked (future) positions and become exactly 0. */
 static void softmax_prefix(float *row, int len, int total)
 {
-    float max = row[0];
-    for (int j = 1; j < len; j++)
-        if (row[j] > max) max = row[j];
-    float sum = 0.0f;
-    for (int j = 0; j < len; j++) {
-        row[j] = expf(row[j] - max);
-        sum += row[j];
-    }
+    float sum = vec_exp_sum(row, row, vec_max(row, len), len);
     float inv = 1.0f / sum;
     for (int j = 0; j < len; j++) row[j] *= inv;
     for (int j = len; j < total; j++) row[j] = 0.0f;

@@ -8,8 +8,11 @@
  * ignored id included, as torch does; the Annotated Transformer instead
  * gives the pad class no mass).  The row's loss is
  *     -Σ_c q_c log p_c = (1-ε)·(lse - z_t) + ε·(lse - mean(z)),
- * lse = log Σ_c exp z_c.  lse is computed as max + log Σ exp(z - max) in
- * double, so large logits neither overflow nor lose the small terms.
+ * lse = log Σ_c exp z_c.  lse is computed as max + log Σ exp(z - max), so
+ * large logits do not overflow; the exponentials and their sums (8 partial
+ * sums in float, vector.h) are the vectorised loop of vector.c: over every
+ * logit of every row, the largest activation there is, libm's expf was
+ * most of a training step.
  *
  * Rows whose target is ignore_id (padding) contribute nothing, and the mean
  * divides by the number of the other rows, not by N: that is torch's "mean"
@@ -19,36 +22,12 @@
 
 #include "../common/util.h"
 #include "layers.h"
-
-/* Σ_c exp(z[c] - max), stably, each exponential also kept in exps[V]
- * unless exps is NULL (the training step turns them into the gradient).
- * expf, not exp: this loop runs over every logit of every row (the
- * largest activation there is), and float precision is plenty for terms
- * that are summed in double. */
-static double sum_exp(const float *z, int V, float max, float *exps)
-{
-    double sum = 0.0;
-    for (int c = 0; c < V; c++) {
-        float e = expf(z[c] - max);
-        if (exps) exps[c] = e;
-        sum += e;
-    }
-    return sum;
-}
-
-static float row_max(const float *z, int V)
-{
-    float max = z[0];
-    for (int c = 1; c < V; c++)
-        if (z[c] > max) max = z[c];
-    return max;
-}
+#include "vector.h"
 
 /* The row's loss (1-ε)·(lse - z_t) + ε·(lse - mean(z)) (see the top). */
 static double smoothed_loss(double lse, const float *z, int t, int V, float smoothing)
 {
-    double sum_z = 0.0;
-    for (int c = 0; c < V; c++) sum_z += z[c];
+    double sum_z = vec_sum(z, V);
     return (1.0 - smoothing) * (lse - z[t]) + smoothing * (lse - sum_z / V);
 }
 
@@ -70,8 +49,8 @@ float cross_entropy_forward(float *losses, const float *logits, const int *targe
         double loss = 0.0;
         if (t != ignore_id) {
             ASSERT(t >= 0 && t < V);
-            float max = row_max(z, V);
-            loss = smoothed_loss(max + log(sum_exp(z, V, max, NULL)), z, t, V, smoothing);
+            float max = vec_max(z, V);
+            loss = smoothed_loss(max + log(vec_exp_sum(NULL, z, max, V)), z, t, V, smoothing);
         }
         if (losses) losses[n] = (float)loss;
         total += loss;
@@ -108,8 +87,8 @@ float cross_entropy_forward_backward(float *d_logits, const float *logits, const
             continue;
         }
         ASSERT(t >= 0 && t < V);
-        float max = row_max(z, V);
-        double sum = sum_exp(z, V, max, dz);
+        float max = vec_max(z, V);
+        double sum = vec_exp_sum(dz, z, max, V);
         total += smoothed_loss(max + log(sum), z, t, V, smoothing);
         float inv_sum = (float)(1.0 / sum);
         for (int c = 0; c < V; c++) dz[c] = (dz[c] * inv_sum - q_other) * scale;

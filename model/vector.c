@@ -1,6 +1,9 @@
 /* vector.c — see vector.h. */
 #include "vector.h"
 
+#include <stdint.h>
+#include <string.h>
+
 /* Compiled three times, for AVX-512, AVX2 and any x86-64 (the loader picks
  * one when the program starts): attention calls these once per (query,
  * key, head) on rows of d_k = 64 floats, and wider vectors do each call in
@@ -51,6 +54,70 @@ VECTOR_CLONES void VECTOR_NAME(vec_axpy)(float *y, float alpha, const float *x, 
     for (int i = 0; i < n; i++) y[i] += alpha * x[i];
 }
 
+VECTOR_CLONES float VECTOR_NAME(vec_max)(const float *a, int n)
+{
+    float acc[8];
+    int i = 0;
+    for (int j = 0; j < 8; j++) acc[j] = a[0];
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] = a[i + j] > acc[j] ? a[i + j] : acc[j];
+    float max = acc[0];
+    for (int j = 1; j < 8; j++) max = acc[j] > max ? acc[j] : max;
+    for (; i < n; i++) max = a[i] > max ? a[i] : max;
+    return max;
+}
+
+/* e^x for x <= 0 by Cephes' expf: x = k·ln 2 + r with k = round(x / ln 2)
+ * and |r| <= ln(2)/2, e^r by a degree-7 polynomial, 2^k put straight into
+ * the float's exponent bits.  Only multiplies, adds and integer bit
+ * operations, so it vectorises and gives the same bits in every clone.
+ * Rounding uses the 1.5·2^23 trick (adding it leaves k in the low bits of
+ * the mantissa) rather than a float-to-int conversion, which would be
+ * undefined behaviour for a NaN.  Below -87 the result is 0; a NaN stays
+ * NaN (the comparisons below are false for it). */
+static inline float exp_nonpositive(float x)
+{
+    const float magic = 12582912.0f; /* 1.5 · 2^23 */
+    float clamped = x < -87.0f ? -87.0f : x;
+    float shifted = clamped * 1.44269504088896341f + magic;
+    float k = shifted - magic;
+    float r = clamped - k * 0.693359375f;   /* ln 2 in two parts: this one */
+    r = r - k * -2.12194440e-4f;            /* is exact in float times k */
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    uint32_t bits;
+    memcpy(&bits, &shifted, sizeof bits);
+    bits = (bits - 0x4B400000u + 127u) << 23; /* k + 127, the biased exponent */
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return x < -87.0f ? 0.0f : p * scale;
+}
+
+VECTOR_CLONES float VECTOR_NAME(vec_exp_sum)(float *out, const float *a, float shift, int n)
+{
+    float acc[8] = {0};
+    int i = 0;
+    if (out) {
+        for (; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; j++) acc[j] += out[i + j] = exp_nonpositive(a[i + j] - shift);
+    } else {
+        for (; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; j++) acc[j] += exp_nonpositive(a[i + j] - shift);
+    }
+    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++) {
+        float e = exp_nonpositive(a[i] - shift);
+        if (out) out[i] = e;
+        sum += e;
+    }
+    return sum;
+}
+
 #ifdef VECTOR_WRAPPERS
 float vec_dot(const float *a, const float *b, int n)
 {
@@ -65,5 +132,15 @@ float vec_sum(const float *a, int n)
 void vec_axpy(float *y, float alpha, const float *x, int n)
 {
     vec_axpy_clones(y, alpha, x, n);
+}
+
+float vec_max(const float *a, int n)
+{
+    return vec_max_clones(a, n);
+}
+
+float vec_exp_sum(float *out, const float *a, float shift, int n)
+{
+    return vec_exp_sum_clones(out, a, shift, n);
 }
 #endif

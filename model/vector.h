@@ -1,4 +1,4 @@
-/* vector.h — the three loops over a row of floats that the kernels share.
+/* vector.h — the loops over a row of floats that the kernels share.
  *
  * Each keeps 8 independent partial sums where it reduces: the compiler can
  * then hold them in one vector register without -ffast-math (which would
@@ -13,5 +13,15 @@ float vec_dot(const float *a, const float *b, int n);
 float vec_sum(const float *a, int n);
 /* y[i] += alpha · x[i]. */
 void vec_axpy(float *y, float alpha, const float *x, int n);
+/* The largest of a[0..n-1], n >= 1 (a NaN anywhere may or may not win). */
+float vec_max(const float *a, int n);
+/* Σ exp(a[i] - shift) over n floats, each exponential also stored in
+ * out[i] unless out is NULL: the softmaxes' and the loss's inner loop.
+ * Meant for a[i] <= shift (shift the row's maximum): an exponent below
+ * -87 gives exactly 0 (e^-87 is near float's smallest normal), and the
+ * exponential is our own polynomial (within 2 ulp of expf), not libm's,
+ * so the loop vectorises: one libm call per logit was most of a training
+ * step (bench/RESULTS.md). */
+float vec_exp_sum(float *out, const float *a, float shift, int n);
 
 #endif
