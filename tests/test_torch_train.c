@@ -251,30 +251,57 @@ static void test_export_refuses_a_foreign_folder_and_other_options(void **state)
 /* ---- PyTorch ------------------------------------------------------------------ */
 
 /* Per tensor, max |a - b| / max |b|, over the tensors of `b_path` (and
- * their grad.NAME when the files have them); fails above `tol`. */
-static void expect_close(const char *a_path, const char *b_path, double tol)
+ * their grad.NAME when the files have them); fails above `tol`.  A weight
+ * whose gradient in b is within 1e-4 of its tensor's largest was moved by
+ * Adam's first step by about ±lr on the sign of a rounding error (see
+ * test_one_step_matches_the_c_trainer below): those elements are only held
+ * to |diff| <= 2 lr.  Two processes that all-reduce their gradients and one
+ * that accumulates them round differently; on an AMD EPYC the key biases'
+ * (true gradient 0) noise happened to agree, on an Intel Xeon it did not. */
+static void expect_close(const char *a_path, const char *b_path, double tol, double lr)
 {
     SafeFile a = open_file(a_path), b = open_file(b_path);
     double worst = 0;
+    size_t undetermined = 0, compared = 0;
     for (size_t i = 0; i < b.count; i++) {
-        size_t n, m;
-        float *x = tensor(&a, b.tensors[i].name, &n), *y = tensor(&b, b.tensors[i].name, &m);
+        const char *name = b.tensors[i].name;
+        char grad_name[200];
+        snprintf(grad_name, sizeof grad_name, "grad.%s", name);
+        size_t n, m, k = 0;
+        float *x = tensor(&a, name, &n), *y = tensor(&b, name, &m), *g = NULL;
         assert_int_equal(n, m);
+        if (strncmp(name, "grad.", 5) != 0 && safetensors_find(&b, grad_name)) {
+            g = tensor(&b, grad_name, &k);
+            assert_int_equal(k, n);
+        }
+        float gmax = 0;
+        for (size_t j = 0; g && j < n; j++) gmax = g[j] > gmax ? g[j] : -g[j] > gmax ? -g[j] : gmax;
         double diff = 0, scale = 1e-30;
         for (size_t j = 0; j < n; j++) {
             double d = x[j] > y[j] ? x[j] - y[j] : y[j] - x[j];
+            if (g && !(g[j] > 1e-4f * gmax || -g[j] > 1e-4f * gmax)) {
+                if (!(d <= 2 * lr + 1e-6))
+                    fail_msg("%s[%zu]: %.8f and %.8f differ by more than 2 lr (gradient %.3e of at most %.3e)",
+                             name, j, x[j], y[j], g[j], gmax);
+                undetermined += !(g[j] == 0 && d == 0); /* else a row no token used */
+                continue;
+            }
+            compared += g != NULL;
             if (d > diff) diff = d;
             if (y[j] > scale) scale = y[j];
             if (-y[j] > scale) scale = -y[j];
         }
         if (diff / scale > worst) worst = diff / scale;
         if (diff / scale > tol)
-            fail_msg("%s: max |diff| / max |value| %.2e > %.0e between %s and %s", b.tensors[i].name, diff / scale,
-                     tol, a_path, b_path);
+            fail_msg("%s: max |diff| / max |value| %.2e > %.0e between %s and %s", name, diff / scale, tol, a_path,
+                     b_path);
         free(x);
         free(y);
+        free(g);
     }
-    print_message("%zu tensors, worst relative difference %.2e\n", b.count, worst);
+    print_message("%zu tensors, worst relative difference %.2e; %zu weights compared, %zu with a gradient "
+                  "within 1e-4 of 0 held to 2 lr\n", b.count, worst, compared, undetermined);
+    assert_true(undetermined < compared / 50);
     safetensors_close(&a);
     safetensors_close(&b);
 }
@@ -402,7 +429,8 @@ static void test_torchrun_two_processes_equal_one_and_translate_runs_the_model(v
                          "--dump-step", path_in("e2e", "one.step.safetensors"), NULL};
     train_torch(0, dir, one);
     /* the gradients (grad.NAME) and the updated weights of step 1 */
-    expect_close(path_in("e2e", "two.step.safetensors"), path_in("e2e", "one.step.safetensors"), 1e-6);
+    const double lr = 0.005 / 10; /* learning_rate above, step 1 of warmup 10 */
+    expect_close(path_in("e2e", "two.step.safetensors"), path_in("e2e", "one.step.safetensors"), 1e-6, lr);
 
     const char *yaml = path_in("e2e", "out/tiny.yaml");
     char json[700], logits[700];
