@@ -432,3 +432,16 @@ eval: deps
 	@sh tools/eval.sh
 
 .PHONY: eval
+
+# ---- back-translation (issue 13): make back-translation ----
+#
+# build/data/back-translated.tsv, the en-zh model's fifth training source
+# (configs/en-zh.yaml): tatoeba-cmn-mono's Chinese sentences with the
+# English of the zh-en model committed at BACK_TRANSLATION_COMMIT, the one
+# the shipped en-zh model was trained with (tools/back_translate.sh).
+BACK_TRANSLATION_COMMIT = a3a1df0
+back-translation: deps
+	@$(MAKE) --no-print-directory translate
+	@sh tools/back_translate.sh --model-commit $(BACK_TRANSLATION_COMMIT) build/data/back-translated.tsv
+
+.PHONY: back-translation

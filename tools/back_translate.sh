@@ -1,0 +1,84 @@
+#!/bin/sh
+# back_translate.sh — `make back-translation`: synthetic (English, Chinese)
+# pairs for training the en-zh model (issue 13), written to OUT.
+#
+#   sh tools/back_translate.sh [--model-commit REV] [--config YAML] [OUT]
+#
+# The Chinese side is real: the 23,255 sentences of
+# $DATA/tatoeba-cmn-mono/sentences.tsv (DATA defaults to ../shared/data),
+# Tatoeba sentences that have no English translation in our data and occur
+# in no dev or held-out set.  The English side is what a zh-en model makes
+# of them (its config's default decoding: greedy for configs/zh-en.yaml):
+# Sennrich et al.'s back-translation, which teaches the en-zh decoder
+# Chinese it would otherwise never see, whatever the errors of the English
+# it is fed.
+#
+# The model: --config YAML (default configs/zh-en.yaml, the shipped one),
+# or --model-commit REV, the zh-en model as committed at REV (its config,
+# weights and vocabularies, taken with `git show` into a scratch folder).
+# The shipped en-zh model was trained on the pairs from a3a1df0's zh-en
+# model (the Makefile's BACK_TRANSLATION_COMMIT): regenerate with that, as
+# `make back-translation` does, to get the same file; docs/models.md gives
+# its sha256.  $TRANSLATE is the program (./translate).
+#
+# OUT (default build/data/back-translated.tsv) is English<TAB>Chinese, one
+# pair a line, in the order of sentences.tsv.  It is written beside OUT and
+# renamed over it only once every line is translated: an interrupted run
+# leaves no partial file.  Exit status: 0 written; 1 translate failed or
+# gave a different number of lines; 2 usage error or a missing input.
+set -u
+TRANSLATE=${TRANSLATE:-./translate}
+data=${DATA:-../shared/data}
+config=configs/zh-en.yaml
+commit=
+out=build/data/back-translated.tsv
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --config) [ $# -ge 2 ] || { echo "back_translate.sh: --config needs a file" >&2; exit 2; }
+                  config=$2; shift 2 ;;
+        --model-commit) [ $# -ge 2 ] || { echo "back_translate.sh: --model-commit needs a revision" >&2; exit 2; }
+                  commit=$2; shift 2 ;;
+        -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "back_translate.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+        *) out=$1; shift ;;
+    esac
+done
+mono=$data/tatoeba-cmn-mono/sentences.tsv
+[ -r "$mono" ] || { echo "back_translate.sh: $mono: not readable (set DATA)" >&2; exit 2; }
+[ -x "$TRANSLATE" ] || { echo "back_translate.sh: $TRANSLATE: not built (make translate)" >&2; exit 2; }
+
+scratch=$(mktemp -d) || exit 1
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 130' INT TERM
+if [ -n "$commit" ]; then
+    # The committed config names ../weights/...: rebuild that layout.
+    mkdir -p "$scratch/model/configs" "$scratch/model/weights"
+    for f in configs/zh-en.yaml weights/zh-en.safetensors weights/zh-en.src.vocab weights/zh-en.tgt.vocab; do
+        git show "$commit:$f" > "$scratch/model/$f" 2>/dev/null ||
+            { echo "back_translate.sh: $commit:$f: not in git" >&2; exit 2; }
+    done
+    config=$scratch/model/configs/zh-en.yaml
+fi
+[ -r "$config" ] || { echo "back_translate.sh: $config: not readable" >&2; exit 2; }
+
+mkdir -p "$(dirname "$out")" || exit 1
+cut -f1 "$mono" > "$scratch/zh" || exit 1
+lines=$(wc -l < "$scratch/zh")
+echo "back_translate.sh: translating $lines sentences with $config${commit:+ (from $commit)}..." >&2
+start=$(date +%s)
+if ! "$TRANSLATE" -q -c "$config" < "$scratch/zh" > "$scratch/en"; then
+    echo "back_translate.sh: $TRANSLATE -c $config failed" >&2
+    exit 1
+fi
+got=$(wc -l < "$scratch/en")
+if [ "$got" -ne "$lines" ]; then
+    echo "back_translate.sh: $got translations for $lines sentences" >&2
+    exit 1
+fi
+tmp=$(mktemp "$out.XXXXXX") || exit 1
+if ! paste "$scratch/en" "$scratch/zh" > "$tmp" || ! mv "$tmp" "$out"; then
+    rm -f "$tmp"
+    echo "back_translate.sh: cannot write $out" >&2
+    exit 1
+fi
+echo "back_translate.sh: $out: $lines pairs in $(( $(date +%s) - start )) s" >&2
