@@ -43,9 +43,11 @@
  * products big enough to repay it.
  *
  * Deliberately not here: hand-written prefetching (but for the tile of C
- * a micro-kernel is about to write: prefetch_tile), and a vectorised path for CPUs without AVX2 (they get the
- * reference loops, and so does every CPU that is not x86-64: the x86
- * kernels and their run-time checks are compiled only under GEMM_X86). */
+ * a micro-kernel is about to write: prefetch_tile), and intrinsics for
+ * other CPUs: those without AVX2, and every CPU that is not x86-64 (the
+ * x86 kernels and their run-time checks are compiled only under
+ * GEMM_X86), run generic_product, plain C that the compiler vectorises
+ * (NEON on aarch64, SIMD128 in WebAssembly with -msimd128). */
 #include "gemm.h"
 
 #include <pthread.h>
@@ -1096,18 +1098,62 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
     pthread_mutex_unlock(&pool.busy);
 }
 
+/* ---- the generic kernel ------------------------------------------------ */
+
+/* Every CPU without the x86 kernels (aarch64, WebAssembly, an x86 without
+ * AVX2) multiplies here, in plain C that compilers vectorise: a tile of
+ * GEN_MR rows × GEN_NR columns of C is summed in float in fixed-size
+ * accumulators, one multiply-add per (row, column) per k, from a packed
+ * panel of GEN_NR columns of B ([k][GEN_NR], zero past the edge) reused by
+ * every tile of rows.  Each element of C is the float sum of its K
+ * products in k order, from 0, then added to C when accumulating: nothing
+ * depends on the tile an element falls in, so not on M, N, the other rows
+ * or the threads (there are none here).  The reference loops sum in
+ * double and were 4.5-8× slower in the web page (docs/web.md). */
+enum { GEN_MR = 4, GEN_NR = 16 };
+
+static void generic_product(const Product *p)
+{
+    float *panel = pack_space((size_t)p->k * GEN_NR * sizeof *panel + 64);
+    for (int j0 = 0; j0 < p->n; j0 += GEN_NR) {
+        int nc = min_int(GEN_NR, p->n - j0);
+        const float *b = p->b + (size_t)j0 * p->b_cs;
+        for (int k = 0; k < p->k; k++)
+            for (int c = 0; c < GEN_NR; c++)
+                panel[(size_t)k * GEN_NR + c] = c < nc ? b[(size_t)k * p->b_rs + (size_t)c * p->b_cs] : 0.0f;
+        for (int i0 = 0; i0 < p->m; i0 += GEN_MR) {
+            int nr = min_int(GEN_MR, p->m - i0);
+            const float *a[GEN_MR]; /* rows past the edge read the last row; never stored */
+            for (int r = 0; r < GEN_MR; r++) a[r] = p->a + (size_t)(i0 + min_int(r, nr - 1)) * p->a_rs;
+            float acc[GEN_MR][GEN_NR] = {{0}};
+            for (int k = 0; k < p->k; k++) {
+                const float *bk = panel + (size_t)k * GEN_NR;
+                for (int r = 0; r < GEN_MR; r++) {
+                    float x = a[r][(size_t)k * p->a_cs];
+                    for (int c = 0; c < GEN_NR; c++) acc[r][c] += x * bk[c];
+                }
+            }
+            for (int r = 0; r < nr; r++) {
+                float *c = p->c + (size_t)(i0 + r) * p->ldc + j0;
+                for (int q = 0; q < nc; q++) c[q] = p->accumulate ? c[q] + acc[r][q] : acc[r][q];
+            }
+        }
+    }
+}
+
 /* ---- the three forms -------------------------------------------------- */
 
-typedef void Reference(float *C, const float *A, const float *B, int M, int N, int K,
-                       bool accumulate);
-
-static void gemm(const Product *p, Reference *reference)
+static void gemm(const Product *p)
 {
     ASSERT(p->m >= 0 && p->n >= 0 && p->k >= 0);
     const Kernel *kern = current_kernel();
     if (p->m == 0 || p->n == 0) return;
     if (!kern->micro) {
-        reference(p->c, p->a, p->b, p->m, p->n, p->k, p->accumulate);
+        if (p->k == 0) {
+            if (!p->accumulate) memset(p->c, 0, (size_t)p->m * p->n * sizeof *p->c);
+        } else {
+            generic_product(p);
+        }
     } else if (p->k == 0) { /* an empty sum: C = 0, or C unchanged */
         if (!p->accumulate) memset(p->c, 0, (size_t)p->m * p->n * sizeof *p->c);
     } else {
@@ -1119,19 +1165,19 @@ void gemm_nt(float *C, const float *A, const float *B, int M, int N, int K, bool
 {
     /* A(i,k) = A[i*K + k], B(k,j) = B[j*K + k] */
     Product p = {C, (size_t)N, A, B, (size_t)K, 1, 1, (size_t)K, M, N, K, accumulate};
-    gemm(&p, gemm_nt_reference);
+    gemm(&p);
 }
 
 void gemm_nn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate)
 {
     /* A(i,k) = A[i*K + k], B(k,j) = B[k*N + j] */
     Product p = {C, (size_t)N, A, B, (size_t)K, 1, (size_t)N, 1, M, N, K, accumulate};
-    gemm(&p, gemm_nn_reference);
+    gemm(&p);
 }
 
 void gemm_tn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate)
 {
     /* A(i,k) = A[k*M + i], B(k,j) = B[k*N + j] */
     Product p = {C, (size_t)N, A, B, 1, (size_t)M, (size_t)N, 1, M, N, K, accumulate};
-    gemm(&p, gemm_tn_reference);
+    gemm(&p);
 }
