@@ -341,7 +341,6 @@ static inline void micro_t_rows_avx512(int kc, const float *B, size_t ldb, const
     __mmask16 lanes = (__mmask16)((1u << mj) - 1);
     for (int h = 0; h < 2 && 16 * h < nm; h++) {
         __m512 t[16], col[16];
-#pragma GCC unroll 16
         for (int r = 0; r < 16; r++) t[r] = r < rows ? acc[r][h] : _mm512_setzero_ps();
         transpose16_avx512(t, col);
         int n = nm - 16 * h < 16 ? nm - 16 * h : 16;
@@ -1102,15 +1101,15 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
 
 /* Every CPU without the x86 kernels (aarch64, WebAssembly, an x86 without
  * AVX2) multiplies here, in plain C that compilers vectorise: a tile of
- * GEN_MR rows × GEN_NR columns of C is summed in float in fixed-size
+ * one row × GEN_NR columns of C is summed in float in fixed-size
  * accumulators, one multiply-add per (row, column) per k, from a packed
  * panel of GEN_NR columns of B ([k][GEN_NR], zero past the edge) reused by
- * every tile of rows.  Each element of C is the float sum of its K
+ * every row of A.  Each element of C is the float sum of its K
  * products in k order, from 0, then added to C when accumulating: nothing
  * depends on the tile an element falls in, so not on M, N, the other rows
- * or the threads (there are none here).  The reference loops sum in
- * double and were 4.5-8× slower in the web page (docs/web.md). */
-enum { GEN_MR = 4, GEN_NR = 16 };
+ * or the threads (there are none here).  The reference loops, which
+ * summed in double, ran here before (docs/web.md has the figures). */
+enum { GEN_NR = 16 };
 
 static void generic_product(const Product *p)
 {
@@ -1118,25 +1117,32 @@ static void generic_product(const Product *p)
     for (int j0 = 0; j0 < p->n; j0 += GEN_NR) {
         int nc = min_int(GEN_NR, p->n - j0);
         const float *b = p->b + (size_t)j0 * p->b_cs;
-        for (int k = 0; k < p->k; k++)
-            for (int c = 0; c < GEN_NR; c++)
-                panel[(size_t)k * GEN_NR + c] = c < nc ? b[(size_t)k * p->b_rs + (size_t)c * p->b_cs] : 0.0f;
-        for (int i0 = 0; i0 < p->m; i0 += GEN_MR) {
-            int nr = min_int(GEN_MR, p->m - i0);
-            const float *a[GEN_MR]; /* rows past the edge read the last row; never stored */
-            for (int r = 0; r < GEN_MR; r++) a[r] = p->a + (size_t)(i0 + min_int(r, nr - 1)) * p->a_rs;
-            float acc[GEN_MR][GEN_NR] = {{0}};
+        if (nc < GEN_NR) memset(panel, 0, (size_t)p->k * GEN_NR * sizeof *panel);
+        if (p->b_rs == 1) { /* gemm_nt: B's columns are rows along k */
+            for (int c = 0; c < nc; c++) {
+                const float *src = b + (size_t)c * p->b_cs;
+                for (int k = 0; k < p->k; k++) panel[(size_t)k * GEN_NR + c] = src[k];
+            }
+        } else {
+            for (int k = 0; k < p->k; k++) {
+                const float *src = b + (size_t)k * p->b_rs;
+                for (int c = 0; c < nc; c++) panel[(size_t)k * GEN_NR + c] = src[(size_t)c * p->b_cs];
+            }
+        }
+        /* One row of C's tile at a time: GEN_NR accumulators stay in
+         * registers better than a 4 × GEN_NR block (GCC kept that in
+         * memory: 4.2 s → 2.6 s CPU for 50 dev sentences with
+         * TRANSLATE_GEMM=generic), and the panel stays in L1. */
+        for (int i = 0; i < p->m; i++) {
+            const float *a = p->a + (size_t)i * p->a_rs;
+            float acc[GEN_NR] = {0};
             for (int k = 0; k < p->k; k++) {
                 const float *bk = panel + (size_t)k * GEN_NR;
-                for (int r = 0; r < GEN_MR; r++) {
-                    float x = a[r][(size_t)k * p->a_cs];
-                    for (int c = 0; c < GEN_NR; c++) acc[r][c] += x * bk[c];
-                }
+                float x = a[(size_t)k * p->a_cs];
+                for (int c = 0; c < GEN_NR; c++) acc[c] += x * bk[c];
             }
-            for (int r = 0; r < nr; r++) {
-                float *c = p->c + (size_t)(i0 + r) * p->ldc + j0;
-                for (int q = 0; q < nc; q++) c[q] = p->accumulate ? c[q] + acc[r][q] : acc[r][q];
-            }
+            float *c = p->c + (size_t)i * p->ldc + j0;
+            for (int q = 0; q < nc; q++) c[q] = p->accumulate ? c[q] + acc[q] : acc[q];
         }
     }
 }
