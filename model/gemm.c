@@ -1100,19 +1100,69 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
 /* ---- the generic kernel ------------------------------------------------ */
 
 /* Every CPU without the x86 kernels (aarch64, WebAssembly, an x86 without
- * AVX2) multiplies here, in plain C that compilers vectorise: a tile of
- * one row × GEN_NR columns of C is summed in float in fixed-size
- * accumulators, one multiply-add per (row, column) per k, from a packed
- * panel of GEN_NR columns of B ([k][GEN_NR], zero past the edge) reused by
- * every row of A.  Each element of C is the float sum of its K
- * products in k order, from 0, then added to C when accumulating: nothing
- * depends on the tile an element falls in, so not on M, N, the other rows
- * or the threads (there are none here).  The reference loops, which
- * summed in double, ran here before (docs/web.md has the figures). */
+ * AVX2) multiplies here, in plain C that compilers vectorise, with float
+ * sums in fixed-size accumulators (the reference loops, which summed in
+ * double, ran here before: docs/web.md has the figures).  gemm_nt's form
+ * takes dot products of rows read in place (generic_dots); gemm_nn's and
+ * gemm_tn's sum a tile of one row × GEN_NR columns of C, one multiply-add
+ * per column per k, from a packed panel of GEN_NR columns of B ([k][GEN_NR],
+ * zero past the edge) reused by every row of A, each element in k order.
+ * Either way an element's order of summation depends only on K, never on
+ * the tile it falls in, M, N, the other rows or the threads (there are
+ * none here), and it is added to C once at the end when accumulating. */
 enum { GEN_NR = 16 };
+
+/* gemm_nt's form (rows of A and of B both along k): no packing, each row
+ * of A against GEN_DC rows of B at a time, each dot product summed in
+ * GEN_LANES partial sums (k ≡ l mod GEN_LANES: two 4-float vector
+ * registers), added up in a fixed tree, then the last K mod GEN_LANES
+ * products in k order.  Packing B for the tiles below cost as much as
+ * multiplying when A has a few rows (decoding): with this, 50 en-zh dev
+ * sentences in the web page took 40 ms each instead of 55 (node 20,
+ * -msimd128).  (4, 8) measured best of (4, 8), (8, 4), (2, 8), (4, 4). */
+enum { GEN_DC = 4, GEN_LANES = 8 };
+
+/* x[0] + ... + x[GEN_LANES-1], halving each time: for 8 lanes
+ * ((x0 + x4) + (x2 + x6)) + ((x1 + x5) + (x3 + x7)). */
+static float lanes_sum(float *x)
+{
+    for (int w = GEN_LANES / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) x[l] += x[l + w];
+    return x[0];
+}
+
+static void generic_dots(const Product *p)
+{
+    int K = p->k, KL = K / GEN_LANES * GEN_LANES;
+    /* B's rows outside, A's inside: a decoding step's few rows of A then
+     * read each weight row from memory once, the GEN_DC rows in use
+     * staying in L1 while every row of A passes. */
+    for (int j0 = 0; j0 < p->n; j0 += GEN_DC) {
+        int nc = min_int(GEN_DC, p->n - j0);
+        const float *b[GEN_DC]; /* past the edge: the last row again, never stored */
+        for (int c = 0; c < GEN_DC; c++) b[c] = p->b + (size_t)(j0 + min_int(c, nc - 1)) * p->b_cs;
+        for (int i = 0; i < p->m; i++) {
+            const float *a = p->a + (size_t)i * p->a_rs;
+            float *out = p->c + (size_t)i * p->ldc;
+            float acc[GEN_DC][GEN_LANES] = {{0}};
+            for (int k = 0; k < KL; k += GEN_LANES)
+                for (int c = 0; c < GEN_DC; c++)
+                    for (int l = 0; l < GEN_LANES; l++) acc[c][l] += a[k + l] * b[c][k + l];
+            for (int c = 0; c < nc; c++) {
+                float sum = lanes_sum(acc[c]);
+                for (int k = KL; k < K; k++) sum += a[k] * b[c][k];
+                out[j0 + c] = p->accumulate ? out[j0 + c] + sum : sum;
+            }
+        }
+    }
+}
 
 static void generic_product(const Product *p)
 {
+    if (p->a_cs == 1 && p->b_rs == 1) {
+        generic_dots(p);
+        return;
+    }
     float *panel = pack_space((size_t)p->k * GEN_NR * sizeof *panel + 64);
     for (int j0 = 0; j0 < p->n; j0 += GEN_NR) {
         int nc = min_int(GEN_NR, p->n - j0);
