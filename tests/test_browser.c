@@ -632,6 +632,8 @@ static void check_web_translation(const char *fragment, const char *config, cons
         fail_msg("an error in the console:\n%s", r.err);
     assert_int_equal(attribute(r.out, "id=\"errors\"", "data-count"), 0);
     assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 1);
+    /* The worker reported its steps while it translated (the progress line). */
+    assert_true(attribute(r.out, "id=\"web-status\"", "data-progress") >= 1);
     cJSON *native = native_document(config, text);
     const cJSON *s = cJSON_GetArrayItem(get(native, "sentences"), 0);
     const char *want = get(get(s, "output"), "text")->valuestring;

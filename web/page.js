@@ -14,7 +14,8 @@
  * sentence needs it.  Nothing is fetched: the worker is a blob: URL.
  *
  * What the page writes for tests/test_browser.c: #web-status attributes
- * (data-results, data-translation, data-first-ms, data-ms), and
+ * (data-results, data-translation, data-first-ms, data-ms, data-progress:
+ * the step messages the last translation sent), and
  * window.webTranslate(text, direction), a promise of the reply once the
  * viewer shows it.  #text=...&dir=zh-en (or &seed) in the address
  * translates at start; &still turns off the token-by-token replay. */
@@ -45,6 +46,11 @@
     worker.onmessage = (e) => {
         const msg = e.data;
         if (msg.type === 'busy') return;
+        if (msg.type === 'progress') {
+            stepShown = `, step ${msg.step} of at most ${msg.limit}`;
+            progressMessages++;
+            return;
+        }
         const key = msg.type === 'loaded' ? `load-${msg.slot}` : msg.id;
         const waiter = pending.get(key);
         pending.delete(key);
@@ -134,7 +140,7 @@
 
     // ---- translating ----------------------------------------------------------------------------
 
-    let timer = null, busy = false, queued = null, started = 0, ticker = null;
+    let timer = null, busy = false, queued = null, started = 0, ticker = null, stepShown = '', progressMessages = 0;
 
     function schedule(delay, explain) {
         clearTimeout(timer);
@@ -148,10 +154,12 @@
         if (job.text.trim() === '') return Promise.resolve();
         busy = true;
         started = performance.now();
+        stepShown = '';
+        progressMessages = 0;
         const loading = !loaded[job.model.slot];
         ticker = setInterval(() => {
             const s = ((performance.now() - started) / 1000).toFixed(1);
-            progress.textContent = `${loading ? 'loading the model and translating' : 'translating'}… ${s} s`;
+            progress.textContent = `${loading ? 'loading the model and translating' : 'translating'}… ${s} s${stepShown}`;
         }, 100);
         return translate(job.model, job.text, job.explain).then((reply) => {
             show(job, reply);
@@ -192,6 +200,7 @@
         status.setAttribute('data-results', String(n));
         status.setAttribute('data-translation', reply.translation);
         status.setAttribute('data-ms', reply.ms.toFixed(1));
+        status.setAttribute('data-progress', String(progressMessages));
         if (n === 1) status.setAttribute('data-first-ms', performance.now().toFixed(0));
         window.viewer.show([reply.attention], replay.checked ? 1 : undefined);
         if (replay.checked) window.viewer.play();

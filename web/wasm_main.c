@@ -41,6 +41,20 @@ static const char *reply(cJSON *body, ExitStatus status, const char *message)
     return last_result;
 }
 
+/* After each decoding step (model/decode.h's DecodeProgress): in the
+ * page's worker, a message to the page, which shows "step 7 of at most
+ * 30" while a long sentence translates; elsewhere (node) nothing. */
+EM_JS(void, post_progress, (int step, int limit), {
+    if (typeof WorkerGlobalScope !== 'undefined' && typeof postMessage === 'function')
+        postMessage({type: 'progress', step: step, limit: limit});
+});
+
+static void on_step(void *context, int step, int limit)
+{
+    (void)context;
+    post_progress(step, limit);
+}
+
 /* Open model `slot` from `config_path` (its files already written). */
 EMSCRIPTEN_KEEPALIVE
 const char *web_open(int slot, const char *config_path)
@@ -52,6 +66,7 @@ const char *web_open(int slot, const char *config_path)
     ExitStatus status = translator_open(&models[slot], config_path, &err);
     if (status != EXIT_OK) return reply(cJSON_CreateObject(), status, err.message);
     opened[slot] = 1;
+    models[slot].decoder.progress = on_step;
     cJSON *body = cJSON_CreateObject();
     cJSON_AddStringToObject(body, "name", models[slot].config.name);
     return reply(body, EXIT_OK, NULL);

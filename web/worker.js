@@ -9,6 +9,7 @@
  *   {type: 'translate', id, slot, text, explain}
  * and worker → page:
  *   {type: 'loaded', slot, reply, ms}, {type: 'busy', id},
+ *   {type: 'progress', step, limit}   after each decoding step (wasm_main.c)
  *   {type: 'result', id, reply, ms}    reply: the JSON text wasm_main.c returns
  * Requests are handled in order; none starts before the runtime is ready. */
 'use strict';
