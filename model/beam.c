@@ -433,6 +433,7 @@ int beam_decode(const Model *model, const int *src_ids, int S, int limit,
         s.batch.tgt_pos = t;
         transformer_decode(&s.acts, model, &s.batch);
         advance(&s, t, expand(&s, t));
+        if (set->progress) set->progress(set->progress_context, t + 1, limit);
         if (settled(&s, t)) break;
     }
     /* At the length limit the live hypotheses compete unfinished. */

@@ -25,6 +25,8 @@ typedef struct {
     float length_penalty; /* alpha >= 0 in the score above (0: raw sum) */
     int n_best;           /* translations wanted, 1 <= n_best <= beam */
     int no_repeat_ngram;  /* n >= 1: no hypothesis repeats an n-gram (decode_ban_repeats); 0: off */
+    DecodeProgress *progress; /* called after each step (decode.h); NULL: not */
+    void *progress_context;
 } BeamSettings;
 
 /* The score above of a Translation's tokens (t->logprobs[0..steps-1]). */

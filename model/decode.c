@@ -11,6 +11,8 @@ void decode_init(Decoder *dec, const Model *model)
 {
     const ModelArch *a = &model->arch;
     dec->model = model;
+    dec->progress = NULL;
+    dec->progress_context = NULL;
     acts_alloc(&dec->acts, a, acts_size_steps(a, 1, a->max_len, a->max_len, a->max_len));
 }
 
@@ -162,6 +164,7 @@ void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, int no_re
         const float *logits = dec->acts.logits; /* [1, V]: this step's row */
         int best = choose(logits, a->tgt_vocab, out->output_ids, t, no_repeat_ngram, scratch);
         record_step(out, t, logits, a->tgt_vocab, best);
+        if (dec->progress) dec->progress(dec->progress_context, t + 1, limit);
         if (out->logits) memcpy(out->logits + (size_t)t * a->tgt_vocab, logits, (size_t)a->tgt_vocab * sizeof(float));
         out->steps = t + 1;
         token = best;

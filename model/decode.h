@@ -21,9 +21,17 @@
 
 /* Everything greedy decoding needs between sentences (activations sized
  * for max_len), so a batch of lines reuses one allocation. */
+/* Called after each decoding step, `step` (1-based) of at most `limit`,
+ * by greedy decoding and beam search: a long translation can show how far
+ * it is (the web page's worker, web/wasm_main.c).  It must not touch the
+ * decoder. */
+typedef void DecodeProgress(void *context, int step, int limit);
+
 typedef struct {
     const Model *model;
     Activations acts;
+    DecodeProgress *progress;   /* NULL (decode_init's default): no calls */
+    void *progress_context;
 } Decoder;
 
 void decode_init(Decoder *dec, const Model *model);

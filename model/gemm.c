@@ -43,9 +43,11 @@
  * products big enough to repay it.
  *
  * Deliberately not here: hand-written prefetching (but for the tile of C
- * a micro-kernel is about to write: prefetch_tile), and a vectorised path for CPUs without AVX2 (they get the
- * reference loops, and so does every CPU that is not x86-64: the x86
- * kernels and their run-time checks are compiled only under GEMM_X86). */
+ * a micro-kernel is about to write: prefetch_tile), and intrinsics for
+ * other CPUs: those without AVX2, and every CPU that is not x86-64 (the
+ * x86 kernels and their run-time checks are compiled only under
+ * GEMM_X86), run generic_product, plain C that the compiler vectorises
+ * (NEON on aarch64, SIMD128 in WebAssembly with -msimd128). */
 #include "gemm.h"
 
 #include <pthread.h>
@@ -339,7 +341,6 @@ static inline void micro_t_rows_avx512(int kc, const float *B, size_t ldb, const
     __mmask16 lanes = (__mmask16)((1u << mj) - 1);
     for (int h = 0; h < 2 && 16 * h < nm; h++) {
         __m512 t[16], col[16];
-#pragma GCC unroll 16
         for (int r = 0; r < 16; r++) t[r] = r < rows ? acc[r][h] : _mm512_setzero_ps();
         transpose16_avx512(t, col);
         int n = nm - 16 * h < 16 ? nm - 16 * h : 16;
@@ -1096,18 +1097,119 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
     pthread_mutex_unlock(&pool.busy);
 }
 
+/* ---- the generic kernel ------------------------------------------------ */
+
+/* Every CPU without the x86 kernels (aarch64, WebAssembly, an x86 without
+ * AVX2) multiplies here, in plain C that compilers vectorise, with float
+ * sums in fixed-size accumulators (the reference loops, which summed in
+ * double, ran here before: docs/web.md has the figures).  gemm_nt's form
+ * takes dot products of rows read in place (generic_dots); gemm_nn's and
+ * gemm_tn's sum a tile of one row × GEN_NR columns of C, one multiply-add
+ * per column per k, from a packed panel of GEN_NR columns of B ([k][GEN_NR],
+ * zero past the edge) reused by every row of A, each element in k order.
+ * Either way an element's order of summation depends only on K, never on
+ * the tile it falls in, M, N, the other rows or the threads (there are
+ * none here), and it is added to C once at the end when accumulating. */
+enum { GEN_NR = 16 };
+
+/* gemm_nt's form (rows of A and of B both along k): no packing, each row
+ * of A against GEN_DC rows of B at a time, each dot product summed in
+ * GEN_LANES partial sums (k ≡ l mod GEN_LANES: two 4-float vector
+ * registers), added up in a fixed tree, then the last K mod GEN_LANES
+ * products in k order.  Packing B for the tiles below cost as much as
+ * multiplying when A has a few rows (decoding): with this, 50 en-zh dev
+ * sentences in the web page took 40 ms each instead of 55 (node 20,
+ * -msimd128).  (4, 8) measured best of (4, 8), (8, 4), (2, 8), (4, 4). */
+enum { GEN_DC = 4, GEN_LANES = 8 };
+
+/* x[0] + ... + x[GEN_LANES-1], halving each time: for 8 lanes
+ * ((x0 + x4) + (x2 + x6)) + ((x1 + x5) + (x3 + x7)). */
+static float lanes_sum(float *x)
+{
+    for (int w = GEN_LANES / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) x[l] += x[l + w];
+    return x[0];
+}
+
+static void generic_dots(const Product *p)
+{
+    int K = p->k, KL = K / GEN_LANES * GEN_LANES;
+    /* B's rows outside, A's inside: a decoding step's few rows of A then
+     * read each weight row from memory once, the GEN_DC rows in use
+     * staying in L1 while every row of A passes. */
+    for (int j0 = 0; j0 < p->n; j0 += GEN_DC) {
+        int nc = min_int(GEN_DC, p->n - j0);
+        const float *b[GEN_DC]; /* past the edge: the last row again, never stored */
+        for (int c = 0; c < GEN_DC; c++) b[c] = p->b + (size_t)(j0 + min_int(c, nc - 1)) * p->b_cs;
+        for (int i = 0; i < p->m; i++) {
+            const float *a = p->a + (size_t)i * p->a_rs;
+            float *out = p->c + (size_t)i * p->ldc;
+            float acc[GEN_DC][GEN_LANES] = {{0}};
+            for (int k = 0; k < KL; k += GEN_LANES)
+                for (int c = 0; c < GEN_DC; c++)
+                    for (int l = 0; l < GEN_LANES; l++) acc[c][l] += a[k + l] * b[c][k + l];
+            for (int c = 0; c < nc; c++) {
+                float sum = lanes_sum(acc[c]);
+                for (int k = KL; k < K; k++) sum += a[k] * b[c][k];
+                out[j0 + c] = p->accumulate ? out[j0 + c] + sum : sum;
+            }
+        }
+    }
+}
+
+static void generic_product(const Product *p)
+{
+    if (p->a_cs == 1 && p->b_rs == 1) {
+        generic_dots(p);
+        return;
+    }
+    float *panel = pack_space((size_t)p->k * GEN_NR * sizeof *panel + 64);
+    for (int j0 = 0; j0 < p->n; j0 += GEN_NR) {
+        int nc = min_int(GEN_NR, p->n - j0);
+        const float *b = p->b + (size_t)j0 * p->b_cs;
+        if (nc < GEN_NR) memset(panel, 0, (size_t)p->k * GEN_NR * sizeof *panel);
+        if (p->b_rs == 1) { /* gemm_nt: B's columns are rows along k */
+            for (int c = 0; c < nc; c++) {
+                const float *src = b + (size_t)c * p->b_cs;
+                for (int k = 0; k < p->k; k++) panel[(size_t)k * GEN_NR + c] = src[k];
+            }
+        } else {
+            for (int k = 0; k < p->k; k++) {
+                const float *src = b + (size_t)k * p->b_rs;
+                for (int c = 0; c < nc; c++) panel[(size_t)k * GEN_NR + c] = src[(size_t)c * p->b_cs];
+            }
+        }
+        /* One row of C's tile at a time: GEN_NR accumulators stay in
+         * registers better than a 4 × GEN_NR block (GCC kept that in
+         * memory: 4.2 s → 2.6 s CPU for 50 dev sentences with
+         * TRANSLATE_GEMM=generic), and the panel stays in L1. */
+        for (int i = 0; i < p->m; i++) {
+            const float *a = p->a + (size_t)i * p->a_rs;
+            float acc[GEN_NR] = {0};
+            for (int k = 0; k < p->k; k++) {
+                const float *bk = panel + (size_t)k * GEN_NR;
+                float x = a[(size_t)k * p->a_cs];
+                for (int c = 0; c < GEN_NR; c++) acc[c] += x * bk[c];
+            }
+            float *c = p->c + (size_t)i * p->ldc + j0;
+            for (int q = 0; q < nc; q++) c[q] = p->accumulate ? c[q] + acc[q] : acc[q];
+        }
+    }
+}
+
 /* ---- the three forms -------------------------------------------------- */
 
-typedef void Reference(float *C, const float *A, const float *B, int M, int N, int K,
-                       bool accumulate);
-
-static void gemm(const Product *p, Reference *reference)
+static void gemm(const Product *p)
 {
     ASSERT(p->m >= 0 && p->n >= 0 && p->k >= 0);
     const Kernel *kern = current_kernel();
     if (p->m == 0 || p->n == 0) return;
     if (!kern->micro) {
-        reference(p->c, p->a, p->b, p->m, p->n, p->k, p->accumulate);
+        if (p->k == 0) {
+            if (!p->accumulate) memset(p->c, 0, (size_t)p->m * p->n * sizeof *p->c);
+        } else {
+            generic_product(p);
+        }
     } else if (p->k == 0) { /* an empty sum: C = 0, or C unchanged */
         if (!p->accumulate) memset(p->c, 0, (size_t)p->m * p->n * sizeof *p->c);
     } else {
@@ -1119,19 +1221,19 @@ void gemm_nt(float *C, const float *A, const float *B, int M, int N, int K, bool
 {
     /* A(i,k) = A[i*K + k], B(k,j) = B[j*K + k] */
     Product p = {C, (size_t)N, A, B, (size_t)K, 1, 1, (size_t)K, M, N, K, accumulate};
-    gemm(&p, gemm_nt_reference);
+    gemm(&p);
 }
 
 void gemm_nn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate)
 {
     /* A(i,k) = A[i*K + k], B(k,j) = B[k*N + j] */
     Product p = {C, (size_t)N, A, B, (size_t)K, 1, (size_t)N, 1, M, N, K, accumulate};
-    gemm(&p, gemm_nn_reference);
+    gemm(&p);
 }
 
 void gemm_tn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate)
 {
     /* A(i,k) = A[k*M + i], B(k,j) = B[k*N + j] */
     Product p = {C, (size_t)N, A, B, 1, (size_t)M, (size_t)N, 1, M, N, K, accumulate};
-    gemm(&p, gemm_tn_reference);
+    gemm(&p);
 }

@@ -47,21 +47,6 @@ void gemm_f16_nt_reference(float *C, const float *A, const uint16_t *B, int M, i
         }
 }
 
-/* The generic small-M kernel: one dot product per element, float sums in
- * k order (what a compiler can keep in registers without reordering). */
-static void dot_rows_generic(float *C, const float *A, const uint16_t *B, int M, int N, int K)
-{
-    for (int j = 0; j < N; j++) {
-        const uint16_t *b = B + (size_t)j * K;
-        for (int i = 0; i < M; i++) {
-            const float *a = A + (size_t)i * K;
-            float sum = 0.0f;
-            for (int k = 0; k < K; k++) sum += a[k] * safetensors_f16_to_f32_scalar(b[k]);
-            C[(size_t)i * N + j] = sum;
-        }
-    }
-}
-
 /* ---- the x86 kernels (F16C + AVX2 + FMA) -------------------------------- */
 
 #if GEMM_F16_X86
@@ -292,18 +277,17 @@ static int block_rows(int N, int K)
 void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
     if (M <= 0 || N <= 0) return;
-    if (M <= (use_avx512() ? GEMM_F16_SMALL_M_AVX512 : GEMM_F16_SMALL_M)) {
 #if GEMM_F16_X86
-        if (use_avx2()) {
-            if (use_avx512()) dot_rows_avx512(C, A, B, M, N, K);
-            else dot_rows_avx2(C, A, B, M, N, K);
-            return;
-        }
-#endif
-        dot_rows_generic(C, A, B, M, N, K);
+    if (M <= (use_avx512() ? GEMM_F16_SMALL_M_AVX512 : GEMM_F16_SMALL_M) && use_avx2()) {
+        if (use_avx512()) dot_rows_avx512(C, A, B, M, N, K);
+        else dot_rows_avx2(C, A, B, M, N, K);
         return;
     }
-    /* Large M: widen a block of B's rows, multiply with gemm_nt.  When the
+#endif
+    /* Large M, or no x86 kernel: widen a block of B's rows, multiply with
+     * gemm_nt (on the generic path its kernel sums each element in float
+     * in k order, whatever M: a row's bits do not depend on the others,
+     * and each float16 is widened once per call, not once per row).  When the
      * block is all of B, C is written in place; otherwise each block's
      * columns go through tmp[M, rows]. */
     int rows = block_rows(N, K);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "gemm_f16.h"
 #include "safetensors.h"
 
 /* ---- metadata: the architecture as strings ----------------------------- */
@@ -243,7 +244,13 @@ static int load_path(Model *model, const char *path, const ModelArch *arch, Voca
     SafeFile file;
     if (safetensors_open_limited(path, model_header_limit(arch, 0), &file, err)) return -1;
     bool aligned;
-    Keep keep = !inference || !all_half(&file, arch, &aligned) ? KEEP_F32
+    /* Float16 stays float16 only where a kernel multiplies it as it is
+     * (F16C, gemm_f16.h).  Elsewhere (aarch64, WebAssembly) every product
+     * would widen every weight again: in the web page that widening was
+     * 45% of a translation's time (docs/web.md), so the weights are
+     * widened once here instead, at twice the memory. */
+    bool f16_kernel = strcmp(gemm_f16_kernel_name(), "generic") != 0;
+    Keep keep = !inference || !f16_kernel || !all_half(&file, arch, &aligned) ? KEEP_F32
                 : aligned                                      ? KEEP_F16_MAPPED
                                                                : KEEP_F16_READ;
     int status = load_from(model, &file, arch, hashes, NULL, keep, err);

@@ -23,7 +23,7 @@ int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettin
         return 1;
     }
     BeamSettings beam = {set->beam, set->length_penalty, n_best > set->beam ? set->beam : n_best,
-                         set->no_repeat_ngram};
+                         set->no_repeat_ngram, dec->progress, dec->progress_context};
     return beam_decode(dec->model, src_ids, S, limit, &beam, out, scores);
 }
 
@@ -52,7 +52,7 @@ void search_translate_many_checked(const Model *model, const int *src_ids, const
         decode_greedy_many_checked(model, src_ids, src_start, count, limits, set->no_repeat_ngram, outputs,
                                    lengths, finite);
     } else {
-        BeamSettings beam = {set->beam, set->length_penalty, 1, set->no_repeat_ngram};
+        BeamSettings beam = {set->beam, set->length_penalty, 1, set->no_repeat_ngram, NULL, NULL};
         for (int b = 0; b < count; b++) {
             Translation t;
             beam_decode(model, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b],

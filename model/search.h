@@ -25,7 +25,8 @@ typedef struct {
 int search_limit(const ModelArch *arch, const SearchSettings *set, int S);
 
 /* Translate src_ids[S] (1 <= S <= max_len): greedy with `dec` when
- * set->beam is 1 (keeping the logits if asked), else beam search.  Fills
+ * set->beam is 1 (keeping the logits if asked), else beam search; either
+ * calls dec->progress after each step.  Fills
  * out[0..n-1] best first (free each with translation_free) and scores[0..n-1]
  * (beam_score of each); returns n, 1 <= n <= min(n_best, beam). */
 int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettings *set, int n_best,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../model/beam.h"
+#include "../model/search.h"
 #include "../model/model.h"
 #include "../tokenizer/vocab.h"
 
@@ -110,6 +111,54 @@ static void test_beam_one_is_greedy_bit_for_bit(void **state)
         decode_free(&dec);
         model_free(&m);
     }
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+typedef struct {
+    int calls, last, limit;
+} Steps;
+
+static void count_step(void *context, int step, int limit)
+{
+    Steps *s = context;
+    if (step != s->last + 1) fail_msg("step %d after step %d", step, s->last);
+    s->calls++;
+    s->last = step;
+    s->limit = limit;
+}
+
+/* search_translate calls the decoder's progress hook once per step, in
+ * order, greedy or beam; without a hook, nothing changes. */
+static void test_progress_is_called_once_per_step(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(true);
+    Model m;
+    model_init_random(&m, &a, 3);
+    Decoder dec;
+    decode_init(&dec, &m);
+    for (int beam = 1; beam <= 4; beam += 3) {
+        SearchSettings set = {.beam = beam, .length_penalty = 1.0f, .max_output_ratio = 2.0f,
+                              .max_output_extra = 4};
+        Translation plain, watched;
+        float score;
+        dec.progress = NULL;
+        search_translate(&dec, source, S, &set, 1, false, &plain, &score);
+        Steps steps = {0};
+        dec.progress = count_step;
+        dec.progress_context = &steps;
+        search_translate(&dec, source, S, &set, 1, false, &watched, &score);
+        assert_int_equal(steps.limit, search_limit(&a, &set, S));
+        if (beam == 1) assert_int_equal(steps.calls, watched.steps);
+        else assert_true(steps.calls >= 1 && steps.calls <= steps.limit);
+        assert_int_equal(plain.steps, watched.steps);
+        assert_memory_equal(plain.output_ids, watched.output_ids, (size_t)plain.steps * sizeof(int));
+        translation_free(&plain);
+        translation_free(&watched);
+    }
+    decode_free(&dec);
+    model_free(&m);
 }
 
 /* ---- each hypothesis carries its own path's maps ----------------------------- */
@@ -297,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_fewer_wanted_is_a_prefix),
         cmocka_unit_test(test_beam_of_four_beats_or_ties_greedy),
         cmocka_unit_test(test_wide_beam_finds_best_of_all_short_outputs),
+        cmocka_unit_test(test_progress_is_called_once_per_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

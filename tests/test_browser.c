@@ -14,7 +14,15 @@
  * asynchronously (canvas.toBlob), and virtual time does not wait for it
  * (it failed 1 run in 3 with "no data-export-png").  It drives Chromium
  * through the DevTools protocol instead and awaits the page's own signal
- * that the exports are done (window.selftestDone, see viewer.js). */
+ * that the exports are done (window.selftestDone, see viewer.js).
+ *
+ * The live page of make web (build/web/translate.html, docs/web.md) is
+ * tested the same way: opened from file:// with every host unresolvable
+ * and every connection sent to a dead proxy, it must translate what the
+ * #fragment gives it (through its Web Worker and the WebAssembly engine)
+ * as ./translate does, draw the maps of that translation, and count no
+ * error.  Its screenshot goes to build/tests/web.png.  Skipped ([web])
+ * when the page was not built (make test builds it when emcc is there). */
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -33,6 +41,8 @@
 
 #define CHROMIUM "/usr/bin/chromium"
 #define SCREENSHOT "build/viewer.png"
+#define WEB_PAGE "build/web/translate.html"
+#define WEB_SCREENSHOT "build/tests/web.png"
 
 /* The page and its data, made once for all tests. */
 static char page_url[PATH_MAX + 16];
@@ -83,7 +93,8 @@ static int free_page(void **state)
 #define CHROMIUM_ARGS(profile)                                                                     \
     "/usr/bin/timeout", "120", CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",            \
         "--disable-quic", "--no-first-run", "--disable-background-networking",                     \
-        "--disable-component-update", "--disable-sync", profile, "--enable-logging=stderr", "--v=0", \
+        "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND",    \
+        "--proxy-server=127.0.0.1:9", profile, "--enable-logging=stderr", "--v=0",                 \
         "--window-size=1400,1000"
 
 /* A fresh profile folder: "--user-data-dir=<temp>/chromium-profile-XXXXXX". */
@@ -245,15 +256,48 @@ static const char *string_at(const cJSON *obj, const char *key)
     return item->valuestring;
 }
 
-/* Open the page with `fragment` in a fresh tab, wait for its load event,
- * then for the promise `wait_for` (a JavaScript expression; undefined does
- * not wait), and return the DOM then as r.out, Chromium's log as r.err. */
+/* The bytes of base64 text (a screenshot from the protocol). */
+static unsigned char *from_base64(const char *text, size_t *len)
+{
+    unsigned char *out = malloc(strlen(text) / 4 * 3 + 3);
+    if (!out) abort();
+    unsigned v = 0;
+    int bits = 0;
+    size_t n = 0;
+    for (const char *p = text; *p && *p != '='; p++) {
+        const char *digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *d = strchr(digits, *p);
+        if (!d) continue;
+        v = v << 6 | (unsigned)(d - digits);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[n++] = (unsigned char)(v >> bits & 0xFF);
+        }
+    }
+    *len = n;
+    return out;
+}
+
+/* Open `url` (a file:// address with its #fragment) in a fresh tab, wait
+ * for its load event, then for the promise `wait_for` (a JavaScript
+ * expression; undefined does not wait), and return the DOM then as r.out,
+ * Chromium's log as r.err; with `screenshot`, also save the page as a PNG
+ * there. */
+static RunResult open_url_and_wait(const char *url, const char *wait_for, const char *screenshot);
+
 static RunResult open_and_wait(const char *fragment, const char *wait_for)
 {
-    char profile[512], log[600], url[PATH_MAX + 256], expression[512];
+    char url[PATH_MAX + 256];
+    snprintf(url, sizeof url, "%s%s", page_url, fragment);
+    return open_url_and_wait(url, wait_for, NULL);
+}
+
+static RunResult open_url_and_wait(const char *url, const char *wait_for, const char *screenshot)
+{
+    char profile[512], log[600], expression[1024];
     new_profile(profile, sizeof profile);
     snprintf(log, sizeof log, "%s.log", profile + strlen("--user-data-dir="));
-    snprintf(url, sizeof url, "%s%s", page_url, fragment);
     Browser b;
     browser_start(&b, profile, log);
     cJSON *msg, *params = cJSON_CreateObject();
@@ -286,6 +330,15 @@ static RunResult open_and_wait(const char *fragment, const char *wait_for)
     r.out = strdup(string_at(cJSON_GetObjectItemCaseSensitive(result, "result"), "value"));
     r.out_len = strlen(r.out);
     cJSON_Delete(msg);
+    if (screenshot) {
+        const cJSON *shot = browser_call(&b, session, "Page.captureScreenshot", NULL, &msg);
+        size_t len;
+        unsigned char *png = from_base64(string_at(shot, "data"), &len);
+        FILE *f = fopen(screenshot, "wb");
+        if (!f || fwrite(png, 1, len, f) != len || fclose(f) != 0) fail_msg("cannot write %s", screenshot);
+        free(png);
+        cJSON_Delete(msg);
+    }
     browser_send(&b, NULL, "Browser.close", NULL);
     close(b.to);
     close(b.from);
@@ -359,7 +412,7 @@ static const cJSON *get(const cJSON *obj, const char *key)
  * mean: maps = 1 + L (H + 1), each rows x cols cells.  Masked cells are
  * the decoder's key > query; future cells are the rows at or after the
  * step that are not masked; the line view draws every other cell once. */
-static Counts expected(const View *v)
+static Counts expected_in(const cJSON *doc, const View *v)
 {
     const cJSON *s = cJSON_GetArrayItem(get(doc, "sentences"), v->sentence);
     bool encoder = strcmp(v->kind, "encoder") == 0, decoder = strcmp(v->kind, "decoder") == 0;
@@ -378,6 +431,8 @@ static Counts expected(const View *v)
     }
     return (Counts){maps, maps * rows * cols, maps * masked, maps * future, rows * cols - masked - future};
 }
+
+static Counts expected(const View *v) { return expected_in(doc, v); }
 
 static void check_view(const View *v)
 {
@@ -504,6 +559,155 @@ static void test_screenshot(void **state)
     run_result_free(&r);
 }
 
+/* ---- the live page of make web ------------------------------------------ */
+
+static bool web_page_built(void) { return access(WEB_PAGE, R_OK) == 0; }
+
+#define SKIP_WITHOUT_WEB_PAGE()                                                                    \
+    do {                                                                                           \
+        SKIP_WITHOUT_CHROMIUM();                                                                   \
+        if (!web_page_built())                                                                     \
+            SKIP_TEST("web", WEB_PAGE " not built (make web; needs tools/deps.sh --with-web)");     \
+    } while (0)
+
+/* The attention document ./translate writes for `text` with `config`. */
+static cJSON *native_document(const char *config, const char *text)
+{
+    char json[600];
+    snprintf(json, sizeof json, "%s/web-native.json", temp_dir());
+    const char *argv[] = {"./translate", "-q", "-c", config, "--attention", json, text, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("translate exited %d:\n%s", r.status, r.err);
+    run_result_free(&r);
+    char *body = read_file(json, NULL);
+    cJSON *d = cJSON_Parse(body);
+    free(body);
+    if (!d) fail_msg("no JSON from translate");
+    return d;
+}
+
+/* The string attribute `name` of the element with `marker`, unescaped of
+ * the few entities outerHTML writes. */
+static char *string_attribute(const char *dom, const char *marker, const char *name)
+{
+    const char *tag = strstr(dom, marker);
+    if (!tag) fail_msg("no element with %s in the page", marker);
+    char key[64];
+    snprintf(key, sizeof key, " %s=\"", name);
+    const char *at = strstr(tag, key), *end = strchr(tag, '>');
+    if (!at || at > end) fail_msg("the element with %s has no %s", marker, name);
+    at += strlen(key);
+    const char *close = strchr(at, '"');
+    char *out = malloc((size_t)(close - at) + 1);
+    size_t n = 0;
+    for (const char *p = at; p < close; p++) {
+        static const struct { const char *entity; char c; } entities[] = {
+            {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}};
+        size_t e = 0;
+        while (e < 4 && strncmp(p, entities[e].entity, strlen(entities[e].entity)) != 0) e++;
+        if (e < 4) {
+            out[n++] = entities[e].c;
+            p += strlen(entities[e].entity) - 1;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* Open the live page with `fragment`, wait for its first translation and
+ * check it against ./translate with `config`: the text, no error, the
+ * cells of the default view (the last layer's cross-attention, every head
+ * and the mean) and of the decoder's. */
+static void check_web_translation(const char *fragment, const char *config, const char *text,
+                                  const char *screenshot)
+{
+    char real[PATH_MAX], url[PATH_MAX + 512];
+    if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
+    snprintf(url, sizeof url, "file://%s%s", real, fragment);
+    RunResult r = open_url_and_wait(url, "window.webFirst", screenshot);
+    if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
+    if (strstr(r.err, "Uncaught") || strstr(r.err, ":ERROR:CONSOLE"))
+        fail_msg("an error in the console:\n%s", r.err);
+    assert_int_equal(attribute(r.out, "id=\"errors\"", "data-count"), 0);
+    assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 1);
+    /* The worker reported its steps while it translated (the progress line). */
+    assert_true(attribute(r.out, "id=\"web-status\"", "data-progress") >= 1);
+    cJSON *native = native_document(config, text);
+    const cJSON *s = cJSON_GetArrayItem(get(native, "sentences"), 0);
+    const char *want = get(get(s, "output"), "text")->valuestring;
+    char *got = string_attribute(r.out, "id=\"web-status\"", "data-translation");
+    if (strcmp(got, want) != 0) fail_msg("the page translated '%s' as '%s', ./translate as '%s'", text, got, want);
+    free(got);
+    View v = {"", 0, "cross", 0};
+    Counts c = expected_in(native, &v);
+    assert_int_equal(status_of(r.out, "data-ready"), 1);
+    assert_int_equal(status_of(r.out, "data-heatmaps"), c.heatmaps);
+    assert_int_equal(status_of(r.out, "data-cells"), c.cells);
+    assert_int_equal(status_of(r.out, "data-masked"), c.masked);
+    assert_int_equal(status_of(r.out, "data-lines"), c.lines);
+    print_message("%s: '%s' in %ld ms in the engine; first translation %ld ms after opening the page\n",
+                  config, want, attribute(r.out, "id=\"web-status\"", "data-ms"),
+                  attribute(r.out, "id=\"web-status\"", "data-first-ms"));
+    cJSON_Delete(native);
+    run_result_free(&r);
+}
+
+static void test_web_page_translates_english(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    unlink(WEB_SCREENSHOT);
+    check_web_translation("#dir=en-zh&still&text=I%20love%20china", "configs/en-zh.yaml", "I love china",
+                          WEB_SCREENSHOT);
+    size_t len = 0;
+    char *png = read_file(WEB_SCREENSHOT, &len);
+    assert_non_null(png);
+    assert_true(len > 10000);
+    assert_memory_equal(png, "\x89PNG", 4);
+    print_message("screenshot: %s (%zu bytes)\n", WEB_SCREENSHOT, len);
+    free(png);
+}
+
+static void test_web_page_translates_chinese(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    check_web_translation("#dir=zh-en&still&text=%E6%88%91%E6%83%B3%E5%90%83%E9%85%B8%E8%8F%9C%E9%B1%BC",
+                          "configs/zh-en.yaml", "我想吃酸菜鱼", NULL);
+}
+
+/* One click (#seed clicks it): 我想吃酸菜鱼 through zh-en with the
+ * walk-through of --explain beside the maps, the native one's text. */
+static void test_web_seed_walkthrough(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    char real[PATH_MAX], url[PATH_MAX + 64];
+    if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
+    snprintf(url, sizeof url, "file://%s#seed&still", real);
+    RunResult r = open_url_and_wait(url, "window.webFirst", NULL);
+    assert_int_equal(attribute(r.out, "id=\"errors\"", "data-count"), 0);
+    assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 1);
+    const char *argv[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "--explain", "我想吃酸菜鱼", NULL};
+    RunResult native = run_program(argv, NULL, 0);
+    assert_int_equal(native.status, 0);
+    /* Its ids and first numbers (line 2 and 3: line 1 names the config's
+     * path, which in the page is the engine's file system's). */
+    const char *ids = strstr(native.out, "2. Tokens"), *x = strstr(native.out, "3. X = ");
+    if (!ids || !x) fail_msg("--explain printed no steps 2 and 3:\n%s", native.out);
+    char line[512];
+    for (int k = 0; k < 2; k++) {
+        const char *at = k ? x : ids;
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(at, "\n"), at);
+        if (!strstr(r.out, "id=\"explain-info\"") || !strstr(r.out, line))
+            fail_msg("the page does not show the walk-through's line '%s'", line);
+    }
+    run_result_free(&native);
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +716,9 @@ int main(void)
         cmocka_unit_test(test_whole_words),
         cmocka_unit_test(test_exports_work),
         cmocka_unit_test(test_screenshot),
+        cmocka_unit_test(test_web_page_translates_english),
+        cmocka_unit_test(test_web_page_translates_chinese),
+        cmocka_unit_test(test_web_seed_walkthrough),
     };
     return cmocka_run_group_tests(tests, make_page, free_page);
 }

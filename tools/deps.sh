@@ -22,6 +22,15 @@
 #                                            build never links it.
 #   --with-coverage gcovr                    line and branch coverage
 #                                            (make coverage)
+#   --with-web      emscripten dpkg-dev      make web: the page with the model
+#                                            compiled to WebAssembly.  Its
+#                                            utf8proc, cJSON and libyaml are
+#                                            compiled from Debian's own source
+#                                            packages (apt-get source, at build
+#                                            time, into build/web/src), so this
+#                                            also adds deb-src lines, for the
+#                                            web build only, in their own file:
+#                                            /etc/apt/sources.list.d/translate-web-src.sources
 set -e
 quiet=false
 for arg in "$@"; do
@@ -33,6 +42,7 @@ for arg in "$@"; do
         --with-aarch64) aarch64=true ;;
         --with-bench) bench=true ;;
         --with-coverage) coverage=true ;;
+        --with-web) web=true ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"
@@ -43,6 +53,36 @@ need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev
 libutf8proc-dev:arm64 libcjson-dev:arm64 libcmocka-dev:arm64"
 [ "${bench:-false}" = true ] && need="$need python3-torch libopenblas0-pthread hyperfine time"
 [ "${coverage:-false}" = true ] && need="$need gcovr"
+[ "${web:-false}" = true ] && need="$need emscripten dpkg-dev"
+# apt-get source needs deb-src entries; Debian's images have only deb ones.
+# The same archives and suites as the system's own list (bookworm, its
+# updates and security, whose cjson is the one we link).
+websrc=/etc/apt/sources.list.d/translate-web-src.sources
+if [ "${web:-false}" = true ] && [ ! -e "$websrc" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        cat > "$websrc" <<'SRC'
+# Added by translate's tools/deps.sh --with-web: the source packages of
+# utf8proc, cjson and libyaml, which `make web` compiles to WebAssembly
+# (apt-get source).  Remove this file to undo.
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+        echo "deps: added deb-src entries for the web build: $websrc"
+        apt-get update -qq
+    else
+        echo "deps: make web needs deb-src entries (apt-get source): run this as root to add $websrc"
+        exit 1
+    fi
+fi
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -60,7 +60,7 @@ function loadSentences() {
     return sentences;
 }
 
-const sentences = loadSentences();
+let sentences = loadSentences();
 
 // ---- the state of the view ----------------------------------------------------
 
@@ -77,6 +77,9 @@ const state = {
     selftest: false,   // #selftest: also run the exports (tests/test_browser.c)
 };
 let playTimer = null;
+/* The live page (make web, web/page.js) keeps its own fields in the
+ * #fragment too (the text, the direction): its hook returns them. */
+let fragmentExtra = () => '';
 
 function current() { return sentences[state.sentence]; }
 function layerCount(entry, kind) { return entry.s[KINDS[kind].field].length; }
@@ -114,7 +117,8 @@ function readFragment() {
 function writeFragment() {
     const head = state.head === 'mean' ? 'mean' : state.head + 1;
     const fragment = `sentence=${state.sentence + 1}&kind=${state.kind}&layer=${state.layer + 1}` +
-        `&head=${head}&step=${state.step}` + (state.words ? '&words' : '') + (state.selftest ? '&selftest' : '');
+        `&head=${head}&step=${state.step}` + (state.words ? '&words' : '') + (state.selftest ? '&selftest' : '') +
+        fragmentExtra();
     // replaceState, not location.hash: no history entry per slider move.
     history.replaceState(null, '', '#' + fragment);
 }
@@ -664,6 +668,7 @@ function syncControls() {
 
 function fillSentencePicker() {
     const picker = document.getElementById('sentence');
+    picker.textContent = '';
     const models = new Set(sentences.map((e) => e.doc.model.name));
     sentences.forEach((entry, k) => {
         const text = entry.s.text.length > 60 ? entry.s.text.slice(0, 57) + '...' : entry.s.text;
@@ -845,7 +850,41 @@ function render() {
     writeStatus();
 }
 
+/* The live page's way in (web/page.js): show `docs`, attention documents
+ * just computed, in place of the embedded ones.  The view (kind, layer,
+ * head, words) is kept; the step is the last unless `step` is given. */
+let controlsConnected = false;
+function showDocuments(docs, step) {
+    stopPlaying();
+    sentences = [];
+    for (const doc of docs) for (const s of doc.sentences) sentences.push({ doc, s });
+    state.sentence = 0;
+    state.step = step || Infinity;
+    document.querySelector('main').hidden = false;
+    document.getElementById('controls').hidden = false;
+    document.getElementById('grid-panel').hidden = false;
+    fillSentencePicker();
+    document.getElementById('sentence').value = state.sentence;
+    if (!controlsConnected) connectControls();
+    controlsConnected = true;
+    render();
+}
+window.viewer = {
+    show: showDocuments,
+    play: togglePlay,
+    setFragmentExtra: (hook) => { fragmentExtra = hook; },
+    readFragment: () => readFragment(),
+    selftest: () => selftest(),
+};
+
 function start() {
+    if (sentences.length === 0 && document.getElementById('live')) {
+        // The live page: nothing to show until the first translation.
+        readFragment();
+        for (const id of ['controls', 'grid-panel']) document.getElementById(id).hidden = true;
+        document.querySelector('main').hidden = true;
+        return;
+    }
     if (sentences.length === 0) {
         document.querySelector('main').textContent = 'No sentence was translated, so there is nothing to show.';
         document.getElementById('controls').hidden = true;
@@ -856,6 +895,7 @@ function start() {
     fillSentencePicker();
     document.getElementById('sentence').value = state.sentence;
     connectControls();
+    controlsConnected = true;
     render();
     if (state.selftest) selftest();
 }

@@ -1,0 +1,191 @@
+/* mkpage.c — build-time tool of make web: writes the live page,
+ * build/web/translate.html, one file that needs nothing else.
+ *
+ *   build/web/mkpage OUT.html WORKER.js PAGE.js PAGE.css CONFIG...
+ *
+ * WORKER.js is the worker's whole script (build/web/engine.js followed by
+ * web/worker.js); PAGE.js and PAGE.css are web/page.js and web/page.css.
+ * Each CONFIG is read with the native program's own config_load, which
+ * resolves the files it names; the page embeds the YAML, the weights and
+ * both vocabularies of each, in base64, at the paths the worker writes
+ * them to in the engine's file system ("/" + the path from here), so that
+ * translator_open runs on them unchanged.
+ *
+ * The page is app/viewer/viewer.html (compiled in, build/viewer_assets.c)
+ * with its markers replaced as app/html_report.c does, viewer.js followed
+ * by page.js in its script, and a Content-Security-Policy that adds to the
+ * viewer's only what the engine needs: 'wasm-unsafe-eval' (compiling the
+ * embedded WebAssembly) and worker-src blob: (the worker is made from the
+ * page's own bytes).  Still nothing may be fetched.
+ *
+ * Deliberately not here: compression (the weights are float16 already;
+ * gzip gains ~8% on them, docs/web.md) and any JavaScript of the engine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../app/config.h"
+#include "../common/util.h"
+
+extern const unsigned char viewer_html[], viewer_css[], viewer_js[];
+extern const size_t viewer_html_len, viewer_css_len, viewer_js_len;
+
+#define VIEWER_CSP "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+#define PAGE_CSP "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; " \
+                 "worker-src blob:; style-src 'unsafe-inline'; img-src data:"
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "mkpage: cannot read %s\n", path);
+        exit(1);
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = xmalloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap) buf = xrealloc(buf, cap *= 2);
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static void put_base64(FILE *out, const unsigned char *p, size_t n)
+{
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        char q[4] = {digits[v >> 18 & 63], digits[v >> 12 & 63], i + 1 < n ? digits[v >> 6 & 63] : '=',
+                     i + 2 < n ? digits[v & 63] : '='};
+        fwrite(q, 1, 4, out);
+        if ((i / 3 + 1) % 19 == 0) fputc('\n', out); /* 76 a line */
+    }
+}
+
+/* A text that goes inside <script> or <style> must not close it early. */
+static void check_inline(const char *what, const char *text)
+{
+    if (strstr(text, "</script") || strstr(text, "</style") || strstr(text, "<!--")) {
+        fprintf(stderr, "mkpage: %s holds </script, </style or <!--\n", what);
+        exit(1);
+    }
+}
+
+static int file_count;
+
+/* One embedded file; its JSON entry goes to `index`. */
+static void put_file(FILE *out, FILE *index, const char *path, int first)
+{
+    size_t n;
+    char *bytes = slurp(path, &n);
+    fprintf(index, "%s{\"path\": \"/%s\", \"id\": \"web-file-%d\", \"bytes\": %zu}", first ? "" : ", ",
+            path, file_count, n);
+    fprintf(out, "<script type=\"text/plain\" class=\"web-file\" id=\"web-file-%d\">\n", file_count++);
+    put_base64(out, (const unsigned char *)bytes, n);
+    fputs("\n</script>\n", out);
+    free(bytes);
+}
+
+/* The page's data: the models' files, their index, the worker. */
+static void put_data(FILE *out, const char *worker_path, char **configs, int n_configs)
+{
+    char *index_text = NULL;
+    size_t index_len = 0;
+    FILE *index = open_memstream(&index_text, &index_len);
+    if (!index) exit(1);
+    fputs("[", index);
+    for (int c = 0; c < n_configs; c++) {
+        Config cfg;
+        Error err = {{0}};
+        if (config_load(configs[c], &cfg, &err)) {
+            fprintf(stderr, "mkpage: %s\n", err.message);
+            exit(1);
+        }
+        for (const char *s = configs[c]; *s; s++)
+            if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) {
+                fprintf(stderr, "mkpage: a path with a quote: %s\n", configs[c]);
+                exit(1);
+            }
+        fprintf(index, "%s{\"name\": \"%s\", \"source_language\": \"%s\", \"target_language\": \"%s\", "
+                       "\"config\": \"/%s\", \"files\": [",
+                c ? ", " : "", cfg.name, cfg.source_lang, cfg.target_lang, configs[c]);
+        put_file(out, index, configs[c], 1); /* ids run on across models */
+        put_file(out, index, cfg.weights_path, 0);
+        put_file(out, index, cfg.source_vocab_path, 0);
+        put_file(out, index, cfg.target_vocab_path, 0);
+        fputs("]}", index);
+        config_free(&cfg);
+    }
+    fputs("]", index);
+    fclose(index);
+    check_inline("the model index", index_text);
+    fprintf(out, "<script type=\"application/json\" id=\"web-models\">%s</script>\n", index_text);
+    free(index_text);
+    size_t n;
+    char *worker = slurp(worker_path, &n);
+    fputs("<script type=\"text/plain\" id=\"web-worker\">\n", out);
+    put_base64(out, (const unsigned char *)worker, n);
+    fputs("\n</script>\n<div id=\"live\" hidden></div>\n", out);
+    free(worker);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6) {
+        fprintf(stderr, "usage: mkpage OUT.html WORKER.js PAGE.js PAGE.css CONFIG...\n");
+        return 2;
+    }
+    size_t page_js_len, page_css_len;
+    char *page_js = slurp(argv[3], &page_js_len), *page_css = slurp(argv[4], &page_css_len);
+    check_inline("viewer.js", (const char *)viewer_js);
+    check_inline("viewer.css", (const char *)viewer_css);
+    check_inline(argv[3], page_js);
+    check_inline(argv[4], page_css);
+    const char *html = (const char *)viewer_html;
+    const char *csp = strstr(html, VIEWER_CSP);
+    if (!csp) {
+        fprintf(stderr, "mkpage: viewer.html no longer has the policy this tool extends\n");
+        return 1;
+    }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
+    FILE *out = fopen(tmp, "wb");
+    if (!out) {
+        fprintf(stderr, "mkpage: cannot write %s\n", tmp);
+        return 1;
+    }
+    const char *p = html, *mark;
+    while ((mark = strstr(p, "{{")) != NULL || p <= csp) {
+        if (p <= csp && (!mark || csp < mark)) { /* the policy comes before any marker */
+            fwrite(p, 1, (size_t)(csp - p), out);
+            fputs(PAGE_CSP, out);
+            p = csp + strlen(VIEWER_CSP);
+            continue;
+        }
+        fwrite(p, 1, (size_t)(mark - p), out);
+        if (strncmp(mark, "{{css}}", 7) == 0) {
+            fwrite(viewer_css, 1, viewer_css_len, out);
+            fwrite(page_css, 1, page_css_len, out);
+        } else if (strncmp(mark, "{{js}}", 6) == 0) {
+            fwrite(viewer_js, 1, viewer_js_len, out);
+            fputs("\n", out);
+            fwrite(page_js, 1, page_js_len, out);
+        } else {
+            ASSERT(strncmp(mark, "{{data}}", 8) == 0);
+            put_data(out, argv[2], argv + 5, argc - 5);
+        }
+        p = strstr(mark, "}}") + 2;
+    }
+    fputs(p, out);
+    if (fclose(out) != 0 || rename(tmp, argv[1]) != 0) {
+        fprintf(stderr, "mkpage: cannot write %s\n", argv[1]);
+        return 1;
+    }
+    free(page_js);
+    free(page_css);
+    return 0;
+}

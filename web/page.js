@@ -1,0 +1,240 @@
+/* page.js — the live page of make web: type a sentence, see it translated
+ * and every attention head of the translation, in the viewer of
+ * app/viewer/ (this script runs right after viewer.js, in the same
+ * <script>, and drives it through window.viewer).
+ *
+ * The model runs in a Web Worker (web/worker.js + build/web/engine.js, the
+ * project's C code compiled to WebAssembly), so the page never freezes.
+ * The page embeds (web/mkpage.c):
+ *   #web-models   JSON: for each model its name, languages, config path
+ *                 and files [{path, id, bytes}]
+ *   .web-file     one element per file, its bytes in base64
+ *   #web-worker   the worker's script, in base64
+ * A model's files are decoded and handed to the worker the first time a
+ * sentence needs it.  Nothing is fetched: the worker is a blob: URL.
+ *
+ * What the page writes for tests/test_browser.c: #web-status attributes
+ * (data-results, data-translation, data-first-ms, data-ms, data-progress:
+ * the step messages the last translation sent), and
+ * window.webTranslate(text, direction), a promise of the reply once the
+ * viewer shows it.  #text=...&dir=zh-en (or &seed) in the address
+ * translates at start; &still turns off the token-by-token replay. */
+'use strict';
+
+(function () {
+    const models = JSON.parse(document.getElementById('web-models').textContent);
+    const byName = {};
+    models.forEach((m, slot) => { m.slot = slot; byName[m.name] = m; });
+    const SEED_TEXT = '我想吃酸菜鱼';
+    const PAUSE_MS = 400;       // typing: translate after this long without a key
+
+    function decode64(id) {
+        const text = atob(document.getElementById(id).textContent.trim());
+        const bytes = new Uint8Array(text.length);
+        for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+        return bytes;
+    }
+
+    // ---- the worker -------------------------------------------------------------------------
+
+    const workerUrl = URL.createObjectURL(new Blob([decode64('web-worker')], { type: 'text/javascript' }));
+    const worker = new Worker(workerUrl);
+    const pending = new Map();  // request id -> {resolve, reject}
+    let nextId = 1;
+    const loaded = {};          // slot -> promise of the open reply
+
+    worker.onmessage = (e) => {
+        const msg = e.data;
+        if (msg.type === 'busy') return;
+        if (msg.type === 'progress') {
+            stepShown = `, step ${msg.step} of at most ${msg.limit}`;
+            progressMessages++;
+            return;
+        }
+        const key = msg.type === 'loaded' ? `load-${msg.slot}` : msg.id;
+        const waiter = pending.get(key);
+        pending.delete(key);
+        if (waiter) waiter.resolve(msg);
+    };
+    worker.onerror = (e) => { console.error(`translation engine: ${e.message}`); };
+
+    function request(key, msg, transfer) {
+        return new Promise((resolve, reject) => {
+            pending.set(key, { resolve, reject });
+            worker.postMessage(msg, transfer || []);
+        });
+    }
+
+    function loadModel(model) {
+        if (!loaded[model.slot]) {
+            const files = model.files.map((f) => ({ path: f.path, bytes: decode64(f.id).buffer }));
+            loaded[model.slot] = request(`load-${model.slot}`,
+                { type: 'load', slot: model.slot, config: model.config, files },
+                files.map((f) => f.bytes)).then((msg) => {
+                const reply = JSON.parse(msg.reply);
+                if (reply.status !== 0) throw new Error(`${model.name}: ${reply.error}`);
+                return msg;
+            });
+        }
+        return loaded[model.slot];
+    }
+
+    function translate(model, text, explain) {
+        return loadModel(model).then(() => {
+            const id = nextId++;
+            return request(id, { type: 'translate', id, slot: model.slot, text, explain });
+        }).then((msg) => Object.assign(JSON.parse(msg.reply), { ms: msg.ms }));
+    }
+
+    // ---- the controls -------------------------------------------------------------------------
+
+    const bar = document.createElement('section');
+    bar.id = 'web-bar';
+    bar.innerHTML =
+        '<div class="web-row">' +
+        '<div class="control" id="web-direction" role="radiogroup" aria-label="Direction"></div>' +
+        '<button type="button" id="web-seed" title="The walkthrough of translate --explain, beside the maps">' +
+        `Walk through ${SEED_TEXT}</button>` +
+        '<label class="control"><input type="checkbox" id="web-replay" checked> Replay token by token</label>' +
+        '<span id="web-progress" class="dim"></span></div>' +
+        '<textarea id="web-input" rows="2" placeholder="Type a sentence (English or Chinese)"></textarea>' +
+        '<div id="web-translation" aria-live="polite"></div>' +
+        '<div id="web-status" hidden data-results="0"></div>';
+    const header = document.querySelector('header');
+    header.parentNode.insertBefore(bar, header.nextSibling);
+    document.querySelector('header h1').textContent = 'Translate and look inside';
+    const explainPanel = document.createElement('section');
+    explainPanel.className = 'panel';
+    explainPanel.id = 'explain-info';
+    explainPanel.hidden = true;
+    document.querySelector('aside').appendChild(explainPanel);
+
+    const input = document.getElementById('web-input');
+    const progress = document.getElementById('web-progress');
+    const output = document.getElementById('web-translation');
+    const status = document.getElementById('web-status');
+    const replay = document.getElementById('web-replay');
+    let direction = models[0].name;
+
+    const directionButtons = document.getElementById('web-direction');
+    for (const m of models) {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.dataset.model = m.name;
+        button.textContent = `${m.source_language} → ${m.target_language}`;
+        button.addEventListener('click', () => { setDirection(m.name); schedule(0); });
+        directionButtons.appendChild(button);
+    }
+    function setDirection(name) {
+        if (!byName[name]) return;
+        direction = name;
+        for (const b of directionButtons.querySelectorAll('button'))
+            b.setAttribute('aria-checked', String(b.dataset.model === name));
+    }
+    setDirection(direction);
+
+    // The text and the direction stay in the #fragment beside the viewer's fields.
+    window.viewer.setFragmentExtra(() =>
+        `&dir=${encodeURIComponent(direction)}&text=${encodeURIComponent(input.value)}` +
+        (replay.checked ? '' : '&still'));
+
+    // ---- translating ----------------------------------------------------------------------------
+
+    let timer = null, busy = false, queued = null, started = 0, ticker = null, stepShown = '', progressMessages = 0;
+
+    function schedule(delay, explain) {
+        clearTimeout(timer);
+        timer = setTimeout(() => run({ model: byName[direction], text: input.value, explain: !!explain }), delay);
+    }
+
+    /* One request at a time: what is typed meanwhile waits, and only the
+     * latest text is translated next. */
+    function run(job) {
+        if (busy) { queued = job; return Promise.resolve(); }
+        if (job.text.trim() === '') return Promise.resolve();
+        busy = true;
+        started = performance.now();
+        stepShown = '';
+        progressMessages = 0;
+        const loading = !loaded[job.model.slot];
+        ticker = setInterval(() => {
+            const s = ((performance.now() - started) / 1000).toFixed(1);
+            progress.textContent = `${loading ? 'loading the model and translating' : 'translating'}… ${s} s${stepShown}`;
+        }, 100);
+        return translate(job.model, job.text, job.explain).then((reply) => {
+            show(job, reply);
+            return reply;
+        }, (error) => {
+            output.textContent = String(error.message || error);
+            output.className = 'error';
+            throw error;
+        }).finally(() => {
+            clearInterval(ticker);
+            busy = false;
+            if (queued) { const next = queued; queued = null; run(next); }
+        });
+    }
+
+    function show(job, reply) {
+        const elapsed = performance.now() - started;
+        if (reply.status !== 0) {
+            output.textContent = reply.error;
+            output.className = 'error';
+            progress.textContent = '';
+            return;
+        }
+        output.textContent = reply.translation;
+        output.className = '';
+        progress.textContent = `${job.model.name}: ${reply.ms.toFixed(0)} ms in the engine, ` +
+            `${elapsed.toFixed(0)} ms in all` + (reply.unknown ? `; unknown words: ${reply.unknown}` : '');
+        explainPanel.hidden = !reply.explain;
+        explainPanel.textContent = '';
+        if (reply.explain) {
+            const title = document.createElement('h3');
+            title.textContent = 'translate --explain';
+            const pre = document.createElement('pre');
+            pre.textContent = reply.explain;
+            explainPanel.append(title, pre);
+        }
+        const n = Number(status.getAttribute('data-results')) + 1;
+        status.setAttribute('data-results', String(n));
+        status.setAttribute('data-translation', reply.translation);
+        status.setAttribute('data-ms', reply.ms.toFixed(1));
+        status.setAttribute('data-progress', String(progressMessages));
+        if (n === 1) status.setAttribute('data-first-ms', performance.now().toFixed(0));
+        window.viewer.show([reply.attention], replay.checked ? 1 : undefined);
+        if (replay.checked) window.viewer.play();
+    }
+
+    input.addEventListener('input', () => schedule(PAUSE_MS));
+    /* The walkthrough: 我想吃酸菜鱼 through the zh → en model, with --explain. */
+    function seed() {
+        input.value = SEED_TEXT;
+        const zh = models.find((m) => m.source_language === 'zh');
+        if (zh) setDirection(zh.name);
+        clearTimeout(timer);
+        return run({ model: byName[direction], text: SEED_TEXT, explain: true });
+    }
+    document.getElementById('web-seed').addEventListener('click', seed);
+
+    /* For tests and the console: translate `text` in `dir` now. */
+    window.webTranslate = (text, dir) => {
+        input.value = text;
+        if (dir) setDirection(dir);
+        clearTimeout(timer);
+        return run({ model: byName[direction], text, explain: false });
+    };
+
+    // ---- start: #text=...&dir=...&still, or #seed ------------------------------------------------
+    const params = new URLSearchParams(location.hash.slice(1));
+    if (params.has('still')) replay.checked = false;
+    if (params.get('dir')) setDirection(params.get('dir'));
+    if (params.has('seed')) {
+        window.webFirst = seed();
+    } else if (params.get('text')) {
+        input.value = params.get('text');
+        window.webFirst = run({ model: byName[direction], text: input.value, explain: false });
+    } else {
+        window.webFirst = Promise.resolve();
+    }
+})();
