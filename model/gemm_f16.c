@@ -156,11 +156,23 @@ static inline __m512 widen16(const uint16_t *p)
  * tail added.  Every element gets that same sequence whatever R and C, so
  * a row's results never depend on the rows beside it: a sentence decoded
  * alone and inside a batch give the same bits.  R and C are constants
- * after inlining (tile_avx512's switch), so the accumulators stay in the
- * 32 vector registers. */
+ * after inlining (the switches below), so the accumulators stay in the
+ * 32 vector registers.
+ *
+ * B's values come either from b itself, widened in registers, or (`wide`)
+ * from wb, the same rows already widened to float32 (row q at
+ * wb + q·K; only the first K & ~15 values are read): widening is exact,
+ * so both give the same bits.  The tail always reads b.
+ *
+ * pf, when not NULL, is the start of the bytes to fetch into the cache
+ * while this tile runs (pf_bytes of them, spread over its k loop): the
+ * next tiles' rows of B, which a batch-1 step streams from L3 or memory
+ * once.  Fetched in address order, ahead of the loads, they arrive
+ * sooner than the hardware prefetcher brings C interleaved streams. */
 __attribute__((target("avx512f,fma,f16c"), always_inline))
-static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, int R,
-                                    int C, int K)
+static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const uint16_t *b,
+                                    const float *wb, bool wide, const char *pf, size_t pf_bytes,
+                                    int R, int C, int K)
 {
     __m512 acc[4][8];
 #pragma GCC unroll 4
@@ -168,13 +180,18 @@ static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const 
 #pragma GCC unroll 8
         for (int q = 0; q < C; q++) acc[r][q] = _mm512_setzero_ps();
     int k = 0;
+    /* bytes to fetch per 16 values of k, whole cache lines */
+    size_t pf_step = pf ? ((pf_bytes / (size_t)(K / 16 > 0 ? K / 16 : 1)) + 63) & ~(size_t)63 : 0;
+    const char *pf_end = pf + pf_bytes;
     for (; k + 16 <= K; k += 16) {
+        if (pf)
+            for (size_t o = 0; o < pf_step && pf < pf_end; o += 64, pf += 64) _mm_prefetch(pf, _MM_HINT_T0);
         __m512 x[4];
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) x[r] = _mm512_loadu_ps(a + (size_t)r * K + k);
 #pragma GCC unroll 8
         for (int q = 0; q < C; q++) {
-            __m512 w = widen16(b + (size_t)q * K + k);
+            __m512 w = wide ? _mm512_loadu_ps(wb + (size_t)q * K + k) : widen16(b + (size_t)q * K + k);
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) acc[r][q] = _mm512_fmadd_ps(x[r], w, acc[r][q]);
         }
@@ -187,15 +204,32 @@ static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const 
                    b + (size_t)q * K, k, K);
 }
 
-#define TILE_CASE(R, C) \
-    case R * 16 + C: tile_body_avx512(c, ldc, a, b, R, C, K); break;
+/* One row of A against C <= 8 rows of B converted in registers, fetching
+ * ahead as `pf` says: a batch-1 decoding step. */
+#define ROW_CASE(C) \
+    case C: tile_body_avx512(c, 0, a, b, NULL, false, pf, pf_bytes, 1, C, K); break;
 
 __attribute__((target("avx512f,fma,f16c")))
-static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, int R, int C, int K)
+static void row_tile_avx512(float *c, const float *a, const uint16_t *b, const char *pf, size_t pf_bytes,
+                            int C, int K)
+{
+    switch (C) {
+    ROW_CASE(1) ROW_CASE(2) ROW_CASE(3) ROW_CASE(4) ROW_CASE(5) ROW_CASE(6) ROW_CASE(7) ROW_CASE(8)
+    default: ASSERT(0);
+    }
+}
+#undef ROW_CASE
+
+/* R <= 4 rows of A against C <= 4 rows of B widened in wb. */
+#define TILE_CASE(R, C) \
+    case R * 16 + C: tile_body_avx512(c, ldc, a, b, wb, true, NULL, 0, R, C, K); break;
+
+__attribute__((target("avx512f,fma,f16c")))
+static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, const float *wb, int R,
+                        int C, int K)
 {
     switch (R * 16 + C) {
     TILE_CASE(1, 1) TILE_CASE(1, 2) TILE_CASE(1, 3) TILE_CASE(1, 4)
-    TILE_CASE(1, 5) TILE_CASE(1, 6) TILE_CASE(1, 7) TILE_CASE(1, 8)
     TILE_CASE(2, 1) TILE_CASE(2, 2) TILE_CASE(2, 3) TILE_CASE(2, 4)
     TILE_CASE(3, 1) TILE_CASE(3, 2) TILE_CASE(3, 3) TILE_CASE(3, 4)
     TILE_CASE(4, 1) TILE_CASE(4, 2) TILE_CASE(4, 3) TILE_CASE(4, 4)
@@ -204,18 +238,41 @@ static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b,
 }
 #undef TILE_CASE
 
-/* All of C through AVX-512 tiles: 4 rows of A × 4 of B (each widened B
- * value serves 4 rows), or one row × 8 of B (a decoding step: 8 loads in
- * flight), each converted once per tile. */
+/* How far ahead (in tiles of 8 rows of B) a batch-1 product fetches. */
+#define PREFETCH_TILES 2
+
+/* All of C through AVX-512 tiles.  One row of A (a batch-1 decoding step)
+ * takes 8 rows of B at a time, 8 loads in flight, fetching the rows
+ * PREFETCH_TILES tiles ahead.  More rows (a mini-batch, beam hypotheses)
+ * go 4 rows of B at a time, widened once into a 4·K float buffer that stays
+ * in L1 while every group of 4 rows of A passes over it: B is read from
+ * memory once per product, not once per 4 rows of A, and converted once
+ * (each conversion takes two of the cycles an FMA port could use). */
 static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
-    for (int i = 0; i < M; i += 4) {
-        int R = M - i < 4 ? M - i : 4, width = R == 1 ? 8 : 4;
-        for (int j = 0; j < N; j += width) {
-            int cols = N - j < width ? N - j : width;
-            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, R, cols, K);
+    if (M == 1) {
+        size_t row_bytes = (size_t)K * sizeof *B, end = (size_t)N * row_bytes;
+        for (int j = 0; j < N; j += 8) {
+            int cols = N - j < 8 ? N - j : 8;
+            size_t from = (size_t)(j + 8 * PREFETCH_TILES) * row_bytes, bytes = 8 * row_bytes;
+            if (from >= end) bytes = 0;
+            else if (from + bytes > end) bytes = end - from;
+            row_tile_avx512(C + j, A, B + (size_t)j * K, bytes ? (const char *)B + from : NULL, bytes, cols,
+                            K);
+        }
+        return;
+    }
+    int K16 = K & ~15;
+    float *wb = K16 ? xmalloc(4 * (size_t)K * sizeof *wb) : NULL;
+    for (int j = 0; j < N; j += 4) {
+        int cols = N - j < 4 ? N - j : 4;
+        for (int q = 0; wb && q < cols; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K16);
+        for (int i = 0; i < M; i += 4) {
+            int R = M - i < 4 ? M - i : 4;
+            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, wb, R, cols, K);
         }
     }
+    free(wb);
 }
 
 /* Rows of A in pairs (tile2_avx2), a last single one through tile1_avx2.
