@@ -221,7 +221,7 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
                                 bool *finite)
 {
     const ModelArch *a = &m->arch;
-    int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0;
+    int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0, D = a->d_model;
     for (int b = 0; b < count; b++) {
         int S = src_start[b + 1] - src_start[b];
         ASSERT(S >= 1 && S <= cap && limits[b] >= 1 && limits[b] <= cap);
@@ -233,36 +233,61 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
     Activations acts;
     acts_alloc(&acts, a, acts_size_steps(a, count, cap, Ns, longest));
     int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
-    int *kv_start = xcalloc((size_t)count, sizeof(int));
-    bool *done = xcalloc((size_t)count, sizeof(bool));
+    int *kv_start = xcalloc((size_t)count, sizeof(int)), *live_src = xcalloc((size_t)count + 1, sizeof(int));
+    int *sentence = xcalloc((size_t)count, sizeof(int)); /* live row j decodes sentence[j] */
     float *scratch = no_repeat_ngram ? xmalloc((size_t)a->tgt_vocab * sizeof(float)) : NULL;
     for (int b = 0; b < count; b++) {
         tokens[b] = TOKEN_BOS;
         tgt_start[b + 1] = b + 1;
         kv_start[b] = b * cap;
+        sentence[b] = b;
+        live_src[b + 1] = src_start[b + 1];
     }
     Batch batch = {.count = count, .src_ids = src_ids, .src_start = src_start, .tgt_ids = tokens,
                    .tgt_start = tgt_start, .kv_start = kv_start, .kv_capacity = cap};
     transformer_encode(&acts, m, &batch);
-    int active = count;
-    for (int t = 0; t < steps && active > 0; t++) {
+    batch.src_start = live_src; /* the live sentences' memory rows, packed (below) */
+    int live = count;
+    for (int t = 0; t < steps && live > 0; t++) {
         batch.tgt_pos = t;
-        transformer_decode(&acts, m, &batch); /* finished rows are computed and ignored */
-        for (int b = 0; b < count; b++) {
-            if (done[b]) continue;
-            const float *logits = acts.logits + (size_t)b * a->tgt_vocab;
+        batch.count = live;
+        transformer_decode(&acts, m, &batch);
+        /* A finished sentence leaves the batch: the live ones keep their
+         * order and their K/V store rows (kv_start), and their
+         * cross-attention keys and values move down to stay packed (each
+         * layer's [S, D] pairs, a few KB), so the steps compute only live
+         * rows.  Computing finished rows and ignoring them was most of a
+         * sorted mini-batch's work: output lengths vary more than source
+         * lengths.  Where the products' rows do not depend on each other
+         * (gemm_f16.h), the tokens are those of each sentence alone. */
+        int kept = 0;
+        for (int j = 0; j < live; j++) {
+            int b = sentence[j];
+            const float *logits = acts.logits + (size_t)j * a->tgt_vocab;
             int best = choose(logits, a->tgt_vocab, outputs[b], lengths[b], no_repeat_ngram, scratch);
             if (finite && finite[b]) finite[b] = step_finite(logits, a->tgt_vocab, best);
             outputs[b][lengths[b]++] = best;
-            tokens[b] = best;
-            if (best == TOKEN_EOS || lengths[b] == limits[b]) {
-                done[b] = true;
-                active--;
+            if (best == TOKEN_EOS || lengths[b] == limits[b]) continue;
+            int S = src_start[b + 1] - src_start[b];
+            if (kept != j) {
+                size_t from = (size_t)live_src[j] * D, to = (size_t)live_src[kept] * D, n = (size_t)S * D;
+                for (int l = 0; l < a->decoder_layers; l++) {
+                    AttentionActs *ca = &acts.decoder[l].cross_attn;
+                    memmove(ca->k + to, ca->k + from, n * sizeof(float));
+                    memmove(ca->v + to, ca->v + from, n * sizeof(float));
+                }
             }
+            sentence[kept] = b;
+            tokens[kept] = best;
+            kv_start[kept] = kv_start[j];
+            live_src[kept + 1] = live_src[kept] + S;
+            kept++;
         }
+        live = kept;
     }
     free(scratch);
-    free(done);
+    free(sentence);
+    free(live_src);
     free(kv_start);
     free(tgt_start);
     free(tokens);
