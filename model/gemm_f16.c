@@ -94,17 +94,35 @@ static void finish(float *c, float sum, const float *a, const uint16_t *b, int k
     *c = sum;
 }
 
+/* Rows of B ahead of the current ones that a product with one row of A
+ * fetches into the cache (as tile_body_avx512's `pf`): 2 tiles. */
+#define PREFETCH_ROWS_AVX2 8
+
 /* C[i, j..j+nb-1] (nb <= 4) for one row a of A.  Named accumulators, not
  * an array: GCC keeps those in registers (an indexed array went to memory
- * and cost 40 times the time).  A short tile repeats row j. */
+ * and cost 40 times the time).  A short tile repeats row j.  With `fetch`,
+ * the 4 rows PREFETCH_ROWS_AVX2 ahead (those below N) are fetched into the
+ * cache, in address order, spread over the k loop: a batch-1 step reads B
+ * from L3 or memory once, and 4 interleaved streams leave the hardware
+ * prefetcher behind. */
 __attribute__((target("avx2,fma,f16c")))
-static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int nb, int K)
+static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int nb, int N, int K, bool fetch)
 {
     const uint16_t *b0 = B + (size_t)j * K, *b1 = B + (size_t)(j + (nb > 1)) * K;
     const uint16_t *b2 = B + (size_t)(j + 2 * (nb > 2)) * K, *b3 = B + (size_t)(j + 3 * (nb > 3)) * K;
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const char *pf = NULL, *pf_end = NULL;
+    size_t pf_step = 0;
+    int ahead = j + PREFETCH_ROWS_AVX2, rows = N - ahead < 4 ? N - ahead : 4;
+    if (fetch && rows > 0 && K >= 8) {
+        pf = (const char *)(B + (size_t)ahead * K);
+        pf_end = pf + (size_t)rows * K * sizeof *B;
+        pf_step = (((size_t)(pf_end - pf) / (size_t)(K / 8)) + 63) & ~(size_t)63;
+    }
     int k = 0;
     for (; k + 8 <= K; k += 8) {
+        if (pf)
+            for (size_t o = 0; o < pf_step && pf < pf_end; o += 64, pf += 64) _mm_prefetch(pf, _MM_HINT_T0);
         __m256 x = _mm256_loadu_ps(a + k);
         s0 = _mm256_fmadd_ps(x, widen8(b0 + k), s0);
         s1 = _mm256_fmadd_ps(x, widen8(b1 + k), s1);
@@ -286,7 +304,7 @@ static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, in
             int nb = N - j < 4 ? N - j : 4;
             float *c = C + (size_t)i * N + j;
             if (i + 1 < M) tile2_avx2(c, N, A + (size_t)i * K, B, j, nb, K);
-            else tile1_avx2(c, A + (size_t)i * K, B, j, nb, K);
+            else tile1_avx2(c, A + (size_t)i * K, B, j, nb, N, K, M == 1);
         }
     }
 }
