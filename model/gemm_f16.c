@@ -200,7 +200,7 @@ static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const 
     int k = 0;
     /* bytes to fetch per 16 values of k, whole cache lines */
     size_t pf_step = pf ? ((pf_bytes / (size_t)(K / 16 > 0 ? K / 16 : 1)) + 63) & ~(size_t)63 : 0;
-    const char *pf_end = pf + pf_bytes;
+    const char *pf_end = pf ? pf + pf_bytes : NULL;
     for (; k + 16 <= K; k += 16) {
         if (pf)
             for (size_t o = 0; o < pf_step && pf < pf_end; o += 64, pf += 64) _mm_prefetch(pf, _MM_HINT_T0);
@@ -238,15 +238,17 @@ static void row_tile_avx512(float *c, const float *a, const uint16_t *b, const c
 }
 #undef ROW_CASE
 
-/* R <= 4 rows of A against C <= 4 rows of B widened in wb. */
-#define TILE_CASE(R, C) \
-    case R * 16 + C: tile_body_avx512(c, ldc, a, b, wb, true, NULL, 0, R, C, K); break;
+/* R <= 4 rows of A against C <= 4 rows of B: widened in wb, or (wb NULL)
+ * converted in registers while fetching ahead as `pf` says. */
+#define TILE_CASE(R, C)                                                                   \
+    case R * 16 + C: tile_body_avx512(c, ldc, a, b, wb, true, NULL, 0, R, C, K); break;   \
+    case 256 + R * 16 + C: tile_body_avx512(c, ldc, a, b, NULL, false, pf, pf_bytes, R, C, K); break;
 
 __attribute__((target("avx512f,fma,f16c")))
-static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, const float *wb, int R,
-                        int C, int K)
+static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, const float *wb,
+                        const char *pf, size_t pf_bytes, int R, int C, int K)
 {
-    switch (R * 16 + C) {
+    switch ((wb ? 0 : 256) + R * 16 + C) {
     TILE_CASE(1, 1) TILE_CASE(1, 2) TILE_CASE(1, 3) TILE_CASE(1, 4)
     TILE_CASE(2, 1) TILE_CASE(2, 2) TILE_CASE(2, 3) TILE_CASE(2, 4)
     TILE_CASE(3, 1) TILE_CASE(3, 2) TILE_CASE(3, 3) TILE_CASE(3, 4)
@@ -256,38 +258,56 @@ static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b,
 }
 #undef TILE_CASE
 
-/* How far ahead (in tiles of 8 rows of B) a batch-1 product fetches. */
+/* How far ahead (in tiles of rows of B) a product fetches B. */
 #define PREFETCH_TILES 2
 
-/* All of C through AVX-512 tiles.  One row of A (a batch-1 decoding step)
- * takes 8 rows of B at a time, 8 loads in flight, fetching the rows
- * PREFETCH_TILES tiles ahead.  More rows (a mini-batch, beam hypotheses)
- * go 4 rows of B at a time, widened once into a 4·K float buffer that stays
- * in L1 while every group of 4 rows of A passes over it: B is read from
- * memory once per product, not once per 4 rows of A, and converted once
- * (each conversion takes two of the cycles an FMA port could use). */
+/* The bytes of the rows of B `width` · PREFETCH_TILES rows after row j
+ * (width of them, those below N): where a tile at row j fetches. */
+static size_t ahead(const uint16_t *B, int j, int width, int N, int K, const char **from)
+{
+    size_t row_bytes = (size_t)K * sizeof *B, end = (size_t)N * row_bytes;
+    size_t at = (size_t)(j + width * PREFETCH_TILES) * row_bytes, bytes = (size_t)width * row_bytes;
+    *from = at < end ? (const char *)B + at : NULL;
+    return at >= end ? 0 : at + bytes > end ? end - at : bytes;
+}
+
+/* All of C through AVX-512 tiles, every one fetching the rows of B it
+ * will need PREFETCH_TILES tiles later: B is streamed from L3 or memory
+ * once per product.
+ *   - One row of A (a batch-1 decoding step) takes 8 rows of B at a time,
+ *     8 loads in flight.
+ *   - Up to 4 rows (beam hypotheses) take 4 rows of B at a time, each
+ *     converted once in registers for all of them.
+ *   - More rows (a mini-batch) go 4 rows of B at a time too, widened
+ *     once into a 4·K float buffer that stays in L1 while every group of
+ *     4 rows of A passes over it: B read once per product, not once per
+ *     4 rows of A, and converted once (each conversion takes two of the
+ *     cycles an FMA port could use). */
 static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
-    if (M == 1) {
-        size_t row_bytes = (size_t)K * sizeof *B, end = (size_t)N * row_bytes;
-        for (int j = 0; j < N; j += 8) {
-            int cols = N - j < 8 ? N - j : 8;
-            size_t from = (size_t)(j + 8 * PREFETCH_TILES) * row_bytes, bytes = 8 * row_bytes;
-            if (from >= end) bytes = 0;
-            else if (from + bytes > end) bytes = end - from;
-            row_tile_avx512(C + j, A, B + (size_t)j * K, bytes ? (const char *)B + from : NULL, bytes, cols,
-                            K);
+    const char *pf;
+    size_t bytes;
+    if (M <= 4) {
+        int width = M == 1 ? 8 : 4;
+        for (int j = 0; j < N; j += width) {
+            int cols = N - j < width ? N - j : width;
+            bytes = ahead(B, j, width, N, K, &pf);
+            if (M == 1) row_tile_avx512(C + j, A, B + (size_t)j * K, pf, bytes, cols, K);
+            else tile_avx512(C + j, (size_t)N, A, B + (size_t)j * K, NULL, pf, bytes, M, cols, K);
         }
         return;
     }
     int K16 = K & ~15;
-    float *wb = K16 ? xmalloc(4 * (size_t)K * sizeof *wb) : NULL;
+    float *wb = xmalloc(4 * (size_t)(K16 ? K : 1) * sizeof *wb);
     for (int j = 0; j < N; j += 4) {
         int cols = N - j < 4 ? N - j : 4;
-        for (int q = 0; wb && q < cols; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K16);
+        bytes = ahead(B, j, 4, N, K, &pf);
+        for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
+        for (int q = 0; q < cols; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K16);
         for (int i = 0; i < M; i += 4) {
             int R = M - i < 4 ? M - i : 4;
-            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, wb, R, cols, K);
+            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, wb, NULL, 0, R,
+                        cols, K);
         }
     }
     free(wb);
