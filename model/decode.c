@@ -43,23 +43,57 @@ float decode_log_sum_exp(const float *logits, int V)
     return max + logf(vec_exp_sum(NULL, logits, max, V));
 }
 
-/* The K largest logits (ties: lower id first), best first. */
+/* The K largest logits (ties: lower id first), best first.  Once K are
+ * held, a logit enters only if above the K-th (`kth`, kept in a register),
+ * and blocks of 16 with none above it are skipped in one vectorised test:
+ * re-reading logits[ids[K-1]] for every logit made the plain insertion
+ * loop one dependent load per logit.  The same ids as that loop: a NaN is
+ * never above the K-th, so it enters only an unfilled list, as before. */
 void decode_top_k(const float *logits, int V, int K, int *ids)
 {
     for (int k = 0; k < K; k++) ids[k] = -1;
+    float kth = 0.0f;
     for (int i = 0; i < V; i++) {
+        if (ids[K - 1] >= 0) {
+            if (i % 16 == 0 && i + 16 <= V) {
+                int hit = 0;
+                for (int j = 0; j < 16; j++) hit |= logits[i + j] > kth;
+                if (!hit) {
+                    i += 15;
+                    continue;
+                }
+            }
+            if (!(logits[i] > kth)) continue;
+        }
         int k = K;
         while (k > 0 && (ids[k - 1] < 0 || logits[i] > logits[ids[k - 1]])) k--;
         if (k == K) continue;
         memmove(ids + k + 1, ids + k, (size_t)(K - k - 1) * sizeof *ids);
         ids[k] = i;
+        if (ids[K - 1] >= 0) kth = logits[ids[K - 1]];
     }
 }
 
-/* The first index of the largest logit: the greedy choice. */
+/* The first index of the largest logit: the greedy choice.  The plain
+ * loop (one compare and a dependent index per logit, not vectorised) was
+ * a few % of a step over 8,000 logits; vec_max finds the value in vector
+ * registers and a second pass (vectorised compares, from L1) its first
+ * index.  Same answer: NaNs never win the loop's `>`, and with a NaN at
+ * index 0 nothing beats it, so any row with a NaN in front, or a NaN
+ * maximum, takes the loop itself. */
 static int argmax(const float *logits, int V)
 {
+    float max = vec_max(logits, V);
     int best = 0;
+    if (max == max && logits[0] == logits[0]) {
+        for (; best + 16 <= V; best += 16) { /* blocks of 16 compares, then the one */
+            int hit = 0;
+            for (int j = 0; j < 16; j++) hit |= logits[best + j] == max;
+            if (hit) break;
+        }
+        while (logits[best] != max) best++; /* max is one of them: ends */
+        return best;
+    }
     for (int i = 1; i < V; i++)
         if (logits[i] > logits[best]) best = i;
     return best;
