@@ -253,6 +253,37 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
                                 const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
                                 bool *finite)
 {
+    decode_greedy_many_in(NULL, m, src_ids, src_start, count, limits, no_repeat_ngram, outputs, lengths, finite);
+}
+
+static bool covers(ActsSize have, ActsSize need)
+{
+    return have.src_rows >= need.src_rows && have.tgt_rows >= need.tgt_rows && have.kv_rows >= need.kv_rows &&
+           have.enc_probs >= need.enc_probs && have.dec_probs >= need.dec_probs &&
+           have.cross_probs >= need.cross_probs;
+}
+
+/* `work` able to hold `need`: as it is when it can (every buffer at least
+ * that big: the passes locate everything from the batch, within those
+ * bounds), else reallocated to the larger of each size, so a few calls
+ * settle on one allocation. */
+static void fit(Activations *work, const ModelArch *a, ActsSize need)
+{
+    if (work->block && covers(work->size, need)) return;
+    if (work->block) {
+        ActsSize have = work->size;
+#define GROW(f) if (have.f > need.f) need.f = have.f
+        GROW(src_rows); GROW(tgt_rows); GROW(kv_rows); GROW(enc_probs); GROW(dec_probs); GROW(cross_probs);
+#undef GROW
+        acts_free(work);
+    }
+    acts_alloc(work, a, need);
+}
+
+void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids, const int *src_start,
+                           int count, const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
+                           bool *finite)
+{
     const ModelArch *a = &m->arch;
     int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0, D = a->d_model;
     for (int b = 0; b < count; b++) {
@@ -263,8 +294,8 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
         lengths[b] = 0;
         if (finite) finite[b] = true;
     }
-    Activations acts;
-    acts_alloc(&acts, a, acts_size_steps(a, count, cap, Ns, longest));
+    Activations local = {0}, *acts = work ? work : &local;
+    fit(acts, a, acts_size_steps(a, count, cap, Ns, longest));
     int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
     int *kv_start = xcalloc((size_t)count, sizeof(int)), *live_src = xcalloc((size_t)count + 1, sizeof(int));
     int *sentence = xcalloc((size_t)count, sizeof(int)); /* live row j decodes sentence[j] */
@@ -278,13 +309,13 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
     }
     Batch batch = {.count = count, .src_ids = src_ids, .src_start = src_start, .tgt_ids = tokens,
                    .tgt_start = tgt_start, .kv_start = kv_start, .kv_capacity = cap};
-    transformer_encode(&acts, m, &batch);
+    transformer_encode(acts, m, &batch);
     batch.src_start = live_src; /* the live sentences' memory rows, packed (below) */
     int live = count;
     for (int t = 0; t < steps && live > 0; t++) {
         batch.tgt_pos = t;
         batch.count = live;
-        transformer_decode(&acts, m, &batch);
+        transformer_decode(acts, m, &batch);
         /* A finished sentence leaves the batch: the live ones keep their
          * order and their K/V store rows (kv_start), and their
          * cross-attention keys and values move down to stay packed (each
@@ -296,7 +327,7 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
         int kept = 0;
         for (int j = 0; j < live; j++) {
             int b = sentence[j];
-            const float *logits = acts.logits + (size_t)j * a->tgt_vocab;
+            const float *logits = acts->logits + (size_t)j * a->tgt_vocab;
             int best = choose(logits, a->tgt_vocab, outputs[b], lengths[b], no_repeat_ngram, scratch);
             if (finite && finite[b]) finite[b] = step_finite(logits, a->tgt_vocab, best);
             outputs[b][lengths[b]++] = best;
@@ -305,7 +336,7 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
             if (kept != j) {
                 size_t from = (size_t)live_src[j] * D, to = (size_t)live_src[kept] * D, n = (size_t)S * D;
                 for (int l = 0; l < a->decoder_layers; l++) {
-                    AttentionActs *ca = &acts.decoder[l].cross_attn;
+                    AttentionActs *ca = &acts->decoder[l].cross_attn;
                     memmove(ca->k + to, ca->k + from, n * sizeof(float));
                     memmove(ca->v + to, ca->v + from, n * sizeof(float));
                 }
@@ -324,5 +355,5 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
     free(kv_start);
     free(tgt_start);
     free(tokens);
-    acts_free(&acts);
+    acts_free(&local);
 }
