@@ -92,6 +92,7 @@ void translator_close(Translator *tr)
 {
     if (!tr) return;
     decode_free(&tr->decoder);
+    acts_free(&tr->batch_acts);
     model_free(&tr->model);
     vocab_free(tr->src_vocab);
     vocab_free(tr->tgt_vocab);
@@ -214,8 +215,8 @@ void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_
             start[b + 1] = start[b] + s->count;
             outputs[b] = xmalloc((size_t)search_limit(a, &tr->config.decode, s->count) * sizeof(int));
         }
-        search_translate_many_checked(&tr->model, ids, start, count, &tr->config.decode, outputs, lengths,
-                                      finite);
+        search_translate_many_in(&tr->batch_acts, &tr->model, ids, start, count, &tr->config.decode, outputs,
+                                 lengths, finite);
         for (int b = 0; b < count; b++) {
             int i = order[first + b].index;
             texts[i] = NULL;

@@ -21,6 +21,7 @@ typedef struct {
     Vocab *src_vocab, *tgt_vocab;
     Model model;
     Decoder decoder;
+    Activations batch_acts; /* translator_run_many's, kept from one mini-batch to the next */
     bool created_weights;   /* the weights were just written by random init */
 } Translator;
 

@@ -42,10 +42,13 @@
 #      build/bench/decode_bench), per fast kernel, in wall and in CPU time; greedy translation of every line, one at a time,
 #      1 thread, vs PyTorch's usual greedy loop on the same ids; beam 4
 #   4. throughput on files: stdin as translate reads a file (mini-batched) vs
-#      line at a time (--maxi-batch 1, the baseline) and vs --eval's batches
+#      line at a time (--maxi-batch 1, the baseline), greedy, in wall and in
+#      CPU time; the same with the config's own decoding (beam 4 for
+#      en-zh: what a file gets without -b); and --eval's batches
 #   5. a fresh process translating "I love china" (vs a fresh python3); the
 #      share of it that is not translating (the same process with an empty
-#      sentence: start, config, loading and checking the weights)
+#      sentence: start, config, loading and checking the weights), in wall
+#      and in CPU time
 #   6. peak RSS for one sentence and for the whole batch, vs the model file
 #   7. time per sentence for synthetic sources of 8, 32 and max_len-1 tokens
 # Exit status: 0, or 1 when one of the measurements failed to run.
@@ -121,10 +124,26 @@ torch_threads() {
 # A failure inside $(...) cannot set a variable of this shell: leave a mark.
 failed() { note "failed: $*"; cat "$TMP/err.txt" >&2; : > "$TMP/failed"; }
 # Seconds taken by a command (stdin from $1, stdout to $TMP/out.txt); "" on failure.
+# The command's CPU seconds (user + system) go to $TMP/cpu.txt: on a shared
+# machine wall time counts the time other processes ran, and the ratios of
+# two runs (files, start-up) are steadier in CPU time.
 timed() {
     input=$1; shift
     t0=$(now)
-    if "$@" < "$input" > "$TMP/out.txt" 2> "$TMP/err.txt"; then minus "$(now)" "$t0"; else failed "$*"; fi
+    if "$@" < "$input" > "$TMP/out.txt" 2> "$TMP/err.txt"; then
+        t1=$(now)
+        children_cpu > "$TMP/cpu.txt"
+        minus "$t1" "$t0"
+    else failed "$*"; : > "$TMP/cpu.txt"; fi
+}
+# User + system seconds of this shell's finished children so far (the
+# second line of the `times` builtin, "1m2.5s 0m0.1s"); a subshell starts
+# from 0, so inside $(timed ...) that is the timed command (and two dates).
+# Written to a file first: in a pipeline `times` would run in a child.
+children_cpu() {
+    times > "$TMP/times.txt"
+    awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); s += p[1] * 60 + p[2] }
+                   printf "%.6f", s }' "$TMP/times.txt"
 }
 # The shorter of two such timings (for short runs, where noise is large).
 best_of_two() {
@@ -140,14 +159,15 @@ mean_wall() {
         warm=3; [ "$runs" -lt 10 ] && warm=1
         if hyperfine -N $ignore --style none --warmup "$warm" --runs "$runs" --export-csv "$TMP/hf.csv" \
                -- "$cmd" > /dev/null 2> "$TMP/err.txt"; then
-            awk -F, 'NR == 2 { print $2 }' "$TMP/hf.csv"
+            awk -F, 'NR == 2 { print $2; printf "%.6f", $5 + $6 > "'"$TMP/cpu.txt"'" }' "$TMP/hf.csv"
         else failed "$cmd"; fi
         return
     fi
     sh -c "$cmd" > /dev/null 2>&1   # warm up
-    t0=$(now); i=0
+    c0=$(children_cpu); t0=$(now); i=0
     while [ $i -lt "$runs" ]; do sh -c "$cmd" > /dev/null 2>&1; i=$((i + 1)); done
     awk -v s="$(minus "$(now)" "$t0")" -v n="$runs" 'BEGIN { printf "%.6f", s / n }'
+    awk -v a="$c0" -v b="$(children_cpu)" -v n="$runs" 'BEGIN { printf "%.6f", (b - a) / n }' > "$TMP/cpu.txt"
 }
 # Peak resident set size in KB of a command reading stdin from $1.
 peak_rss() {
@@ -272,19 +292,27 @@ fi
 # README), against the line-at-a-time baseline (BENCH_LINE_FLAGS, default
 # --maxi-batch 1, what a terminal gets) and --eval's batched decoding
 # (decode_greedy_many), greedy, default threads.
-note "4. files: $SENTENCES lines through stdin vs --eval (greedy, default threads)"
-STDIN_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 -c "$CONFIG")
+note "4. files: $SENTENCES lines through stdin vs --eval (greedy, then the config's decoding; default threads)"
+STDIN_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 -c "$CONFIG"); STDIN_CPU=$(cat "$TMP/cpu.txt")
 LINE_FLAGS=${BENCH_LINE_FLAGS:---maxi-batch 1}
-if [ -n "$LINE_FLAGS" ]; then LINE_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 $LINE_FLAGS -c "$CONFIG")
-else LINE_S=$STDIN_S; fi
+if [ -n "$LINE_FLAGS" ]; then
+    LINE_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 $LINE_FLAGS -c "$CONFIG"); LINE_CPU=$(cat "$TMP/cpu.txt")
+else LINE_S=$STDIN_S; LINE_CPU=$STDIN_CPU; fi
+# The same with the config's own decoding (en-zh: beam 4), what a file
+# gets without -b: the target is about translating a file, not greedy's.
+STDIN_DEF_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -c "$CONFIG"); STDIN_DEF_CPU=$(cat "$TMP/cpu.txt")
+if [ -n "$LINE_FLAGS" ]; then
+    LINE_DEF_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q $LINE_FLAGS -c "$CONFIG"); LINE_DEF_CPU=$(cat "$TMP/cpu.txt")
+else LINE_DEF_S=$STDIN_DEF_S; LINE_DEF_CPU=$STDIN_DEF_CPU; fi
+DEF_BEAM=$(awk '$1 == "beam:" { print $2; exit }' "$CONFIG"); DEF_BEAM=${DEF_BEAM:-1}
 EVAL_S=$(timed /dev/null "$TRANSLATE" -q -b 1 -c "$CONFIG" --eval "$DATA")
 
 # ---- 5. fresh-process latency and start-up ----------------------------------------------
 note "5. latency: a fresh process translating \"I love china\", and one with an empty sentence"
-LAT_OURS=$(mean_wall "$LAT_RUNS" "$TRANSLATE -q -c '$CONFIG' 'I love china'")
+LAT_OURS=$(mean_wall "$LAT_RUNS" "$TRANSLATE -q -c '$CONFIG' 'I love china'"); LAT_OURS_CPU=$(cat "$TMP/cpu.txt")
 # The empty sentence is refused (exit 1) after the config, vocabularies and
 # weights are loaded and checked: what is left is the translation's compute.
-LAT_EMPTY=$(mean_wall "$LAT_RUNS" "$TRANSLATE -q -c '$CONFIG' ''" -i)
+LAT_EMPTY=$(mean_wall "$LAT_RUNS" "$TRANSLATE -q -c '$CONFIG' ''" -i); LAT_EMPTY_CPU=$(cat "$TMP/cpu.txt")
 LAT_TORCH=""
 [ $HAVE_TORCH = 1 ] && LAT_TORCH=$(mean_wall "$PY_LAT_RUNS" "env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 MKL_NUM_THREADS=1 ${BLAS_CORETYPE:+OPENBLAS_CORETYPE=$BLAS_CORETYPE }$PY tools/bench_torch.py sentence '$WEIGHTS' \
@@ -370,6 +398,8 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
     -v pts="$(kv "$TORCH_TR" sentences_per_s)" -v ptn="$(kv "$TORCH_TR" sentences)" \
     -v dec="$DEC_ROWS" -v auto="$KERNEL" \
     -v ss="$STDIN_S" -v ls="$LINE_S" -v es="$EVAL_S" -v lflags="$LINE_FLAGS" \
+    -v ssc="$STDIN_CPU" -v lsc="$LINE_CPU" -v sd="$STDIN_DEF_S" -v ld="$LINE_DEF_S" -v sdc="$STDIN_DEF_CPU" \
+    -v ldc="$LINE_DEF_CPU" -v dbeam="$DEF_BEAM" -v loc="$LAT_OURS_CPU" -v lec="$LAT_EMPTY_CPU" \
     -v lo="$LAT_OURS" -v le="$LAT_EMPTY" -v lp="$LAT_TORCH" -v r1="$RSS_ONE" -v ra="$RSS_ALL" -v mb="$MODEL_BYTES" \
     -v torch="$HAVE_TORCH" -v blas="$HAVE_BLAS" -v scale="$SCALE_ROWS" -v sn="$SCALE_N" -v D="$D_MODEL" -v F="$D_FF" \
     "$AWK_LIB"'
@@ -417,6 +447,15 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
         row("files", "stdin, " n " lines, greedy, default threads, sentences/s (reference: line at a time" \
             (lflags == "" ? ", which stdin is today" : ", " lflags) ")", fmt(os_, "%.1f"), fmt(ol, "%.1f"),
             h ? sprintf("%.2f×", os_ / ol) : "—", "≥ 3× line at a time", verdict(h && os_ >= 3 * ol, h))
+        h = num(ssc) && num(lsc)
+        row("files-cpu", "the same two runs in CPU time (user + system; what they cost when other processes share the cores), sentences per CPU second",
+            h ? sprintf("%.1f", n / ssc) : "n/a", h ? sprintf("%.1f", n / lsc) : "n/a",
+            h ? sprintf("%.2f×", lsc / ssc) : "—", "≥ 3× line at a time", verdict(h && lsc >= 3 * ssc, h))
+        h = num(sd) && num(ld)
+        row("files-default", "stdin, " n " lines, the config'"'"'s decoding (beam " dbeam "), default threads, sentences/s (reference: line at a time" \
+            (lflags == "" ? "" : ", " lflags) "; in CPU time: " (num(sdc) && num(ldc) ? sprintf("%.2f×", ldc / sdc) : "n/a") ")",
+            h ? sprintf("%.1f", n / sd) : "n/a", h ? sprintf("%.1f", n / ld) : "n/a", h ? sprintf("%.2f×", ld / sd) : "—", "≥ 3× line at a time",
+            verdict(h && ld >= 3 * sd, h))
         oe = num(es) ? n / es : 0
         h = oe && ol
         row("files-eval", "--eval, the same lines batched (decode_greedy_many), sentences/s incl. scoring (reference: line at a time)",
@@ -429,6 +468,10 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
         row("startup", "of that, everything but translating: the same process with an empty sentence (start, config, loading and checking the weights), ms",
             fmt(1000 * le, "%.1f"), fmt(1000 * lo, "%.1f") " (total)", h ? sprintf("%.0f%% of the total", 100 * le / lo) : "—",
             "≤ 25%", verdict(h && le <= 0.25 * lo, h))
+        h = num(loc) && num(lec)
+        row("startup-cpu", "the same two in CPU time (user + system per run), ms",
+            fmt(1000 * lec, "%.1f"), fmt(1000 * loc, "%.1f") " (total)", h ? sprintf("%.0f%% of the total", 100 * lec / loc) : "—",
+            "≤ 25%", verdict(h && lec <= 0.25 * loc, h))
         mmb = mb / 1048576
         h = num(r1)
         row("rss-1", "peak RSS, \"I love china\", MB (reference: model file)", fmt(r1 / 1024, "%.1f"),

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "vector.h"
 
 void decode_init(Decoder *dec, const Model *model)
 {
@@ -31,38 +32,70 @@ int decode_limit(const ModelArch *arch, int S, float ratio, int extra)
 }
 
 /* log-softmax of one row of logits, evaluated only where asked: returns
- * log Σ exp(logits) so that logprob(i) = logits[i] - that.  Summed in
- * double from double exponentials: one row per step is cheap.  (The loss,
- * loss.c, has its own: there float exponentials over every logit of a
- * batch are what a training step can afford; merging the two would change
- * the bits of one or the other.) */
+ * log Σ exp(logits) so that logprob(i) = logits[i] - that.  The same sum
+ * as the loss's and the attention softmax's (vector.h: float, 8 partial
+ * sums, our own vectorised e^x): libm's double exp() per logit, 8,000 a
+ * step per hypothesis, was 6-9% of greedy and beam-4 decoding (perf) and
+ * as much of a batch-1 step.  The float sum's rounding (about 1e-6 of the
+ * log-probabilities) is far below what any test or the scores printed
+ * resolve.  A NaN or +Inf logit still makes the result NaN. */
 float decode_log_sum_exp(const float *logits, int V)
 {
-    float max = logits[0];
-    for (int i = 1; i < V; i++)
-        if (logits[i] > max) max = logits[i];
-    double sum = 0.0;
-    for (int i = 0; i < V; i++) sum += exp((double)(logits[i] - max));
-    return max + (float)log(sum);
+    float max = vec_max(logits, V);
+    return max + logf(vec_exp_sum(NULL, logits, max, V));
 }
 
-/* The K largest logits (ties: lower id first), best first. */
+/* The K largest logits (ties: lower id first), best first.  Once K are
+ * held, a logit enters only if above the K-th (`kth`, kept in a register),
+ * and blocks of 16 with none above it are skipped in one vectorised test:
+ * re-reading logits[ids[K-1]] for every logit made the plain insertion
+ * loop one dependent load per logit.  The same ids as that loop: a NaN is
+ * never above the K-th, so it enters only an unfilled list, as before. */
 void decode_top_k(const float *logits, int V, int K, int *ids)
 {
     for (int k = 0; k < K; k++) ids[k] = -1;
+    float kth = 0.0f;
     for (int i = 0; i < V; i++) {
+        if (ids[K - 1] >= 0) {
+            if (i % 16 == 0 && i + 16 <= V) {
+                int hit = 0;
+                for (int j = 0; j < 16; j++) hit |= logits[i + j] > kth;
+                if (!hit) {
+                    i += 15;
+                    continue;
+                }
+            }
+            if (!(logits[i] > kth)) continue;
+        }
         int k = K;
         while (k > 0 && (ids[k - 1] < 0 || logits[i] > logits[ids[k - 1]])) k--;
         if (k == K) continue;
         memmove(ids + k + 1, ids + k, (size_t)(K - k - 1) * sizeof *ids);
         ids[k] = i;
+        if (ids[K - 1] >= 0) kth = logits[ids[K - 1]];
     }
 }
 
-/* The first index of the largest logit: the greedy choice. */
+/* The first index of the largest logit: the greedy choice.  The plain
+ * loop (one compare and a dependent index per logit, not vectorised) was
+ * a few % of a step over 8,000 logits; vec_max finds the value in vector
+ * registers and a second pass (vectorised compares, from L1) its first
+ * index.  Same answer: NaNs never win the loop's `>`, and with a NaN at
+ * index 0 nothing beats it, so any row with a NaN in front, or a NaN
+ * maximum, takes the loop itself. */
 static int argmax(const float *logits, int V)
 {
+    float max = vec_max(logits, V);
     int best = 0;
+    if (max == max && logits[0] == logits[0]) {
+        for (; best + 16 <= V; best += 16) { /* blocks of 16 compares, then the one */
+            int hit = 0;
+            for (int j = 0; j < 16; j++) hit |= logits[best + j] == max;
+            if (hit) break;
+        }
+        while (logits[best] != max) best++; /* max is one of them: ends */
+        return best;
+    }
     for (int i = 1; i < V; i++)
         if (logits[i] > logits[best]) best = i;
     return best;
@@ -223,8 +256,39 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
                                 const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
                                 bool *finite)
 {
+    decode_greedy_many_in(NULL, m, src_ids, src_start, count, limits, no_repeat_ngram, outputs, lengths, finite);
+}
+
+static bool covers(ActsSize have, ActsSize need)
+{
+    return have.src_rows >= need.src_rows && have.tgt_rows >= need.tgt_rows && have.kv_rows >= need.kv_rows &&
+           have.enc_probs >= need.enc_probs && have.dec_probs >= need.dec_probs &&
+           have.cross_probs >= need.cross_probs;
+}
+
+/* `work` able to hold `need`: as it is when it can (every buffer at least
+ * that big: the passes locate everything from the batch, within those
+ * bounds), else reallocated to the larger of each size, so a few calls
+ * settle on one allocation. */
+static void fit(Activations *work, const ModelArch *a, ActsSize need)
+{
+    if (work->block && covers(work->size, need)) return;
+    if (work->block) {
+        ActsSize have = work->size;
+#define GROW(f) if (have.f > need.f) need.f = have.f
+        GROW(src_rows); GROW(tgt_rows); GROW(kv_rows); GROW(enc_probs); GROW(dec_probs); GROW(cross_probs);
+#undef GROW
+        acts_free(work);
+    }
+    acts_alloc(work, a, need);
+}
+
+void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids, const int *src_start,
+                           int count, const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
+                           bool *finite)
+{
     const ModelArch *a = &m->arch;
-    int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0;
+    int cap = a->max_len, Ns = src_start[count], longest = 0, steps = 0, D = a->d_model;
     for (int b = 0; b < count; b++) {
         int S = src_start[b + 1] - src_start[b];
         ASSERT(S >= 1 && S <= cap && limits[b] >= 1 && limits[b] <= cap);
@@ -233,41 +297,66 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
         lengths[b] = 0;
         if (finite) finite[b] = true;
     }
-    Activations acts;
-    acts_alloc(&acts, a, acts_size_steps(a, count, cap, Ns, longest));
+    Activations local = {0}, *acts = work ? work : &local;
+    fit(acts, a, acts_size_steps(a, count, cap, Ns, longest));
     int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
-    int *kv_start = xcalloc((size_t)count, sizeof(int));
-    bool *done = xcalloc((size_t)count, sizeof(bool));
+    int *kv_start = xcalloc((size_t)count, sizeof(int)), *live_src = xcalloc((size_t)count + 1, sizeof(int));
+    int *sentence = xcalloc((size_t)count, sizeof(int)); /* live row j decodes sentence[j] */
     float *scratch = no_repeat_ngram ? xmalloc((size_t)a->tgt_vocab * sizeof(float)) : NULL;
     for (int b = 0; b < count; b++) {
         tokens[b] = TOKEN_BOS;
         tgt_start[b + 1] = b + 1;
         kv_start[b] = b * cap;
+        sentence[b] = b;
+        live_src[b + 1] = src_start[b + 1];
     }
     Batch batch = {.count = count, .src_ids = src_ids, .src_start = src_start, .tgt_ids = tokens,
                    .tgt_start = tgt_start, .kv_start = kv_start, .kv_capacity = cap};
-    transformer_encode(&acts, m, &batch);
-    int active = count;
-    for (int t = 0; t < steps && active > 0; t++) {
+    transformer_encode(acts, m, &batch);
+    batch.src_start = live_src; /* the live sentences' memory rows, packed (below) */
+    int live = count;
+    for (int t = 0; t < steps && live > 0; t++) {
         batch.tgt_pos = t;
-        transformer_decode(&acts, m, &batch); /* finished rows are computed and ignored */
-        for (int b = 0; b < count; b++) {
-            if (done[b]) continue;
-            const float *logits = acts.logits + (size_t)b * a->tgt_vocab;
+        batch.count = live;
+        transformer_decode(acts, m, &batch);
+        /* A finished sentence leaves the batch: the live ones keep their
+         * order and their K/V store rows (kv_start), and their
+         * cross-attention keys and values move down to stay packed (each
+         * layer's [S, D] pairs, a few KB), so the steps compute only live
+         * rows.  Computing finished rows and ignoring them was most of a
+         * sorted mini-batch's work: output lengths vary more than source
+         * lengths.  Where the products' rows do not depend on each other
+         * (gemm_f16.h), the tokens are those of each sentence alone. */
+        int kept = 0;
+        for (int j = 0; j < live; j++) {
+            int b = sentence[j];
+            const float *logits = acts->logits + (size_t)j * a->tgt_vocab;
             int best = choose(logits, a->tgt_vocab, outputs[b], lengths[b], no_repeat_ngram, scratch);
             if (finite && finite[b]) finite[b] = step_finite(logits, a->tgt_vocab, best);
             outputs[b][lengths[b]++] = best;
-            tokens[b] = best;
-            if (best == TOKEN_EOS || lengths[b] == limits[b]) {
-                done[b] = true;
-                active--;
+            if (best == TOKEN_EOS || lengths[b] == limits[b]) continue;
+            int S = src_start[b + 1] - src_start[b];
+            if (kept != j) {
+                size_t from = (size_t)live_src[j] * D, to = (size_t)live_src[kept] * D, n = (size_t)S * D;
+                for (int l = 0; l < a->decoder_layers; l++) {
+                    AttentionActs *ca = &acts->decoder[l].cross_attn;
+                    memmove(ca->k + to, ca->k + from, n * sizeof(float));
+                    memmove(ca->v + to, ca->v + from, n * sizeof(float));
+                }
             }
+            sentence[kept] = b;
+            tokens[kept] = best;
+            kv_start[kept] = kv_start[j];
+            live_src[kept + 1] = live_src[kept] + S;
+            kept++;
         }
+        live = kept;
     }
     free(scratch);
-    free(done);
+    free(sentence);
+    free(live_src);
     free(kv_start);
     free(tgt_start);
     free(tokens);
-    acts_free(&acts);
+    acts_free(&local);
 }

@@ -98,4 +98,14 @@ void decode_greedy_many_checked(const Model *model, const int *src_ids, const in
                                 int count, const int *limits, int no_repeat_ngram, int **outputs,
                                 int *lengths, bool *finite);
 
+/* The same in `work`, activations kept by the caller between calls (start
+ * it zeroed; acts_free it at the end): grown when a call needs more, else
+ * reused as it is.  Mini-batch after mini-batch, fresh activations were
+ * fresh pages each time, zeroed by the kernel on first touch and unmapped
+ * after (perf: a tenth of translating a file).  NULL: allocated for this
+ * call. */
+void decode_greedy_many_in(Activations *work, const Model *model, const int *src_ids,
+                           const int *src_start, int count, const int *limits, int no_repeat_ngram,
+                           int **outputs, int *lengths, bool *finite);
+
 #endif

@@ -10,8 +10,9 @@
  *     hypothesis, a mini-batch of them) take a dot-product kernel that reads B once, converting
  *     it in registers (F16C; x86-64 CPUs with AVX2 + FMA, or AVX-512
  *     where gemm.c uses it, then up to GEMM_F16_SMALL_M_AVX512 rows with
- *     results that do not depend on the other rows): half the bytes
- *     of float32, which is what a batch-1 decoding step is bound by;
+ *     results that do not depend on the other rows, and more than 4 rows
+ *     reading B once, not once per 4): half the bytes of float32, which is
+ *     what a batch-1 decoding step is bound by;
  *   - more rows widen B a block of rows at a time into a small float32
  *     buffer and run gemm_nt on it, so they get gemm.c's kernels and its
  *     threads (and, gemm.c's kernels being independent of N, the bits

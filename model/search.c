@@ -44,13 +44,20 @@ void search_translate_many_checked(const Model *model, const int *src_ids, const
                                    int count, const SearchSettings *set, int **outputs, int *lengths,
                                    bool *finite)
 {
+    search_translate_many_in(NULL, model, src_ids, src_start, count, set, outputs, lengths, finite);
+}
+
+void search_translate_many_in(Activations *work, const Model *model, const int *src_ids,
+                              const int *src_start, int count, const SearchSettings *set, int **outputs,
+                              int *lengths, bool *finite)
+{
     if (count < 1) return;
     int *limits = xmalloc((size_t)count * sizeof(int));
     for (int b = 0; b < count; b++)
         limits[b] = search_limit(&model->arch, set, src_start[b + 1] - src_start[b]);
     if (set->beam <= 1) {
-        decode_greedy_many_checked(model, src_ids, src_start, count, limits, set->no_repeat_ngram, outputs,
-                                   lengths, finite);
+        decode_greedy_many_in(work, model, src_ids, src_start, count, limits, set->no_repeat_ngram, outputs,
+                              lengths, finite);
     } else {
         BeamSettings beam = {set->beam, set->length_penalty, 1, set->no_repeat_ngram, NULL, NULL};
         for (int b = 0; b < count; b++) {

@@ -44,5 +44,10 @@ void search_translate_many(const Model *model, const int *src_ids, const int *sr
 void search_translate_many_checked(const Model *model, const int *src_ids, const int *src_start,
                                    int count, const SearchSettings *set, int **outputs, int *lengths,
                                    bool *finite);
+/* The same with greedy's activations in `work`, kept by the caller between
+ * calls (decode_greedy_many_in; NULL: allocated for the call). */
+void search_translate_many_in(Activations *work, const Model *model, const int *src_ids,
+                              const int *src_start, int count, const SearchSettings *set, int **outputs,
+                              int *lengths, bool *finite);
 
 #endif

@@ -102,11 +102,19 @@ VECTOR_CLONES float VECTOR_NAME(vec_exp_sum)(float *out, const float *a, float s
 {
     float acc[8] = {0};
     int i = 0;
+    /* The inner loops are unrolled by hand's order, not left to GCC's
+     * size limits: rolled (the polynomial makes the body too big for its
+     * complete unrolling) the block of 8 stayed a loop inside the loop,
+     * and neither was vectorised (-fopt-info-vec: "control flow in loop");
+     * unrolled, the 8 lanes become one vector (SLP).  Same operations in
+     * the same order, so the same bits. */
     if (out) {
         for (; i + 8 <= n; i += 8)
+#pragma GCC unroll 8
             for (int j = 0; j < 8; j++) acc[j] += out[i + j] = exp_nonpositive(a[i + j] - shift);
     } else {
         for (; i + 8 <= n; i += 8)
+#pragma GCC unroll 8
             for (int j = 0; j < 8; j++) acc[j] += exp_nonpositive(a[i + j] - shift);
     }
     float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));

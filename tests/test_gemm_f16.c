@@ -234,6 +234,50 @@ static void test_kept_half_decodes_as_widened_untied(void **state)
 }
 
 /* A float32 file loads for inference exactly as model_load does. */
+/* A mini-batch decoded together (decode_greedy_many) gives each sentence
+ * the tokens it gets alone, while sentences leave the batch at different
+ * steps (their limits differ, some reach </s>) and the live ones are
+ * packed again: with AVX-512 the products' rows are independent, so the
+ * logits of every step are the same bits and so are the tokens.  12
+ * sentences: rows of 4 and a remainder, both halves of the tile path. */
+static void test_batch_whose_sentences_end_apart_equals_each_alone(void **state)
+{
+    (void)state;
+    if (strcmp(gemm_f16_kernel_name(), "avx512") != 0) return; /* only that kernel promises it */
+    ModelArch a = small_arch(true);
+    const char *path = saved_f16(&a, "batch16.safetensors");
+    Model half;
+    Error err = {{0}};
+    assert_int_equal(model_load_inference(&half, path, &a, hashes, &err), 0);
+    Decoder dec;
+    decode_init(&dec, &half);
+    enum { N = 12 };
+    int src_ids[N * 8], src_start[N + 1] = {0}, limits[N];
+    Rng rng;
+    rng_seed(&rng, 21);
+    for (int b = 0; b < N; b++) {
+        int S = 1 + b % 7;
+        for (int i = 0; i < S; i++) src_ids[src_start[b] + i] = 4 + (int)(rng_uniform(&rng) * 33.0f) % 33;
+        src_start[b + 1] = src_start[b] + S;
+        limits[b] = 1 + (b * 5) % a.max_len;
+    }
+    int out[N][24], lengths[N], *outputs[N];
+    for (int b = 0; b < N; b++) outputs[b] = out[b];
+    decode_greedy_many(&half, src_ids, src_start, N, limits, 0, outputs, lengths);
+    int ended_apart = 0;
+    for (int b = 0; b < N; b++) {
+        Translation t;
+        decode_greedy(&dec, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b], 0, false, &t);
+        assert_int_equal(lengths[b], t.steps);
+        assert_memory_equal(out[b], t.output_ids, (size_t)t.steps * sizeof(int));
+        ended_apart += b > 0 && lengths[b] != lengths[b - 1];
+        translation_free(&t);
+    }
+    if (ended_apart < 3) fail_msg("only %d length changes in the batch: the test proves little", ended_apart);
+    decode_free(&dec);
+    model_free(&half);
+}
+
 static void test_float32_file_stays_float32(void **state)
 {
     (void)state;
@@ -294,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_kept_half_decodes_as_widened_tied),
         cmocka_unit_test(test_generic_path_widens_at_load),
         cmocka_unit_test(test_kept_half_decodes_as_widened_untied),
+        cmocka_unit_test(test_batch_whose_sentences_end_apart_equals_each_alone),
         cmocka_unit_test(test_float32_file_stays_float32),
         cmocka_unit_test(test_nan_in_half_matrix_is_refused),
     };
