@@ -539,6 +539,18 @@ static void test_exports_work(void **state)
     run_result_free(&r);
 }
 
+
+/* A PNG of some size at path: the screenshot a test keeps as its artifact. */
+static void expect_screenshot(const char *path)
+{
+    size_t len = 0;
+    char *png = read_file(path, &len);
+    assert_non_null(png);
+    assert_true(len > 10000);
+    assert_memory_equal(png, "\x89PNG", 4);
+    print_message("screenshot: %s (%zu bytes)\n", path, len);
+    free(png);
+}
 static void test_screenshot(void **state)
 {
     (void)state;
@@ -549,13 +561,7 @@ static void test_screenshot(void **state)
     snprintf(arg, sizeof arg, "--screenshot=%s/%s", cwd, SCREENSHOT);
     RunResult r = run_chromium("", arg);
     assert_int_equal(r.status, 0);
-    size_t len = 0;
-    char *png = read_file(SCREENSHOT, &len);
-    assert_non_null(png);
-    assert_true(len > 10000);
-    assert_memory_equal(png, "\x89PNG", 4);
-    print_message("screenshot: %s (%zu bytes)\n", SCREENSHOT, len);
-    free(png);
+    expect_screenshot(SCREENSHOT);
     run_result_free(&r);
 }
 
@@ -661,13 +667,7 @@ static void test_web_page_translates_english(void **state)
     unlink(WEB_SCREENSHOT);
     check_web_translation("#dir=en-zh&still&text=I%20love%20china", "configs/en-zh.yaml", "I love china",
                           WEB_SCREENSHOT);
-    size_t len = 0;
-    char *png = read_file(WEB_SCREENSHOT, &len);
-    assert_non_null(png);
-    assert_true(len > 10000);
-    assert_memory_equal(png, "\x89PNG", 4);
-    print_message("screenshot: %s (%zu bytes)\n", WEB_SCREENSHOT, len);
-    free(png);
+    expect_screenshot(WEB_SCREENSHOT);
 }
 
 static void test_web_page_translates_chinese(void **state)
