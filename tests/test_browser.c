@@ -539,7 +539,6 @@ static void test_exports_work(void **state)
     run_result_free(&r);
 }
 
-
 /* A PNG of some size at path: the screenshot a test keeps as its artifact. */
 static void expect_screenshot(const char *path)
 {
