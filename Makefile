@@ -499,10 +499,13 @@ web: deps
 
 # apt-get source of each library at the installed version; the unpacked
 # folder gets a stable name (build/web/src/utf8proc -> utf8proc-2.8.0/).
+# The version is the native architecture's package: with the arm64 -dev
+# packages installed too (make test-aarch64), dpkg-query of the bare name
+# prints both versions run together ("2.8.0-12.8.0-1").
 $(WEB)/src/.fetched: tools/deps.sh
 	@rm -rf $(WEB)/src && mkdir -p $(WEB)/src $(WEB)/include/cjson
-	cd $(WEB)/src && for s in $(WEB_SOURCES); do \
-	    v=$$(dpkg-query -W -f='$${source:Version}' $${s#*:}) && \
+	cd $(WEB)/src && arch=$$(dpkg --print-architecture) && for s in $(WEB_SOURCES); do \
+	    v=$$(dpkg-query -W -f='$${source:Version}' $${s#*:}:$$arch) && \
 	    apt-get source -qq $${s%%:*}=$$v >/dev/null && \
 	    ln -sfn $$(ls -d $${s%%:*}-*/ | head -1) $${s%%:*} || exit 1; \
 	done
