@@ -89,6 +89,51 @@ static void test_avx512_rows_are_independent(void **state)
     }
 }
 
+/* The AVX-512 tiles' order of summation, exactly: lane l (of 16) sums the
+ * products of k = l, l + 16, ... by fused multiply-adds in k order, the
+ * lanes are added in the tree l + (l + 8), then + 4, + 2, + 1 (that of
+ * GCC's _mm512_reduce_add_ps, which the tiles used until their sums were
+ * reduced 16 at a time), then the k tail in order.  Every tile shape (1×8
+ * rows of decoding, 4×4 of a batch, the short ones at the edges) gets the
+ * same bits, so a change of that order shows here, not as a translation
+ * that differs in the last digit of its score. */
+static float tree_sum(const float *a, const uint16_t *b, int K)
+{
+    float lane[16] = {0};
+    int k = 0;
+    for (; k + 16 <= K; k += 16)
+        for (int l = 0; l < 16; l++) lane[l] = fmaf(a[k + l], safetensors_f16_to_f32_scalar(b[k + l]), lane[l]);
+    for (int half = 8; half >= 1; half /= 2)
+        for (int l = 0; l < half; l++) lane[l] = lane[l] + lane[l + half];
+    float sum = lane[0];
+    for (; k < K; k++) sum += a[k] * safetensors_f16_to_f32_scalar(b[k]);
+    return sum;
+}
+
+static void test_avx512_tiles_sum_in_the_documented_order(void **state)
+{
+    (void)state;
+    if (strcmp(gemm_f16_kernel_name(), "avx512") != 0) return;
+    enum { N = 23, K = 2 * 16 * 16 + 5 };
+    static const int Ms[] = {1, 2, 3, 4, 5, 13};
+    Rng rng;
+    rng_seed(&rng, 5);
+    static float A[13 * K], C[13 * N];
+    static uint16_t B[N * K];
+    for (int i = 0; i < 13 * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
+    for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+        gemm_f16_nt(C, A, B, Ms[m], N, K);
+        for (int i = 0; i < Ms[m]; i++)
+            for (int j = 0; j < N; j++) {
+                float want = tree_sum(A + (size_t)i * K, B + (size_t)j * K, K);
+                if (memcmp(&want, &C[i * N + j], sizeof want) != 0)
+                    fail_msg("M=%d: C[%d][%d] = %.9g, the documented order gives %.9g", Ms[m], i, j,
+                             C[i * N + j], want);
+            }
+    }
+}
+
 /* On an AVX-512 machine the AVX2 tiles are checked too, forced. */
 static void test_avx2_path_matches_the_reference(void **state)
 {
@@ -332,6 +377,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_products_match_the_reference),
         cmocka_unit_test(test_avx512_rows_are_independent),
+        cmocka_unit_test(test_avx512_tiles_sum_in_the_documented_order),
         cmocka_unit_test(test_avx2_path_matches_the_reference),
         cmocka_unit_test(test_generic_path_matches_the_reference),
         cmocka_unit_test(test_widen_is_exact),
