@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "../model/decode.h"
 #include "../model/safetensors.h"
 #include "../model/model.h"
@@ -25,6 +26,28 @@ static ModelArch tiny_arch(bool pre, bool tied)
 }
 
 static const VocabHashes hashes = {0x1234, 0x5678};
+
+/* ---- the parameter blocks ------------------------------------------------- */
+
+/* big_calloc (common/util.h) holds every Params block: zeroed, 64-byte
+ * aligned at least, freed by big_free with its size, whether it is under
+ * a huge page (malloc'd) or not (mapped on its own). */
+static void test_big_blocks_are_zeroed_and_aligned(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {1, 31000, (2u << 20) / 4 - 1, (2u << 20) / 4, (5u << 20) / 4 + 3};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        float *p = big_calloc(counts[i], sizeof(float));
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 64, 0);
+        for (size_t k = 0; k < counts[i]; k++)
+            if (p[k] != 0.0f) fail_msg("%zu floats: element %zu is not zero", counts[i], k);
+        p[counts[i] - 1] = 1.0f; /* writable to the end */
+        big_free(p, counts[i], sizeof(float));
+    }
+    assert_null(big_calloc(0, sizeof(float)));
+    big_free(NULL, 10, sizeof(float));
+}
 
 /* ---- the tensor list ------------------------------------------------------ */
 
@@ -378,6 +401,7 @@ static void test_decode_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_big_blocks_are_zeroed_and_aligned),
         cmocka_unit_test(test_param_names_follow_pytorch),
         cmocka_unit_test(test_tied_output_has_no_generator_weight),
         cmocka_unit_test(test_save_load_round_trip),
