@@ -88,12 +88,34 @@ static bool all_finite(const float *x, size_t n)
     return !bad;
 }
 
-/* The same on float16 bits: exponent all ones (0x7c00) is Inf or NaN. */
+/* The same on float16 bits: exponent all ones (0x7c00) is Inf or NaN.
+ * Every matrix of a float16 model goes through it at each start of
+ * translate (17.9 MB for en-zh): compiled also for AVX2 and AVX-512,
+ * where the same loop takes 16 or 32 values per instruction instead of 8
+ * (x86-64's baseline SSE2), 2.4 -> 1.8 / 1.45 ms over en-zh's file with
+ * its pages mapped (the same file and machine, the load check as it is,
+ * measured side by side), the same verdict. */
+#define ALL_FINITE_F16_BODY                                                                        \
+    {                                                                                              \
+        uint16_t bad = 0;                                                                          \
+        for (size_t i = 0; i < n; i++) bad |= (x[i] & 0x7c00u) == 0x7c00u;                         \
+        return !bad;                                                                               \
+    }
+static bool all_finite_f16_plain(const uint16_t *x, size_t n) ALL_FINITE_F16_BODY
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static bool all_finite_f16_avx2(const uint16_t *x, size_t n)
+    ALL_FINITE_F16_BODY
+__attribute__((target("avx512bw"))) static bool all_finite_f16_avx512(const uint16_t *x, size_t n)
+    ALL_FINITE_F16_BODY
+#endif
+
 static bool all_finite_f16(const uint16_t *x, size_t n)
 {
-    uint16_t bad = 0;
-    for (size_t i = 0; i < n; i++) bad |= (x[i] & 0x7c00u) == 0x7c00u;
-    return !bad;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512bw")) return all_finite_f16_avx512(x, n);
+    if (__builtin_cpu_supports("avx2")) return all_finite_f16_avx2(x, n);
+#endif
+    return all_finite_f16_plain(x, n);
 }
 
 static int not_finite(const char *path, const ParamSpec *spec, size_t i, bool nan, Error *err)
