@@ -159,6 +159,16 @@ static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpe
     return 0;
 }
 
+/* The tensor named `name`, the i-th of the descriptor list: looked for
+ * first at place i, where our writer puts it (a file's tensors are sorted
+ * by offset, and we write them in params.h's order), so that a load
+ * compares ~100 names, not ~100 x 100 / 2 (1.5% of start-up, perf). */
+static const SafeTensor *find_tensor(const SafeFile *file, size_t i, const char *name)
+{
+    if (i < file->count && strcmp(file->tensors[i].name, name) == 0) return &file->tensors[i];
+    return safetensors_find(file, name);
+}
+
 /* Can `file` be kept float16: is every matrix and embedding of `arch` in
  * it an F16 tensor?  (A missing or misshapen one is reported by the load.)
  * *aligned: and does each start on an even byte, so that the mapped file
@@ -171,7 +181,7 @@ static bool all_half(const SafeFile *file, const ModelArch *arch, bool *aligned)
     *aligned = true;
     for (size_t i = 0; half && i < n; i++) {
         if (specs[i].kind != PARAM_MATRIX && specs[i].kind != PARAM_EMBEDDING) continue;
-        const SafeTensor *t = safetensors_find(file, specs[i].name);
+        const SafeTensor *t = find_tensor(file, i, specs[i].name);
         half = t && t->dtype == DTYPE_F16;
         if (half && t->offset % 2) *aligned = false;
     }
@@ -215,7 +225,7 @@ static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, 
         model->params.map_bytes = map ? file->file_size : 0;
         count = params_describe(arch, &model->params, &specs);
         for (size_t i = 0; status == 0 && i < count; i++) {
-            const SafeTensor *t = safetensors_find(file, specs[i].name);
+            const SafeTensor *t = find_tensor(file, i, specs[i].name);
             status = t ? load_tensor(file, t, &specs[i], half, map, err)
                        : error_set(err, "%s: missing tensor '%s'", path, specs[i].name);
         }
@@ -229,7 +239,7 @@ static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, 
         for (size_t k = 0; extra_names && extra_names[k] && !extra; k++)
             extra = strcmp(name, extra_names[k]) == 0;
         if (extra) continue;
-        size_t j = 0;
+        size_t j = i < count && strcmp(specs[i].name, name) == 0 ? i : 0; /* as find_tensor */
         while (j < count && strcmp(specs[j].name, name) != 0) j++;
         if (j == count)
             status = error_set(err, "%s: unexpected tensor '%s' (not part of this architecture)",
