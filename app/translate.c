@@ -987,9 +987,10 @@ static int choose_config(const Options *opt, char **chosen)
  * input is read, and reported once (issue 14): a broken or missing config
  * is status 2 at start, not an error repeated on every line.  One model
  * (-c, --from/--to) is opened whole here, weights too.  Without -c both
- * configs are read and checked now, since either may be needed; their
- * weights and vocabularies are loaded when a line first needs them, so
- * English input never waits for the zh-en model. */
+ * configs are read and checked now, since either may be needed, and kept;
+ * their weights and vocabularies are loaded, as the kept config says,
+ * when a line first needs them, so English input never waits for the
+ * zh-en model. */
 static ExitStatus session_start(Session *s)
 {
     const Options *o = s->opt;
