@@ -68,8 +68,19 @@ fail:
 
 ExitStatus translator_open(Translator *tr, const char *config_path, Error *err)
 {
+    Config config;
+    if (config_load(config_path, &config, err)) {
+        memset(tr, 0, sizeof *tr);
+        return EXIT_USAGE;
+    }
+    return translator_open_config(tr, &config, err);
+}
+
+ExitStatus translator_open_config(Translator *tr, Config *config, Error *err)
+{
     memset(tr, 0, sizeof *tr);
-    if (config_load(config_path, &tr->config, err)) return EXIT_USAGE;
+    tr->config = *config;
+    memset(config, 0, sizeof *config);
     bool write = tr->config.random_init && !file_exists(tr->config.weights_path);
     return open_files(tr, write, EXIT_DATA, err);
 }

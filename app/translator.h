@@ -28,6 +28,9 @@ typedef struct {
 /* Load config, vocabularies and weights (writing a seeded random model
  * first when the config asks for it and the file is absent). */
 ExitStatus translator_open(Translator *tr, const char *config_path, Error *err);
+/* The same for a config already loaded (config_load), which it takes
+ * over: *config is left zeroed, and freed with tr (also on failure). */
+ExitStatus translator_open_config(Translator *tr, Config *config, Error *err);
 void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
 
 /* The seed of --init-weights when the config names no random_init_seed. */

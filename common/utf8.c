@@ -1,6 +1,8 @@
 /* utf8.c — see utf8.h. */
 #include "utf8.h"
 
+#include <string.h>
+
 size_t utf8_decode(const unsigned char *s, size_t len, int32_t *cp)
 {
     unsigned char b = s[0];
@@ -32,7 +34,14 @@ bool utf8_valid(const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;
     int32_t cp;
-    for (size_t i = 0, n; i < len; i += n)
-        if ((n = utf8_decode(u + i, len - i, &cp)) == 0) return false;
+    for (size_t i = 0, n; i < len; i += n) {
+        /* ASCII needs no decoding: 8 bytes at a time while no high bit is
+         * set (a vocabulary file is mostly ASCII), then byte by byte. */
+        uint64_t word;
+        while (i + 8 <= len && (memcpy(&word, u + i, 8), (word & 0x8080808080808080ULL) == 0)) i += 8;
+        if (i == len) break;
+        if (u[i] < 0x80) n = 1;
+        else if ((n = utf8_decode(u + i, len - i, &cp)) == 0) return false;
+    }
     return true;
 }

@@ -25,8 +25,9 @@ void *util_xmalloc(size_t n, const char *file, int line);
  * training, their gradients), mapped on its own and marked for transparent
  * huge pages:
  * 30 MB of weights then cost ~15 page faults instead of ~7,500, and in a
- * virtual machine the faults were the largest part of start-up.  Aborts
- * when out of memory, like xmalloc; free with big_free and the same size. */
+ * virtual machine the faults were the largest part of start-up.  Blocks
+ * under 2 MiB come from malloc instead (64-byte aligned).  Aborts when out
+ * of memory, like xmalloc; free with big_free and the same size. */
 #define big_calloc(n, size) util_big_calloc((n), (size), __FILE__, __LINE__)
 void *util_big_calloc(size_t n, size_t size, const char *file, int line);
 void big_free(void *p, size_t n, size_t size); /* NULL-safe */

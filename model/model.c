@@ -88,12 +88,34 @@ static bool all_finite(const float *x, size_t n)
     return !bad;
 }
 
-/* The same on float16 bits: exponent all ones (0x7c00) is Inf or NaN. */
+/* The same on float16 bits: exponent all ones (0x7c00) is Inf or NaN.
+ * Every matrix of a float16 model goes through it at each start of
+ * translate (17.9 MB for en-zh): compiled also for AVX2 and AVX-512,
+ * where the same loop takes 16 or 32 values per instruction instead of 8
+ * (x86-64's baseline SSE2).  Over en-zh's file, its pages already mapped,
+ * side by side on a loaded Xeon: 2.4 ms (SSE2), 1.8 (AVX2), 1.45
+ * (AVX-512); the same verdict, it is the same loop. */
+#define ALL_FINITE_F16_BODY                                                                        \
+    {                                                                                              \
+        uint16_t bad = 0;                                                                          \
+        for (size_t i = 0; i < n; i++) bad |= (x[i] & 0x7c00u) == 0x7c00u;                         \
+        return !bad;                                                                               \
+    }
+static bool all_finite_f16_plain(const uint16_t *x, size_t n) ALL_FINITE_F16_BODY
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static bool all_finite_f16_avx2(const uint16_t *x, size_t n)
+    ALL_FINITE_F16_BODY
+__attribute__((target("avx512bw"))) static bool all_finite_f16_avx512(const uint16_t *x, size_t n)
+    ALL_FINITE_F16_BODY
+#endif
+
 static bool all_finite_f16(const uint16_t *x, size_t n)
 {
-    uint16_t bad = 0;
-    for (size_t i = 0; i < n; i++) bad |= (x[i] & 0x7c00u) == 0x7c00u;
-    return !bad;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512bw")) return all_finite_f16_avx512(x, n);
+    if (__builtin_cpu_supports("avx2")) return all_finite_f16_avx2(x, n);
+#endif
+    return all_finite_f16_plain(x, n);
 }
 
 static int not_finite(const char *path, const ParamSpec *spec, size_t i, bool nan, Error *err)
@@ -137,6 +159,16 @@ static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpe
     return 0;
 }
 
+/* The tensor named `name`, the i-th of the descriptor list: looked for
+ * first at place i, where our writer puts it (a file's tensors are sorted
+ * by offset, and we write them in params.h's order), so that a load
+ * compares ~100 names, not ~100 x 100 / 2 (1.5% of start-up, perf). */
+static const SafeTensor *find_tensor(const SafeFile *file, size_t i, const char *name)
+{
+    if (i < file->count && strcmp(file->tensors[i].name, name) == 0) return &file->tensors[i];
+    return safetensors_find(file, name);
+}
+
 /* Can `file` be kept float16: is every matrix and embedding of `arch` in
  * it an F16 tensor?  (A missing or misshapen one is reported by the load.)
  * *aligned: and does each start on an even byte, so that the mapped file
@@ -149,7 +181,7 @@ static bool all_half(const SafeFile *file, const ModelArch *arch, bool *aligned)
     *aligned = true;
     for (size_t i = 0; half && i < n; i++) {
         if (specs[i].kind != PARAM_MATRIX && specs[i].kind != PARAM_EMBEDDING) continue;
-        const SafeTensor *t = safetensors_find(file, specs[i].name);
+        const SafeTensor *t = find_tensor(file, i, specs[i].name);
         half = t && t->dtype == DTYPE_F16;
         if (half && t->offset % 2) *aligned = false;
     }
@@ -193,7 +225,7 @@ static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, 
         model->params.map_bytes = map ? file->file_size : 0;
         count = params_describe(arch, &model->params, &specs);
         for (size_t i = 0; status == 0 && i < count; i++) {
-            const SafeTensor *t = safetensors_find(file, specs[i].name);
+            const SafeTensor *t = find_tensor(file, i, specs[i].name);
             status = t ? load_tensor(file, t, &specs[i], half, map, err)
                        : error_set(err, "%s: missing tensor '%s'", path, specs[i].name);
         }
@@ -207,7 +239,7 @@ static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, 
         for (size_t k = 0; extra_names && extra_names[k] && !extra; k++)
             extra = strcmp(name, extra_names[k]) == 0;
         if (extra) continue;
-        size_t j = 0;
+        size_t j = i < count && strcmp(specs[i].name, name) == 0 ? i : 0; /* as find_tensor */
         while (j < count && strcmp(specs[j].name, name) != 0) j++;
         if (j == count)
             status = error_set(err, "%s: unexpected tensor '%s' (not part of this architecture)",

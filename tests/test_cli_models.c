@@ -476,7 +476,7 @@ static void expect_fails_before_reading(const char *const argv[], int status, co
 
 /* The tiny model's config with absolute paths and `weights`, at `path`
  * (no random_init_seed: a missing weights file stays missing). */
-static void write_tiny_config(const char *path, const char *weights)
+static void write_tiny_config_for(const char *path, const char *weights, const char *from, const char *to)
 {
     char cwd[512];
     if (!getcwd(cwd, sizeof cwd)) abort();
@@ -486,12 +486,17 @@ static void write_tiny_config(const char *path, const char *weights)
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fprintf(f,
-            "name: tiny\nsource_language: en\ntarget_language: zh\nmodel:\n"
+            "name: tiny\nsource_language: %s\ntarget_language: %s\nmodel:\n"
             "  weights: %s\n  source_vocab: %s/tests/data/tiny.src.vocab\n"
             "  target_vocab: %s/tests/data/tiny.tgt.vocab\n%s",
-            weights, cwd, cwd, strstr(tiny, "architecture:"));
+            from, to, weights, cwd, cwd, strstr(tiny, "architecture:"));
     fclose(f);
     free(tiny);
+}
+
+static void write_tiny_config(const char *path, const char *weights)
+{
+    write_tiny_config_for(path, weights, "en", "zh");
 }
 
 static void test_broken_config_fails_once_at_start(void **state)
@@ -545,6 +550,51 @@ static void test_broken_config_fails_once_at_start(void **state)
 
 /* ---- 7. options that would do nothing ---------------------------------- */
 
+
+/* Without -c each default config is read once, at start, and the model a
+ * line first needs is opened from what was read and checked then: a
+ * config broken while translate runs changes nothing until the next run.
+ * (It used to be read again when its model was opened, a quarter of a
+ * millisecond of every start-up.) */
+static void test_each_default_config_is_read_once_at_start(void **state)
+{
+    (void)state;
+    char cwd[512], home[600], dir[700], en_zh[800], zh_en[800], weights[700];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(home, sizeof home, "%s/home-once", temp_dir());
+    mkdir(home, 0755);
+    snprintf(dir, sizeof dir, "%s/configs", home);
+    mkdir(dir, 0755);
+    snprintf(weights, sizeof weights, "%s/tests/data/tiny.safetensors", cwd);
+    snprintf(en_zh, sizeof en_zh, "%s/en-zh.yaml", dir);
+    snprintf(zh_en, sizeof zh_en, "%s/zh-en.yaml", dir);
+    write_tiny_config_for(en_zh, weights, "en", "zh");
+    write_tiny_config_for(zh_en, weights, "zh", "en");
+    char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
+    setenv("TRANSLATE_HOME", home, 1);
+    Child c = spawn((const char *[]){"./translate", "-q", NULL});
+    char reply[4096];
+    if (write(c.in, "I love china\n", 13) != 13) abort();
+    read_reply(c.out, reply, sizeof reply); /* running, both configs read */
+    FILE *f = fopen(zh_en, "w");
+    fputs("name: zh-en\nsource_language: zh\n", f); /* no longer a config */
+    fclose(f);
+    const char *han = "\xE6\x88\x91\xE7\x88\xB1\xE4\xB8\xAD\xE5\x9B\xBD\n"; /* 我爱中国: zh-en's first line */
+    if (write(c.in, han, strlen(han)) != (ssize_t)strlen(han)) abort();
+    read_reply(c.out, reply, sizeof reply);
+    close(c.in);
+    c.in = -1;
+    int status = wait_exit(&c);
+    char *err = drain(c.err);
+    close(c.out);
+    close(c.err);
+    if (saved) setenv("TRANSLATE_HOME", saved, 1); /* before any failure: the next tests need it */
+    else unsetenv("TRANSLATE_HOME");
+    free(saved);
+    if (status != 0 || err[0]) fail_msg("status %d, stderr '%s'", status, err);
+    free(err);
+}
+
 static void test_options_that_do_nothing_are_usage_errors(void **state)
 {
     (void)state;
@@ -591,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_input_and_output_files),
         cmocka_unit_test(test_every_reply_is_flushed_at_once),
         cmocka_unit_test(test_broken_config_fails_once_at_start),
+        cmocka_unit_test(test_each_default_config_is_read_once_at_start),
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -698,6 +698,92 @@ static void test_a_full_length_line_is_accepted_with_crlf_too(void **state)
     run_result_free(&r);
 }
 
+/* A LineReader (common/line.h) hands out the lines line_read_or_stop reads
+ * from the same bytes: CRLF, a lone CR, a final CR, NUL bytes, a last line
+ * without "\n", lines of max bytes and one more, lines across its 64 KiB
+ * reads; from a file, and from a pipe that delivers 7 bytes at a time. */
+static void expect_same_lines(const char *what, const char *text, size_t len, size_t max, bool pipe_it)
+{
+    FILE *in = fmemopen((void *)text, len, "rb");
+    int fd, fds[2] = {-1, -1};
+    pid_t writer = -1;
+    if (!pipe_it) {
+        fd = open(temp_file("lines.txt", text, len), O_RDONLY);
+    } else {
+        assert_int_equal(pipe(fds), 0);
+        fflush(NULL);
+        writer = fork();
+        assert_true(writer >= 0);
+        if (writer == 0) {
+            close(fds[0]);
+            for (size_t at = 0; at < len; at += 7)
+                if (write(fds[1], text + at, len - at < 7 ? len - at : 7) < 0) _exit(1);
+            _exit(0);
+        }
+        close(fds[1]);
+        fd = fds[0];
+    }
+    assert_true(fd >= 0);
+    LineReader r;
+    line_reader_init(&r, fd, max);
+    char *want = malloc(max + 1), *got;
+    for (int line = 1;; line++) {
+        long a = line_read_or_stop(in, want, max), b = line_reader_next(&r, &got);
+        if (a != b) fail_msg("%s: line %d: line_read_or_stop %ld, LineReader %ld", what, line, a, b);
+        if (a < 0) break;
+        if (memcmp(want, got, (size_t)a + 1) != 0) fail_msg("%s: line %d differs", what, line);
+    }
+    line_reader_free(&r);
+    free(want);
+    fclose(in);
+    close(fd);
+    if (writer > 0) waitpid(writer, NULL, 0);
+}
+
+static void test_a_line_reader_reads_what_line_read_reads(void **state)
+{
+    (void)state;
+    static const char *const small[] = {
+        "", "\n", "a", "a\n", "a\r", "a\r\n", "\r", "\r\n\r\n", "a\rb\n", "a\r\rb\r\r\n",
+        "ab\n\ncd", "0123456789abcdef\r\n0123456789abcdef\n", "0123456789abcdefg\n", "0123456789abcdef\r",
+        "0123456789abcdef\rx\n", "0123456789abcdefgh", "x\n0123456789abcdefghijklmnop\nmore\n",
+    };
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+        for (int p = 0; p < 2; p++) expect_same_lines(small[i], small[i], strlen(small[i]), 16, p);
+    static const char nul[] = "a\0b\nc\0\n";
+    expect_same_lines("NUL bytes", nul, sizeof nul - 1, 16, false);
+    /* Lines of MAX - 1, MAX and MAX + 1 bytes with each ending, placed so
+     * that one ends, or its "\r\n" is split, where the reader's first
+     * read (MAX + 2 + 64 KiB) ends. */
+    enum { MAX = 4096, FIRST_READ = MAX + 2 + 65536 };
+    char *text = malloc(2 * FIRST_READ);
+    for (size_t edge = FIRST_READ - 3; edge <= FIRST_READ + 2; edge++)
+        for (int extra = -1; extra <= 1; extra++)
+            for (int ending = 0; ending < 3; ending++) {
+                static const char *const endings[] = {"\n", "\r\n", "\r"};
+                size_t n = 0, line = (size_t)(MAX + extra);
+                while (n + 100 < edge - line) {
+                    memset(text + n, 'f', 60);
+                    text[n + 60] = '\n';
+                    n += 61;
+                }
+                memset(text + n, 'p', edge - line - n - 1); /* the long line ends at `edge` */
+                n = edge - line;
+                text[n - 1] = '\n';
+                memset(text + n, 'L', line);
+                n += line;
+                memcpy(text + n, endings[ending], strlen(endings[ending]));
+                n += strlen(endings[ending]);
+                memcpy(text + n, "tail\n", 5);
+                char what[64];
+                snprintf(what, sizeof what, "edge %zu, %zu bytes, ending %d", edge, line, ending);
+                expect_same_lines(what, text, n + 5, MAX, false);
+                expect_same_lines(what, text, n, MAX, false); /* the long line last */
+                if (edge == FIRST_READ && extra == 0) expect_same_lines(what, text, n + 5, MAX, true);
+            }
+    free(text);
+}
+
 static void test_a_lone_cr_in_a_tsv_line_is_kept(void **state)
 {
     (void)state;
@@ -747,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_a_huge_header_is_refused_before_parsing),
         cmocka_unit_test(test_nul_names_and_duplicate_metadata_are_refused),
         cmocka_unit_test(test_a_full_length_line_is_accepted_with_crlf_too),
+        cmocka_unit_test(test_a_line_reader_reads_what_line_read_reads),
         cmocka_unit_test(test_a_lone_cr_in_a_tsv_line_is_kept),
         cmocka_unit_test(test_a_vocabulary_with_a_bom_loads),
     };

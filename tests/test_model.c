@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "../model/decode.h"
 #include "../model/safetensors.h"
 #include "../model/model.h"
@@ -25,6 +26,28 @@ static ModelArch tiny_arch(bool pre, bool tied)
 }
 
 static const VocabHashes hashes = {0x1234, 0x5678};
+
+/* ---- the parameter blocks ------------------------------------------------- */
+
+/* big_calloc (common/util.h) holds every Params block: zeroed, 64-byte
+ * aligned at least, freed by big_free with its size, whether it is under
+ * a huge page (malloc'd) or not (mapped on its own). */
+static void test_big_blocks_are_zeroed_and_aligned(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {1, 31000, (2u << 20) / 4 - 1, (2u << 20) / 4, (5u << 20) / 4 + 3};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        float *p = big_calloc(counts[i], sizeof(float));
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 64, 0);
+        for (size_t k = 0; k < counts[i]; k++)
+            if (p[k] != 0.0f) fail_msg("%zu floats: element %zu is not zero", counts[i], k);
+        p[counts[i] - 1] = 1.0f; /* writable to the end */
+        big_free(p, counts[i], sizeof(float));
+    }
+    assert_null(big_calloc(0, sizeof(float)));
+    big_free(NULL, 10, sizeof(float));
+}
 
 /* ---- the tensor list ------------------------------------------------------ */
 
@@ -233,6 +256,70 @@ static void test_nan_in_weights_is_rejected(void **state)
     expect_load_error(&a, hashes, path, "transformer.decoder.layers.1.linear1.bias' holds NaN at index 3");
 }
 
+/* A float16 model for inference keeps its matrices as the file's bits
+ * (model.h), checked by a vectorised scan: one Inf or NaN anywhere in a
+ * matrix — first value, inside or at the edge of a 16-, 32- or 64-byte
+ * block, last value — is refused with its index, and the largest finite
+ * half (0x7bff) is not. */
+static void test_inf_or_nan_in_a_float16_matrix_is_rejected(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(true, true);
+    a.d_model = 24, a.heads = 2, a.d_ff = 40; /* in_proj_weight: 72 x 24 = 1,728 halves */
+    Model m;
+    model_init_random(&m, &a, 7);
+    char path[512];
+    snprintf(path, sizeof path, "%s/half.safetensors", temp_dir());
+    Error err = {{0}};
+    assert_int_equal(model_save_with(&m, path, hashes, DTYPE_F16, NULL, 0, NULL, 0, &err), 0);
+    model_free(&m);
+    size_t len;
+    unsigned char *good = (unsigned char *)read_file(path, &len);
+    SafeFile f;
+    assert_int_equal(safetensors_open(path, &f, &err), 0);
+    static const char *const names[] = {"transformer.decoder.layers.2.multihead_attn.in_proj_weight",
+                                        "tgt_embed.weight", "transformer.encoder.layers.0.linear2.weight"};
+    static const uint16_t values[] = {0x7c00, 0xfc00, 0x7e00, 0xfc01, 0x7bff};
+    char bad_path[600];
+    snprintf(bad_path, sizeof bad_path, "%s/half-bad.safetensors", temp_dir());
+    int checked = 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const SafeTensor *t = safetensors_find(&f, names[k]);
+        assert_non_null(t);
+        assert_int_equal(t->dtype, DTYPE_F16);
+        size_t at[] = {0, 7, 8, 15, 16, 31, 32, 63, 64, t->numel / 2 + 1, t->numel - 33, t->numel - 1};
+        for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+            for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+                unsigned char *bytes = malloc(len);
+                memcpy(bytes, good, len);
+                bytes[t->offset + 2 * at[i]] = (unsigned char)(values[v] & 0xff);
+                bytes[t->offset + 2 * at[i] + 1] = (unsigned char)(values[v] >> 8);
+                FILE *out = fopen(bad_path, "wb");
+                assert_int_equal(fwrite(bytes, 1, len, out), len);
+                fclose(out);
+                free(bytes);
+                Model loaded;
+                Error e = {{0}};
+                int status = model_load_inference(&loaded, bad_path, &a, hashes, &e);
+                checked++;
+                if (values[v] == 0x7bff) {
+                    if (status != 0) fail_msg("%s[%zu] = 0x7bff refused: %s", names[k], at[i], e.message);
+                    model_free(&loaded);
+                    continue;
+                }
+                char want[200];
+                snprintf(want, sizeof want, "tensor '%s' holds %s at index %zu", names[k],
+                         values[v] & 0x3ff ? "NaN" : "Inf", at[i]);
+                if (status == 0 || !strstr(e.message, want))
+                    fail_msg("%s[%zu] = 0x%04x: got '%s', want '%s'", names[k], at[i], values[v],
+                             status ? e.message : "(loaded)", want);
+            }
+    }
+    safetensors_close(&f);
+    free(good);
+    print_message("%d files checked\n", checked);
+}
+
 /* ---- decoding -------------------------------------------------------------- */
 
 static void assert_close_floats(const float *a, const float *b, size_t n, const char *what)
@@ -378,6 +465,7 @@ static void test_decode_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_big_blocks_are_zeroed_and_aligned),
         cmocka_unit_test(test_param_names_follow_pytorch),
         cmocka_unit_test(test_tied_output_has_no_generator_weight),
         cmocka_unit_test(test_save_load_round_trip),
@@ -387,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_training_init_is_xavier_uniform),
         cmocka_unit_test(test_missing_and_unexpected_tensors),
         cmocka_unit_test(test_nan_in_weights_is_rejected),
+        cmocka_unit_test(test_inf_or_nan_in_a_float16_matrix_is_rejected),
         cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_post),
         cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_pre),
         cmocka_unit_test(test_maps_are_distributions_and_causal),

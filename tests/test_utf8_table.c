@@ -22,7 +22,9 @@
  * Surrogates (ED A0..BF ..), overlong forms (E0 9F .., F0 8F ..,  C0, C1)
  * and the last code point (F4 8F BF BF yes, F4 90 80 80 no) fall out of
  * the table and are spelled out too.  Each sequence is tokenised between
- * two ASCII letters, so the error must name byte 1. */
+ * two ASCII letters, so the error must name byte 1.  And utf8_valid's
+ * eight-bytes-at-a-time skipping of ASCII gives the answers of decoding
+ * byte by byte, wherever a sequence falls. */
 #include "testutil.h"
 
 #include <stdbool.h>
@@ -212,6 +214,52 @@ static void test_surrogates_overlongs_and_the_last_code_point(void **state)
         expect(cases[i].seq, cases[i].n, cases[i].ok, cases[i].why, &checked);
 }
 
+/* utf8_valid skips ASCII eight bytes at a time: every well-formed and
+ * ill-formed sequence above, at each offset 0..17 of a run of ASCII and
+ * followed by more (or cut short by the end of the text), must get the
+ * answer of decoding it byte by byte. */
+static bool valid_byte_by_byte(const unsigned char *s, size_t len)
+{
+    int32_t cp;
+    for (size_t i = 0, n; i < len; i += n)
+        if ((n = utf8_decode(s + i, len - i, &cp)) == 0) return false;
+    return true;
+}
+
+static void test_ascii_runs_around_every_sequence(void **state)
+{
+    (void)state;
+    unsigned char seqs[2 * ROWS + 4][4];
+    int lens[2 * ROWS + 4], count = 0;
+    for (int r = 0; r < ROWS; r++) {
+        memcpy(seqs[count], table_3_7[r].lo, 4), lens[count++] = table_3_7[r].n;
+        memcpy(seqs[count], table_3_7[r].hi, 4), lens[count++] = table_3_7[r].n;
+    }
+    static const unsigned char bad[][4] = {{0xED, 0xA0, 0x80}, {0xC0, 0x80}, {0x80}, {0xF4, 0x90, 0x80, 0x80}};
+    static const int bad_len[] = {3, 2, 1, 4};
+    for (int i = 0; i < 4; i++) memcpy(seqs[count], bad[i], 4), lens[count++] = bad_len[i];
+    int checked = 0;
+    for (int k = 0; k < count; k++)
+        for (int at = 0; at < 18; at++)
+            for (int after = 0; after < 10; after++)
+                for (int cut = 0; cut < lens[k] && !(cut && after); cut++) { /* cut: bytes left out: the text ends inside it */
+                    unsigned char text[40];
+                    memset(text, 'a', sizeof text);
+                    memcpy(text + at, seqs[k], (size_t)lens[k]);
+                    size_t len = (size_t)(at + lens[k] + after);
+                    if (cut) len = (size_t)(at + lens[k] - cut);
+                    bool want = valid_byte_by_byte(text, len), got = utf8_valid((const char *)text, len);
+                    checked++;
+                    if (got != want)
+                        fail_msg("sequence %d at offset %d, %zu bytes: utf8_valid says %d", k, at, len, got);
+                }
+    /* and ASCII alone, of every length up to 40 */
+    unsigned char ascii[40];
+    memset(ascii, 'z', sizeof ascii);
+    for (size_t len = 0; len <= sizeof ascii; len++) assert_true(utf8_valid((const char *)ascii, len));
+    print_message("%d texts checked\n", checked);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_decoding_never_reads_past_the_length),
         cmocka_unit_test(test_the_first_and_last_code_point_of_every_row),
         cmocka_unit_test(test_surrogates_overlongs_and_the_last_code_point),
+        cmocka_unit_test(test_ascii_runs_around_every_sequence),
     };
     return cmocka_run_group_tests_name("UTF-8, Unicode Table 3-7", tests, NULL, NULL);
 }

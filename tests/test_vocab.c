@@ -9,6 +9,7 @@
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
 #include "../tokenizer/vocab.h"
+#include "../tokenizer/vocab_impl.h"
 
 #define SPECIALS "<pad>\t<pad>\t0\n<unk>\t<unk>\t0\n<s>\t<s>\t0\n</s>\t</s>\t0\n"
 
@@ -213,6 +214,74 @@ static void test_builder_write_error_names_path(void **state)
     vocab_free(NULL);
 }
 
+/* Three letters and digits for each i < 62^3. */
+static void short_token(char out[4], int i)
+{
+    static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    out[0] = alphabet[i / (62 * 62)], out[1] = alphabet[i / 62 % 62], out[2] = alphabet[i % 62], out[3] = '\0';
+}
+
+/* n tokens of three characters after the specials, each with `cased`;
+ * a duplicate of id 4 appended when `duplicate`.  Loaded, and checked. */
+static void expect_loads(int n, const char *cased, int duplicate)
+{
+    size_t cap = strlen(SPECIALS) + (size_t)(n + 1) * (strlen(cased) + 8) + 1;
+    char *text = malloc(cap), token[4];
+    size_t len = (size_t)snprintf(text, cap, "%s", SPECIALS);
+    for (int i = 0; i < n + duplicate; i++) {
+        short_token(token, i < n ? i : 0);
+        len += (size_t)snprintf(text + len, cap - len, "%s\t%s\t0\n", token, cased);
+    }
+    Error err = {{0}};
+    Vocab *v = vocab_load(temp_file("many.vocab", text, len), &err);
+    free(text);
+    if (duplicate) {
+        assert_null(v);
+        char want[64];
+        snprintf(want, sizeof want, ":%d: duplicate token '000' (also id 4)", VOCAB_SPECIALS + n + 1);
+        expect_in(err.message, want);
+        return;
+    }
+    if (!v) fail_msg("%s", err.message);
+    assert_int_equal(vocab_size(v), VOCAB_SPECIALS + n);
+    for (int i = 0; i < n; i++) {
+        short_token(token, i);
+        if (vocab_id(v, token) != VOCAB_SPECIALS + i) fail_msg("'%s' is id %d", token, vocab_id(v, token));
+        if (strcmp(vocab_cased(v, VOCAB_SPECIALS + i), cased) != 0) fail_msg("id %d: cased form", i);
+    }
+    assert_string_equal(vocab_token(v, VOCAB_UNK), "<unk>");
+    vocab_free(v);
+}
+
+/* The loader sizes its table, ids and strings from the file's size (12
+ * bytes a line, capped at 65,536 lines): shorter lines make the table
+ * and the ids grow while loading, longer ones in a larger file the
+ * strings; and a line far past the first 64 KiB read keeps its number. */
+static void test_a_vocabulary_larger_than_its_size_suggests(void **state)
+{
+    (void)state;
+    expect_loads(90000, "A", 0);                      /* 8 bytes a line */
+    expect_loads(45000, "ABCDEFGHIJKLMNOPQRSTUVWX", 0); /* 31 bytes a line, 1.4 MB */
+    expect_loads(90000, "A", 1);
+}
+
+/* The byte tokens' names are "<0xXX>" for the 192 bytes that can start a
+ * character, then "##<0xXX>" for all 256 (vocab.h); built without
+ * snprintf, checked here against it, and cut like it to a short buffer. */
+static void test_byte_token_names(void **state)
+{
+    (void)state;
+    char got[16], want[16];
+    for (int k = 0; k < VOCAB_BYTE_TOKENS; k++) {
+        int b = k < 192 ? (k < 128 ? k : k + 64) : k - 192;
+        snprintf(want, sizeof want, "%s<0x%02X>", k < 192 ? "" : "##", b);
+        vocab_byte_token_name(got, sizeof got, k);
+        assert_string_equal(got, want);
+    }
+    vocab_byte_token_name(got, 5, 200);
+    assert_string_equal(got, "##<0");
+}
+
 /* The hash is FNV-1a over the tokens in id order, each NUL-terminated; it
  * ignores casing and counts, and must never change for the same tokens
  * (weights files record it). */
@@ -251,6 +320,8 @@ int main(void)
         cmocka_unit_test(test_builder_respects_max_size),
         cmocka_unit_test(test_builder_write_error_names_path),
         cmocka_unit_test(test_hash_is_stable),
+        cmocka_unit_test(test_a_vocabulary_larger_than_its_size_suggests),
+        cmocka_unit_test(test_byte_token_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

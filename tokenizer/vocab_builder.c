@@ -71,8 +71,9 @@ static void builder_add(VocabBuilder *b, const char *folded, const char *surface
     /* The tokenizer never makes these; anything else would break the file. */
     ASSERT(folded[0] && !strpbrk(folded, "\t\n\r"));
     ASSERT(surface[0] && !strpbrk(surface, "\t\n\r"));
-    size_t at = vocab_table_find(&b->index, folded, builder_key, b);
-    int index = b->index.slot[at];
+    uint32_t hash = vocab_table_hash(folded, strlen(folded));
+    size_t at = vocab_table_find(&b->index, folded, hash, builder_key, b);
+    int index = b->index.slot[at].index;
     if (index < 0) {
         ASSERT(b->n < (size_t)INT32_MAX); /* the table holds int indices */
         if (b->n == b->cap) {
@@ -81,7 +82,7 @@ static void builder_add(VocabBuilder *b, const char *folded, const char *surface
         }
         index = (int)b->n++;
         b->entry[index] = (Entry){.folded = xstrdup(folded)};
-        vocab_table_put(&b->index, at, index, builder_key, b);
+        vocab_table_put(&b->index, at, index, hash);
     }
     Entry *e = &b->entry[index];
     e->count += weight;
@@ -297,19 +298,18 @@ int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max
 
     /* The vocabulary in memory, to encode each word with as the file's
      * reader will, for the casing votes. */
-    Vocab *v = vocab_new();
-    size_t cap = 0;
+    Vocab *v = vocab_new((size_t)reserved + pieces.count);
     char name[16];
-    for (int i = 0; i < VOCAB_SPECIALS; i++) vocab_add(v, &cap, vocab_special_tokens[i], vocab_special_tokens[i], NULL);
+    for (int i = 0; i < VOCAB_SPECIALS; i++) vocab_add(v, vocab_special_tokens[i], vocab_special_tokens[i], NULL);
     for (int k = 0; k < VOCAB_BYTE_TOKENS; k++) {
         vocab_byte_token_name(name, sizeof name, k);
-        vocab_add(v, &cap, name, name, NULL);
+        vocab_add(v, name, name, NULL);
     }
     double *freq = xcalloc((size_t)reserved + pieces.count, sizeof *freq);
     for (size_t i = 0; i < pieces.count; i++) {
         if (strlen(pieces.piece[i]) > BPE_MAX_PIECE_BYTES + 2) continue; /* a junk token: its bytes */
         freq[vocab_size(v)] = pieces.freq[i];
-        int added = vocab_add(v, &cap, pieces.piece[i], pieces.piece[i], NULL);
+        int added = vocab_add(v, pieces.piece[i], pieces.piece[i], NULL);
         ASSERT(added == 0); /* bpe_learn makes each piece once */
     }
     bpe_pieces_free(&pieces);
@@ -355,6 +355,6 @@ void vocab_builder_free(VocabBuilder *b)
         free(b->entry[i].folded);
     }
     free(b->entry);
-    free(b->index.slot);
+    vocab_table_free(&b->index);
     free(b);
 }

@@ -6,6 +6,7 @@
 #define TRANSLATE_VOCAB_IMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vocab.h"
 
@@ -17,31 +18,47 @@ extern const char *const vocab_special_tokens[VOCAB_SPECIALS];
 
 /* ---- A string → index hash table ------------------------------------------
  *
- * Open addressing (linear probing, FNV-1a, at most half full).  The table
+ * Open addressing (linear probing, at most half full).  The table
  * stores indices into its owner's array of entries; `key_of` gives the
- * string of an index, so the strings are stored only once. */
+ * string of an index, so the strings are stored only once.  Each slot
+ * keeps its key's hash too: a probe compares strings only when the hashes
+ * agree, and growing moves entries without reading their keys. */
 
 typedef const char *(*VocabKeyOf)(const void *owner, int index);
 
 typedef struct {
-    int *slot;       /* index of an entry, or -1 when empty */
+    int index;       /* of an entry, or -1 when empty */
+    uint32_t hash;   /* vocab_table_hash of its key */
+} VocabSlot;
+
+typedef struct {
+    VocabSlot *slot;
     size_t mask;     /* capacity - 1; capacity is a power of two */
     size_t used;
 } VocabTable;
 
+/* capacity: a power of two. */
 void vocab_table_alloc(VocabTable *t, size_t capacity);
-/* The slot holding `key`, or the empty slot where it would go. */
-size_t vocab_table_find(const VocabTable *t, const char *key, VocabKeyOf key_of, const void *owner);
-/* Put `index` into the empty slot `at` (from vocab_table_find), doubling
- * the table when it becomes half full. */
-void vocab_table_put(VocabTable *t, size_t at, int index, VocabKeyOf key_of, const void *owner);
+void vocab_table_free(VocabTable *t); /* leaves it zeroed */
+/* The hash a key of `len` bytes is found by (not vocab_hash's FNV-1a). */
+uint32_t vocab_table_hash(const char *key, size_t len);
+/* The slot holding `key` (whose vocab_table_hash is `hash`), or the empty
+ * slot where it would go. */
+size_t vocab_table_find(const VocabTable *t, const char *key, uint32_t hash, VocabKeyOf key_of,
+                        const void *owner);
+/* Put `index` (its key's hash `hash`) into the empty slot `at` (from
+ * vocab_table_find), doubling the table when it becomes half full. */
+void vocab_table_put(VocabTable *t, size_t at, int index, uint32_t hash);
 
 /* ---- A Vocab in memory ------------------------------------------------------ */
 
-Vocab *vocab_new(void);
+/* expected: how many ids it will probably hold (a hint for its first
+ * allocations; 0 for a small default). */
+Vocab *vocab_new(size_t expected);
 /* Add the next id, checked as a file line is (specials, byte tokens in
- * order, no duplicate): 0, or -1 with a message without location. */
-int vocab_add(Vocab *v, size_t *cap, const char *token, const char *cased, Error *err);
+ * order, no duplicate): 0, or -1 with a message without location.  The
+ * strings are copied. */
+int vocab_add(Vocab *v, const char *token, const char *cased, Error *err);
 /* Once every token is in: the hash and what lookup needs. */
 void vocab_finish(Vocab *v);
 
