@@ -494,7 +494,7 @@ WEB_SOURCES  = utf8proc:libutf8proc-dev cjson:libcjson-dev libyaml:libyaml-dev
 
 web: deps
 	@sh tools/deps.sh --quiet --with-web
-	@$(MAKE) --no-print-directory $(WEB_PAGE)
+	@$(MAKE) --no-print-directory $(WEB_PAGE) $(WEB)/web_kernels.js
 	@ls -l $(WEB_PAGE) | awk '{ printf "%s: %.1f MB\n", $$NF, $$5 / 1e6 }'
 
 # apt-get source of each library at the installed version; the unpacked
@@ -523,6 +523,14 @@ $(WEB)/obj/%.o: %.c $(WEB)/src/.fetched
 
 $(WEB)/engine.js: $(WEB_OBJS)
 	$(WEB_ENV) $(EMCC) $(WEB_LDFLAGS) -o $@ $^
+
+# The SIMD128 kernels against the plain code (tests/web_kernels.c), run
+# under node by tests/test_web.c: no native test can reach them.
+WEB_KERNEL_OBJS = $(WEB)/obj/tests/web_kernels.o $(WEB)/obj/model/gemm.o $(WEB)/obj/model/safetensors.o \
+               $(patsubst %.c,$(WEB)/obj/%.o,$(wildcard common/*.c)) $(WEB)/obj/third/cjson/cJSON.o
+$(WEB)/web_kernels.js: $(WEB_KERNEL_OBJS)
+	$(WEB_ENV) $(EMCC) $(WEB_OPT) -sSINGLE_FILE=1 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1 \
+	    -o $@ $^
 
 $(WEB)/worker.js: $(WEB)/engine.js web/worker.js
 	cat $^ > $@
