@@ -471,7 +471,10 @@ back-translation: deps
 # both models' files, in base64.  NODE_PATH lets Debian's emcc find
 # Debian's acorn under the machine's node.  -msimd128: WebAssembly's
 # 128-bit vectors, which the generic kernel of model/gemm.c vectorises to
-# (55 ms a dev sentence instead of 140 ms, en-zh, node 20; docs/web.md).
+# (55 ms a dev sentence instead of 140 ms, en-zh, node 20; docs/web.md)
+# and which its gemm_nt and safetensors' float16 widening use as
+# intrinsics.  -O3 measured no faster than -O2 (docs/web.md);
+# -mbulk-memory does not link (gemm.c's _Thread_local needs atomics).
 EMCC        ?= emcc
 WEB_ENV      = NODE_PATH=/usr/share/nodejs
 WEB          = build/web

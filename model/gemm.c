@@ -1130,12 +1130,17 @@ enum { GEN_NR = 16 };
  * Measured here (node 20, V8's TurboFan: 8 accumulators and 6 loads fill
  * its 16 xmm registers without spilling), 50 en-zh dev sentences in
  * CPU time, best of 3: 4×2 1.09 s, 4×4 1.32 s, 4×2 with the k loop
- * unrolled twice 1.06-1.21 s, 4×3 1.20 s, the C loops 1.49 s.  Rows past
- * the edge of B point at its last row again and are never stored; edge
- * rows of A run a copy of the tile with fewer rows (`rows` is a constant
- * after inlining).  An element's order of summation depends only on K:
- * never on the tile, M, N or the other rows, as gemm.h promises. */
-enum { DOT_R = 4, DOT_C = 2 };
+ * unrolled twice 1.06-1.21 s, 4×3 1.20 s, the C loops 1.49 s.  Fewer
+ * rows (one for greedy decoding and a beam's first step) take wider tiles,
+ * 1×8, 2×4 or 3×2, so there are still 6 to 8 sums in flight: one row of
+ * A against en-zh's decoder weights and output projection ran 18% faster as 1×8
+ * than as 1×2 (a micro-benchmark under node, best of 6).  B's rows are
+ * taken DOT_W at a time for every row of A, so they stay in L1 while
+ * the rows pass.  Rows past the edge of B point at its last row again and
+ * are never stored; `rows` and `width` are constants after inlining.  An
+ * element's order of summation depends only on K: never on the tile, M, N
+ * or the other rows, as gemm.h promises. */
+enum { DOT_R = 4, DOT_C = 2, DOT_W = 8 };
 
 static inline float lanes_sum4(v128_t v)
 {
@@ -1144,21 +1149,22 @@ static inline float lanes_sum4(v128_t v)
 }
 
 __attribute__((always_inline))
-static inline void dots_tile_simd128(const Product *p, int i0, int j0, const int rows, int cols)
+static inline void dots_tile_simd128(const Product *p, int i0, int j0, const int rows, int cols,
+                                     const int width)
 {
     int K = p->k, K4 = K & ~3;
-    const float *a[DOT_R], *b[DOT_C];
+    const float *a[DOT_R], *b[DOT_W];
     for (int r = 0; r < rows; r++) a[r] = p->a + (size_t)(i0 + r) * p->a_rs;
-    for (int c = 0; c < DOT_C; c++) b[c] = p->b + (size_t)(j0 + min_int(c, cols - 1)) * p->b_cs;
-    v128_t acc[DOT_R][DOT_C];
+    for (int c = 0; c < width; c++) b[c] = p->b + (size_t)(j0 + min_int(c, cols - 1)) * p->b_cs;
+    v128_t acc[DOT_R][DOT_W];
     for (int r = 0; r < rows; r++)
-        for (int c = 0; c < DOT_C; c++) acc[r][c] = wasm_f32x4_splat(0.0f);
+        for (int c = 0; c < width; c++) acc[r][c] = wasm_f32x4_splat(0.0f);
     for (int k = 0; k < K4; k += 4) {
-        v128_t av[DOT_R], bv[DOT_C];
+        v128_t av[DOT_R], bv[DOT_W];
         for (int r = 0; r < rows; r++) av[r] = wasm_v128_load(a[r] + k);
-        for (int c = 0; c < DOT_C; c++) bv[c] = wasm_v128_load(b[c] + k);
+        for (int c = 0; c < width; c++) bv[c] = wasm_v128_load(b[c] + k);
         for (int r = 0; r < rows; r++)
-            for (int c = 0; c < DOT_C; c++)
+            for (int c = 0; c < width; c++)
                 acc[r][c] = wasm_f32x4_add(acc[r][c], wasm_f32x4_mul(av[r], bv[c]));
     }
     for (int r = 0; r < rows; r++) {
@@ -1171,21 +1177,25 @@ static inline void dots_tile_simd128(const Product *p, int i0, int j0, const int
     }
 }
 
+/* Columns j0 .. j0 + DOT_W - 1 (fewer at N's edge) of rows i0 .. i0 +
+ * rows - 1, in tiles `width` wide. */
+__attribute__((always_inline))
+static inline void dots_block_simd128(const Product *p, int i0, int j0, const int rows, const int width)
+{
+    int end = min_int(j0 + DOT_W, p->n);
+    for (int j = j0; j < end; j += width) dots_tile_simd128(p, i0, j, rows, min_int(width, end - j), width);
+}
+
 static void generic_dots(const Product *p)
 {
-    /* B's rows outside, A's inside: a decoding step's few rows of A then
-     * read each weight row from memory once, the DOT_C rows in use staying
-     * in L1 while every row of A passes. */
-    for (int j0 = 0; j0 < p->n; j0 += DOT_C) {
-        int cols = min_int(DOT_C, p->n - j0);
+    for (int j0 = 0; j0 < p->n; j0 += DOT_W)
         for (int i0 = 0; i0 < p->m; i0 += DOT_R) {
             int rows = p->m - i0;
-            if (rows >= 4) dots_tile_simd128(p, i0, j0, 4, cols);
-            else if (rows == 3) dots_tile_simd128(p, i0, j0, 3, cols);
-            else if (rows == 2) dots_tile_simd128(p, i0, j0, 2, cols);
-            else dots_tile_simd128(p, i0, j0, 1, cols);
+            if (rows >= 4) dots_block_simd128(p, i0, j0, 4, DOT_C);
+            else if (rows == 3) dots_block_simd128(p, i0, j0, 3, 2);
+            else if (rows == 2) dots_block_simd128(p, i0, j0, 2, 4);
+            else dots_block_simd128(p, i0, j0, 1, 8);
         }
-    }
 }
 #else
 /* gemm_nt's form (rows of A and of B both along k): no packing, each row
