@@ -471,7 +471,10 @@ back-translation: deps
 # both models' files, in base64.  NODE_PATH lets Debian's emcc find
 # Debian's acorn under the machine's node.  -msimd128: WebAssembly's
 # 128-bit vectors, which the generic kernel of model/gemm.c vectorises to
-# (55 ms a dev sentence instead of 140 ms, en-zh, node 20; docs/web.md).
+# (55 ms a dev sentence instead of 140 ms, en-zh, node 20; docs/web.md)
+# and which its gemm_nt and safetensors' float16 widening use as
+# intrinsics.  -O3 measured no faster than -O2 (docs/web.md);
+# -mbulk-memory does not link (gemm.c's _Thread_local needs atomics).
 EMCC        ?= emcc
 WEB_ENV      = NODE_PATH=/usr/share/nodejs
 WEB          = build/web
@@ -494,7 +497,7 @@ WEB_SOURCES  = utf8proc:libutf8proc-dev cjson:libcjson-dev libyaml:libyaml-dev
 
 web: deps
 	@sh tools/deps.sh --quiet --with-web
-	@$(MAKE) --no-print-directory $(WEB_PAGE)
+	@$(MAKE) --no-print-directory $(WEB_PAGE) $(WEB)/web_kernels.js
 	@ls -l $(WEB_PAGE) | awk '{ printf "%s: %.1f MB\n", $$NF, $$5 / 1e6 }'
 
 # apt-get source of each library at the installed version; the unpacked
@@ -523,6 +526,14 @@ $(WEB)/obj/%.o: %.c $(WEB)/src/.fetched
 
 $(WEB)/engine.js: $(WEB_OBJS)
 	$(WEB_ENV) $(EMCC) $(WEB_LDFLAGS) -o $@ $^
+
+# The SIMD128 kernels against the plain code (tests/web_kernels.c), run
+# under node by tests/test_web.c: no native test can reach them.
+WEB_KERNEL_OBJS = $(WEB)/obj/tests/web_kernels.o $(WEB)/obj/model/gemm.o $(WEB)/obj/model/safetensors.o \
+               $(patsubst %.c,$(WEB)/obj/%.o,$(wildcard common/*.c)) $(WEB)/obj/third/cjson/cJSON.o
+$(WEB)/web_kernels.js: $(WEB_KERNEL_OBJS)
+	$(WEB_ENV) $(EMCC) $(WEB_OPT) -sSINGLE_FILE=1 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1 \
+	    -o $@ $^
 
 $(WEB)/worker.js: $(WEB)/engine.js web/worker.js
 	cat $^ > $@

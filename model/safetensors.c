@@ -43,13 +43,17 @@
 
 #include <cjson/cJSON.h>
 
-/* F16C widening (safetensors_to_f32) exists on x86-64 only; other CPUs
- * run the scalar f16_to_f32 loop, which gives the same floats. */
+/* F16C widening (safetensors_to_f32) exists on x86-64 only, SIMD128
+ * widening in WebAssembly; other CPUs run the scalar f16_to_f32 loop,
+ * which gives the same floats. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SAFETENSORS_F16C 1
 #include <immintrin.h>
 #else
 #define SAFETENSORS_F16C 0
+#endif
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
 #endif
 
 #include "../common/input_file.h"
@@ -493,6 +497,47 @@ static size_t f16_to_f32_f16c(const unsigned char *p, float *out, size_t n)
 }
 #endif
 
+#ifdef __wasm_simd128__
+/* The same conversion in WebAssembly SIMD128, 8 values a step: the web
+ * page (make web) widens its float16 models once at load, and there the
+ * scalar loop, a branch per value, was most of opening a model (~100 ms
+ * of CPU for en-zh's 8.8 M values, node --cpu-prof).  For each value,
+ * as f16_to_f32 does: normal, the bits moved into place with the exponent
+ * rebiased by adding 112 << 23; zero or subnormal (exponent 0), the
+ * mantissa converted to float (exact, below 2^10) times 2^-24 (exact: a
+ * power of two, and the result a normal float); inf or NaN (exponent 31),
+ * the exponent's bits all set, the payload kept; then the sign.  Every
+ * one of the 65,536 halves gives f16_to_f32's bits (tests/web_kernels.c,
+ * run by test_web). */
+static v128_t f16x4_to_f32(v128_t h)
+{
+    v128_t magnitude = wasm_v128_and(h, wasm_i32x4_splat(0x7fff));
+    v128_t exponent = wasm_v128_and(h, wasm_i32x4_splat(0x7c00));
+    v128_t moved = wasm_i32x4_shl(magnitude, 13);
+    v128_t normal = wasm_i32x4_add(moved, wasm_i32x4_splat(112 << 23));
+    v128_t small = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(magnitude), wasm_f32x4_splat(0x1p-24f));
+    v128_t special = wasm_v128_or(moved, wasm_i32x4_splat(0x7f800000));
+    v128_t r = wasm_v128_bitselect(small, normal, wasm_i32x4_eq(exponent, wasm_i32x4_splat(0)));
+    r = wasm_v128_bitselect(special, r, wasm_i32x4_eq(exponent, wasm_i32x4_splat(0x7c00)));
+    return wasm_v128_or(r, wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16));
+}
+
+/* Both halves of the 8 values are loaded before either is stored: the
+ * in-place widening of safetensors_to_f32 needs that. */
+static size_t f16_to_f32_simd128(const unsigned char *p, float *out, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v128_t h = wasm_v128_load(p + 2 * i);
+        v128_t lo = f16x4_to_f32(wasm_u32x4_extend_low_u16x8(h));
+        v128_t hi = f16x4_to_f32(wasm_u32x4_extend_high_u16x8(h));
+        wasm_v128_store(out + i, lo);
+        wasm_v128_store(out + i + 4, hi);
+    }
+    return i;
+}
+#endif
+
 void *safetensors_map(const SafeFile *file)
 {
     if (!file->is_open || file->file_size == 0) return NULL;
@@ -522,6 +567,8 @@ int safetensors_to_f32(const SafeFile *file, const SafeTensor *t, float *out, Er
          * does not know "f16c". */
 #if SAFETENSORS_F16C
         size_t i = __builtin_cpu_supports("avx2") ? f16_to_f32_f16c(p, out, t->numel) : 0;
+#elif defined(__wasm_simd128__)
+        size_t i = f16_to_f32_simd128(p, out, t->numel);
 #else
         size_t i = 0;
 #endif

@@ -10,6 +10,9 @@
  * come from logits that are sums over d_model terms.  The maximum
  * differences are printed.
  *
+ * First, tests/web_kernels.c (built by make web beside the engine) checks
+ * the SIMD128 kernels, which only WebAssembly runs, against the plain code.
+ *
  * Skipped ([web]) without node or without the engine (make test builds it
  * when emcc is installed: tools/deps.sh --with-web); [data] without the
  * dev set. */
@@ -26,6 +29,7 @@
 #include <unistd.h>
 
 #define ENGINE "build/web/engine.js"
+#define KERNELS "build/web/web_kernels.js"
 #define NODE "/usr/bin/node"
 #define SENTENCES 50
 #define MAP_TOLERANCE 1e-5
@@ -209,6 +213,20 @@ static void check_direction(const char *config, int column)
     free(wasm_text);
 }
 
+/* tests/web_kernels.c (built by make web): the SIMD128 gemm_nt and
+ * float16 widening against the plain code, in WebAssembly. */
+static void test_simd128_kernels_match_plain_code(void **state)
+{
+    (void)state;
+    if (access(KERNELS, R_OK) != 0 || access(NODE, X_OK) != 0)
+        SKIP_TEST("web", KERNELS " or node missing (make web; tools/deps.sh --with-web)");
+    const char *node[] = {"/usr/bin/env", "NODE_PATH=/usr/share/nodejs", NODE, KERNELS, NULL};
+    RunResult r = run_program(node, NULL, 0);
+    if (r.status != 0) fail_msg("web_kernels exited %d:\n%s%s", r.status, r.out, r.err);
+    print_message("%s", r.out);
+    run_result_free(&r);
+}
+
 static void test_en_zh_matches_native(void **state)
 {
     (void)state;
@@ -224,6 +242,7 @@ static void test_zh_en_matches_native(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_simd128_kernels_match_plain_code),
         cmocka_unit_test(test_en_zh_matches_native),
         cmocka_unit_test(test_zh_en_matches_native),
     };
