@@ -238,9 +238,9 @@ static void test_list_models(void **state)
     RunResult r = run(argv, NULL);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "en-zh          en -> zh  d_model 256, 3+3 layers, 4 heads, 17.9 MB; "
-                     "BLEU 38.67, chrF2 32.94 on tatoeba-cmn-eng/dev.tsv (beam 4)");
+                     "BLEU 39.16, chrF2 33.30 on tatoeba-cmn-eng/dev.tsv (beam 4)");
     expect_in(r.out, "zh-en          zh -> en  d_model 256, 3+3 layers, 4 heads, 17.4 MB; "
-                     "BLEU 32.19, chrF2 50.56 on tatoeba-cmn-eng/dev.tsv (greedy)");
+                     "BLEU 34.23, chrF2 52.28 on tatoeba-cmn-eng/dev.tsv (beam 4)");
     expect_in(r.out, "seed-example   zh -> en");
     assert_int_equal(r.err_len, 0);
     run_result_free(&r);
@@ -259,8 +259,8 @@ static void test_listed_scores_are_what_eval_prints(void **state)
     static const struct {
         const char *config, *printed;
     } cases[] = {
-        {"configs/en-zh.yaml", "BLEU 38.67  chrF2 32.94  (beam 4"},
-        {"configs/zh-en.yaml", "BLEU 32.19  chrF2 50.56  (greedy"},
+        {"configs/en-zh.yaml", "BLEU 39.16  chrF2 33.30  (beam 4, length penalty 1.4"},
+        {"configs/zh-en.yaml", "BLEU 34.23  chrF2 52.28  (beam 4"},
     };
     char dev[600];
     snprintf(dev, sizeof dev, "%s/dev.tsv", tatoeba_dir());

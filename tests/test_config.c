@@ -68,7 +68,8 @@ static void en_zh_config_loads_with_expected_values(void **state)
     assert_int_equal(a->src_vocab, 0); /* from the vocab file, later */
     assert_int_equal(a->tgt_vocab, 0);
     assert_int_equal(c.decode.beam, 4);
-    assert_true(c.decode.length_penalty == 1.0f && c.decode.max_output_ratio == 2.0f);
+    /* chosen on both dev sets (the built-in default, 1.0: the next test) */
+    assert_true(c.decode.length_penalty == 1.4f && c.decode.max_output_ratio == 2.0f);
     assert_int_equal(c.decode.max_output_extra, 10);
     config_free(&c);
 }
