@@ -56,13 +56,23 @@ typedef struct {
     int arrival;   /* order of arrival: the earlier wins a tie */
 } Ended;
 
+/* What ranking needs besides the hypotheses: the rules and scratch space. */
+typedef struct {
+    int beam, width;  /* hypotheses kept; tokens proposed per hypothesis (<= V) */
+    int V;
+    int no_repeat;    /* no_repeat_ngram (0: off) */
+    Candidate *cand;  /* [beam·width] */
+    int *ids;         /* [width] top_k's output */
+    float *lse;       /* [beam] each hypothesis's log Σ exp(logits) of this step */
+    float *banned;    /* [V] a row of logits under the no-repeat rule, or NULL */
+} Ranker;
+
 typedef struct {
     const Model *model;
-    int beam, width; /* hypotheses kept; tokens proposed per hypothesis (<= V) */
+    int beam;        /* hypotheses kept */
     int n_best;      /* how many of the ended list are returned */
     int S, cap;      /* source length; steps at most (rows per slot) */
     float alpha;     /* length penalty */
-    int no_repeat;   /* no_repeat_ngram (0: off) */
     const int *src_ids;
     Activations acts;
     Batch batch;                     /* the decoding steps' batch, count = live */
@@ -75,9 +85,7 @@ typedef struct {
     int *top_ids;                    /* [beam, cap, K] */
     float *top_logprobs;             /* [beam, cap, K] */
     float *encoder_attn;             /* [L_enc, H, S, S], shared by every hypothesis */
-    Candidate *cand;                 /* [beam·width] */
-    int *ids;                        /* [width] top_k's output */
-    float *banned;                   /* [V] a row of logits under the no-repeat rule, or NULL */
+    Ranker rank;                     /* the candidates of each step */
     char *scratch;                   /* reorder's staging area */
     Ended *ended;                    /* [beam] the best so far, unsorted */
     int n_ended, arrivals;
@@ -102,6 +110,75 @@ static int by_rank(const void *pa, const void *pb)
     if (a->raw != b->raw) return a->raw > b->raw ? -1 : 1;
     if (a->parent != b->parent) return a->parent - b->parent;
     return a->token - b->token;
+}
+
+/* ---- ranking one sentence's proposals (beam_decode and beam_decode_many) ---- */
+
+static void ranker_init(Ranker *r, const BeamSettings *set, int V)
+{
+    r->beam = set->beam;
+    r->width = set->beam < V ? set->beam : V;
+    r->V = V;
+    r->no_repeat = set->no_repeat_ngram;
+    r->cand = xmalloc((size_t)r->beam * r->width * sizeof *r->cand);
+    r->ids = xmalloc((size_t)r->width * sizeof *r->ids);
+    r->lse = xmalloc((size_t)r->beam * sizeof *r->lse);
+    r->banned = r->no_repeat ? xmalloc((size_t)V * sizeof *r->banned) : NULL;
+}
+
+static void ranker_free(Ranker *r)
+{
+    free(r->cand);
+    free(r->ids);
+    free(r->lse);
+    free(r->banned);
+}
+
+/* After step t, for `live` hypotheses of one sentence, with logits[live, V]
+ * (this step's rows), raw[live] scores and histories[live, cap] (tokens
+ * 0..t-1 of each): log-softmax each row (into r->lse), let each propose its
+ * `width` best tokens, and rank all proposals (by_rank).  Returns how many
+ * are kept, the first of r->cand; their parents are indices 0..live-1. */
+static int rank_candidates(Ranker *r, const float *logits, int live, const float *raw,
+                           const int *histories, int cap, int t)
+{
+    int V = r->V, n = 0;
+    for (int b = 0; b < live; b++) {
+        const float *row = logits + (size_t)b * V;
+        float lse = r->lse[b] = decode_log_sum_exp(row, V);
+        /* ranking by logits within one hypothesis equals ranking by
+         * log-probability, and keeps beam 1 identical to greedy's argmax;
+         * under the no-repeat rule, among the tokens it allows */
+        const float *allowed = row;
+        if (r->no_repeat) {
+            memcpy(r->banned, row, (size_t)V * sizeof(float));
+            decode_ban_repeats(histories + (size_t)b * cap, t, r->no_repeat, r->banned);
+            allowed = r->banned;
+        }
+        decode_top_k(allowed, V, r->width, r->ids);
+        for (int k = 0; k < r->width; k++) {
+            int id = r->ids[k];
+            if (r->no_repeat && allowed[id] == -INFINITY && row[id] > -INFINITY) continue; /* banned */
+            float lp = row[id] - lse;
+            r->cand[n++] = (Candidate){b, id, lp, raw[b] + lp};
+        }
+    }
+    qsort(r->cand, (size_t)n, sizeof *r->cand, by_rank);
+    return n < r->beam ? n : r->beam;
+}
+
+/* Can none of `live` hypotheses with raw[live] scores after step t, at most
+ * `limit` steps, still score above `bar`?  Its raw score can only fall
+ * (log-probabilities are <= 0) and it would end with between t+2 and limit
+ * tokens; raw / L^alpha is monotonic in L, so its best possible score is at
+ * one of those two lengths.  (The caller checks t + 2 <= limit.) */
+static bool none_can_beat(const float *raw, int live, int t, int limit, float alpha, float bar)
+{
+    for (int b = 0; b < live; b++) {
+        float r = raw[b];
+        if (fmaxf(normalise(r, t + 2, alpha), normalise(r, limit, alpha)) > bar) return false;
+    }
+    return true;
 }
 
 /* ---- moving hypotheses between slots ---------------------------------------- */
@@ -245,11 +322,9 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     memset(s, 0, sizeof *s);
     s->model = m;
     s->beam = B;
-    s->width = B < a->tgt_vocab ? B : a->tgt_vocab;
     s->S = S;
     s->cap = limit;
     s->alpha = set->length_penalty;
-    s->no_repeat = set->no_repeat_ngram;
     s->n_best = set->n_best;
     s->src_ids = src_ids;
     /* Source rows for B copies of the memory's keys/values (see the top);
@@ -274,9 +349,7 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->top_ids = xcalloc(beams * cap * K, sizeof(int));
     s->top_logprobs = xcalloc(beams * cap * K, sizeof(float));
     s->encoder_attn = xmalloc((size_t)a->encoder_layers * H * S * S * sizeof(float));
-    s->cand = xmalloc(beams * (size_t)s->width * sizeof(Candidate));
-    s->ids = xmalloc((size_t)s->width * sizeof(int));
-    if (s->no_repeat) s->banned = xmalloc((size_t)a->tgt_vocab * sizeof(float));
+    ranker_init(&s->rank, set, a->tgt_vocab);
     s->ended = xcalloc(beams, sizeof(Ended));
     /* The largest slot part reorder moves (bytes): K/V rows, a map block, or
      * the top-5 history. */
@@ -309,9 +382,7 @@ static void search_free(Search *s)
     free(s->top_ids);
     free(s->top_logprobs);
     free(s->encoder_attn);
-    free(s->cand);
-    free(s->ids);
-    free(s->banned);
+    ranker_free(&s->rank);
     free(s->scratch);
     free(s->ended);
 }
@@ -338,35 +409,18 @@ static void encode(Search *s)
 }
 
 /* After step t: log-softmax each live hypothesis's logits, note its top-5
- * for the Translation, propose its `width` best tokens, and rank all
- * proposals.  Returns how many are kept (the first of s->cand). */
+ * for the Translation, and rank the proposals (rank_candidates).  Returns
+ * how many are kept (the first of s->rank.cand). */
 static int expand(Search *s, int t)
 {
-    int V = s->model->arch.tgt_vocab, n = 0;
+    int V = s->model->arch.tgt_vocab;
+    int kept = rank_candidates(&s->rank, s->acts.logits, s->live, s->raw, s->output_ids, s->cap, t);
     for (int b = 0; b < s->live; b++) {
-        const float *logits = s->acts.logits + (size_t)b * V; /* row b: this step's */
-        float lse = decode_log_sum_exp(logits, V);
         size_t at = ((size_t)b * s->cap + t) * K;
-        decode_top_logprobs(logits, V, lse, s->top_ids + at, s->top_logprobs + at);
-        /* ranking by logits within one hypothesis equals ranking by
-         * log-probability, and keeps beam 1 identical to greedy's argmax;
-         * under the no-repeat rule, among the tokens it allows */
-        const float *allowed = logits;
-        if (s->no_repeat) {
-            memcpy(s->banned, logits, (size_t)V * sizeof(float));
-            decode_ban_repeats(s->output_ids + (size_t)b * s->cap, t, s->no_repeat, s->banned);
-            allowed = s->banned;
-        }
-        decode_top_k(allowed, V, s->width, s->ids);
-        for (int k = 0; k < s->width; k++) {
-            int id = s->ids[k];
-            if (s->no_repeat && allowed[id] == -INFINITY && logits[id] > -INFINITY) continue; /* banned */
-            float lp = logits[s->ids[k]] - lse;
-            s->cand[n++] = (Candidate){b, s->ids[k], lp, s->raw[b] + lp};
-        }
+        decode_top_logprobs(s->acts.logits + (size_t)b * V, V, s->rank.lse[b], s->top_ids + at,
+                            s->top_logprobs + at);
     }
-    qsort(s->cand, (size_t)n, sizeof *s->cand, by_rank);
-    return n < s->beam ? n : s->beam;
+    return kept;
 }
 
 /* The kept candidates of step t take their places: those ending in </s>
@@ -375,7 +429,7 @@ static void advance(Search *s, int t, int kept)
 {
     int live = 0;
     for (int i = 0; i < kept; i++) {
-        const Candidate *c = &s->cand[i];
+        const Candidate *c = &s->rank.cand[i];
         if (c->token != TOKEN_EOS) {
             s->parent[live++] = c->parent;
             continue;
@@ -390,7 +444,7 @@ static void advance(Search *s, int t, int kept)
     reorder_slots(s, t, live);
     live = 0;
     for (int i = 0; i < kept; i++) {
-        const Candidate *c = &s->cand[i];
+        const Candidate *c = &s->rank.cand[i];
         if (c->token == TOKEN_EOS) continue;
         size_t at = (size_t)live * s->cap + t;
         s->output_ids[at] = c->token;
@@ -401,21 +455,13 @@ static void advance(Search *s, int t, int kept)
     s->live = live;
 }
 
-/* After step t, can no live hypothesis still enter the ended list?  Its
- * raw score can only fall (log-probabilities are <= 0) and it would end
- * with between t+2 and cap tokens; raw / L^alpha is monotonic in L, so
- * its best possible score is at one of those two lengths. */
+/* After step t, can no live hypothesis still enter the ended list's n_best
+ * (none_can_beat)? */
 static bool settled(const Search *s, int t)
 {
     if (s->live == 0) return true;
     if (s->n_ended < s->n_best || t + 2 > s->cap) return false;
-    float bar = nth_best_ended(s, s->n_best);
-    for (int b = 0; b < s->live; b++) {
-        float r = s->raw[b];
-        if (fmaxf(normalise(r, t + 2, s->alpha), normalise(r, s->cap, s->alpha)) > bar)
-            return false;
-    }
-    return true;
+    return none_can_beat(s->raw, s->live, t, s->cap, s->alpha, nth_best_ended(s, s->n_best));
 }
 
 int beam_decode(const Model *model, const int *src_ids, int S, int limit,
