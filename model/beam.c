@@ -505,7 +505,10 @@ int beam_decode(const Model *model, const int *src_ids, int S, int limit,
  *
  * The live hypotheses of a group of sentences are the rows of one decoding
  * step, sentence by sentence, each sentence's in rank order: a step then
- * reads the weights once for all of them, not once per sentence.  Every row
+ * reads the weights once for all of them, not once per sentence.  (On the
+ * float16 AVX-512 tiles that saves less than it seems: their cost per row
+ * is flat from 4 rows on, which one sentence's beam of 4 already fills;
+ * what goes is the per-sentence work around the products.)  Every row
  * attends to its own sentence's memory (Batch.src_of), so nothing of the
  * source is copied per hypothesis.  Slot j of sentence s (a hypothesis's
  * place between steps) owns the K/V store rows (s·beam + j)·cap.. and its
@@ -534,40 +537,40 @@ typedef struct {
     Activations *acts;
     Ranker rank;
     float alpha;
-    int most;          /* sentences per group */
+    int group_size;    /* sentences decoded together */
     /* the group being decoded */
     int count, cap;    /* its sentences; rows per slot (its longest limit) */
     const int *limits; /* [count] */
     int **outputs;     /* [count] the best ended so far (see beam.h) */
     int *lengths;      /* [count] its tokens, 0 while none has ended */
     float *scores;     /* [count] its score */
-    int *src_start;    /* [most+1] the group's sources, from 0 */
-    int *live;         /* [most] hypotheses still extending */
-    bool *done;        /* [most] answer final */
-    int *first_row;    /* [most] its first row in this step */
+    int *src_start;    /* [group_size+1] the group's sources, from 0 */
+    int *live;         /* [group_size] hypotheses still extending */
+    bool *done;        /* [group_size] answer final */
+    int *first_row;    /* [group_size] its first row in this step */
     /* per slot, s·beam + j */
-    float *raw;        /* [most·beam] Σ logprob of each slot's path */
-    int *output_ids;   /* [most·beam, cap] */
-    int *next;         /* [most·beam] the token it feeds next */
+    float *raw;        /* [group_size·beam] Σ logprob of each slot's path */
+    int *output_ids;   /* [group_size·beam, cap] */
+    int *next;         /* [group_size·beam] the token it feeds next */
     /* per row of a step */
     int *tokens, *tgt_start, *kv_start, *src_of; /* [rows], tgt_start [rows+1] */
     int *parent;       /* [beam] */
     char *scratch;     /* reorder's staging: beam slots of K/V rows */
-    int *chunk_first;  /* [most+1] encode_group's: each chunk's first sentence */
-    int *chunk_start;  /* [most+1] encode_group's: a chunk's sources, from 0 */
+    int *chunk_first;  /* [group_size+1] encode_group's: each chunk's first sentence */
+    int *chunk_start;  /* [group_size+1] encode_group's: a chunk's sources, from 0 */
     Batch batch;
 } Group;
 
-static void group_init(Group *g, const Model *m, const BeamSettings *set, int most, int cap,
+static void group_init(Group *g, const Model *m, const BeamSettings *set, int group_size, int cap,
                        Activations *acts)
 {
     memset(g, 0, sizeof *g);
-    size_t B = (size_t)set->beam, n = (size_t)most, slots = n * B;
+    size_t B = (size_t)set->beam, n = (size_t)group_size, slots = n * B;
     g->model = m;
     g->acts = acts;
     ranker_init(&g->rank, set, m->arch.tgt_vocab);
     g->alpha = set->length_penalty;
-    g->most = most;
+    g->group_size = group_size;
     g->src_start = xmalloc((n + 1) * sizeof(int));
     g->live = xmalloc(n * sizeof(int));
     g->done = xmalloc(n * sizeof(bool));
@@ -769,15 +772,15 @@ void beam_decode_many(Activations *work, const Model *model, const int *src_ids,
         if (limits[b] > cap) cap = limits[b];
     }
     if (count < 1) return;
-    int most = rows_alike(model) / set->beam;
-    if (most < 1) most = 1;
-    if (most > count) most = count;
+    int group_size = rows_alike(model) / set->beam;
+    if (group_size < 1) group_size = 1;
+    if (group_size > count) group_size = count;
     float *own_scores = scores ? NULL : xmalloc((size_t)count * sizeof(float));
     Activations local = {0};
     Group g;
-    group_init(&g, model, set, most, cap, work ? work : &local);
-    for (int first = 0; first < count; first += most) {
-        int n = count - first < most ? count - first : most;
+    group_init(&g, model, set, group_size, cap, work ? work : &local);
+    for (int first = 0; first < count; first += group_size) {
+        int n = count - first < group_size ? count - first : group_size;
         group_run(&g, src_ids, src_start + first, n, limits + first, outputs + first, lengths + first,
                   (scores ? scores : own_scores) + first);
     }
