@@ -132,7 +132,7 @@ static void usage(FILE *out)
             "                        batches need plain output (no -n, --alignment,\n"
             "                        --attention, --html, --explain, --show, --logits)\n"
             "      --mini-batch N    sentences decoded together within one (default 32);\n"
-            "                        only greedy decoding (-b 1) is faster for it\n"
+            "                        beam search decodes at most 32 / beam of them a step\n"
             "  -t, --threads N       threads for matrix products (default: all cores)\n"
             "      --init-weights    write a random model to the config's weights path and\n"
             "                        exit; seeded by its random_init_seed, else seed 1\n"

@@ -80,8 +80,9 @@ int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_l
 /* Translate n encoded sources (a maxi-batch of one model's lines) as
  * tr->config.decode says, keeping only the best translation's text:
  * sorted by length and decoded `mini_batch` at a time (greedy decodes a
- * mini-batch at once, search_translate_many), so that sentences decoded
- * together have similar lengths.  texts[i] receives source i's malloc'd
+ * mini-batch at once, beam search all its sentences' hypotheses together:
+ * search_translate_many), so that sentences decoded together have similar
+ * lengths.  texts[i] receives source i's malloc'd
  * translation, or NULL with errs[i] set (EXIT_INPUT, the message
  * translator_check_finite gives) when its log-probabilities are not
  * finite; statuses[i] is EXIT_OK or that. */

@@ -310,6 +310,8 @@ if [ -n "$LINE_FLAGS" ]; then
 else LINE_S=$STDIN_S; LINE_CPU=$STDIN_CPU; fi
 # The same with the config's own decoding (en-zh: beam 4), what a file
 # gets without -b: the target is about translating a file, not greedy's.
+# A file's beam search decodes the hypotheses of several sentences per step
+# (beam_decode_many, model/beam.h); line at a time, one sentence's.
 STDIN_DEF_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -c "$CONFIG"); STDIN_DEF_CPU=$(cat "$TMP/cpu.txt")
 if [ -n "$LINE_FLAGS" ]; then
     LINE_DEF_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q $LINE_FLAGS -c "$CONFIG"); LINE_DEF_CPU=$(cat "$TMP/cpu.txt")

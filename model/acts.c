@@ -121,6 +121,29 @@ void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
     carve_all(&assign, a, arch);
 }
 
+static bool covers(ActsSize have, ActsSize need)
+{
+    return have.src_rows >= need.src_rows && have.tgt_rows >= need.tgt_rows && have.kv_rows >= need.kv_rows &&
+           have.enc_probs >= need.enc_probs && have.dec_probs >= need.dec_probs &&
+           have.cross_probs >= need.cross_probs;
+}
+
+/* As it is when every buffer is at least that big (the passes locate
+ * everything from the batch, within those bounds), else reallocated to the
+ * larger of each size, so a few calls settle on one allocation. */
+void acts_fit(Activations *work, const ModelArch *a, ActsSize need)
+{
+    if (work->block && covers(work->size, need)) return;
+    if (work->block) {
+        ActsSize have = work->size;
+#define GROW(f) if (have.f > need.f) need.f = have.f
+        GROW(src_rows); GROW(tgt_rows); GROW(kv_rows); GROW(enc_probs); GROW(dec_probs); GROW(cross_probs);
+#undef GROW
+        acts_free(work);
+    }
+    acts_alloc(work, a, need);
+}
+
 void acts_zero(Activations *a) { memset(a->block, 0, a->block_size * sizeof(float)); }
 
 void acts_free(Activations *a)

@@ -92,6 +92,10 @@ ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_ro
 
 void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
 void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
+/* `work` (zeroed, or from an earlier call) able to hold `need`, kept as it
+ * is when it already can: decoding one mini-batch after another reuses one
+ * allocation instead of fresh pages each time.  The caller acts_frees it. */
+void acts_fit(Activations *work, const ModelArch *arch, ActsSize need);
 void acts_zero(Activations *acts); /* every value 0 (a gradient set, between steps) */
 
 #endif

@@ -3,7 +3,7 @@
  * finished ones are returned, each with its own attention maps.
  *
  * The hypotheses run as one batch of `beam` target sequences over the same
- * source: the source is encoded once, every step feeds each live
+ * source (or, beam_decode_many, of several sources' beams): the source is encoded once, every step feeds each live
  * hypothesis's last token through the decoder with the key/value cache of
  * decode.h, and when the survivors of a step descend from other
  * hypotheses, their cached keys/values and attention-map rows are copied
@@ -41,5 +41,21 @@ float beam_score(const Translation *t, float length_penalty);
  * beam 1 the result is bitwise that of decode_greedy. */
 int beam_decode(const Model *model, const int *src_ids, int S, int limit,
                 const BeamSettings *settings, Translation *out, float *scores);
+
+/* Beam search over `count` sources packed as in a Batch (src_ids with
+ * src_start[count+1]), sentence b for at most limits[b] steps, keeping
+ * only each one's best translation (n_best and progress are not read):
+ * outputs[b] (room for limits[b] ids) receives its tokens, ending with </s>
+ * when finished, lengths[b] their number and, when scores is not NULL,
+ * scores[b] its beam_score.  The hypotheses of several sentences decode as
+ * one batch, so a step reads the weights once for all of them.  The tokens
+ * and scores are beam_decode's, sentence by sentence, wherever a product
+ * gives a row the same bits whatever rows are beside it (AVX-512, and the
+ * generic kernel; not AVX2, which pairs rows: see beam.c).  `work`:
+ * activations kept by the caller between calls (acts_fit; start it zeroed,
+ * acts_free it at the end); NULL: allocated for this call. */
+void beam_decode_many(Activations *work, const Model *model, const int *src_ids, const int *src_start,
+                      int count, const int *limits, const BeamSettings *settings, int **outputs,
+                      int *lengths, float *scores);
 
 #endif

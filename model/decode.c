@@ -259,30 +259,6 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
     decode_greedy_many_in(NULL, m, src_ids, src_start, count, limits, no_repeat_ngram, outputs, lengths, finite);
 }
 
-static bool covers(ActsSize have, ActsSize need)
-{
-    return have.src_rows >= need.src_rows && have.tgt_rows >= need.tgt_rows && have.kv_rows >= need.kv_rows &&
-           have.enc_probs >= need.enc_probs && have.dec_probs >= need.dec_probs &&
-           have.cross_probs >= need.cross_probs;
-}
-
-/* `work` able to hold `need`: as it is when it can (every buffer at least
- * that big: the passes locate everything from the batch, within those
- * bounds), else reallocated to the larger of each size, so a few calls
- * settle on one allocation. */
-static void fit(Activations *work, const ModelArch *a, ActsSize need)
-{
-    if (work->block && covers(work->size, need)) return;
-    if (work->block) {
-        ActsSize have = work->size;
-#define GROW(f) if (have.f > need.f) need.f = have.f
-        GROW(src_rows); GROW(tgt_rows); GROW(kv_rows); GROW(enc_probs); GROW(dec_probs); GROW(cross_probs);
-#undef GROW
-        acts_free(work);
-    }
-    acts_alloc(work, a, need);
-}
-
 void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids, const int *src_start,
                            int count, const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
                            bool *finite)
@@ -298,7 +274,7 @@ void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids
         if (finite) finite[b] = true;
     }
     Activations local = {0}, *acts = work ? work : &local;
-    fit(acts, a, acts_size_steps(a, count, cap, Ns, longest));
+    acts_fit(acts, a, acts_size_steps(a, count, cap, Ns, longest));
     int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
     int *kv_start = xcalloc((size_t)count, sizeof(int)), *live_src = xcalloc((size_t)count + 1, sizeof(int));
     int *sentence = xcalloc((size_t)count, sizeof(int)); /* live row j decodes sentence[j] */

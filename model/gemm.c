@@ -385,7 +385,7 @@ static void micro_t_avx512(int kc, const float *B, size_t ldb, const float *Ap, 
  * product in the last bits (within float rounding: tests/test_gemm.c), but a
  * row's result does not depend on which or how many rows come with it:
  * beam hypotheses and greedy decoding agree. */
-enum { SMALL_M = 16, SMALL_MR = 4, SMALL_NB = 4 };
+enum { SMALL_M = GEMM_SMALL_M, SMALL_MR = 4, SMALL_NB = 4 };
 
 /* gemm_nt on SMALL_M < M ≤ SWAP_M rows takes the turned-around path
  * (micro_t_avx512): the training shapes' 32-row batches.  Its bits are the

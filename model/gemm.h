@@ -24,6 +24,11 @@
 
 #include <stdbool.h>
 
+/* gemm_nt on at most this many rows of A takes the small-M path above: a
+ * row's bits do not depend on the other rows, but differ from the same row
+ * in a taller product. */
+#define GEMM_SMALL_M 16
+
 /* C[M,N] (+)= A[M,K] · B[N,K]ᵀ   (forward: out = in · Wᵀ, W in PyTorch's
  * [out_features, in_features] layout). */
 void gemm_nt(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate);

@@ -33,13 +33,6 @@ void search_translate_many(const Model *model, const int *src_ids, const int *sr
     search_translate_many_checked(model, src_ids, src_start, count, set, outputs, lengths, NULL);
 }
 
-static bool all_finite(const float *x, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (!isfinite(x[i])) return false;
-    return true;
-}
-
 void search_translate_many_checked(const Model *model, const int *src_ids, const int *src_start,
                                    int count, const SearchSettings *set, int **outputs, int *lengths,
                                    bool *finite)
@@ -59,16 +52,15 @@ void search_translate_many_in(Activations *work, const Model *model, const int *
         decode_greedy_many_in(work, model, src_ids, src_start, count, limits, set->no_repeat_ngram, outputs,
                               lengths, finite);
     } else {
+        /* All sentences' hypotheses together (beam_decode_many).  A score is
+         * finite exactly when every log-probability of its tokens is: they
+         * are <= 0 or NaN, and a sum of at most max_len finite ones is
+         * finite, so this is what search_translate's callers check. */
         BeamSettings beam = {set->beam, set->length_penalty, 1, set->no_repeat_ngram, NULL, NULL};
-        for (int b = 0; b < count; b++) {
-            Translation t;
-            beam_decode(model, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b],
-                        &beam, &t, NULL);
-            lengths[b] = t.steps;
-            if (finite) finite[b] = all_finite(t.logprobs, t.steps);
-            memcpy(outputs[b], t.output_ids, (size_t)t.steps * sizeof(int));
-            translation_free(&t);
-        }
+        float *scores = xmalloc((size_t)count * sizeof(float));
+        beam_decode_many(work, model, src_ids, src_start, count, limits, &beam, outputs, lengths, scores);
+        for (int b = 0; finite && b < count; b++) finite[b] = isfinite(scores[b]);
+        free(scores);
     }
     free(limits);
 }

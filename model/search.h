@@ -35,8 +35,8 @@ int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettin
 /* Translate `count` sources packed as in a Batch (src_ids with
  * src_start[count+1]), keeping only the best translation's tokens:
  * outputs[b] receives up to search_limit ids, lengths[b] their number.
- * Greedy decodes them all at once (decode_greedy_many); beam search one at
- * a time (its hypotheses are the batch). */
+ * Greedy decodes them all at once (decode_greedy_many), beam search all
+ * their hypotheses together (beam_decode_many). */
 void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
                            const SearchSettings *set, int **outputs, int *lengths);
 /* The same, with finite[b] false where search_translate's log-probabilities
@@ -44,8 +44,8 @@ void search_translate_many(const Model *model, const int *src_ids, const int *sr
 void search_translate_many_checked(const Model *model, const int *src_ids, const int *src_start,
                                    int count, const SearchSettings *set, int **outputs, int *lengths,
                                    bool *finite);
-/* The same with greedy's activations in `work`, kept by the caller between
- * calls (decode_greedy_many_in; NULL: allocated for the call). */
+/* The same with the activations in `work`, kept by the caller between
+ * calls (acts_fit; NULL: allocated for the call). */
 void search_translate_many_in(Activations *work, const Model *model, const int *src_ids,
                               const int *src_start, int count, const SearchSettings *set, int **outputs,
                               int *lengths, bool *finite);

@@ -39,6 +39,9 @@ static int tgt_cap(const Batch *b, int i) { return b->kv_capacity ? b->kv_capaci
 
 static int kv_start(const Batch *b, int i) { return b->kv_start ? b->kv_start[i] : b->tgt_start[i]; }
 
+/* The source target i attends to (cross-attention). */
+static int source_of(const Batch *b, int i) { return b->src_of ? b->src_of[i] : i; }
+
 /* Offsets (in floats, within one layer) of sequence i's map blocks. */
 static size_t encoder_map_offset(const Batch *b, int i, int H)
 {
@@ -57,7 +60,7 @@ static size_t decoder_map_offset(const Batch *b, int i, int H)
 static size_t cross_map_offset(const Batch *b, int i, int H)
 {
     size_t off = 0;
-    for (int j = 0; j < i; j++) off += (size_t)H * tgt_cap(b, j) * src_len(b, j);
+    for (int j = 0; j < i; j++) off += (size_t)H * tgt_cap(b, j) * src_len(b, source_of(b, j));
     return off;
 }
 
@@ -184,16 +187,19 @@ typedef struct {
  * rows and tgt_cap is the target's length. */
 static SequenceAttention sequence_attention(AttentionKind kind, const Batch *b, int i, int H)
 {
-    size_t src = (size_t)b->src_start[i];
-    int S = src_len(b, i);
-    if (kind == ENCODER_SELF) /* an encoder-only batch may have no target side */
+    if (kind == ENCODER_SELF) { /* an encoder-only batch may have no target side */
+        size_t src = (size_t)b->src_start[i];
+        int S = src_len(b, i);
         return (SequenceAttention){src, src, encoder_map_offset(b, i, H), {0, S, S, S, S}, false};
+    }
     size_t tgt = (size_t)b->tgt_start[i];
     int n = tgt_rows(b, i), pos = b->tgt_pos, cap = tgt_cap(b, i);
     if (kind == DECODER_SELF)
         return (SequenceAttention){tgt, (size_t)kv_start(b, i), decoder_map_offset(b, i, H),
                                    {pos, n, pos + n, cap, cap}, true};
-    return (SequenceAttention){tgt, src, cross_map_offset(b, i, H), {pos, n, S, cap, S}, false};
+    int source = source_of(b, i), S = src_len(b, source);
+    return (SequenceAttention){tgt, (size_t)b->src_start[source], cross_map_offset(b, i, H),
+                               {pos, n, S, cap, S}, false};
 }
 
 /* a->context from a->q, a->k, a->v, sequence by sequence: attention never

@@ -40,6 +40,10 @@ typedef struct {
                              K/V store; NULL means tgt_start (a full pass) */
     int kv_capacity;      /* rows reserved per target in the K/V store and in the
                              decoder attention maps; 0 means each target's length */
+    const int *src_of;    /* [B] the source whose memory target b attends to
+                             (cross-attention), so several targets can share one
+                             sentence's memory rows (beam hypotheses: beam.h);
+                             NULL means source b */
 } Batch;
 
 /* A Batch of one sequence and the offsets it points at. */
