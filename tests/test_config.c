@@ -82,21 +82,24 @@ static void en_zh_train_section_loads(void **state)
     assert_int_equal(config_load("configs/en-zh.yaml", &c, &err), 0);
     const TrainConfig *t = &c.train;
     assert_true(c.has_train);
-    /* the four sources, in order; the dictionary at a modest weight */
+    /* the five sources, in order; the back-translated pairs and the
+     * dictionary at modest weights */
     assert_null(t->train_path);
-    assert_int_equal(t->n_sources, 4);
-    static const char *const paths[] = {"tatoeba-cmn-eng/train.tsv", "tatoeba-cmn-eng-2025/train-additions.tsv",
-                                        "wiktionary-examples/examples.tsv", "cc-cedict/entries.tsv"};
-    for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(t->n_sources, 5);
+    static const char *const paths[] = {"../shared/data/tatoeba-cmn-eng/train.tsv",
+                                        "../shared/data/tatoeba-cmn-eng-2025/train-additions.tsv",
+                                        "../shared/data/wiktionary-examples/examples.tsv",
+                                        "build/data/back-translated.tsv", "../shared/data/cc-cedict/entries.tsv"};
+    for (size_t i = 0; i < 5; i++) {
         char want[200];
-        snprintf(want, sizeof want, "configs/../../shared/data/%s", paths[i]);
+        snprintf(want, sizeof want, "configs/../%s", paths[i]);
         assert_string_equal(t->sources[i].path, want);
-        assert_int_equal(t->sources[i].format, i == 3 ? SOURCE_CEDICT : SOURCE_TSV);
+        assert_int_equal(t->sources[i].format, i == 4 ? SOURCE_CEDICT : SOURCE_TSV);
         assert_int_equal(t->sources[i].strip_notes, i == 2);
         assert_int_equal(t->sources[i].source_column, 0);
         assert_int_equal(t->sources[i].target_column, 1);
     }
-    assert_true(t->sources[0].weight == 1.0f && t->sources[3].weight == 0.2f);
+    assert_true(t->sources[0].weight == 1.0f && t->sources[3].weight == 0.4f && t->sources[4].weight == 0.2f);
     assert_string_equal(t->simplify_path, "configs/../../shared/data/cc-cedict/entries.tsv");
     assert_true(t->max_length_ratio == 3.0f);
     assert_string_equal(t->dev_path, "configs/../../shared/data/tatoeba-cmn-eng/dev.tsv");
@@ -106,7 +109,7 @@ static void en_zh_train_section_loads(void **state)
     assert_int_equal(t->batch_tokens, 2500);
     assert_true(t->learning_rate == 0.001f && t->label_smoothing == 0.1f);
     assert_int_equal(t->epochs, 30);
-    assert_true(t->max_minutes == 105.0f && t->weights_f16);
+    assert_true(t->max_minutes == 125.0f && t->weights_f16);
     assert_int_equal(t->seed, 1);
     assert_string_equal(t->checkpoint_path, "configs/../weights/en-zh.ckpt");
     assert_string_equal(t->log_path, "configs/../weights/en-zh.log.csv");
