@@ -155,7 +155,7 @@ $(FUZZ_TARGETS:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: build-fuzz/tests/fuzz/fu
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 fuzz: fuzz-deps $(PROGRAMS) $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
-	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@FUZZ_COMMAND='make fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)' sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-deps:
 	@sh tools/deps.sh --quiet --with-fuzz

@@ -2,6 +2,10 @@
 # Run fuzz targets with libFuzzer for a bounded time each (make fuzz).
 #
 #   sh tests/fuzz/run.sh SECONDS TARGET...
+#   FUZZ_RUNS=N sh tests/fuzz/run.sh SECONDS TARGET...
+#
+# FUZZ_RUNS also stops each target after N executions (libFuzzer's -runs),
+# for a campaign that wants a number of executions rather than a time.
 #
 # Each build-fuzz/fuzz_<target> starts from its committed cases
 # (tests/fuzz/corpus/<target>/), the inputs found by earlier runs
@@ -20,6 +24,8 @@ seconds=$1; shift
 cpu=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -1)
 summary=""
 rows=""
+# The command the rows name (make fuzz passes its own).
+command=${FUZZ_COMMAND:-"${FUZZ_RUNS:+FUZZ_RUNS=$FUZZ_RUNS }sh tests/fuzz/run.sh $seconds $*"}
 status=0
 for t in "$@"; do
     seeds=build-fuzz/seeds/$t
@@ -47,7 +53,9 @@ for t in "$@"; do
     log=build-fuzz/$t.log
     echo "fuzz: $t for $seconds s (log: $log)"
     before=$(ls build-fuzz/crash-$t-* 2>/dev/null | wc -l)
-    build-fuzz/fuzz_$t -max_total_time="$seconds" -timeout=$timeout -rss_limit_mb=2048 $max_len \
+    runs_limit=""
+    [ -n "${FUZZ_RUNS:-}" ] && runs_limit=-runs=$FUZZ_RUNS
+    build-fuzz/fuzz_$t -max_total_time="$seconds" $runs_limit -timeout=$timeout -rss_limit_mb=2048 $max_len \
         -print_final_stats=1 -artifact_prefix="build-fuzz/crash-$t-" \
         "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" "$seeds" >"$log" 2>&1
     rc=$?
@@ -58,7 +66,8 @@ for t in "$@"; do
     if [ $rc -eq 0 ]; then result=ok; else result="FAILED (status $rc, see $log)"; status=1; fi
     summary="$summary$t: ${runs:-?} runs, ${rate:-?}/s, $cov, $result
 "
-    rows="$rows| $(date -u +%Y-%m-%d) | $cpu | $t | $seconds | ${runs:-?} | $crashes | \`make fuzz FUZZ_SECONDS=$seconds\` |
+    elapsed=$(sed -n 's/.*Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log")
+    rows="$rows| $(date -u +%Y-%m-%d) | $cpu | $t | ${elapsed:-$seconds} | ${runs:-?} | $crashes | \`$command\` |
 "
 done
 echo
