@@ -142,6 +142,13 @@ FUZZ_LIB_OBJS = $(LIB_SRCS:%.c=build-fuzz/%.o) build-fuzz/viewer_assets.o
 # and tracing them took about 45% of fuzz_cli's time (perf, in vec_dot).
 FUZZ_NOCOV_OBJS = $(addprefix build-fuzz/model/,vector.o gemm.o elementwise.o layernorm.o linear.o)
 $(FUZZ_NOCOV_OBJS): FUZZ_COV =
+# Decoding keeps its edge coverage (which branches of the search ran) but
+# not comparison tracing: its comparisons are of scores and positions,
+# never of the input's bytes, so they cannot guide a mutation, and tracing
+# them in top-k, the beam's ranking and the attention loops took about 45%
+# of fuzz_cli's time once its inputs asked for wide beams (perf).
+FUZZ_NOCMP_OBJS = $(addprefix build-fuzz/model/,attention.o decode.o beam.o)
+$(FUZZ_NOCMP_OBJS): FUZZ_COV = -fsanitize=fuzzer-no-link -fno-sanitize-coverage=trace-cmp
 
 build-fuzz/%.o: %.c
 	@mkdir -p $(@D)
