@@ -4,6 +4,8 @@
  *                             their files do not exist yet)
  *   train CONFIG --resume     continue from the config's checkpoint
  *   train CONFIG --vocab      only (re)build the vocabularies
+ *   train CONFIG --recase     only recompute the vocabularies' casings from
+ *                             the data: same tokens, same ids, same model
  *   train --out FILE CONFIG   write the model to FILE (the checkpoint and
  *                             the log beside it), not the config's path
  *   train --max-steps N / --max-minutes M CONFIG
@@ -64,14 +66,14 @@ typedef struct {
     int threads;
     int max_steps;          /* --max-steps: replaces train.max_steps when > 0 */
     double max_minutes;     /* --max-minutes: replaces train.max_minutes when > 0 */
-    bool resume, vocab_only, quiet, overwrite, force;
+    bool resume, vocab_only, recase, quiet, overwrite, force;
 } Options;
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: train [--out FILE] [--max-steps N] [--max-minutes M] CONFIG [--resume [--force]]\n"
-            "             [--overwrite] [--vocab [--data TSV]]\n"
+            "             [--overwrite] [--vocab [--data TSV]] [--recase [--data TSV]]\n"
             "       train --export DIR [--max-steps N] CONFIG\n"
             "Train the model CONFIG describes on its train: data.\n"
             "\n"
@@ -86,6 +88,9 @@ static void usage(FILE *out)
             "      --max-minutes M  stop after M minutes of training, a fraction allowed\n"
             "                    (instead of train.max_minutes); the dev scores come after\n"
             "      --vocab       only build the vocabularies (from --data TSV if given)\n"
+            "      --recase      only recompute the casings of the config's subword vocabularies\n"
+            "                    from its data (or --data TSV): their tokens, ids and counts stay,\n"
+            "                    so the model still loads\n"
             "      --export DIR  train nothing: write the tokenised data, the initial model and\n"
             "                    the settings to DIR for tools/train_torch.py (docs/scale-out.md)\n"
             "  -t, --threads N   threads for matrix products (default: all cores)\n"
@@ -211,10 +216,35 @@ static int count_pairs(VocabBuilder *src, VocabBuilder *tgt, const Sources *sour
     return 0;
 }
 
-static int build_vocab(const Config *cfg, const char *data_path)
+/* Is `path` a subword vocabulary (for --recase)?  0, or EXIT_DATA with a
+ * message. */
+static int check_subword(const char *path)
+{
+    Error err = {{0}};
+    Vocab *v = vocab_load(path, &err);
+    int status = 0;
+    if (!v) {
+        fprintf(stderr, "train: %s\n", err.message);
+        status = EXIT_DATA;
+    } else if (!vocab_is_subword(v)) {
+        fprintf(stderr, "train: %s: --recase needs a subword vocabulary (rebuild a word one with --vocab)\n",
+                path);
+        status = EXIT_DATA;
+    }
+    vocab_free(v);
+    return status;
+}
+
+/* Build both vocabularies from the data, or with `recasing` recompute the
+ * casings of the existing ones (vocab_builder_recase). */
+static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
 {
     Error err = {{0}};
     const TrainConfig *t = &cfg->train;
+    if (recasing) {
+        int bad = check_subword(cfg->source_vocab_path);
+        if (bad || (bad = check_subword(cfg->target_vocab_path))) return bad;
+    }
     Sources sources;
     int status = load_sources(cfg, data_path, &sources);
     if (!status && !sources.pairs.count) { /* vocabularies of specials only would train nothing */
@@ -230,14 +260,16 @@ static int build_vocab(const Config *cfg, const char *data_path)
     VocabBuilder *src = vocab_builder_new(), *tgt = vocab_builder_new();
     if (count_pairs(src, tgt, &sources, &err))
         status = EXIT_DATA; /* (the pool holds only text that tokenised: a bug if reached) */
-    else if (write(src, cfg->source_vocab_path, t->source_vocab_size, t->min_count, &err) ||
-             write(tgt, cfg->target_vocab_path, t->target_vocab_size, t->min_count, &err))
+    else if (recasing ? vocab_builder_recase(src, cfg->source_vocab_path, &err) ||
+                            vocab_builder_recase(tgt, cfg->target_vocab_path, &err)
+                      : write(src, cfg->source_vocab_path, t->source_vocab_size, t->min_count, &err) ||
+                            write(tgt, cfg->target_vocab_path, t->target_vocab_size, t->min_count, &err))
         status = EXIT_WRITE;
     if (status)
         fprintf(stderr, "train: %s\n", err.message);
     else
-        fprintf(stderr, "train: vocabularies from %zu pairs: %s, %s\n", sources.pairs.count,
-                cfg->source_vocab_path, cfg->target_vocab_path);
+        fprintf(stderr, "train: %s from %zu pairs: %s, %s\n", recasing ? "casings" : "vocabularies",
+                sources.pairs.count, cfg->source_vocab_path, cfg->target_vocab_path);
     vocab_builder_free(src);
     vocab_builder_free(tgt);
     sources_free(&sources);
@@ -813,13 +845,14 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"threads", required_argument, 0, 't'}, {"out", required_argument, 0, 'o'},
         {"overwrite", no_argument, 0, 'w'}, {"force", no_argument, 0, 'f'},
         {"max-steps", required_argument, 0, 'S'}, {"max-minutes", required_argument, 0, 'M'},
-        {"export", required_argument, 0, 'e'},
+        {"export", required_argument, 0, 'e'}, {"recase", no_argument, 0, 'c'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
         switch (c) {
         case 'r': opt->resume = true; break;
         case 'v': opt->vocab_only = true; break;
+        case 'c': opt->recase = true; break;
         case 'd': opt->data_path = optarg; break;
         case 'o': opt->out_path = optarg; break;
         case 'e': opt->export_dir = optarg; break;
@@ -854,6 +887,11 @@ static int parse_options(int argc, char **argv, Options *opt)
     if (opt->export_dir && (!*opt->export_dir || opt->resume || opt->vocab_only || opt->out_path ||
                             opt->overwrite || opt->max_minutes > 0)) {
         fprintf(stderr, "train: --export DIR goes alone (with --max-steps at most) (try 'train --help')\n");
+        return -1;
+    }
+    if (opt->recase && (opt->vocab_only || opt->resume || opt->export_dir || opt->out_path ||
+                        opt->overwrite || opt->max_steps > 0 || opt->max_minutes > 0)) {
+        fprintf(stderr, "train: --recase goes alone (with --data TSV at most) (try 'train --help')\n");
         return -1;
     }
     if (opt->out_path && !*opt->out_path) {
@@ -898,11 +936,13 @@ int main(int argc, char **argv)
     if (!r.cfg.has_train) {
         fprintf(stderr, "train: %s: no train: section\n", r.cfg.path);
         status = EXIT_USAGE;
+    } else if (opt.recase) {
+        status = build_vocab(&r.cfg, opt.data_path, true);
     } else if (!(status = check_distinct_outputs(&r.cfg)) && !(status = make_output_dirs(&r.cfg)) &&
                (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
-        status = build_vocab(&r.cfg, opt.data_path); /* NULL: the config's sources */
+        status = build_vocab(&r.cfg, opt.data_path, false); /* NULL: the config's sources */
     }
-    if (status || opt.vocab_only) {
+    if (status || opt.vocab_only || opt.recase) {
         config_free(&r.cfg);
         return status;
     }

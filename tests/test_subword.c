@@ -203,6 +203,74 @@ static void test_casing_of_pieces(void **state)
     vocab_free(v);
 }
 
+/* A piece that is a word of its own in one casing and begins longer words
+ * in another: "st" is "St" alone (St Paul) but lower case at the start of
+ * "stairs", which is written with pieces (seen once, under min_count). */
+static const char *const saints[] = {"We saw St Paul.", "He met St John there.", "Look at St Mary.",
+                                     "He climbed the stairs.", "We still stand.", "You stop."};
+
+static void test_casing_inside_words(void **state)
+{
+    (void)state;
+    Vocab *v = learn("case-in-word.vocab", saints, 6, 4 + VOCAB_BYTE_TOKENS + 60, 2);
+    int st = vocab_id(v, "st"), continues;
+    assert_true(st >= 4);
+    assert_int_equal(vocab_id(v, "stairs"), VOCAB_UNK);
+    assert_string_equal(vocab_piece(v, st, VOCAB_CASED, &continues), "St");
+    assert_string_equal(vocab_piece(v, st, VOCAB_CASED_IN_WORD, &continues), "st");
+    expect_round_trip(v, "he climbed the stairs", "en", "He climbed the stairs");
+    expect_round_trip(v, "we still stand at st", "en", "We still stand at St");
+    vocab_free(v);
+}
+
+/* vocab_builder_recase: the same tokens, ids and counts (so the same hash:
+ * a model trained with the file still loads), the casings of other text. */
+static void test_recase_keeps_tokens_and_counts(void **state)
+{
+    (void)state;
+    Vocab *old = learn("recase.vocab", saints, 6, 4 + VOCAB_BYTE_TOKENS + 60, 2);
+    char path[512];
+    snprintf(path, sizeof path, "%s/recase.vocab", temp_dir());
+    size_t len;
+    char *before = read_file(path, &len);
+    VocabBuilder *b = vocab_builder_new();
+    Error err;
+    const char *shouting[] = {"WE SAW ST PAUL.", "HE CLIMBED THE STAIRS."};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(vocab_builder_add_text(b, shouting[i], strlen(shouting[i]), 1.0, &err), 0);
+    assert_int_equal(vocab_builder_recase(b, path, &err), 0);
+    Vocab *v = vocab_load(path, &err);
+    assert_non_null(v);
+    assert_int_equal(vocab_size(v), vocab_size(old));
+    assert_true(vocab_hash(v) == vocab_hash(old));
+    int st = vocab_id(v, "st"), continues;
+    assert_string_equal(vocab_cased(v, st), "ST");
+    assert_string_equal(vocab_piece(v, st, VOCAB_CASED_IN_WORD, &continues), "ST");
+    /* the counts column is the old file's, line for line */
+    char *after = read_file(path, &len);
+    for (char *a = before, *c = after; *a && *c;) {
+        char *a_end = strchr(a, '\n'), *c_end = strchr(c, '\n');
+        assert_non_null(a_end);
+        assert_non_null(c_end);
+        *a_end = *c_end = '\0';
+        char *a_count = strchr(strchr(a, '\t') + 1, '\t'), *c_count = strchr(strchr(c, '\t') + 1, '\t');
+        assert_int_equal(strcspn(a_count, "\t"), strcspn(c_count, "\t"));
+        assert_memory_equal(a_count, c_count, strcspn(a_count, "\t"));
+        a = a_end + 1;
+        c = c_end + 1;
+    }
+    free(before);
+    free(after);
+    vocab_free(v);
+    vocab_free(old);
+    /* a word vocabulary has no pieces to recase */
+    snprintf(path, sizeof path, "%s/recase-word.vocab", temp_dir());
+    assert_int_equal(vocab_builder_write(b, path, 100, 1, &err), 0);
+    assert_int_equal(vocab_builder_recase(b, path, &err), -1);
+    expect_in(err.message, "recase-word.vocab: not a subword vocabulary");
+    vocab_builder_free(b);
+}
+
 static void test_weights_and_min_count(void **state)
 {
     (void)state;
@@ -454,6 +522,8 @@ int main(void)
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_casing_from_non_initial_words),
         cmocka_unit_test(test_casing_of_pieces),
+        cmocka_unit_test(test_casing_inside_words),
+        cmocka_unit_test(test_recase_keeps_tokens_and_counts),
         cmocka_unit_test(test_weights_and_min_count),
         cmocka_unit_test(test_bad_byte_tokens_are_rejected),
         cmocka_unit_test(test_stray_bytes_become_replacement_characters),

@@ -414,6 +414,36 @@ static void test_vocabulary_kinds(void **state)
     }
 }
 
+/* train --recase rewrites the config's subword vocabularies' casings from
+ * its data and keeps their tokens (the hash a model records) and counts;
+ * it goes alone, and a word vocabulary has nothing to recase. */
+static void test_recase_keeps_the_vocabularies_tokens(void **state)
+{
+    (void)state;
+    const char *config = write_config("recase", "");
+    free(run_train_args(config, (const char *[]){"--vocab", NULL}, 0));
+    Error err;
+    Vocab *before = vocab_load(in_dir("recase", "tgt.vocab"), &err);
+    if (!before) fail_msg("%s", err.message);
+    char *out = run_train_args(config, (const char *[]){"--recase", NULL}, 0);
+    expect_in(out, "train: casings from 16 pairs: ");
+    free(out);
+    Vocab *after = vocab_load(in_dir("recase", "tgt.vocab"), &err);
+    if (!after) fail_msg("%s", err.message);
+    assert_true(vocab_hash(after) == vocab_hash(before));
+    assert_false(file_exists(in_dir("recase", "model.safetensors"))); /* nothing trained */
+    vocab_free(before);
+    vocab_free(after);
+    out = run_train_args(config, (const char *[]){"--recase", "--resume", NULL}, 2);
+    expect_in(out, "train: --recase goes alone");
+    free(out);
+    const char *word = write_config("recase-word", "  vocabulary: word\n");
+    free(run_train_args(word, (const char *[]){"--vocab", NULL}, 0));
+    out = run_train_args(word, (const char *[]){"--recase", NULL}, 3);
+    expect_in(out, "src.vocab: --recase needs a subword vocabulary");
+    free(out);
+}
+
 /* A log that cannot be written is an error (status 4, one line naming
  * it), not an empty file and status 0. */
 static void test_log_write_error(void **state)
@@ -510,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_resume_refuses_a_foreign_model),
         cmocka_unit_test(test_empty_corpus_is_an_error),
         cmocka_unit_test(test_vocabulary_kinds),
+        cmocka_unit_test(test_recase_keeps_the_vocabularies_tokens),
         cmocka_unit_test(test_log_write_error),
         cmocka_unit_test(test_resume_truncates_the_log),
         cmocka_unit_test(test_changed_batching_needs_force),

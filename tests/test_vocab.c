@@ -36,6 +36,25 @@ static void test_load_and_lookup(void **state)
     vocab_free(v);
 }
 
+/* The optional fourth field: a piece's casing inside longer words, which
+ * only vocab_piece's VOCAB_CASED_IN_WORD gives (the same as the casing
+ * when absent); and each line's count. */
+static void test_casing_in_a_word_and_counts(void **state)
+{
+    (void)state;
+    Error err;
+    Vocab *v = load_text("in-word.vocab", SPECIALS "st\tSt\t7\tst\r\nthe\tthe\t10\n", &err);
+    assert_non_null(v);
+    int st = vocab_id(v, "st"), the = vocab_id(v, "the"), continues;
+    assert_string_equal(vocab_cased(v, st), "St");
+    assert_string_equal(vocab_piece(v, st, VOCAB_CASED, &continues), "St");
+    assert_string_equal(vocab_piece(v, st, VOCAB_CASED_IN_WORD, &continues), "st");
+    assert_string_equal(vocab_piece(v, st, VOCAB_FOLDED, &continues), "st");
+    assert_string_equal(vocab_piece(v, the, VOCAB_CASED_IN_WORD, &continues), "the");
+    assert_true(vocab_count(v, st) == 7 && vocab_count(v, the) == 10 && vocab_count(v, VOCAB_PAD) == 0);
+    vocab_free(v);
+}
+
 static void test_unknown_token_is_unk(void **state)
 {
     (void)state;
@@ -68,6 +87,8 @@ static void test_missing_file(void **state)
 }
 
 /* Each malformed file is rejected with "path:line: message". */
+#define FIELDS "expected 3 or 4 tab-separated fields: token, cased, count[, cased in a word]"
+
 static void test_malformed_files(void **state)
 {
     (void)state;
@@ -80,10 +101,12 @@ static void test_malformed_files(void **state)
         {"<pad>\t<pad>\t0\n<unk>\t<unk>\t0\n", "3: expected '<s>' (id 2), found end of file"},
         {"<pad>\t<pad>\t0\n<unk>\t<unk>\t0\n<s>\t<s>\t0\nthe\tthe\t1\n", "4: expected '</s>' (id 3), found 'the'"},
         {SPECIALS "the\tthe\t1\ncat\tcat\t1\nthe\tThe\t1\n", "7: duplicate token 'the' (also id 4)"},
-        {SPECIALS "the\tthe\n", "5: expected 3 tab-separated fields: token, cased, count"},
-        {SPECIALS "the\n", "5: expected 3 tab-separated fields: token, cased, count"},
-        {SPECIALS "the\tthe\t1\tx\n", "5: expected 3 tab-separated fields: token, cased, count"},
-        {SPECIALS "a\ta\t1\n\n", "6: expected 3 tab-separated fields: token, cased, count"},
+        {SPECIALS "the\tthe\n", "5: " FIELDS},
+        {SPECIALS "the\n", "5: " FIELDS},
+        {SPECIALS "the\tthe\t1\tx\ty\n", "5: " FIELDS},
+        {SPECIALS "a\ta\t1\n\n", "6: " FIELDS},
+        {SPECIALS "x\tx\t1\t\n", "5: empty cased-in-a-word form for 'x'"},
+        {SPECIALS "x\tx\t1x\tX\n", "5: count '1x' is not a non-negative integer"},
         {SPECIALS "\tx\t1\n", "5: empty token"},
         {SPECIALS "x\t\t1\n", "5: empty cased form for 'x'"},
         {SPECIALS "x\tx\t-1\n", "5: count '-1' is not a non-negative integer"},
@@ -309,6 +332,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_and_lookup),
+        cmocka_unit_test(test_casing_in_a_word_and_counts),
         cmocka_unit_test(test_unknown_token_is_unk),
         cmocka_unit_test(test_crlf_lines_are_accepted),
         cmocka_unit_test(test_missing_file),

@@ -281,9 +281,18 @@ static void str_add_valid(Str *o, const char *s, size_t n)
 
 /* A word being joined from its pieces. */
 typedef struct {
-    Str folded, cased;  /* raw bytes of the pieces, and of their cased forms */
+    Str folded;   /* raw bytes of the pieces */
+    Str cased;    /* of their cased forms (the word's, if it is one piece) */
+    Str in_word;  /* of their casings inside longer words */
     size_t pieces;
 } Joined;
+
+static void joined_free(Joined *w)
+{
+    free(w->folded.s);
+    free(w->cased.s);
+    free(w->in_word.s);
+}
 
 /* Group ids into words: each piece that does not continue a word starts
  * one.  Special ids are left out, or with `keep_specials` each is a word of
@@ -299,25 +308,27 @@ static size_t group_pieces(const Vocab *vocab, const int *ids, size_t n, int kee
         int special = ids[i] < VOCAB_SPECIALS;
         if (special && !keep_specials) continue;
         int continues, ignored;
-        const char *piece = vocab_piece(vocab, ids[i], 0, &continues);
-        const char *piece_cased = vocab_piece(vocab, ids[i], 1, &ignored);
+        const char *piece = vocab_piece(vocab, ids[i], VOCAB_FOLDED, &continues);
         if (!continues || m == 0 || alone || special) {
-            w[m] = (Joined){{0}, {0}, 0};
+            w[m] = (Joined){{0}, {0}, {0}, 0};
             str_add(&w[m].folded, "");
             str_add(&w[m].cased, "");
+            str_add(&w[m].in_word, "");
             m++;
         }
         alone = special;
         str_add(&w[m - 1].folded, piece);
-        str_add(&w[m - 1].cased, piece_cased);
+        str_add(&w[m - 1].cased, vocab_piece(vocab, ids[i], VOCAB_CASED, &ignored));
+        str_add(&w[m - 1].in_word, vocab_piece(vocab, ids[i], VOCAB_CASED_IN_WORD, &ignored));
         w[m - 1].pieces++;
         if (word_of) word_of[i] = m - 1;
     }
     return m;
 }
 
-/* Subword ids → words, each cased: in the casing of the whole word when
- * that is a token of its own, else in its pieces' casings joined
+/* Subword ids → words, each cased: a one-piece word in that piece's
+ * casing; a longer one in the casing of the whole word when that is a
+ * token of its own, else in its pieces' casings inside words joined
  * (vocab.h).  tok and cased have room for n; returns the count. */
 static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **tok, char **cased)
 {
@@ -331,9 +342,9 @@ static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **t
         str_add_valid(&t, w[i].folded.s, w[i].folded.len);
         int whole = w[i].pieces > 1 ? vocab_id(vocab, t.s) : VOCAB_UNK;
         if (whole >= VOCAB_SPECIALS) str_add(&c, vocab_cased(vocab, whole));
+        else if (w[i].pieces > 1) str_add_valid(&c, w[i].in_word.s, w[i].in_word.len);
         else str_add_valid(&c, w[i].cased.s, w[i].cased.len);
-        free(w[i].folded.s);
-        free(w[i].cased.s);
+        joined_free(&w[i]);
         if (!t.s[0]) { /* only <0x00>: nothing to write */
             free(t.s);
             free(c.s);
@@ -357,8 +368,7 @@ size_t detokenize_words(const Vocab *vocab, const int *ids, size_t n, size_t *wo
             str_add_valid(&t, w[i].folded.s, w[i].folded.len);
             words[i] = t.s;
         }
-        free(w[i].folded.s);
-        free(w[i].cased.s);
+        joined_free(&w[i]);
     }
     free(w);
     return m;

@@ -116,9 +116,11 @@ void vocab_table_put(VocabTable *t, size_t at, int index, uint32_t hash)
 
 /* Where an id's strings are in Vocab.text: its folded token at `token`,
  * its usual casing at `cased`, right after the token's NUL (so the token
- * is cased - token - 1 bytes long). */
+ * is cased - token - 1 bytes long), and its casing inside longer words at
+ * `in_word` (the same string as `cased` when the file gives none). */
 typedef struct {
-    size_t token, cased;
+    size_t token, cased, in_word;
+    double count;   /* the file's count (0 for vocab_add's tokens) */
 } Entry;
 
 struct Vocab {
@@ -181,51 +183,63 @@ int vocab_is_byte_id(const Vocab *v, int id)
 
 static const char *token_of(const Vocab *v, int id) { return v->text + v->entry[id].token; }
 static const char *cased_of(const Vocab *v, int id) { return v->text + v->entry[id].cased; }
+static const char *in_word_of(const Vocab *v, int id) { return v->text + v->entry[id].in_word; }
 static size_t length_of(const Vocab *v, int id) { return v->entry[id].cased - v->entry[id].token - 1; }
 
 static const char *vocab_key(const void *owner, int id) { return token_of(owner, id); }
 
-/* A file line's two strings, split in place. */
+/* A file line's strings, split in place (in_word NULL when absent). */
 typedef struct {
-    char *token, *cased;
-    size_t token_len, cased_len;
+    char *token, *cased, *in_word;
+    size_t token_len, cased_len, in_word_len;
+    double count;
 } Fields;
 
-/* Check one "token<TAB>cased<TAB>count" line (newline already removed) and
- * split it in place.  One pass finds the tabs and says whether the line is
+/* Check one "token<TAB>cased<TAB>count[<TAB>in_word]" line (newline
+ * already removed) and split it in place.  One pass finds the tabs and says whether the line is
  * plain ASCII without NUL (then it needs no UTF-8 decoding); the checks
  * and their order are those of a strchr/strspn per field.  Returns 0, or
  * -1 with a message without location. */
 static int parse_line(char *line, size_t len, Fields *f, Error *err)
 {
-    size_t tab[3] = {len, len, len};
+    size_t tab[4] = {len, len, len, len};
     int tabs = 0;
     unsigned char high = 0, nul = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)line[i];
         high |= c;
         nul |= c == 0;
-        if (c == '\t' && tabs < 3) tab[tabs++] = i;
+        if (c == '\t' && tabs < 4) tab[tabs++] = i;
     }
     if (nul) return error_set(err, "NUL byte in line");
     if ((high & 0x80) && !utf8_valid(line, len)) return error_set(err, "invalid UTF-8");
-    if (tabs != 2) return error_set(err, "expected 3 tab-separated fields: token, cased, count");
+    if (tabs != 2 && tabs != 3)
+        return error_set(err, "expected 3 or 4 tab-separated fields: token, cased, count[, cased in a word]");
     line[tab[0]] = line[tab[1]] = '\0';
-    *f = (Fields){line, line + tab[0] + 1, tab[0], tab[1] - tab[0] - 1};
+    if (tabs == 3) line[tab[2]] = '\0';
+    *f = (Fields){line, line + tab[0] + 1, NULL, tab[0], tab[1] - tab[0] - 1, 0, 0};
     const char *count = line + tab[1] + 1;
-    size_t count_len = len - tab[1] - 1;
+    size_t count_len = tab[2] - tab[1] - 1;
+    if (tabs == 3) {
+        f->in_word = line + tab[2] + 1;
+        f->in_word_len = len - tab[2] - 1;
+    }
     if (!f->token_len) return error_set(err, "empty token");
     if (!f->cased_len) return error_set(err, "empty cased form for '%s'", f->token);
+    if (f->in_word && !f->in_word_len)
+        return error_set(err, "empty cased-in-a-word form for '%s'", f->token);
     size_t digits = 0;
     while (digits < count_len && count[digits] >= '0' && count[digits] <= '9') digits++;
     if (!count_len || digits != count_len)
         return error_set(err, "count '%s' is not a non-negative integer", count);
+    for (size_t i = 0; i < count_len; i++) f->count = 10 * f->count + (count[i] - '0');
     return 0;
 }
 
-/* Check and add the next id, `token` (token_len bytes) with `cased`. */
+/* Check and add the next id, `token` (token_len bytes) with `cased` and,
+ * unless NULL, `in_word`. */
 static int add_entry(Vocab *v, const char *token, size_t token_len, const char *cased, size_t cased_len,
-                     Error *err)
+                     const char *in_word, size_t in_word_len, double count, Error *err)
 {
     if (v->size < VOCAB_SPECIALS && strcmp(token, vocab_special_tokens[v->size]) != 0)
         return error_set(err, "expected '%s' (id %d), found '%s'", vocab_special_tokens[v->size],
@@ -248,7 +262,7 @@ static int add_entry(Vocab *v, const char *token, size_t token_len, const char *
         v->cap *= 2; /* vocab_new made it > 0 */
         v->entry = xrealloc(v->entry, v->cap * sizeof *v->entry);
     }
-    size_t need = token_len + cased_len + 2;
+    size_t need = token_len + cased_len + 2 + (in_word ? in_word_len + 1 : 0);
     if (v->text_cap - v->text_len < need) {
         while (v->text_cap - v->text_len < need) v->text_cap *= 2;
         v->text = xrealloc(v->text, v->text_cap);
@@ -258,6 +272,12 @@ static int add_entry(Vocab *v, const char *token, size_t token_len, const char *
     e->cased = e->token + token_len + 1;
     memcpy(v->text + e->token, token, token_len + 1);
     memcpy(v->text + e->cased, cased, cased_len + 1);
+    e->count = count;
+    e->in_word = e->cased;
+    if (in_word) {
+        e->in_word = e->cased + cased_len + 1;
+        memcpy(v->text + e->in_word, in_word, in_word_len + 1);
+    }
     v->text_len += need;
     vocab_table_put(&v->index, at, v->size, hash);
     v->size++;
@@ -266,7 +286,7 @@ static int add_entry(Vocab *v, const char *token, size_t token_len, const char *
 
 int vocab_add(Vocab *v, const char *token, const char *cased, Error *err)
 {
-    return add_entry(v, token, strlen(token), cased, strlen(cased), err);
+    return add_entry(v, token, strlen(token), cased, strlen(cased), NULL, 0, 0, err);
 }
 
 /* The next power of two >= n (n <= SIZE_MAX / 2). */
@@ -347,7 +367,8 @@ Vocab *vocab_load(const char *path, Error *err)
         if (v->size == 0 && text[0] == '#') continue;
         Fields f = {0};
         if (parse_line(text, len, &f, &line_err) < 0 ||
-            add_entry(v, f.token, f.token_len, f.cased, f.cased_len, &line_err) < 0) {
+            add_entry(v, f.token, f.token_len, f.cased, f.cased_len, f.in_word, f.in_word_len, f.count,
+                      &line_err) < 0) {
             error_set(err, "%s:%ld: %s", path, lineno, line_err.message);
             goto fail;
         }
@@ -407,6 +428,12 @@ const char *vocab_cased(const Vocab *vocab, int id)
 }
 
 uint64_t vocab_hash(const Vocab *vocab) { return vocab->hash; }
+
+double vocab_count(const Vocab *vocab, int id)
+{
+    ASSERT(id >= 0 && id < vocab->size);
+    return vocab->entry[id].count;
+}
 
 int vocab_is_subword(const Vocab *vocab) { return vocab->subword; }
 
@@ -481,7 +508,7 @@ size_t vocab_encode_token(const Vocab *v, const char *token, int *ids, size_t *e
     return n;
 }
 
-const char *vocab_piece(const Vocab *vocab, int id, int cased, int *continues)
+const char *vocab_piece(const Vocab *vocab, int id, VocabForm form, int *continues)
 {
     ASSERT(id >= 0 && id < vocab->size);
     if (vocab_is_byte_id(vocab, id)) {
@@ -489,7 +516,9 @@ const char *vocab_piece(const Vocab *vocab, int id, int cased, int *continues)
         *continues = k >= BYTE_STARTS;
         return vocab->byte_text[byte_of(k)];
     }
-    const char *t = cased ? cased_of(vocab, id) : token_of(vocab, id);
+    const char *t = form == VOCAB_FOLDED ? token_of(vocab, id)
+                  : form == VOCAB_CASED  ? cased_of(vocab, id)
+                                         : in_word_of(vocab, id);
     *continues = vocab->subword && strncmp(token_of(vocab, id), "##", 2) == 0;
     if (*continues && strncmp(t, "##", 2) == 0) t += 2;
     return t;

@@ -2,11 +2,13 @@
  * vocabulary from training text.
  *
  * File format (UTF-8 text, one token per line, id = line number - 1):
- *     token <TAB> cased <TAB> count
+ *     token <TAB> cased <TAB> count [<TAB> cased in a word]
  * `token` is the case-folded form the model sees, `cased` the casing it
  * most often had in the training data where it was not the first word of
  * a sentence (anywhere, for a word only ever first; used when writing
- * English), `count` its training frequency.
+ * English), `count` its training frequency.  The optional fourth field is
+ * a subword piece's casing inside longer words, given only where it
+ * differs from `cased` (below); without it the two are the same.
  * The first four lines are always
  *     <pad> <unk> <s> </s>
  * (ids 0..3).  A line starting with '#' before the first token is a
@@ -42,9 +44,11 @@
  * else inside longer words (not sentence-initial), else where it is the
  * whole word at a sentence start; the byte tokens' is themselves.  So "t"
  * stays lower case although "Tom" starts with it, and the "s" of "She"
- * says nothing.  A word written with several pieces takes the `cased` of
- * the whole word when that is a token, else its pieces' `cased` joined
- * ("Shang" + "##hai" → "Shanghai"); see detokenize.h. */
+ * says nothing.  A piece's casing inside longer words (the fourth field)
+ * counts only those: "st" is "St" as a word ("St Paul"), but lower case in
+ * "stairs".  A word written with several pieces takes the `cased` of the
+ * whole word when that is a token, else its pieces' casings inside words
+ * joined ("Shang" + "##hai" → "Shanghai"); see detokenize.h. */
 #ifndef TRANSLATE_VOCAB_H
 #define TRANSLATE_VOCAB_H
 
@@ -85,12 +89,16 @@ uint64_t vocab_hash(const Vocab *vocab);
  * when absent), at least 1 in a subword one (never VOCAB_UNK). */
 size_t vocab_encode_token(const Vocab *vocab, const char *token, int *ids, size_t *ends);
 
-/* What piece `id` adds to its word when pieces are joined: its token, or
- * with `cased` its cased form, without the "##"; for a byte token that one
- * byte (as a 1-byte string; "" for 0x00, which no text has).  *continues:
- * does it continue the word before it?  In a word vocabulary: the token
- * itself, never continuing.  Specials are themselves. */
-const char *vocab_piece(const Vocab *vocab, int id, int cased, int *continues);
+/* Which of a token's forms vocab_piece gives: the folded token, its
+ * casing, or its casing inside longer words. */
+typedef enum { VOCAB_FOLDED, VOCAB_CASED, VOCAB_CASED_IN_WORD } VocabForm;
+
+/* What piece `id` adds to its word when pieces are joined: its token in
+ * `form`, without the "##"; for a byte token that one byte (as a 1-byte
+ * string; "" for 0x00, which no text has).  *continues: does it continue
+ * the word before it?  In a word vocabulary: the token itself, never
+ * continuing.  Specials are themselves. */
+const char *vocab_piece(const Vocab *vocab, int id, VocabForm form, int *continues);
 
 /* Building a vocabulary from training text (tokenizer/vocab_builder.c; the
  * trainer and tests use it).
@@ -117,6 +125,11 @@ int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size,
  * piece.  Same counts, same file. */
 int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max_size,
                                 int min_count, Error *err);
+/* Rewrite the subword vocabulary at `path` with its casings taken from b's
+ * counts: the same tokens in the same order (so the same ids and hash: a
+ * model trained with it still loads) and the same counts.  For a
+ * vocabulary built before its casing rules changed, or from other text. */
+int vocab_builder_recase(const VocabBuilder *b, const char *path, Error *err);
 void vocab_builder_free(VocabBuilder *b); /* NULL-safe */
 
 #endif

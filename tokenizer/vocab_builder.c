@@ -275,10 +275,56 @@ static const char *piece_casing(const Votes *v, const char *token)
     return c ? c : token;
 }
 
+/* Inside longer words only; with no such occurrence, `cased`. */
+static const char *piece_casing_in_word(const Votes *v, const char *cased)
+{
+    const char *c = most_votes(v->part, v->n_part, 0);
+    return c ? c : cased;
+}
+
 static void free_casings(Casing *c, size_t n)
 {
     for (size_t k = 0; k < n; k++) free(c[k].surface);
     free(c);
+}
+
+/* A subword vocabulary file of v's tokens, in id order, with `freq` as
+ * their counts and their casings from the words b counted (vote_casings):
+ * the one writer of vocab_builder_write_subword and vocab_builder_recase. */
+static int write_pieces(const VocabBuilder *b, const Vocab *v, const double *freq, const char *path,
+                        Error *err)
+{
+    Votes *votes = xcalloc((size_t)vocab_size(v), sizeof *votes);
+    size_t longest = 1;
+    for (size_t i = 0; i < b->n; i++)
+        if (strlen(b->entry[i].folded) > longest) longest = strlen(b->entry[i].folded);
+    int *ids = xmalloc(longest * sizeof *ids);
+    size_t *ends = xmalloc(longest * sizeof *ends);
+    for (size_t i = 0; i < b->n; i++)
+        if (!is_special(b->entry[i].folded)) vote_casings(v, &b->entry[i], votes, ids, ends);
+    free(ids);
+    free(ends);
+
+    int status = -1;
+    OutputFile *out = output_file_open(path, 0, err);
+    if (out) {
+        FILE *f = output_file_stream(out);
+        write_specials(f);
+        for (int id = VOCAB_SPECIALS; id < vocab_size(v); id++) {
+            const char *cased = piece_casing(&votes[id], vocab_token(v, id));
+            const char *in_word = piece_casing_in_word(&votes[id], cased);
+            fprintf(f, "%s\t%s\t%.0f", vocab_token(v, id), cased, freq[id]);
+            if (strcmp(in_word, cased) != 0) fprintf(f, "\t%s", in_word);
+            fputc('\n', f);
+        }
+        status = output_file_commit(out, err);
+    }
+    for (int id = 0; id < vocab_size(v); id++) {
+        free_casings(votes[id].whole, votes[id].n_whole);
+        free_casings(votes[id].part, votes[id].n_part);
+    }
+    free(votes);
+    return status;
 }
 
 int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max_size, int min_count,
@@ -315,34 +361,25 @@ int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max
     bpe_pieces_free(&pieces);
     vocab_finish(v);
 
-    Votes *votes = xcalloc((size_t)vocab_size(v), sizeof *votes);
-    size_t longest = 1;
-    for (size_t i = 0; i < b->n; i++)
-        if (strlen(b->entry[i].folded) > longest) longest = strlen(b->entry[i].folded);
-    int *ids = xmalloc(longest * sizeof *ids);
-    size_t *ends = xmalloc(longest * sizeof *ends);
-    for (size_t i = 0; i < b->n; i++)
-        if (!is_special(b->entry[i].folded)) vote_casings(v, &b->entry[i], votes, ids, ends);
-    free(ids);
-    free(ends);
-
-    int status = -1;
-    OutputFile *out = output_file_open(path, 0, err);
-    if (out) {
-        FILE *f = output_file_stream(out);
-        write_specials(f);
-        for (int id = VOCAB_SPECIALS; id < vocab_size(v); id++) {
-            const char *cased = piece_casing(&votes[id], vocab_token(v, id));
-            fprintf(f, "%s\t%s\t%.0f\n", vocab_token(v, id), cased, freq[id]);
-        }
-        status = output_file_commit(out, err);
-    }
-    for (int id = 0; id < vocab_size(v); id++) {
-        free_casings(votes[id].whole, votes[id].n_whole);
-        free_casings(votes[id].part, votes[id].n_part);
-    }
-    free(votes);
+    int status = write_pieces(b, v, freq, path, err);
     free(freq);
+    vocab_free(v);
+    return status;
+}
+
+int vocab_builder_recase(const VocabBuilder *b, const char *path, Error *err)
+{
+    Vocab *v = vocab_load(path, err);
+    if (!v) return -1;
+    int status = -1;
+    if (!vocab_is_subword(v)) {
+        error_set(err, "%s: not a subword vocabulary (a word vocabulary is rebuilt with its casing)", path);
+    } else {
+        double *freq = xmalloc((size_t)vocab_size(v) * sizeof *freq);
+        for (int id = 0; id < vocab_size(v); id++) freq[id] = vocab_count(v, id);
+        status = write_pieces(b, v, freq, path, err);
+        free(freq);
+    }
     vocab_free(v);
     return status;
 }

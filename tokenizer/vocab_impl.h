@@ -59,6 +59,8 @@ Vocab *vocab_new(size_t expected);
  * order, no duplicate): 0, or -1 with a message without location.  The
  * strings are copied. */
 int vocab_add(Vocab *v, const char *token, const char *cased, Error *err);
+/* A token's count as its file gave it (0 for one added by vocab_add). */
+double vocab_count(const Vocab *v, int id);
 /* Once every token is in: the hash and what lookup needs. */
 void vocab_finish(Vocab *v);
 

@@ -1,6 +1,7 @@
 /* fuzz_vocab.c — arbitrary bytes as a vocabulary file (written to a
  * scratch file, then vocab_load).  An accepted vocabulary starts with the
- * four specials and maps every token back to its own id. */
+ * four specials, maps every token back to its own id and has a casing
+ * (and one inside words) for each. */
 #include "fuzz.h"
 
 #include "../../tokenizer/vocab.h"
@@ -19,6 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int id = 0; id < vocab_size(v); id++) {
         FUZZ_CHECK(vocab_id(v, vocab_token(v, id)) == id);
         FUZZ_CHECK(vocab_cased(v, id)[0] != '\0');
+        int continues;
+        FUZZ_CHECK(vocab_piece(v, id, VOCAB_CASED_IN_WORD, &continues) != NULL);
     }
     vocab_free(v);
     return 0;
