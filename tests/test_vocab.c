@@ -107,6 +107,7 @@ static void test_malformed_files(void **state)
         {SPECIALS "a\ta\t1\n\n", "6: " FIELDS},
         {SPECIALS "x\tx\t1\t\n", "5: empty cased-in-a-word form for 'x'"},
         {SPECIALS "x\tx\t1x\tX\n", "5: count '1x' is not a non-negative integer"},
+        {SPECIALS "x\tx\t90071992547409920\n", "5: count '90071992547409920' is larger than 2^53"},
         {SPECIALS "\tx\t1\n", "5: empty token"},
         {SPECIALS "x\t\t1\n", "5: empty cased form for 'x'"},
         {SPECIALS "x\tx\t-1\n", "5: count '-1' is not a non-negative integer"},

@@ -196,10 +196,10 @@ typedef struct {
 } Fields;
 
 /* Check one "token<TAB>cased<TAB>count[<TAB>in_word]" line (newline
- * already removed) and split it in place.  One pass finds the tabs and says whether the line is
- * plain ASCII without NUL (then it needs no UTF-8 decoding); the checks
- * and their order are those of a strchr/strspn per field.  Returns 0, or
- * -1 with a message without location. */
+ * already removed) and split it in place.  One pass finds the tabs and
+ * says whether the line is plain ASCII without NUL (then it needs no UTF-8
+ * decoding); the checks and their order are those of a strchr/strspn per
+ * field.  Returns 0, or -1 with a message without location. */
 static int parse_line(char *line, size_t len, Fields *f, Error *err)
 {
     size_t tab[4] = {len, len, len, len};
@@ -232,7 +232,10 @@ static int parse_line(char *line, size_t len, Fields *f, Error *err)
     while (digits < count_len && count[digits] >= '0' && count[digits] <= '9') digits++;
     if (!count_len || digits != count_len)
         return error_set(err, "count '%s' is not a non-negative integer", count);
+    /* Counts are whole numbers a double holds exactly (train --recase
+     * writes them back). */
     for (size_t i = 0; i < count_len; i++) f->count = 10 * f->count + (count[i] - '0');
+    if (f->count > 9007199254740992.0) return error_set(err, "count '%s' is larger than 2^53", count);
     return 0;
 }
 
