@@ -6,6 +6,9 @@
 #
 # FUZZ_RUNS also stops each target after N executions (libFuzzer's -runs),
 # for a campaign that wants a number of executions rather than a time.
+# FUZZ_FORK=N runs N fuzzing processes of each target side by side
+# (libFuzzer's -fork=N, sharing the corpus), one per core; -runs does not
+# apply there, so FUZZ_RUNS is ignored.
 #
 # Each build-fuzz/fuzz_<target> starts from its committed cases
 # (tests/fuzz/corpus/<target>/), the inputs found by earlier runs
@@ -25,7 +28,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -1)
 summary=""
 rows=""
 # The command the rows name (make fuzz passes its own).
-command=${FUZZ_COMMAND:-"${FUZZ_RUNS:+FUZZ_RUNS=$FUZZ_RUNS }sh tests/fuzz/run.sh $seconds $*"}
+command=${FUZZ_COMMAND:-"${FUZZ_FORK:+FUZZ_FORK=$FUZZ_FORK }${FUZZ_RUNS:+FUZZ_RUNS=$FUZZ_RUNS }sh tests/fuzz/run.sh $seconds $*"}
 status=0
 for t in "$@"; do
     seeds=build-fuzz/seeds/$t
@@ -55,18 +58,24 @@ for t in "$@"; do
     before=$(ls build-fuzz/crash-$t-* 2>/dev/null | wc -l)
     runs_limit=""
     [ -n "${FUZZ_RUNS:-}" ] && runs_limit=-runs=$FUZZ_RUNS
+    [ -n "${FUZZ_FORK:-}" ] && runs_limit=-fork=$FUZZ_FORK
     build-fuzz/fuzz_$t -max_total_time="$seconds" $runs_limit -timeout=$timeout -rss_limit_mb=2048 $max_len \
         -print_final_stats=1 -artifact_prefix="build-fuzz/crash-$t-" \
         "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" "$seeds" >"$log" 2>&1
     rc=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+    if [ -n "${FUZZ_FORK:-}" ]; then # no stats: its last "#N: ... exec/s R" line
+        runs=$(sed -n 's/^#\([0-9]*\): .*/\1/p' "$log" | tail -n 1)
+        rate=$(sed -n 's/^#[0-9]*: .* exec\/s \([0-9]*\) .*/\1/p' "$log" | tail -n 1)
+    fi
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
     crashes=$(( $(ls build-fuzz/crash-$t-* 2>/dev/null | wc -l) - before ))
     if [ $rc -eq 0 ]; then result=ok; else result="FAILED (status $rc, see $log)"; status=1; fi
     summary="$summary$t: ${runs:-?} runs, ${rate:-?}/s, $cov, $result
 "
-    elapsed=$(sed -n 's/.*Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log")
+    elapsed=$(sed -n -e 's/.*Done [0-9]* runs in \([0-9]*\) second.*/\1/p' \
+                     -e 's/^INFO: exiting: [0-9]* time: \([0-9]*\)s.*/\1/p' "$log" | tail -n 1)
     rows="$rows| $(date -u +%Y-%m-%d) | $cpu | $t | ${elapsed:-$seconds} | ${runs:-?} | $crashes | \`$command\` |
 "
 done
