@@ -8,7 +8,7 @@
  * Beside them each slot keeps its tokens, log-probabilities and top-5
  * alternatives so far.  After each step the survivors are moved into the
  * slots in rank order, every per-slot array copied from the parent's slot
- * (reorder below), so a slot's rows always describe its own path.
+ * (beam_reorder below), so a slot's rows always describe its own path.
  *
  * Sharing one source among B targets: cross-attention finds sequence b's
  * memory keys/values at rows src_start[b].. of the projected memory, so the
@@ -29,29 +29,21 @@
  * tokens from what a hypothesis may propose; their log-probabilities, the
  * top-5 recorded and the scores are the model's own.
  *
- * Several sources at once: beam_decode_many, at the end (plain output:
- * no maps, top-5 or n-best list).
+ * Several sources at once: beam_decode_many, in beam_many.c (plain
+ * output: no maps, top-5 or n-best list), with the same scoring, ranking,
+ * stopping and slot moves (beam_impl.h, defined here).
  *
  * Not done here: coverage or repetition penalties, keeping logits. */
 #include "beam.h"
+#include "beam_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/util.h"
-#include "gemm.h"
-#include "gemm_f16.h"
 
 enum { K = TRANSLATION_TOP_K };
-
-/* One proposed extension of a live hypothesis. */
-typedef struct {
-    int parent;    /* slot of the hypothesis it extends */
-    int token;
-    float logprob; /* of token */
-    float raw;     /* the parent's raw score + logprob */
-} Candidate;
 
 /* A hypothesis that has left the beam (</s> or the length limit). */
 typedef struct {
@@ -59,17 +51,6 @@ typedef struct {
     float score;   /* normalised */
     int arrival;   /* order of arrival: the earlier wins a tie */
 } Ended;
-
-/* What ranking needs besides the hypotheses: the rules and scratch space. */
-typedef struct {
-    int beam, width;  /* hypotheses kept; tokens proposed per hypothesis (<= V) */
-    int V;
-    int no_repeat;    /* no_repeat_ngram (0: off) */
-    Candidate *cand;  /* [beam·width] */
-    int *ids;         /* [width] top_k's output */
-    float *lse;       /* [beam] each hypothesis's log Σ exp(logits) of this step */
-    float *banned;    /* [V] a row of logits under the no-repeat rule, or NULL */
-} Ranker;
 
 typedef struct {
     const Model *model;
@@ -97,13 +78,13 @@ typedef struct {
 
 /* ---- scores (log-probabilities and top-k come from decode.c) --------------- */
 
-static float normalise(float raw, int T, float alpha) { return raw / powf((float)T, alpha); }
+float beam_normalise(float raw, int T, float alpha) { return raw / powf((float)T, alpha); }
 
 float beam_score(const Translation *t, float length_penalty)
 {
     float raw = 0.0f; /* summed in step order, as the search does */
     for (int i = 0; i < t->steps; i++) raw += t->logprobs[i];
-    return normalise(raw, t->steps, length_penalty);
+    return beam_normalise(raw, t->steps, length_penalty);
 }
 
 /* Best first: higher raw score, then lower parent slot, then lower token
@@ -118,7 +99,7 @@ static int by_rank(const void *pa, const void *pb)
 
 /* ---- ranking one sentence's proposals (beam_decode and beam_decode_many) ---- */
 
-static void ranker_init(Ranker *r, const BeamSettings *set, int V)
+void beam_ranker_init(Ranker *r, const BeamSettings *set, int V)
 {
     r->beam = set->beam;
     r->width = set->beam < V ? set->beam : V;
@@ -130,7 +111,7 @@ static void ranker_init(Ranker *r, const BeamSettings *set, int V)
     r->banned = r->no_repeat ? xmalloc((size_t)V * sizeof *r->banned) : NULL;
 }
 
-static void ranker_free(Ranker *r)
+void beam_ranker_free(Ranker *r)
 {
     free(r->cand);
     free(r->ids);
@@ -138,13 +119,10 @@ static void ranker_free(Ranker *r)
     free(r->banned);
 }
 
-/* After step t, for `live` hypotheses of one sentence, with logits[live, V]
- * (this step's rows), raw[live] scores and histories[live, cap] (tokens
- * 0..t-1 of each): log-softmax each row (into r->lse), let each propose its
- * `width` best tokens, and rank all proposals (by_rank).  Returns how many
- * are kept, the first of r->cand; their parents are indices 0..live-1. */
-static int rank_candidates(Ranker *r, const float *logits, int live, const float *raw,
-                           const int *histories, int cap, int t)
+/* See beam_impl.h.  The proposals of all hypotheses are ranked together
+ * (by_rank). */
+int beam_rank_candidates(Ranker *r, const float *logits, int live, const float *raw,
+                         const int *histories, int cap, int t)
 {
     int V = r->V, n = 0;
     for (int b = 0; b < live; b++) {
@@ -176,30 +154,21 @@ static int rank_candidates(Ranker *r, const float *logits, int live, const float
  * (log-probabilities are <= 0) and it would end with between t+2 and limit
  * tokens; raw / L^alpha is monotonic in L, so its best possible score is at
  * one of those two lengths.  (The caller checks t + 2 <= limit.) */
-static bool none_can_beat(const float *raw, int live, int t, int limit, float alpha, float bar)
+bool beam_none_can_beat(const float *raw, int live, int t, int limit, float alpha, float bar)
 {
     for (int b = 0; b < live; b++) {
         float r = raw[b];
-        if (fmaxf(normalise(r, t + 2, alpha), normalise(r, limit, alpha)) > bar) return false;
+        if (fmaxf(beam_normalise(r, t + 2, alpha), beam_normalise(r, limit, alpha)) > bar) return false;
     }
     return true;
 }
 
 /* ---- moving hypotheses between slots ---------------------------------------- */
 
-/* One per-slot array: slot b's data starts at base + b·stride (bytes) and
- * the part to move is `runs` runs of `len` bytes, `gap` apart (one run per
- * head for the attention maps, whose rows t+1.. are not written yet). */
-typedef struct {
-    void *base;
-    size_t stride, gap, len;
-    int runs;
-} SlotSpan;
-
 /* Slot j (< n) receives slot parent[j]'s data.  Every moving slot is staged
  * before any is written, because a slot can be both a parent and a child;
  * a slot that is its own parent stays put. */
-static void reorder(SlotSpan s, const int *parent, int n, char *scratch)
+void beam_reorder(SlotSpan s, const int *parent, int n, char *scratch)
 {
     char *base = s.base;
     for (int j = 0; j < n; j++)
@@ -212,11 +181,6 @@ static void reorder(SlotSpan s, const int *parent, int n, char *scratch)
                    scratch + ((size_t)j * s.runs + r) * s.len, s.len);
 }
 
-static SlotSpan span(void *base, size_t stride, size_t gap, size_t len, int runs)
-{
-    return (SlotSpan){base, stride, gap, len, runs};
-}
-
 /* Everything a slot holds after step t (rows 0..t) follows its parent. */
 static void reorder_slots(Search *s, int t, int n)
 {
@@ -226,18 +190,20 @@ static void reorder_slots(Search *s, int t, int n)
     int H = a->heads;
     for (int l = 0; l < a->decoder_layers; l++) {
         AttentionActs *sa = &s->acts.decoder[l].self_attn;
-        reorder(span(sa->k, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
-        reorder(span(sa->v, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
-        reorder(span(transformer_decoder_map(&s->acts, &s->batch, l, 0), H * cap * cap * f, cap * cap * f,
-                     rows * cap * f, H), s->parent, n, s->scratch);
-        reorder(span(transformer_cross_map(&s->acts, &s->batch, l, 0), H * cap * S * f, cap * S * f,
-                     rows * S * f, H), s->parent, n, s->scratch);
+        beam_reorder(beam_span(sa->k, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
+        beam_reorder(beam_span(sa->v, cap * D * f, 0, rows * D * f, 1), s->parent, n, s->scratch);
+        beam_reorder(beam_span(transformer_decoder_map(&s->acts, &s->batch, l, 0), H * cap * cap * f,
+                               cap * cap * f, rows * cap * f, H),
+                     s->parent, n, s->scratch);
+        beam_reorder(beam_span(transformer_cross_map(&s->acts, &s->batch, l, 0), H * cap * S * f, cap * S * f,
+                               rows * S * f, H),
+                     s->parent, n, s->scratch);
     }
-    reorder(span(s->output_ids, cap * i, 0, rows * i, 1), s->parent, n, s->scratch);
-    reorder(span(s->logprobs, cap * f, 0, rows * f, 1), s->parent, n, s->scratch);
-    reorder(span(s->top_ids, cap * K * i, 0, rows * K * i, 1), s->parent, n, s->scratch);
-    reorder(span(s->top_logprobs, cap * K * f, 0, rows * K * f, 1), s->parent, n, s->scratch);
-    reorder(span(s->raw, f, 0, f, 1), s->parent, n, s->scratch);
+    beam_reorder(beam_span(s->output_ids, cap * i, 0, rows * i, 1), s->parent, n, s->scratch);
+    beam_reorder(beam_span(s->logprobs, cap * f, 0, rows * f, 1), s->parent, n, s->scratch);
+    beam_reorder(beam_span(s->top_ids, cap * K * i, 0, rows * K * i, 1), s->parent, n, s->scratch);
+    beam_reorder(beam_span(s->top_logprobs, cap * K * f, 0, rows * K * f, 1), s->parent, n, s->scratch);
+    beam_reorder(beam_span(s->raw, f, 0, f, 1), s->parent, n, s->scratch);
 }
 
 /* ---- ended hypotheses -------------------------------------------------------- */
@@ -294,7 +260,7 @@ static float nth_best_ended(const Search *s, int n)
  * the `beam` best so far.  The Translation is built only when kept. */
 static void offer(Search *s, int b, int T, float raw, bool finished)
 {
-    float score = normalise(raw, T, s->alpha);
+    float score = beam_normalise(raw, T, s->alpha);
     Ended *e;
     if (s->n_ended < s->beam) {
         e = &s->ended[s->n_ended++];
@@ -353,7 +319,7 @@ static void search_init(Search *s, const Model *m, const int *src_ids, int S, in
     s->top_ids = xcalloc(beams * cap * K, sizeof(int));
     s->top_logprobs = xcalloc(beams * cap * K, sizeof(float));
     s->encoder_attn = xmalloc((size_t)a->encoder_layers * H * S * S * sizeof(float));
-    ranker_init(&s->rank, set, a->tgt_vocab);
+    beam_ranker_init(&s->rank, set, a->tgt_vocab);
     s->ended = xcalloc(beams, sizeof(Ended));
     /* The largest slot part reorder moves (bytes): K/V rows, a map block, or
      * the top-5 history. */
@@ -386,7 +352,7 @@ static void search_free(Search *s)
     free(s->top_ids);
     free(s->top_logprobs);
     free(s->encoder_attn);
-    ranker_free(&s->rank);
+    beam_ranker_free(&s->rank);
     free(s->scratch);
     free(s->ended);
 }
@@ -413,12 +379,12 @@ static void encode(Search *s)
 }
 
 /* After step t: log-softmax each live hypothesis's logits, note its top-5
- * for the Translation, and rank the proposals (rank_candidates).  Returns
- * how many are kept (the first of s->rank.cand). */
+ * for the Translation, and rank the proposals (beam_rank_candidates).
+ * Returns how many are kept (the first of s->rank.cand). */
 static int expand(Search *s, int t)
 {
     int V = s->model->arch.tgt_vocab;
-    int kept = rank_candidates(&s->rank, s->acts.logits, s->live, s->raw, s->output_ids, s->cap, t);
+    int kept = beam_rank_candidates(&s->rank, s->acts.logits, s->live, s->raw, s->output_ids, s->cap, t);
     for (int b = 0; b < s->live; b++) {
         size_t at = ((size_t)b * s->cap + t) * K;
         decode_top_logprobs(s->acts.logits + (size_t)b * V, V, s->rank.lse[b], s->top_ids + at,
@@ -460,12 +426,12 @@ static void advance(Search *s, int t, int kept)
 }
 
 /* After step t, can no live hypothesis still enter the ended list's n_best
- * (none_can_beat)? */
+ * (beam_none_can_beat)? */
 static bool settled(const Search *s, int t)
 {
     if (s->live == 0) return true;
     if (s->n_ended < s->n_best || t + 2 > s->cap) return false;
-    return none_can_beat(s->raw, s->live, t, s->cap, s->alpha, nth_best_ended(s, s->n_best));
+    return beam_none_can_beat(s->raw, s->live, t, s->cap, s->alpha, nth_best_ended(s, s->n_best));
 }
 
 int beam_decode(const Model *model, const int *src_ids, int S, int limit,
@@ -499,292 +465,4 @@ int beam_decode(const Model *model, const int *src_ids, int S, int limit,
     }
     search_free(&s);
     return n;
-}
-
-/* ---- several sentences at once (beam_decode_many) ------------------------- *
- *
- * The live hypotheses of a group of sentences are the rows of one decoding
- * step, sentence by sentence, each sentence's in rank order: a step then
- * reads the weights once for all of them, not once per sentence.  (On the
- * float16 AVX-512 tiles that saves less than it seems: their cost per row
- * is flat from 4 rows on, which one sentence's beam of 4 already fills;
- * what goes is the per-sentence work around the products.)  Every row
- * attends to its own sentence's memory (Batch.src_of), so nothing of the
- * source is copied per hypothesis.  Slot j of sentence s (a hypothesis's
- * place between steps) owns the K/V store rows (s·beam + j)·cap.. and its
- * tokens in output_ids; after each step a sentence's survivors take slots
- * 0..live-1 in rank order, copied from their parents' slots (reorder), as
- * beam_decode does.  Each sentence is ranked (rank_candidates), ended and
- * stopped (none_can_beat) by beam_decode's rules.  With one answer wanted,
- * the ended list reduces to its best (the earlier on a tie): that is what
- * beam_decode returns and what its stopping rule compares against.
- *
- * The same bits as beam_decode need each product of a step to take the
- * kernel it takes for one sentence's hypotheses, whose rows do not depend
- * on each other: at most rows_alike() rows (gemm_f16.h's AVX-512 tiles for a
- * float16 model, gemm.h's small-M path for float32).  So a mini-batch is
- * decoded rows_alike() / beam sentences at a time, and each group's sources
- * are encoded in chunks of at most that many tokens (a longer sentence
- * alone, as it is encoded on its own). */
-
-/* See above.  Where rows are not independent anyway (AVX2 pairs rows:
- * dot_rows_avx2 in gemm_f16.c), a sentence can, rarely, change a near-tied
- * choice beside others. */
-static int rows_alike(const Model *m) { return model_is_half(m) ? GEMM_F16_SMALL_M_AVX512 : GEMM_SMALL_M; }
-
-typedef struct {
-    const Model *model;
-    Activations *acts;
-    Ranker rank;
-    float alpha;
-    int group_size;    /* sentences decoded together */
-    /* the group being decoded */
-    int count, cap;    /* its sentences; rows per slot (its longest limit) */
-    const int *limits; /* [count] */
-    int **outputs;     /* [count] the best ended so far (see beam.h) */
-    int *lengths;      /* [count] its tokens, 0 while none has ended */
-    float *scores;     /* [count] its score */
-    int *src_start;    /* [group_size+1] the group's sources, from 0 */
-    int *live;         /* [group_size] hypotheses still extending */
-    bool *done;        /* [group_size] answer final */
-    int *first_row;    /* [group_size] its first row in this step */
-    /* per slot, s·beam + j */
-    float *raw;        /* [group_size·beam] Σ logprob of each slot's path */
-    int *output_ids;   /* [group_size·beam, cap] */
-    int *next;         /* [group_size·beam] the token it feeds next */
-    /* per row of a step */
-    int *tokens, *tgt_start, *kv_start, *src_of; /* [rows], tgt_start [rows+1] */
-    int *parent;       /* [beam] */
-    char *scratch;     /* reorder's staging: beam slots of K/V rows */
-    int *chunk_first;  /* [group_size+1] encode_group's: each chunk's first sentence */
-    int *chunk_start;  /* [group_size+1] encode_group's: a chunk's sources, from 0 */
-    Batch batch;
-} Group;
-
-static void group_init(Group *g, const Model *m, const BeamSettings *set, int group_size, int cap,
-                       Activations *acts)
-{
-    memset(g, 0, sizeof *g);
-    size_t B = (size_t)set->beam, n = (size_t)group_size, slots = n * B;
-    g->model = m;
-    g->acts = acts;
-    ranker_init(&g->rank, set, m->arch.tgt_vocab);
-    g->alpha = set->length_penalty;
-    g->group_size = group_size;
-    g->src_start = xmalloc((n + 1) * sizeof(int));
-    g->live = xmalloc(n * sizeof(int));
-    g->done = xmalloc(n * sizeof(bool));
-    g->first_row = xmalloc(n * sizeof(int));
-    g->raw = xmalloc(slots * sizeof(float));
-    g->output_ids = xmalloc(slots * (size_t)cap * sizeof(int));
-    g->next = xmalloc(slots * sizeof(int));
-    g->tokens = xmalloc(slots * sizeof(int));
-    g->tgt_start = xmalloc((slots + 1) * sizeof(int));
-    g->kv_start = xmalloc(slots * sizeof(int));
-    g->src_of = xmalloc(slots * sizeof(int));
-    g->parent = xmalloc(B * sizeof(int));
-    g->scratch = xmalloc(B * (size_t)cap * m->arch.d_model * sizeof(float));
-    g->chunk_first = xmalloc((n + 1) * sizeof(int));
-    g->chunk_start = xmalloc((n + 1) * sizeof(int));
-}
-
-static void group_free(Group *g)
-{
-    ranker_free(&g->rank);
-    free(g->src_start);
-    free(g->live);
-    free(g->done);
-    free(g->first_row);
-    free(g->raw);
-    free(g->output_ids);
-    free(g->next);
-    free(g->tokens);
-    free(g->tgt_start);
-    free(g->kv_start);
-    free(g->src_of);
-    free(g->parent);
-    free(g->scratch);
-    free(g->chunk_first);
-    free(g->chunk_start);
-}
-
-/* The group's sources src_ids[src_start[count]] (g->src_start) encoded in
- * chunks of at most `rows` tokens (see the top), the last chunk first: a
- * chunk's memory keys/values land in rows 0.. of every decoder layer's
- * cross-attention and move up to its place, above all the rows the chunks
- * before it (encoded next) write. */
-static void encode_group(Group *g, const int *src_ids, int rows)
-{
-    const ModelArch *a = &g->model->arch;
-    const int *start = g->src_start;
-    size_t D = (size_t)a->d_model;
-    int chunks = 0;
-    for (int b = 0; b < g->count; chunks++) { /* cut front to back: chunk c is sentences first[c].. */
-        g->chunk_first[chunks] = b;
-        int n = start[b + 1] - start[b];
-        for (b++; b < g->count && n + start[b + 1] - start[b] <= rows; b++) n += start[b + 1] - start[b];
-    }
-    g->chunk_first[chunks] = g->count;
-    for (int c = chunks - 1; c >= 0; c--) {
-        int first = g->chunk_first[c], end = g->chunk_first[c + 1], at = start[first];
-        for (int b = first; b <= end; b++) g->chunk_start[b - first] = start[b] - at;
-        Batch chunk = {.count = end - first, .src_ids = src_ids + at, .src_start = g->chunk_start};
-        transformer_encode(g->acts, g->model, &chunk);
-        size_t n = (size_t)(start[end] - at) * D;
-        for (int l = 0; at > 0 && l < a->decoder_layers; l++) {
-            AttentionActs *ca = &g->acts->decoder[l].cross_attn;
-            memmove(ca->k + (size_t)at * D, ca->k, n * sizeof(float));
-            memmove(ca->v + (size_t)at * D, ca->v, n * sizeof(float));
-        }
-    }
-}
-
-/* Slot b of sentence s, T tokens (raw score `raw`), leaves the beam: the
- * sentence's answer if better than the best so far (a tie keeps the
- * earlier, as beam_decode's ended list does). */
-static void offer_best(Group *g, int s, int b, int T, float raw)
-{
-    float score = normalise(raw, T, g->alpha);
-    if (g->lengths[s] > 0 && !(score > g->scores[s])) return;
-    memcpy(g->outputs[s], g->output_ids + ((size_t)s * g->rank.beam + b) * g->cap, (size_t)T * sizeof(int));
-    g->lengths[s] = T;
-    g->scores[s] = score;
-}
-
-/* Sentence s's slots 0..n-1 take their parents' K/V rows and tokens
- * through step t (g->parent). */
-static void reorder_sentence(Group *g, int s, int t, int n)
-{
-    const ModelArch *a = &g->model->arch;
-    size_t D = (size_t)a->d_model, cap = (size_t)g->cap, rows = (size_t)t + 1, f = sizeof(float);
-    size_t slot0 = (size_t)s * g->rank.beam;
-    for (int l = 0; l < a->decoder_layers; l++) {
-        AttentionActs *sa = &g->acts->decoder[l].self_attn;
-        reorder(span(sa->k + slot0 * cap * D, cap * D * f, 0, rows * D * f, 1), g->parent, n, g->scratch);
-        reorder(span(sa->v + slot0 * cap * D, cap * D * f, 0, rows * D * f, 1), g->parent, n, g->scratch);
-    }
-    reorder(span(g->output_ids + slot0 * cap, cap * sizeof(int), 0, rows * sizeof(int), 1), g->parent, n,
-            g->scratch);
-}
-
-/* After step t, sentence s as beam_decode's expand, advance and settled:
- * rank, end the </s> candidates, move the others into their slots, and
- * decide whether its answer is final. */
-static void step_sentence(Group *g, int s, int t)
-{
-    int V = g->model->arch.tgt_vocab, beam = g->rank.beam, limit = g->limits[s];
-    float *raw = g->raw + (size_t)s * beam;
-    int *ids = g->output_ids + (size_t)s * beam * g->cap;
-    int kept = rank_candidates(&g->rank, g->acts->logits + (size_t)g->first_row[s] * V, g->live[s], raw, ids,
-                               g->cap, t);
-    int live = 0;
-    for (int i = 0; i < kept; i++) {
-        const Candidate *c = &g->rank.cand[i];
-        if (c->token != TOKEN_EOS) {
-            g->parent[live++] = c->parent;
-            continue;
-        }
-        ids[(size_t)c->parent * g->cap + t] = c->token;
-        offer_best(g, s, c->parent, t + 1, c->raw);
-    }
-    reorder_sentence(g, s, t, live);
-    live = 0;
-    for (int i = 0; i < kept; i++) {
-        const Candidate *c = &g->rank.cand[i];
-        if (c->token == TOKEN_EOS) continue;
-        ids[(size_t)live * g->cap + t] = c->token;
-        raw[live] = c->raw;
-        g->next[(size_t)s * beam + live++] = c->token;
-    }
-    g->live[s] = live;
-    bool settled = live == 0 || (g->lengths[s] > 0 && t + 2 <= limit &&
-                                 none_can_beat(raw, live, t, limit, g->alpha, g->scores[s]));
-    if (!settled && t + 1 == limit) /* at the length limit the live ones compete unfinished */
-        for (int b = 0; b < live; b++) offer_best(g, s, b, limit, raw[b]);
-    g->done[s] = settled || t + 1 == limit;
-}
-
-/* Sentences src_start[0..count] (of src_ids) with limits[count], answers
- * into outputs, lengths, scores (all [count]). */
-static void group_run(Group *g, const int *src_ids, const int *src_start, int count, const int *limits,
-                      int **outputs, int *lengths, float *scores)
-{
-    const ModelArch *a = &g->model->arch;
-    int beam = g->rank.beam, longest = 0, cap = 0;
-    g->count = count;
-    g->limits = limits;
-    g->outputs = outputs;
-    g->lengths = lengths;
-    g->scores = scores;
-    for (int s = 0; s <= count; s++) g->src_start[s] = src_start[s] - src_start[0];
-    for (int s = 0; s < count; s++) {
-        int S = src_start[s + 1] - src_start[s];
-        if (S > longest) longest = S;
-        if (limits[s] > cap) cap = limits[s];
-        lengths[s] = 0;
-        g->live[s] = 1;
-        g->done[s] = false;
-        g->raw[(size_t)s * beam] = 0.0f;
-        g->next[(size_t)s * beam] = TOKEN_BOS;
-    }
-    g->cap = cap;
-    /* Cross-attention maps for up to `beam` rows per source: the memory is
-     * shared, its maps are not (acts_size_steps counts one per source). */
-    ActsSize need = acts_size_steps(a, count * beam, cap, g->src_start[count], longest);
-    need.cross_probs *= (size_t)beam;
-    acts_fit(g->acts, a, need);
-    encode_group(g, src_ids + src_start[0], rows_alike(g->model));
-    g->batch = (Batch){.src_start = g->src_start, .tgt_ids = g->tokens, .tgt_start = g->tgt_start,
-                       .kv_start = g->kv_start, .kv_capacity = cap, .src_of = g->src_of};
-    for (int t = 0;; t++) {
-        int rows = 0;
-        g->tgt_start[0] = 0;
-        for (int s = 0; s < count; s++) {
-            if (g->done[s]) continue;
-            g->first_row[s] = rows;
-            for (int j = 0; j < g->live[s]; j++, rows++) {
-                int slot = s * beam + j;
-                g->tokens[rows] = g->next[slot];
-                g->kv_start[rows] = slot * cap;
-                g->src_of[rows] = s;
-                g->tgt_start[rows + 1] = rows + 1;
-            }
-        }
-        if (rows == 0) break;
-        g->batch.count = rows;
-        g->batch.tgt_pos = t;
-        transformer_decode(g->acts, g->model, &g->batch);
-        for (int s = 0; s < count; s++)
-            if (!g->done[s]) step_sentence(g, s, t);
-    }
-}
-
-void beam_decode_many(Activations *work, const Model *model, const int *src_ids, const int *src_start,
-                      int count, const int *limits, const BeamSettings *set, int **outputs, int *lengths,
-                      float *scores)
-{
-    const ModelArch *a = &model->arch;
-    ASSERT(set->beam >= 1);
-    int cap = 1;
-    for (int b = 0; b < count; b++) {
-        int S = src_start[b + 1] - src_start[b];
-        ASSERT(S >= 1 && S <= a->max_len && limits[b] >= 1 && limits[b] <= a->max_len);
-        if (limits[b] > cap) cap = limits[b];
-    }
-    if (count < 1) return;
-    int group_size = rows_alike(model) / set->beam;
-    if (group_size < 1) group_size = 1;
-    if (group_size > count) group_size = count;
-    float *own_scores = scores ? NULL : xmalloc((size_t)count * sizeof(float));
-    Activations local = {0};
-    Group g;
-    group_init(&g, model, set, group_size, cap, work ? work : &local);
-    for (int first = 0; first < count; first += group_size) {
-        int n = count - first < group_size ? count - first : group_size;
-        group_run(&g, src_ids, src_start + first, n, limits + first, outputs + first, lengths + first,
-                  (scores ? scores : own_scores) + first);
-    }
-    group_free(&g);
-    acts_free(&local);
-    free(own_scores);
 }

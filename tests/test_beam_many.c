@@ -1,5 +1,5 @@
 /* test_beam_many.c — beam search over several sentences at once
- * (beam_decode_many, model/beam.c) against beam_decode sentence by
+ * (beam_decode_many, model/beam_many.c) against beam_decode sentence by
  * sentence: the same tokens and the same scores, bit for bit.
  *
  * That holds wherever a product gives each row the bits it gets whatever
