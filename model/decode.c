@@ -49,14 +49,20 @@ float decode_log_sum_exp(const float *logits, int V)
  * held, a logit enters only if above the K-th (`kth`, kept in a register),
  * and blocks of 16 with none above it are skipped in one vectorised test:
  * re-reading logits[ids[K-1]] for every logit made the plain insertion
- * loop one dependent load per logit.  The same ids as that loop: a NaN is
- * never above the K-th, so it enters only an unfilled list, as before. */
+ * loop one dependent load per logit.  A logit that enters finds its place
+ * by bisection: the list is best first, so "beats the one held there" is
+ * false and then true along it, and the first place it beats is where the
+ * old scan from the end stopped — the same ids, in log K compares instead
+ * of up to K (a beam as wide as the vocabulary makes every logit enter).
+ * Rows with a NaN are the exception: a NaN breaks that order, so they may
+ * come out in another order than the scan gave, which no caller keeps
+ * (such a sentence fails its finite check). */
 void decode_top_k(const float *logits, int V, int K, int *ids)
 {
-    for (int k = 0; k < K; k++) ids[k] = -1;
+    int held = 0;
     float kth = 0.0f;
     for (int i = 0; i < V; i++) {
-        if (ids[K - 1] >= 0) {
+        if (held == K) {
             if (i % 16 == 0 && i + 16 <= V) {
                 int hit = 0;
                 for (int j = 0; j < 16; j++) hit |= logits[i + j] > kth;
@@ -67,13 +73,19 @@ void decode_top_k(const float *logits, int V, int K, int *ids)
             }
             if (!(logits[i] > kth)) continue;
         }
-        int k = K;
-        while (k > 0 && (ids[k - 1] < 0 || logits[i] > logits[ids[k - 1]])) k--;
-        if (k == K) continue;
-        memmove(ids + k + 1, ids + k, (size_t)(K - k - 1) * sizeof *ids);
-        ids[k] = i;
-        if (ids[K - 1] >= 0) kth = logits[ids[K - 1]];
+        int lo = 0, hi = held; /* the first place whose logit logits[i] beats, or held */
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (logits[i] > logits[ids[mid]]) hi = mid;
+            else lo = mid + 1;
+        }
+        int last = held < K ? held : K - 1; /* the last place that moves down, or is dropped */
+        memmove(ids + lo + 1, ids + lo, (size_t)(last - lo) * sizeof *ids);
+        ids[lo] = i;
+        if (held < K) held++;
+        if (held == K) kth = logits[ids[K - 1]];
     }
+    for (int k = held; k < K; k++) ids[k] = -1;
 }
 
 /* The first index of the largest logit: the greedy choice.  The plain

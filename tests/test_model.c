@@ -390,6 +390,42 @@ static void test_greedy_ties_go_to_the_lowest_id(void **state)
     model_free(&m);
 }
 
+/* decode_top_k against its definition: ids sorted by logit, best first,
+ * ties to the lower id, -1 past V.  Rows with many ties (logits from a
+ * few values) and -inf (banned tokens), K from 1 to past V: a beam as
+ * wide as the vocabulary asks for every id. */
+static const float *top_k_row;
+static int by_logit_then_id(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    if (top_k_row[a] != top_k_row[b]) return top_k_row[a] > top_k_row[b] ? -1 : 1;
+    return a - b;
+}
+
+static void test_top_k_is_the_best_first_and_ties_to_the_lower_id(void **state)
+{
+    (void)state;
+    enum { MAX_V = 100 };
+    float row[MAX_V];
+    int want[MAX_V], got[MAX_V + 3];
+    Rng rng;
+    rng_seed(&rng, 11);
+    for (int trial = 0; trial < 400; trial++) {
+        int V = 1 + (int)(rng_next(&rng) % MAX_V), values = 1 + trial % 7;
+        for (int i = 0; i < V; i++) {
+            row[i] = (float)(rng_next(&rng) % (uint64_t)values) - 3.0f;
+            if (trial % 5 == 0) row[i] = rng_normal(&rng);
+            if (rng_next(&rng) % 9 == 0) row[i] = -INFINITY;
+        }
+        for (int i = 0; i < V; i++) want[i] = i;
+        top_k_row = row;
+        qsort(want, (size_t)V, sizeof *want, by_logit_then_id);
+        int K = 1 + (int)(rng_next(&rng) % (uint64_t)(V + 3));
+        decode_top_k(row, V, K, got);
+        for (int k = 0; k < K; k++) assert_int_equal(got[k], k < V ? want[k] : -1);
+    }
+}
+
 static void test_maps_are_distributions_and_causal(void **state)
 {
     (void)state;
@@ -472,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_config_disagreeing_with_weights),
         cmocka_unit_test(test_other_format_is_refused),
         cmocka_unit_test(test_greedy_ties_go_to_the_lowest_id),
+        cmocka_unit_test(test_top_k_is_the_best_first_and_ties_to_the_lower_id),
         cmocka_unit_test(test_training_init_is_xavier_uniform),
         cmocka_unit_test(test_missing_and_unexpected_tensors),
         cmocka_unit_test(test_nan_in_weights_is_rejected),
