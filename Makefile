@@ -146,8 +146,10 @@ $(FUZZ_NOCOV_OBJS): FUZZ_COV =
 # not comparison tracing: its comparisons are of scores and positions,
 # never of the input's bytes, so they cannot guide a mutation, and tracing
 # them in top-k, the beam's ranking and the attention loops took about 45%
-# of fuzz_cli's time once its inputs asked for wide beams (perf).
-FUZZ_NOCMP_OBJS = $(addprefix build-fuzz/model/,attention.o decode.o beam.o beam_many.o)
+# of fuzz_cli's time once its inputs asked for wide beams (perf); the
+# transformer's locators of rows and maps (cross_map_offset, src_len)
+# another 2-3%.
+FUZZ_NOCMP_OBJS = $(addprefix build-fuzz/model/,attention.o decode.o beam.o beam_many.o transformer.o)
 $(FUZZ_NOCMP_OBJS): FUZZ_COV = -fsanitize=fuzzer-no-link -fno-sanitize-coverage=trace-cmp
 
 build-fuzz/%.o: %.c
