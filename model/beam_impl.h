@@ -26,7 +26,7 @@ typedef struct {
     int beam, width;  /* hypotheses kept; tokens proposed per hypothesis (<= V) */
     int V;
     int no_repeat;    /* no_repeat_ngram (0: off) */
-    Candidate *cand;  /* [beam·width] */
+    Candidate *cand;  /* [beam] the best proposals of a step, best first */
     int *ids;         /* [width] top_k's output */
     float *lse;       /* [beam] each hypothesis's log Σ exp(logits) of this step */
     float *banned;    /* [V] a row of logits under the no-repeat rule, or NULL */

@@ -16,9 +16,12 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "../model/beam.h"
+#include "../model/beam_impl.h"
 #include "../model/model.h"
 
 enum { W = 4, V = 5 };
@@ -110,11 +113,66 @@ static void test_beam_score_of_given_log_probabilities(void **state)
     }
 }
 
+/* beam_rank_candidates keeps the `beam` best proposals without sorting
+ * them all: the kept list must be exactly the first `beam` of every
+ * proposal sorted by its definition (raw score, then parent, then token).
+ * Logits from a few values and equal parent scores make ties of all three
+ * kinds. */
+static int by_definition(const void *pa, const void *pb)
+{
+    const Candidate *a = pa, *b = pb;
+    if (a->raw != b->raw) return a->raw > b->raw ? -1 : 1;
+    if (a->parent != b->parent) return a->parent - b->parent;
+    return a->token - b->token;
+}
+
+static void test_kept_proposals_are_the_best_of_all_sorted(void **state)
+{
+    (void)state;
+    enum { MAX_BEAM = 12, MAX_V = 40 };
+    float logits[MAX_BEAM * MAX_V], raw[MAX_BEAM];
+    int histories[MAX_BEAM];
+    Candidate all[MAX_BEAM * MAX_V];
+    Rng rng;
+    rng_seed(&rng, 5);
+    for (int trial = 0; trial < 300; trial++) {
+        int beam = 1 + (int)(rng_next(&rng) % MAX_BEAM), V = 2 + (int)(rng_next(&rng) % (MAX_V - 1));
+        int live = 1 + (int)(rng_next(&rng) % (uint64_t)beam), values = 1 + trial % 5;
+        for (int b = 0; b < live; b++) {
+            raw[b] = -(float)(rng_next(&rng) % 3);
+            for (int i = 0; i < V; i++) logits[b * V + i] = (float)(rng_next(&rng) % (uint64_t)values);
+        }
+        BeamSettings set = {.beam = beam, .n_best = 1, .length_penalty = 1.0f};
+        Ranker r;
+        beam_ranker_init(&r, &set, V);
+        int kept = beam_rank_candidates(&r, logits, live, raw, histories, 1, 0);
+        /* every proposal: each hypothesis's `width` best tokens */
+        int n = 0, *ids = xmalloc((size_t)r.width * sizeof *ids);
+        for (int b = 0; b < live; b++) {
+            decode_top_k(logits + b * V, V, r.width, ids);
+            for (int k = 0; k < r.width; k++) {
+                float lp = logits[b * V + ids[k]] - r.lse[b];
+                all[n++] = (Candidate){b, ids[k], lp, raw[b] + lp};
+            }
+        }
+        qsort(all, (size_t)n, sizeof *all, by_definition);
+        assert_int_equal(kept, n < beam ? n : beam);
+        for (int i = 0; i < kept; i++) {
+            assert_int_equal(r.cand[i].parent, all[i].parent);
+            assert_int_equal(r.cand[i].token, all[i].token);
+            assert_true(r.cand[i].raw == all[i].raw);
+        }
+        free(ids);
+        beam_ranker_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scores_of_a_fixed_distribution_match_hand_computed_values),
         cmocka_unit_test(test_beam_score_of_given_log_probabilities),
+        cmocka_unit_test(test_kept_proposals_are_the_best_of_all_sorted),
     };
     return cmocka_run_group_tests_name("beam scores by hand", tests, NULL, NULL);
 }
