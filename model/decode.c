@@ -55,8 +55,10 @@ float decode_log_sum_exp(const float *logits, int V)
  * old scan from the end stopped — the same ids, in log K compares instead
  * of up to K (a beam as wide as the vocabulary makes every logit enter).
  * Rows with a NaN are the exception: a NaN breaks that order, so they may
- * come out in another order than the scan gave, which no caller keeps
- * (such a sentence fails its finite check). */
+ * come out in another order than the scan gave.  No answer depends on it:
+ * such a row's log Σ exp is NaN, so every log-probability taken from it is
+ * NaN (greedy's recorded ones fail the finite check; beam.c ranks NaN
+ * scores after every number). */
 void decode_top_k(const float *logits, int V, int K, int *ids)
 {
     int held = 0;
