@@ -1,9 +1,10 @@
 /* gemm_f16.c — see gemm_f16.h.
  *
- * The small-M kernel (dot_rows_avx2) computes 4 rows of B against one or
- * two rows of A at a time (tile1_avx2, tile2_avx2): per 8 values of k it loads 4 × 8 float16 of B,
- * widens them with vcvtph2ps, and does 4 (or 8) fused multiply-adds into
- * as many vector accumulators, summed horizontally at the end.  B is read
+ * The small-M kernel (dot_rows_avx2) computes 8 rows of B against one row
+ * of A (tile1_avx2), or 4 rows of B against two rows of A (tile2_avx2), at
+ * a time: per 8 values of k it loads 8 (4) × 8 float16 of B, widens them
+ * with vcvtph2ps, and does 8 fused multiply-adds into as many vector
+ * accumulators, summed horizontally at the end.  B is read
  * once per pair of A rows, sequentially; A (at most a few KB) stays in L1.
  * That keeps a batch-1 decoding step's bytes at 2 per weight.
  *
@@ -16,11 +17,11 @@
  * dot_rows_avx512).
  *
  * Streaming B: a batch-1 step reads every weight once from L3 or memory,
- * in tiles of 4 or 8 interleaved rows, which the hardware prefetcher
- * follows poorly; each tile fetches the rows two tiles ahead in address
- * order (_mm_prefetch) while it computes.  decode_bench on an Intel Xeon,
- * CPU time: 0.47x -> 0.70x the bandwidth bound (AVX-512), 0.45x -> 0.62x
- * (AVX2), the same bits.
+ * in tiles of 8 interleaved rows, which the hardware prefetcher follows
+ * poorly; each tile fetches the rows two tiles ahead in address order
+ * (_mm_prefetch) while it computes.  decode_bench on an Intel Xeon, CPU
+ * time: 0.47x -> 0.70x the bandwidth bound (AVX-512), 0.45x -> 0.62x
+ * (AVX2, then 4 rows a tile), the same bits.
  *
  * Deliberately not here: threads for the small kernels (a decoding step's
  * products are a few hundred microseconds; bench/decode_bench measures one
