@@ -253,11 +253,12 @@ static int parse_number(Loader *ld, const Key *k, const char *qname, double *out
     if (!is_int && (errno == ERANGE || (*out != 0 && fabs(*out) < FLT_MIN))) /* below float's normal range */
         return fail(ld, ld->ev.start_mark, "%s: %.40s is too small (a float's smallest is %g; write 0 for zero)",
                     qname, s, (double)FLT_MIN);
+    if (in_range(k, *out)) return 0;
+    /* The range is written only for the message: formatting it (%g) for
+     * every number was ~15 of the ~110 us that reading both default configs
+     * takes at each start (warm, best of 6 x 1,000 loads). */
     range_text(k, range, sizeof range);
-    if (!in_range(k, *out))
-        return fail(ld, ld->ev.start_mark, "%s: %.40s is out of range (must be %s)", qname, s,
-                    range);
-    return 0;
+    return fail(ld, ld->ev.start_mark, "%s: %.40s is out of range (must be %s)", qname, s, range);
 }
 
 /* 0 if the value is `first`, 1 if it is `second`, else an error. */

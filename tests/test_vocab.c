@@ -126,6 +126,65 @@ static void test_malformed_files(void **state)
     }
 }
 
+/* The line scan reads 8 bytes a step, then the rest one by one: fields,
+ * and each rejection, wherever the tabs, a NUL or a non-ASCII byte fall
+ * (in a step or in the rest, at either end of a step). */
+static void test_fields_at_every_offset(void **state)
+{
+    (void)state;
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyz";
+    char text[4096], token[32], cased[32], in_word[32], message[600];
+    for (int t = 1; t <= 17; t++) {
+        for (int c = 1; c <= 17; c++) {
+            for (int w = 0; w <= 9; w++) {
+                memcpy(token, letters, (size_t)t), token[t] = '\0';
+                memcpy(cased, "ABCDEFGHIJKLMNOPQ", (size_t)c), cased[c] = '\0';
+                memcpy(in_word, "zyxwvutsr", (size_t)w), in_word[w] = '\0';
+                snprintf(text, sizeof text, SPECIALS "%s\t%s\t%d%s%s\n", token, cased, 10 * t + c,
+                         w ? "\t" : "", in_word);
+                Error err = {""};
+                Vocab *v = load_text("offsets.vocab", text, &err);
+                if (!v) fail_msg("t=%d c=%d w=%d: %s", t, c, w, err.message);
+                int continues;
+                assert_int_equal(vocab_id(v, token), 4);
+                assert_string_equal(vocab_cased(v, 4), cased);
+                assert_string_equal(vocab_piece(v, 4, VOCAB_CASED_IN_WORD, &continues), w ? in_word : cased);
+                assert_true(vocab_count(v, 4) == 10 * t + c);
+                vocab_free(v);
+            }
+        }
+    }
+    static const struct {
+        const char *line; /* after SPECIALS, "\n" appended */
+        size_t len;       /* holds a NUL: its length */
+        const char *message;
+    } bad[] = {
+        {"abcdefgh\tabcdefgh\t1\tx\ty", 0, FIELDS},
+        {"abcdefg\tb\tc\td\t1", 0, FIELDS},
+        {"a\tb\t1\tx\tyyyyyyyy", 0, FIELDS}, /* four tabs in one step */
+        {"abcdefgh\t\tb\t1", 0, "empty cased form for 'abcdefgh'"},
+        {"abcdefghijklmnop\tx", 0, FIELDS},
+        {"abcdefgh\0ij\tx\t1", 18, "NUL byte in line"},
+        {"abcdefghijklmno\tx\t1\0", 20, "NUL byte in line"},
+        {"abcdefgh\xC0\x80\tx\t1", 0, "invalid UTF-8"},
+        {"abcdefgh\tx\t1\xFF", 0, "invalid UTF-8"},
+        {"abcdefg\xE4\tx\t1", 0, "invalid UTF-8"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t len = bad[i].len ? bad[i].len : strlen(bad[i].line);
+        size_t n = strlen(SPECIALS);
+        memcpy(text, SPECIALS, n);
+        memcpy(text + n, bad[i].line, len);
+        text[n + len] = '\n';
+        Error err = {""};
+        const char *path = temp_file("bad-offsets.vocab", text, n + len + 1);
+        Vocab *v = vocab_load(path, &err);
+        snprintf(message, sizeof message, "%s:5: %s", path, bad[i].message);
+        if (v || strcmp(err.message, message) != 0)
+            fail_msg("case %zu: got '%s', want '%s'", i, v ? "(loaded)" : err.message, message);
+    }
+}
+
 static void test_nul_byte_in_line_is_rejected(void **state)
 {
     (void)state;
@@ -338,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_crlf_lines_are_accepted),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_fields_at_every_offset),
         cmocka_unit_test(test_nul_byte_in_line_is_rejected),
         cmocka_unit_test(test_more_than_ten_million_lines_is_rejected),
         cmocka_unit_test(test_lookup_of_many_tokens),

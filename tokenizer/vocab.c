@@ -195,6 +195,16 @@ typedef struct {
     double count;
 } Fields;
 
+/* 0x80 in each byte of w that is 0, nothing elsewhere: exact, unlike the
+ * shorter (w - 0x01..) & ~w & 0x80.. whose borrow can mark the byte after
+ * a zero (Hacker's Delight 6-1).  Bytes are in memory order (little-endian
+ * host, as safetensors.c asserts), so the lowest mark is the first byte. */
+static uint64_t zero_bytes(uint64_t w)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
+    return ~(((w & low7) + low7) | w | low7);
+}
+
 /* Check one "token<TAB>cased<TAB>count[<TAB>in_word]" line (newline
  * already removed) and split it in place.  One pass finds the tabs and
  * says whether the line is plain ASCII without NUL (then it needs no UTF-8
@@ -204,15 +214,28 @@ static int parse_line(char *line, size_t len, Fields *f, Error *err)
 {
     size_t tab[4] = {len, len, len, len};
     int tabs = 0;
-    unsigned char high = 0, nul = 0;
-    for (size_t i = 0; i < len; i++) {
+    /* Eight bytes a step (a line is ~16 bytes): a byte at a time, with a
+     * branch per byte on the tabs, this loop was ~20% of loading en-zh's
+     * two vocabularies, warm; now they load ~6% faster (720 -> 676 us,
+     * best of 300, page faults aside). */
+    uint64_t high = 0, nul = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, line + i, 8);
+        high |= w;
+        nul |= zero_bytes(w);
+        for (uint64_t t = zero_bytes(w ^ 0x0909090909090909ULL); t && tabs < 4; t &= t - 1)
+            tab[tabs++] = i + (size_t)__builtin_ctzll(t) / 8;
+    }
+    for (; i < len; i++) {
         unsigned char c = (unsigned char)line[i];
         high |= c;
         nul |= c == 0;
         if (c == '\t' && tabs < 4) tab[tabs++] = i;
     }
     if (nul) return error_set(err, "NUL byte in line");
-    if ((high & 0x80) && !utf8_valid(line, len)) return error_set(err, "invalid UTF-8");
+    if ((high & 0x8080808080808080ULL) && !utf8_valid(line, len)) return error_set(err, "invalid UTF-8");
     if (tabs != 2 && tabs != 3)
         return error_set(err, "expected 3 or 4 tab-separated fields: token, cased, count[, cased in a word]");
     line[tab[0]] = line[tab[1]] = '\0';
