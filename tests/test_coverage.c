@@ -20,6 +20,7 @@
 #include "../common/output_file.h"
 #include "../model/beam.h"
 #include "../model/gemm.h"
+#include "../model/parallel.h"
 #include "../model/safetensors.h"
 #include "../model/search.h"
 #include "../training/checkpoint.h" /* model_init_training, model_save, model_load */
@@ -81,12 +82,12 @@ static void test_float16_writing_rounds_to_nearest_even(void **state)
 static void test_gemm_threads_reads_back_what_was_set(void **state)
 {
     (void)state;
-    int before = gemm_threads();
-    gemm_set_threads(3);
-    assert_int_equal(gemm_threads(), 3);
-    gemm_set_threads(0); /* at least one */
-    assert_int_equal(gemm_threads(), 1);
-    gemm_set_threads(before);
+    int before = parallel_threads();
+    parallel_set_threads(3);
+    assert_int_equal(parallel_threads(), 3);
+    parallel_set_threads(0); /* at least one */
+    assert_int_equal(parallel_threads(), 1);
+    parallel_set_threads(before);
 }
 
 static const ModelArch arch = {
