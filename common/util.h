@@ -43,6 +43,9 @@ typedef struct {
 
 void rng_seed(Rng *rng, uint64_t seed);
 uint64_t rng_next(Rng *rng);
+/* The state after n more rng_next calls, without making them: splitmix64's
+ * state only counts, so draw j of a stream can be taken from anywhere. */
+void rng_skip(Rng *rng, uint64_t n);
 float rng_uniform(Rng *rng);            /* [0, 1) */
 float rng_normal(Rng *rng);             /* mean 0, std 1 (Box–Muller) */
 

@@ -17,7 +17,6 @@
 #include "parallel.h"
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 /* More than this many threads (parallel_set_threads) are not started. */
@@ -30,6 +29,7 @@ typedef struct {
 } Job;
 
 static int n_threads = 1;
+static bool force_split; /* parallel_force_split */
 
 static struct {
     pthread_mutex_t lock; /* guards the fields below */
@@ -105,12 +105,14 @@ void parallel_set_threads(int n)
 
 int parallel_threads(void) { return n_threads; }
 
+void parallel_force_split(bool on) { force_split = on; }
+
 /* If a thread cannot be started its part is never made: the parts are cut
  * for the threads that run (slower, same bits). */
 void parallel_for(int n, double work, ParallelFn *fn, void *ctx)
 {
     int parts = n_threads < n ? n_threads : n;
-    if (work < PARALLEL_MIN_WORK) parts = 1;
+    if (work < PARALLEL_MIN_WORK && !force_split) parts = 1;
     if (parts > 1 && pthread_mutex_trylock(&pool.busy) != 0) parts = 1; /* the workers are taken */
     if (parts <= 1) {
         if (n > 0) fn(ctx, 0, n);

@@ -10,6 +10,8 @@
 #ifndef TRANSLATE_PARALLEL_H
 #define TRANSLATE_PARALLEL_H
 
+#include <stdbool.h>
+
 /* Runs indices i0 .. i1-1 of a loop; ctx is the caller's. */
 typedef void ParallelFn(void *ctx, int i0, int i1);
 
@@ -33,5 +35,9 @@ void parallel_for(int n, double work, ParallelFn *fn, void *ctx);
  * thread is inside parallel_for. */
 void parallel_set_threads(int n);
 int parallel_threads(void);
+
+/* For tests: with true, every loop of n ≥ 2 is split whatever its work
+ * (so a small model takes the threaded paths a large one does). */
+void parallel_force_split(bool on);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "../common/util.h"
 #include "layers.h"
+#include "parallel.h"
 
 /* ---- batches ------------------------------------------------------------- */
 
@@ -202,30 +203,75 @@ static SequenceAttention sequence_attention(AttentionKind kind, const Batch *b, 
                                {pos, n, S, cap, S}, false};
 }
 
-/* a->context from a->q, a->k, a->v, sequence by sequence: attention never
- * crosses a sequence boundary (the padding mask, see transformer.h). */
-static void attend(AttentionActs *a, AttentionKind kind, const Batch *b, const ModelArch *arch)
+/* One attention over a batch, sequence by sequence: attention never
+ * crosses a sequence boundary (the padding mask, see transformer.h).  The
+ * sequences are split between threads (model/parallel.h): each writes only
+ * its own rows, so the bits do not depend on the split. */
+typedef struct {
+    AttentionActs *w;        /* what the pass writes: a itself (forward) or its gradients */
+    const AttentionActs *a;  /* the forward's values */
+    AttentionKind kind;
+    const Batch *b;
+    const ModelArch *arch;
+} Attend;
+
+/* a->context from a->q, a->k, a->v for sequences i0 .. i1-1. */
+static void attend_range(void *ctx, int i0, int i1)
 {
-    int D = arch->d_model, H = arch->heads;
-    for (int i = 0; i < b->count; i++) {
-        SequenceAttention s = sequence_attention(kind, b, i, H);
+    const Attend *t = ctx;
+    const AttentionActs *a = t->a;
+    int D = t->arch->d_model, H = t->arch->heads;
+    for (int i = i0; i < i1; i++) {
+        SequenceAttention s = sequence_attention(t->kind, t->b, i, H);
         size_t q = s.q_row * D, kv = s.kv_row * D;
-        attention_forward(a->context + q, a->probs + s.map, a->q + q, a->k + kv, a->v + kv, s.shape,
-                          D, H, attention_scale(arch), s.causal);
+        attention_forward(t->w->context + q, t->w->probs + s.map, a->q + q, a->k + kv, a->v + kv, s.shape,
+                          D, H, attention_scale(t->arch), s.causal);
     }
 }
 
-/* d(context) in g to g->q, g->k, g->v, with the maps the forward kept. */
+/* d(context) in g to g->q, g->k, g->v for sequences i0 .. i1-1, with the
+ * maps the forward kept. */
+static void attend_backward_range(void *ctx, int i0, int i1)
+{
+    const Attend *t = ctx;
+    AttentionActs *g = t->w;
+    const AttentionActs *a = t->a;
+    int D = t->arch->d_model, H = t->arch->heads;
+    for (int i = i0; i < i1; i++) {
+        SequenceAttention s = sequence_attention(t->kind, t->b, i, H);
+        size_t q = s.q_row * D, kv = s.kv_row * D;
+        attention_backward(g->q + q, g->k + kv, g->v + kv, g->context + q, a->probs + s.map, a->q + q,
+                           a->k + kv, a->v + kv, s.shape, D, H, attention_scale(t->arch), s.causal);
+    }
+}
+
+/* The multiply-adds of one attention pass: each query against each key it
+ * sees (at most all of its sequence's), twice (scores, weighted sum). */
+static double attend_work(const Attend *t)
+{
+    double work = 0.0;
+    for (int i = 0; i < t->b->count; i++) {
+        SequenceAttention s = sequence_attention(t->kind, t->b, i, t->arch->heads);
+        work += 2.0 * s.shape.count * s.shape.keys * t->arch->d_model;
+    }
+    return work;
+}
+
+static void attend(AttentionActs *a, AttentionKind kind, const Batch *b, const ModelArch *arch)
+{
+    Attend t = {a, a, kind, b, arch};
+    parallel_for(b->count, attend_work(&t), attend_range, &t);
+}
+
+/* Several targets reading one source (src_of) would add into the same
+ * rows of g->k, g->v: that backward stays on one thread.  Training's
+ * batches give each target its own source. */
 static void attend_backward(AttentionActs *g, const AttentionActs *a, AttentionKind kind,
                             const Batch *b, const ModelArch *arch)
 {
-    int D = arch->d_model, H = arch->heads;
-    for (int i = 0; i < b->count; i++) {
-        SequenceAttention s = sequence_attention(kind, b, i, H);
-        size_t q = s.q_row * D, kv = s.kv_row * D;
-        attention_backward(g->q + q, g->k + kv, g->v + kv, g->context + q, a->probs + s.map, a->q + q,
-                           a->k + kv, a->v + kv, s.shape, D, H, attention_scale(arch), s.causal);
-    }
+    Attend t = {g, a, kind, b, arch};
+    if (b->src_of) attend_backward_range(&t, 0, b->count);
+    else parallel_for(b->count, 2.0 * attend_work(&t), attend_backward_range, &t);
 }
 
 /* Rows of queries: the sources' for the encoder, the targets' otherwise. */
