@@ -16,6 +16,7 @@
 #include "gemm_f16.h"
 #include "layers.h"
 #include "parallel.h"
+#include "vector.h"
 
 /* ---- loops over whole activations, split between threads -------------- */
 
@@ -184,15 +185,8 @@ static void dropout_range(const Pointwise *w, size_t i0, size_t i1)
 {
     Rng rng = w->rng;
     rng_skip(&rng, i0 / 2);
-    float *x = w->out, *mask = w->out2;
-    const float keep = w->keep; /* in locals: a store to mask could alias *w */
-    const uint32_t threshold = w->threshold;
-    for (size_t i = i0; i < i1; i += 2) {
-        uint64_t bits = rng_next(&rng);
-        mask[i] = (uint32_t)(bits >> 40) < threshold ? 0.0f : keep;
-        if (i + 1 < i1) mask[i + 1] = (uint32_t)((bits >> 16) & 0xffffff) < threshold ? 0.0f : keep;
-    }
-    for (size_t i = i0; i < i1; i++) x[i] *= mask[i];
+    vec_dropout_mask(w->out2 + i0, i1 - i0, rng.state, w->keep, w->threshold);
+    for (size_t i = i0; i < i1; i++) w->out[i] *= w->out2[i];
 }
 
 void dropout_forward(float *x, float *mask, size_t n, float p, Rng *rng)
