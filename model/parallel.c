@@ -18,6 +18,9 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "../common/util.h"
 
 /* More than this many threads (parallel_set_threads) are not started. */
 enum { PARALLEL_MAX_THREADS = 64 };
@@ -132,4 +135,28 @@ void parallel_for(int n, double work, ParallelFn *fn, void *ctx)
     while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
     pthread_mutex_unlock(&pool.lock);
     pthread_mutex_unlock(&pool.busy);
+}
+
+/* Cleared in parts of ZERO_PART floats (a float's bits are 0 whoever
+ * writes them). */
+enum { ZERO_PART = 1 << 16 };
+
+typedef struct {
+    float *x;
+    size_t n;
+} Zero;
+
+static void zero_parts(void *ctx, int p0, int p1)
+{
+    const Zero *z = ctx;
+    size_t i0 = (size_t)p0 * ZERO_PART, i1 = (size_t)p1 * ZERO_PART;
+    if (i1 > z->n) i1 = z->n;
+    memset(z->x + i0, 0, (i1 - i0) * sizeof *z->x);
+}
+
+void parallel_zero(float *x, size_t n)
+{
+    size_t parts = (n + ZERO_PART - 1) / ZERO_PART;
+    ASSERT(parts <= INT32_MAX);
+    parallel_for((int)parts, (double)n, zero_parts, &(Zero){x, n});
 }

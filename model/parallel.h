@@ -11,6 +11,7 @@
 #define TRANSLATE_PARALLEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Runs indices i0 .. i1-1 of a loop; ctx is the caller's. */
 typedef void ParallelFn(void *ctx, int i0, int i1);
@@ -27,6 +28,10 @@ typedef void ParallelFn(void *ctx, int i0, int i1);
  * when work is below that, n ≤ 1, one thread is set, or another caller
  * (or an enclosing parallel_for) has the workers. */
 void parallel_for(int n, double work, ParallelFn *fn, void *ctx);
+
+/* x[0 .. n-1] = 0, split between threads when large: a training step
+ * clears its gradients (~10⁷ floats) every time. */
+void parallel_zero(float *x, size_t n);
 
 /* How many threads parallel_for may use (default 1; values below 1 mean 1,
  * above 64 mean 64).  The other threads are started by the first call that
