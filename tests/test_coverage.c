@@ -79,7 +79,7 @@ static void test_float16_writing_rounds_to_nearest_even(void **state)
     safetensors_close(&f);
 }
 
-static void test_gemm_threads_reads_back_what_was_set(void **state)
+static void test_parallel_threads_reads_back_what_was_set(void **state)
 {
     (void)state;
     int before = parallel_threads();
@@ -299,7 +299,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float16_writing_rounds_to_nearest_even),
-        cmocka_unit_test(test_gemm_threads_reads_back_what_was_set),
+        cmocka_unit_test(test_parallel_threads_reads_back_what_was_set),
         cmocka_unit_test(test_beam_search_over_a_data_set),
         cmocka_unit_test(test_a_tensor_of_the_wrong_shape_is_named),
         cmocka_unit_test(test_a_checkpoint_without_its_optimizer_state),
