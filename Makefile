@@ -538,7 +538,8 @@ $(WEB)/engine.js: $(WEB_OBJS)
 
 # The SIMD128 kernels against the plain code (tests/web_kernels.c), run
 # under node by tests/test_web.c: no native test can reach them.
-WEB_KERNEL_OBJS = $(WEB)/obj/tests/web_kernels.o $(WEB)/obj/model/gemm.o $(WEB)/obj/model/safetensors.o \
+WEB_KERNEL_OBJS = $(WEB)/obj/tests/web_kernels.o $(WEB)/obj/model/gemm.o $(WEB)/obj/model/parallel.o \
+               $(WEB)/obj/model/safetensors.o \
                $(patsubst %.c,$(WEB)/obj/%.o,$(wildcard common/*.c)) $(WEB)/obj/third/cjson/cJSON.o
 $(WEB)/web_kernels.js: $(WEB_KERNEL_OBJS)
 	$(WEB_ENV) $(EMCC) $(WEB_OPT) -sSINGLE_FILE=1 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1 \

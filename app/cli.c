@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../model/gemm.h"
+#include "../model/parallel.h"
 
 int cli_parse_count(const char *prog, const char *name, const char *text, int max, int *out)
 {
@@ -22,5 +22,5 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
 void cli_set_threads(int threads)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    gemm_set_threads(threads ? threads : (cores > 0 ? (int)cores : 1));
+    parallel_set_threads(threads ? threads : (cores > 0 ? (int)cores : 1));
 }

@@ -93,7 +93,7 @@ static void usage(FILE *out)
             "                    so the model still loads\n"
             "      --export DIR  train nothing: write the tokenised data, the initial model and\n"
             "                    the settings to DIR for tools/train_torch.py (docs/scale-out.md)\n"
-            "  -t, --threads N   threads for matrix products (default: all cores)\n"
+            "  -t, --threads N   threads for a training step (default: all cores)\n"
             "  -q, --quiet       no progress line\n"
             "  -h, --help        this help\n"
             "  -V, --version     the version\n"

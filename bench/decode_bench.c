@@ -45,6 +45,7 @@
 #include "../data/dataset.h"
 #include "../model/decode.h"
 #include "../model/gemm.h"
+#include "../model/parallel.h"
 #include "../model/vector.h"
 
 /* Weights one greedy step reads (see the top of the file): the matrix
@@ -160,7 +161,7 @@ static int bench(const char *config_path, const char *data_path, int limit_sente
     printf("kernel=%s weights=%s threads=%d sentences=%ld output_tokens=%ld weights_per_token=%.0f "
            "bytes_per_token=%.0f bandwidth_gbs=%.2f bound_ms=%.5f step_ms=%.5f token_ms=%.5f "
            "sentences_per_s=%.2f open_s=%.4f bound_fraction=%.3f cpu_step_ms=%.5f cpu_bound_fraction=%.3f\n",
-           gemm_kernel_name(), model_is_half(&tr.model) ? "f16" : "f32", gemm_threads(), sentences, tokens, weights, bytes, gbs,
+           gemm_kernel_name(), model_is_half(&tr.model) ? "f16" : "f32", parallel_threads(), sentences, tokens, weights, bytes, gbs,
            1000 * bound_s, step_ms, 1000 * full_s / tokens, sentences / full_s, open_s,
            step_ms > 0 ? 1000 * bound_s / step_ms : 0.0, cpu_step_ms,
            cpu_step_ms > 0 ? 1000 * bound_s / cpu_step_ms : 0.0);
@@ -183,6 +184,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: decode_bench [-n SENTENCES] [-t THREADS] CONFIG DATA.tsv\n");
         return 2;
     }
-    gemm_set_threads(threads);
+    parallel_set_threads(threads);
     return bench(argv[optind], argv[optind + 1], sentences);
 }

@@ -53,6 +53,7 @@
 
 #include "../common/util.h"
 #include "../model/gemm.h"
+#include "../model/parallel.h"
 
 /* ---- OpenBLAS, found at run time --------------------------------------- */
 
@@ -276,7 +277,7 @@ int main(int argc, char **argv)
             }
     double ours[4][MAX_CASES], theirs[MAX_CASES];
     for (int threads = min_threads; threads <= max_threads; threads++) {
-        gemm_set_threads(threads);
+        parallel_set_threads(threads);
         if (rounds > 0 && have_blas) { /* -r: ours and theirs alternate, shape by shape */
             blas.set_threads(threads);
             cpu_clock = threads == 1;

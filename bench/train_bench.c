@@ -36,6 +36,7 @@
 #include "../data/packed_batch.h"
 #include "../common/util.h"
 #include "../model/gemm.h"
+#include "../model/parallel.h"
 #include "../training/trainer.h"
 #include "../model/model.h"
 #include "../tokenizer/vocab.h"
@@ -276,7 +277,7 @@ static int bench(const Options *opt)
     if (!status)
         printf("threads=%d kernel=%s steps=%d warmup=%d batches=%zu tokens=%.0f seconds=%.3f "
                "tokens_per_s=%.1f gemm_gflops=%.2f ceiling_n=%d ceiling_gflops=%.2f last_loss=%.4f\n",
-               gemm_threads(), gemm_kernel_name(), opt->steps, opt->warmup, batches.count, tokens,
+               parallel_threads(), gemm_kernel_name(), opt->steps, opt->warmup, batches.count, tokens,
                seconds, tokens / seconds, flops / seconds / 1e9, opt->ceiling_n, ceiling, loss);
     trainer_free(&tr);
     run_free(&run);
@@ -325,6 +326,6 @@ int main(int argc, char **argv)
     }
     opt.config_path = argv[optind];
     opt.data_path = argv[optind + 1];
-    gemm_set_threads(opt.threads);
+    parallel_set_threads(opt.threads);
     return bench(&opt);
 }

@@ -47,16 +47,7 @@ char *util_xstrdup(const char *s, const char *file, int line)
     return copy;
 }
 
-/* splitmix64: one 64-bit state, passes BigCrush, trivially seedable. */
 void rng_seed(Rng *rng, uint64_t seed) { rng->state = seed; }
-
-uint64_t rng_next(Rng *rng)
-{
-    uint64_t z = (rng->state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 float rng_uniform(Rng *rng)
 {

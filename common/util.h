@@ -35,14 +35,32 @@ void *util_xcalloc(size_t n, size_t size, const char *file, int line);
 void *util_xrealloc(void *p, size_t n, const char *file, int line);
 char *util_xstrdup(const char *s, const char *file, int line);
 
-/* A small, fast, seedable generator: plain splitmix64 (one 64-bit state).
- * The same seed gives the same stream on every machine. */
+/* A small, fast, seedable generator: plain splitmix64 (one 64-bit state,
+ * passes BigCrush, trivially seedable).  The same seed gives the same
+ * stream on every machine. */
 typedef struct {
     uint64_t state;
 } Rng;
 
+/* splitmix64's increment: the state moves by it at every draw. */
+#define RNG_GAMMA 0x9e3779b97f4a7c15ULL
+
 void rng_seed(Rng *rng, uint64_t seed);
-uint64_t rng_next(Rng *rng);
+
+/* Inline: dropout draws one per two activations, and the call was half of
+ * the generator's cost there (perf: rng_next 2.5% of a training step). */
+static inline uint64_t rng_next(Rng *rng)
+{
+    uint64_t z = (rng->state += RNG_GAMMA);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* The state after n more rng_next calls, without making them: splitmix64's
+ * state only counts, so draw j of a stream can be taken from anywhere. */
+static inline void rng_skip(Rng *rng, uint64_t n) { rng->state += n * RNG_GAMMA; }
+
 float rng_uniform(Rng *rng);            /* [0, 1) */
 float rng_normal(Rng *rng);             /* mean 0, std 1 (Box–Muller) */
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel.h"
+
 /* ---- sizes --------------------------------------------------------------- */
 
 ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest)
@@ -144,7 +146,7 @@ void acts_fit(Activations *work, const ModelArch *a, ActsSize need)
     acts_alloc(work, a, need);
 }
 
-void acts_zero(Activations *a) { memset(a->block, 0, a->block_size * sizeof(float)); }
+void acts_zero(Activations *a) { parallel_zero(a->block, a->block_size); }
 
 void acts_free(Activations *a)
 {

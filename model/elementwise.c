@@ -1,5 +1,13 @@
 /* elementwise.c — the position-wise pieces: residual additions, the
- * feed-forward activation, and the input embedding with its positions. */
+ * feed-forward activation, dropout, and the input embedding with its
+ * positions.
+ *
+ * The loops over whole activations (residuals, activation, dropout) are
+ * split between threads (model/parallel.h) in blocks of PART floats: each
+ * element's arithmetic is the same whoever runs it, and dropout's mask
+ * takes draw i/2 of its generator for element i however the loop is cut
+ * (rng_skip), so the bits never depend on the thread count.  The
+ * embeddings stay on the calling thread: T·D floats, a small share. */
 #include <math.h>
 #include <stdint.h>
 
@@ -7,31 +15,85 @@
 
 #include "gemm_f16.h"
 #include "layers.h"
+#include "parallel.h"
+#include "vector.h"
+
+/* ---- loops over whole activations, split between threads -------------- */
+
+/* Floats per index of parallel_for: even (dropout's two decisions per
+ * draw), and large enough that an index is worth handing out. */
+enum { PART = 4096 };
+
+/* One elementwise loop: `range` runs elements i0 .. i1-1 of it. */
+typedef struct Pointwise Pointwise;
+struct Pointwise {
+    void (*range)(const Pointwise *w, size_t i0, size_t i1);
+    float *out, *out2;
+    const float *a, *b;
+    size_t n;
+    Activation act;
+    float keep;          /* dropout: the scale of a kept element */
+    uint32_t threshold;  /* dropout: a 24-bit draw below it drops */
+    Rng rng;             /* dropout: the generator before this loop's draws */
+};
+
+static void pointwise_parts(void *ctx, int p0, int p1)
+{
+    const Pointwise *w = ctx;
+    size_t i0 = (size_t)p0 * PART, i1 = (size_t)p1 * PART;
+    w->range(w, i0, i1 < w->n ? i1 : w->n);
+}
+
+/* `streams`: arrays the loop reads or writes, to weigh its work. */
+static void pointwise_run(const Pointwise *w, int streams)
+{
+    size_t parts = (w->n + PART - 1) / PART;
+    ASSERT(parts <= INT32_MAX);
+    parallel_for((int)parts, (double)w->n * streams, pointwise_parts, (void *)w);
+}
+
+static void residual_range(const Pointwise *w, size_t i0, size_t i1)
+{
+    for (size_t i = i0; i < i1; i++) w->out[i] = w->a[i] + w->b[i];
+}
 
 void residual_forward(float *out, const float *a, const float *b, size_t n)
 {
-    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+    pointwise_run(&(Pointwise){.range = residual_range, .out = out, .a = a, .b = b, .n = n}, 3);
+}
+
+static void residual_backward_range(const Pointwise *w, size_t i0, size_t i1)
+{
+    for (size_t i = i0; i < i1; i++) {
+        w->out[i] += w->a[i];
+        w->out2[i] += w->a[i];
+    }
 }
 
 /* The sum passes its gradient unchanged to both branches.  d_a and d_b
  * must not alias d_out. */
 void residual_backward(float *d_a, float *d_b, const float *d_out, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        d_a[i] += d_out[i];
-        d_b[i] += d_out[i];
-    }
+    Pointwise w = {.range = residual_backward_range, .out = d_a, .out2 = d_b, .a = d_out, .n = n};
+    pointwise_run(&w, 3);
 }
 
 /* GELU as torch.nn.functional.gelu(approximate='none'): x·Φ(x). */
 static float gelu(float x) { return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)); }
 
+static void activation_range(const Pointwise *w, size_t i0, size_t i1)
+{
+    float *out = w->out;
+    const float *in = w->a;
+    if (w->act == ACTIVATION_RELU)
+        for (size_t i = i0; i < i1; i++) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+    else
+        for (size_t i = i0; i < i1; i++) out[i] = gelu(in[i]);
+}
+
 void activation_forward(float *out, const float *in, size_t n, Activation act)
 {
-    if (act == ACTIVATION_RELU)
-        for (size_t i = 0; i < n; i++) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
-    else
-        for (size_t i = 0; i < n; i++) out[i] = gelu(in[i]);
+    pointwise_run(&(Pointwise){.range = activation_range, .out = out, .a = in, .n = n, .act = act}, 2);
 }
 
 /* d/dx [x·Φ(x)] = Φ(x) + x·φ(x), φ(x) = exp(-x²/2)/√(2π) the normal
@@ -44,18 +106,27 @@ static float gelu_grad(float x)
     return cdf + x * pdf;
 }
 
-/* in is the pre-activation value the forward read.  ReLU's derivative at
- * exactly 0 is taken as 0, as torch does. */
-void activation_backward(float *d_in, const float *d_out, const float *in, size_t n,
-                         Activation act)
+/* a is d_out, b the pre-activation value the forward read.  ReLU's
+ * derivative at exactly 0 is taken as 0, as torch does. */
+static void activation_backward_range(const Pointwise *w, size_t i0, size_t i1)
 {
-    if (act == ACTIVATION_RELU)
-        for (size_t i = 0; i < n; i++) {
+    float *d_in = w->out;
+    const float *d_out = w->a, *in = w->b;
+    if (w->act == ACTIVATION_RELU)
+        for (size_t i = i0; i < i1; i++) {
             float g = d_out[i]; /* read unconditionally, so the loop vectorises */
             d_in[i] += in[i] > 0.0f ? g : 0.0f;
         }
     else
-        for (size_t i = 0; i < n; i++) d_in[i] += d_out[i] * gelu_grad(in[i]);
+        for (size_t i = i0; i < i1; i++) d_in[i] += d_out[i] * gelu_grad(in[i]);
+}
+
+void activation_backward(float *d_in, const float *d_out, const float *in, size_t n,
+                         Activation act)
+{
+    Pointwise w = {.range = activation_backward_range, .out = d_in, .a = d_out, .b = in, .n = n,
+                   .act = act};
+    pointwise_run(&w, 3);
 }
 
 /* out[T,D], holding the T embedding rows, becomes row·sqrt(D) + PE in
@@ -106,21 +177,33 @@ void embedding_backward(float *d_table, const float *d_out, const int *ids, int 
     }
 }
 
+/* Two decisions per 64-bit draw (24 bits each, as rng_uniform uses): the
+ * generator is a visible share of a training step otherwise.  Elements
+ * 2j and 2j+1 take draw j after w->rng, wherever the range starts (i0 is
+ * a multiple of PART, so even). */
+static void dropout_range(const Pointwise *w, size_t i0, size_t i1)
+{
+    Rng rng = w->rng;
+    rng_skip(&rng, i0 / 2);
+    vec_dropout_mask(w->out2 + i0, i1 - i0, rng.state, w->keep, w->threshold);
+    for (size_t i = i0; i < i1; i++) w->out[i] *= w->out2[i];
+}
+
 void dropout_forward(float *x, float *mask, size_t n, float p, Rng *rng)
 {
-    /* Two decisions per 64-bit draw (24 bits each, as rng_uniform uses):
-     * the generator is a visible share of a training step otherwise. */
-    float keep = 1.0f / (1.0f - p);
-    uint32_t threshold = (uint32_t)(p * (float)(1u << 24));
-    for (size_t i = 0; i < n; i += 2) {
-        uint64_t bits = rng_next(rng);
-        mask[i] = (uint32_t)(bits >> 40) < threshold ? 0.0f : keep;
-        if (i + 1 < n) mask[i + 1] = (uint32_t)((bits >> 16) & 0xffffff) < threshold ? 0.0f : keep;
-    }
-    for (size_t i = 0; i < n; i++) x[i] *= mask[i];
+    Pointwise w = {.range = dropout_range, .out = x, .out2 = mask, .n = n,
+                   .keep = 1.0f / (1.0f - p), .threshold = (uint32_t)(p * (float)(1u << 24)),
+                   .rng = *rng};
+    pointwise_run(&w, 2);
+    rng_skip(rng, (n + 1) / 2); /* the draws the loop took */
+}
+
+static void dropout_backward_range(const Pointwise *w, size_t i0, size_t i1)
+{
+    for (size_t i = i0; i < i1; i++) w->out[i] *= w->a[i];
 }
 
 void dropout_backward(float *d_x, const float *mask, size_t n)
 {
-    for (size_t i = 0; i < n; i++) d_x[i] *= mask[i];
+    pointwise_run(&(Pointwise){.range = dropout_backward_range, .out = d_x, .a = mask, .n = n}, 2);
 }

@@ -39,8 +39,8 @@
  * exact zeros) and go through a small buffer instead of straight to C.
  *
  * Threads: C is split into one band of whole tiles per thread, run by
- * worker threads kept between calls (see "threads" below), and only for
- * products big enough to repay it.
+ * the worker threads of model/parallel.c (see "threads" below), and only
+ * for products big enough to repay it.
  *
  * Deliberately not here: hand-written prefetching (but for the tile of C
  * a micro-kernel is about to write: prefetch_tile), and intrinsics for
@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "parallel.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GEMM_X86 1
@@ -729,11 +730,6 @@ static const Kernel *const KERNELS[] = {&KERNEL_GENERIC};
 static const Kernel *auto_kernel;   /* best this CPU runs; set once */
 static const Kernel *forced_kernel; /* gemm_force_kernel's choice, or NULL */
 static pthread_once_t auto_once = PTHREAD_ONCE_INIT;
-static int n_threads = 1;
-
-/* More than this many threads (gemm_set_threads) are not started. */
-enum { GEMM_MAX_THREADS = 64 };
-static void pool_stop(void);
 
 /* The best kernel this CPU runs, unless TRANSLATE_GEMM names another one
  * it runs ("avx512", "avx2" or "generic"; read once, here): so a benchmark
@@ -775,14 +771,6 @@ bool gemm_force_kernel(const char *name)
         }
     return false;
 }
-
-void gemm_set_threads(int n)
-{
-    n = n < 1 ? 1 : n > GEMM_MAX_THREADS ? GEMM_MAX_THREADS : n;
-    if (n != n_threads) pool_stop(); /* restarted, as many as needed, by the next call */
-    n_threads = n;
-}
-int gemm_threads(void) { return n_threads; }
 
 /* ---- packing and the blocked loops ------------------------------------ */
 
@@ -826,9 +814,9 @@ static float *align64(void *raw) { return (float *)(((uintptr_t)raw + 63) & ~(ui
 
 /* Each thread's packing buffer, kept between calls: a fresh allocation per
  * call costs page faults (large blocks are mmap'ed anew each time), which
- * showed up as ~15% of a training step.  Worker threads free theirs when
- * they stop (worker_main); any other thread that multiplied frees its own
- * when it exits, through a thread-specific key's destructor (the calling
+ * showed up as ~15% of a training step.  A thread that multiplied frees
+ * its own when it exits (parallel.c's workers when parallel_set_threads
+ * stops them), through a thread-specific key's destructor (the calling
  * thread of a program keeps its own until exit). */
 static _Thread_local void *pack_buffer;
 static _Thread_local size_t pack_buffer_size;
@@ -961,90 +949,6 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
 
 /* ---- threads ---------------------------------------------------------- */
 
-/* Worker threads, started on the first threaded call and kept: starting a
- * thread per call cost ~20 µs (pthread_create + join, measured here),
- * comparable to a whole 4M-multiply-add product on two threads, and each
- * new thread packed into freshly mmap'ed pages.  A worker sleeps on `wake`
- * (no spinning: the machine's other cores may be busy with other work),
- * runs the band of C it is given, and keeps its packing buffer between
- * calls.  gemm_set_threads stops them (pool_stop), and with them their
- * buffers; the calling thread's buffer stays with it.  `busy` lets one
- * caller at a time use the workers: a second thread calling gemm_*
- * meanwhile runs its product alone (same bits, as ever). */
-typedef struct {
-    const Kernel *kern;
-    Product part;
-    Path path;
-} Job;
-
-static struct {
-    pthread_mutex_t lock; /* guards the fields below */
-    pthread_cond_t wake, done;
-    pthread_mutex_t busy;
-    pthread_t ids[GEMM_MAX_THREADS];
-    unsigned long born[GEMM_MAX_THREADS]; /* round when worker t started */
-    int started;                 /* workers 1..started are running */
-    Job jobs[GEMM_MAX_THREADS];  /* jobs[t] for worker t (1..) */
-    int active;                  /* workers 1..active have a job this round */
-    unsigned long round;         /* incremented per threaded call */
-    int pending;                 /* jobs of this round not finished */
-    bool stop;
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
-          .done = PTHREAD_COND_INITIALIZER, .busy = PTHREAD_MUTEX_INITIALIZER};
-
-static void *worker_main(void *arg)
-{
-    int me = (int)(intptr_t)arg;
-    pthread_mutex_lock(&pool.lock);
-    unsigned long seen = pool.born[me]; /* its first job is in the next round */
-    for (;;) {
-        while (pool.round == seen && !pool.stop) pthread_cond_wait(&pool.wake, &pool.lock);
-        if (pool.stop) break;
-        seen = pool.round;
-        if (me > pool.active) continue;
-        Job job = pool.jobs[me];
-        pthread_mutex_unlock(&pool.lock);
-        product_run(job.kern, &job.part, job.path);
-        pthread_mutex_lock(&pool.lock);
-        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
-    }
-    pthread_mutex_unlock(&pool.lock);
-    free(pack_buffer);
-    pack_buffer = NULL;
-    pack_buffer_size = 0;
-    return NULL;
-}
-
-/* Workers 1..want-1 running (fewer if threads cannot be started); returns
- * how many threads, the caller included, can take a band. */
-static int pool_start(int want)
-{
-    pthread_mutex_lock(&pool.lock);
-    while (pool.started < want - 1) {
-        int t = pool.started + 1;
-        pool.born[t] = pool.round;
-        if (pthread_create(&pool.ids[t], NULL, worker_main, (void *)(intptr_t)t) != 0) break;
-        pool.started = t;
-    }
-    int n = pool.started + 1;
-    pthread_mutex_unlock(&pool.lock);
-    return n < want ? n : want;
-}
-
-static void pool_stop(void)
-{
-    pthread_mutex_lock(&pool.lock);
-    pool.stop = true;
-    pthread_cond_broadcast(&pool.wake);
-    int started = pool.started;
-    pthread_mutex_unlock(&pool.lock);
-    for (int t = 1; t <= started; t++) pthread_join(pool.ids[t], NULL);
-    pthread_mutex_lock(&pool.lock);
-    pool.started = 0;
-    pool.stop = false;
-    pthread_mutex_unlock(&pool.lock);
-}
-
 /* Rows i0..i1 (or columns j0..j1) of p's C, as a product of its own. */
 static Product rows_of(const Product *p, int i0, int i1)
 {
@@ -1064,42 +968,36 @@ static Product cols_of(const Product *p, int j0, int j1)
     return q;
 }
 
+/* A product cut into bands of whole tiles along one side of C: parallel_for
+ * hands each thread a range of tiles. */
+typedef struct {
+    const Kernel *kern;
+    const Product *p;
+    Path path;
+    bool by_rows;
+    int len, tile; /* C's rows (or columns) and the tile's height (width) */
+} Bands;
+
+static void bands_run(void *ctx, int t0, int t1)
+{
+    const Bands *b = ctx;
+    int lo = min_int(b->len, t0 * b->tile), hi = min_int(b->len, t1 * b->tile);
+    Product part = b->by_rows ? rows_of(b->p, lo, hi) : cols_of(b->p, lo, hi);
+    product_run(b->kern, &part, b->path);
+}
+
 /* Split C into one band per thread along its longer side, in whole tiles,
- * and run the bands at once: thread 0 is the caller.  If a thread cannot
- * be started its band runs on the caller afterwards: slower, same bits. */
+ * and run the bands at once (model/parallel.h): only products of at least
+ * THREAD_MIN_FMAS multiply-adds, passed to parallel_for as that threshold's
+ * share of PARALLEL_MIN_WORK. */
 static void product_run_threaded(const Kernel *kern, const Product *p)
 {
     Path path = path_of(kern, p);
     bool by_rows = p->m >= p->n && path == PATH_BLOCKED;
-    int len = by_rows ? p->m : p->n, tile = by_rows ? kern->mr : kern->nr;
-    int tiles = (len + tile - 1) / tile;
-    int n = n_threads < tiles ? n_threads : tiles;
-    if ((double)p->m * p->n * p->k < THREAD_MIN_FMAS) n = 1;
-    if (n > 1 && pthread_mutex_trylock(&pool.busy) != 0) n = 1; /* another caller has the workers */
-    if (n <= 1) {
-        product_run(kern, p, path);
-        return;
-    }
-    n = pool_start(n);
-    Job mine = {kern, *p, path};
-    pthread_mutex_lock(&pool.lock);
-    for (int t = 0; t < n; t++) {
-        int lo = min_int(len, tiles * t / n * tile), hi = min_int(len, tiles * (t + 1) / n * tile);
-        Job *job = t == 0 ? &mine : &pool.jobs[t];
-        job->kern = kern;
-        job->path = path;
-        job->part = by_rows ? rows_of(p, lo, hi) : cols_of(p, lo, hi);
-    }
-    pool.active = n - 1;
-    pool.pending = n - 1;
-    pool.round++;
-    pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.lock);
-    product_run(kern, &mine.part, path);
-    pthread_mutex_lock(&pool.lock);
-    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
-    pthread_mutex_unlock(&pool.lock);
-    pthread_mutex_unlock(&pool.busy);
+    Bands bands = {kern, p, path, by_rows, by_rows ? p->m : p->n, by_rows ? kern->mr : kern->nr};
+    int tiles = (bands.len + bands.tile - 1) / bands.tile;
+    double work = (double)p->m * p->n * p->k * ((double)PARALLEL_MIN_WORK / THREAD_MIN_FMAS);
+    parallel_for(tiles, work, bands_run, &bands);
 }
 
 /* ---- the generic kernel ------------------------------------------------ */

@@ -47,15 +47,10 @@ void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, i
 void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, int K,
                        bool accumulate);
 
-/* How many threads one call may use (default 1; values below 1 mean 1,
- * above 64 mean 64).  Small products always run on the calling thread.
- * The other threads are started by the first call that needs them and then
- * kept, asleep between calls, until the count changes here (which stops
- * them and frees their memory).  Set it before calls start, not while
- * another thread is inside gemm_*; while one thread's call uses the
- * workers, another thread's call runs on that thread alone. */
-void gemm_set_threads(int n);
-int gemm_threads(void);
+/* Products of at least 2²² multiply-adds are split between the threads of
+ * model/parallel.h (parallel_set_threads; smaller ones run on the calling
+ * thread).  While one thread's call uses the workers, another thread's
+ * call runs on that thread alone. */
 
 /* "avx512", "avx2" or "generic" (the references): the kernel gemm_* use.
  * By default the fastest this CPU runs; the environment variable

@@ -9,14 +9,42 @@
 #include "gemm.h"
 #include "gemm_f16.h"
 #include "layers.h"
+#include "parallel.h"
+
+/* The bias loops are split between threads (model/parallel.h): adding it
+ * by rows; its gradient, a sum over rows, by columns, each column adding
+ * its rows in order, so the bits do not depend on the split. */
+typedef struct {
+    float *out;          /* add_bias: [N,O]; bias_grad: d_bias [O] */
+    const float *in;     /* add_bias: the bias [O]; bias_grad: d_out [N,O] */
+    int N, O;
+} Bias;
+
+static void add_bias_rows(void *ctx, int n0, int n1)
+{
+    const Bias *b = ctx;
+    for (int n = n0; n < n1; n++) {
+        float *y = b->out + (size_t)n * b->O;
+        for (int o = 0; o < b->O; o++) y[o] += b->in[o];
+    }
+}
 
 static void add_bias(float *out, const float *bias, int N, int O)
 {
-    if (bias)
-        for (int n = 0; n < N; n++) {
-            float *y = out + (size_t)n * O;
-            for (int o = 0; o < O; o++) y[o] += bias[o];
-        }
+    if (bias) parallel_for(N, 2.0 * N * O, add_bias_rows, &(Bias){out, bias, N, O});
+}
+
+/* Columns c0·COLS .. c1·COLS-1 of d_bias. */
+enum { COLS = 64 };
+
+static void bias_grad_columns(void *ctx, int c0, int c1)
+{
+    const Bias *b = ctx;
+    int o0 = c0 * COLS, o1 = c1 * COLS < b->O ? c1 * COLS : b->O;
+    for (int n = 0; n < b->N; n++) {
+        const float *dy = b->in + (size_t)n * b->O;
+        for (int o = o0; o < o1; o++) b->out[o] += dy[o];
+    }
 }
 
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,
@@ -39,8 +67,5 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
     if (d_in) gemm_nn(d_in, d_out, weight, N, I, O, true);        /* d_out · W */
     if (d_weight) gemm_tn(d_weight, d_out, in, O, I, N, true);    /* d_outᵀ · in */
     if (d_bias)
-        for (int n = 0; n < N; n++) {
-            const float *dy = d_out + (size_t)n * O;
-            for (int o = 0; o < O; o++) d_bias[o] += dy[o];
-        }
+        parallel_for((O + COLS - 1) / COLS, (double)N * O, bias_grad_columns, &(Bias){d_bias, d_out, N, O});
 }

@@ -19,9 +19,11 @@
  * over non-ignored targets.  If every row is ignored torch returns NaN
  * (0/0); we return 0 with zero gradients, so an empty batch is harmless. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "../common/util.h"
 #include "layers.h"
+#include "parallel.h"
 #include "vector.h"
 
 /* The row's loss (1-ε)·(lse - z_t) + ε·(lse - mean(z)) (see the top). */
@@ -70,29 +72,53 @@ void cross_entropy_backward(float *d_logits, const float *logits, const int *tar
 /* Both at once, for the training step: the exponentials computed for the
  * log-sum-exp are kept in d_logits and turned into the gradient in place,
  * one exp per logit instead of three — over [N, V] logits, the largest
- * array of the step, that matters. */
-float cross_entropy_forward_backward(float *d_logits, const float *logits, const int *targets,
-                                     int N, int V, float smoothing, int ignore_id)
+ * array of the step, that matters.  Rows are split between threads
+ * (model/parallel.h); each row's loss goes to row_loss[n], and the losses
+ * are added on the calling thread in row order, as one loop over the rows
+ * would, so the bits do not depend on the split. */
+typedef struct {
+    float *d_logits;
+    double *row_loss;  /* [N] */
+    const float *logits;
+    const int *targets;
+    int V, ignore_id;
+    float smoothing, scale;
+} LossRows;
+
+static void loss_rows(void *ctx, int n0, int n1)
 {
-    int count = counted_rows(targets, N, ignore_id);
-    float scale = count ? 1.0f / (float)count : 0.0f;
+    const LossRows *r = ctx;
+    int V = r->V;
+    float smoothing = r->smoothing, scale = r->scale;
     float q_other = smoothing / V, q_target = q_other + 1.0f - smoothing;
-    double total = 0.0;
-    for (int n = 0; n < N; n++) {
-        const float *z = logits + (size_t)n * V;  /* [V] */
-        float *dz = d_logits + (size_t)n * V;
-        int t = targets[n];
-        if (t == ignore_id) {
+    for (int n = n0; n < n1; n++) {
+        const float *z = r->logits + (size_t)n * V;  /* [V] */
+        float *dz = r->d_logits + (size_t)n * V;
+        int t = r->targets[n];
+        r->row_loss[n] = 0.0;
+        if (t == r->ignore_id) {
             for (int c = 0; c < V; c++) dz[c] = 0.0f;
             continue;
         }
         ASSERT(t >= 0 && t < V);
         float max = vec_max(z, V);
         double sum = vec_exp_sum(dz, z, max, V);
-        total += smoothed_loss(max + log(sum), z, t, V, smoothing);
+        r->row_loss[n] = smoothed_loss(max + log(sum), z, t, V, smoothing);
         float inv_sum = (float)(1.0 / sum);
         for (int c = 0; c < V; c++) dz[c] = (dz[c] * inv_sum - q_other) * scale;
         dz[t] -= (q_target - q_other) * scale;
     }
+}
+
+float cross_entropy_forward_backward(float *d_logits, const float *logits, const int *targets,
+                                     int N, int V, float smoothing, int ignore_id)
+{
+    int count = counted_rows(targets, N, ignore_id);
+    LossRows r = {d_logits, xmalloc((N ? (size_t)N : 1) * sizeof(double)), logits, targets, V,
+                  ignore_id, smoothing, count ? 1.0f / (float)count : 0.0f};
+    parallel_for(N, 3.0 * N * V, loss_rows, &r);
+    double total = 0.0;
+    for (int n = 0; n < N; n++) total += r.row_loss[n];
+    free(r.row_loss);
     return count ? (float)(total / count) : 0.0f;
 }

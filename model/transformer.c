@@ -14,6 +14,7 @@
 
 #include "../common/util.h"
 #include "layers.h"
+#include "parallel.h"
 
 /* ---- batches ------------------------------------------------------------- */
 
@@ -202,30 +203,75 @@ static SequenceAttention sequence_attention(AttentionKind kind, const Batch *b, 
                                {pos, n, S, cap, S}, false};
 }
 
-/* a->context from a->q, a->k, a->v, sequence by sequence: attention never
- * crosses a sequence boundary (the padding mask, see transformer.h). */
-static void attend(AttentionActs *a, AttentionKind kind, const Batch *b, const ModelArch *arch)
+/* One attention over a batch, sequence by sequence: attention never
+ * crosses a sequence boundary (the padding mask, see transformer.h).  The
+ * sequences are split between threads (model/parallel.h): each writes only
+ * its own rows, so the bits do not depend on the split. */
+typedef struct {
+    AttentionActs *w;        /* what the pass writes: a itself (forward) or its gradients */
+    const AttentionActs *a;  /* the forward's values */
+    AttentionKind kind;
+    const Batch *b;
+    const ModelArch *arch;
+} Attend;
+
+/* a->context from a->q, a->k, a->v for sequences i0 .. i1-1. */
+static void attend_range(void *ctx, int i0, int i1)
 {
-    int D = arch->d_model, H = arch->heads;
-    for (int i = 0; i < b->count; i++) {
-        SequenceAttention s = sequence_attention(kind, b, i, H);
+    const Attend *t = ctx;
+    const AttentionActs *a = t->a;
+    int D = t->arch->d_model, H = t->arch->heads;
+    for (int i = i0; i < i1; i++) {
+        SequenceAttention s = sequence_attention(t->kind, t->b, i, H);
         size_t q = s.q_row * D, kv = s.kv_row * D;
-        attention_forward(a->context + q, a->probs + s.map, a->q + q, a->k + kv, a->v + kv, s.shape,
-                          D, H, attention_scale(arch), s.causal);
+        attention_forward(t->w->context + q, t->w->probs + s.map, a->q + q, a->k + kv, a->v + kv, s.shape,
+                          D, H, attention_scale(t->arch), s.causal);
     }
 }
 
-/* d(context) in g to g->q, g->k, g->v, with the maps the forward kept. */
+/* d(context) in g to g->q, g->k, g->v for sequences i0 .. i1-1, with the
+ * maps the forward kept. */
+static void attend_backward_range(void *ctx, int i0, int i1)
+{
+    const Attend *t = ctx;
+    AttentionActs *g = t->w;
+    const AttentionActs *a = t->a;
+    int D = t->arch->d_model, H = t->arch->heads;
+    for (int i = i0; i < i1; i++) {
+        SequenceAttention s = sequence_attention(t->kind, t->b, i, H);
+        size_t q = s.q_row * D, kv = s.kv_row * D;
+        attention_backward(g->q + q, g->k + kv, g->v + kv, g->context + q, a->probs + s.map, a->q + q,
+                           a->k + kv, a->v + kv, s.shape, D, H, attention_scale(t->arch), s.causal);
+    }
+}
+
+/* The multiply-adds of one attention pass: each query against each key it
+ * sees (at most all of its sequence's), twice (scores, weighted sum). */
+static double attend_work(const Attend *t)
+{
+    double work = 0.0;
+    for (int i = 0; i < t->b->count; i++) {
+        SequenceAttention s = sequence_attention(t->kind, t->b, i, t->arch->heads);
+        work += 2.0 * s.shape.count * s.shape.keys * t->arch->d_model;
+    }
+    return work;
+}
+
+static void attend(AttentionActs *a, AttentionKind kind, const Batch *b, const ModelArch *arch)
+{
+    Attend t = {a, a, kind, b, arch};
+    parallel_for(b->count, attend_work(&t), attend_range, &t);
+}
+
+/* Several targets reading one source (src_of) would add into the same
+ * rows of g->k, g->v: that backward stays on one thread.  Training's
+ * batches give each target its own source. */
 static void attend_backward(AttentionActs *g, const AttentionActs *a, AttentionKind kind,
                             const Batch *b, const ModelArch *arch)
 {
-    int D = arch->d_model, H = arch->heads;
-    for (int i = 0; i < b->count; i++) {
-        SequenceAttention s = sequence_attention(kind, b, i, H);
-        size_t q = s.q_row * D, kv = s.kv_row * D;
-        attention_backward(g->q + q, g->k + kv, g->v + kv, g->context + q, a->probs + s.map, a->q + q,
-                           a->k + kv, a->v + kv, s.shape, D, H, attention_scale(arch), s.causal);
-    }
+    Attend t = {g, a, kind, b, arch};
+    if (b->src_of) attend_backward_range(&t, 0, b->count);
+    else parallel_for(b->count, 2.0 * attend_work(&t), attend_backward_range, &t);
 }
 
 /* Rows of queries: the sources' for the encoder, the targets' otherwise. */
@@ -241,8 +287,13 @@ static int query_rows(AttentionKind kind, const Batch *b)
 static void project_keys_values(AttentionActs *a, const AttentionParams *p, const float *x,
                                 AttentionKind kind, const Batch *b, int D)
 {
-    if (kind == ENCODER_SELF) {
-        int N = b->src_start[b->count];
+    if (kind == ENCODER_SELF || (kind == DECODER_SELF && !b->kv_start && b->tgt_pos == 0)) {
+        /* A full pass (the encoder; the decoder in training or teacher
+         * forced): each row's key and value go to its own row, so one
+         * product serves every sequence.  Per sequence, training's short
+         * targets took the few-rows path on one thread (perf: 1.3% of a
+         * step). */
+        int N = query_rows(kind, b);
         project(a->k, x, p, PROJ_K, N, D);
         project(a->v, x, p, PROJ_V, N, D);
         return;

@@ -7,6 +7,9 @@
 #ifndef TRANSLATE_VECTOR_H
 #define TRANSLATE_VECTOR_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* Σ a[i]·b[i] over n floats. */
 float vec_dot(const float *a, const float *b, int n);
 /* Σ a[i] over n floats. */
@@ -23,5 +26,10 @@ float vec_max(const float *a, int n);
  * so the loop vectorises: one libm call per logit was most of a training
  * step (bench/RESULTS.md). */
 float vec_exp_sum(float *out, const float *a, float shift, int n);
+/* Dropout's mask over n floats: two per draw of splitmix64 (common/util.h)
+ * from `state`, draw j deciding mask[2j] with its top 24 bits and
+ * mask[2j+1] with the next 24: 0 below threshold, else keep.  The same
+ * masks as (n + 1) / 2 rng_next calls in a row on an Rng at `state`. */
+void vec_dropout_mask(float *mask, size_t n, uint64_t state, float keep, uint32_t threshold);
 
 #endif

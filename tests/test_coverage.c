@@ -20,6 +20,7 @@
 #include "../common/output_file.h"
 #include "../model/beam.h"
 #include "../model/gemm.h"
+#include "../model/parallel.h"
 #include "../model/safetensors.h"
 #include "../model/search.h"
 #include "../training/checkpoint.h" /* model_init_training, model_save, model_load */
@@ -78,15 +79,15 @@ static void test_float16_writing_rounds_to_nearest_even(void **state)
     safetensors_close(&f);
 }
 
-static void test_gemm_threads_reads_back_what_was_set(void **state)
+static void test_parallel_threads_reads_back_what_was_set(void **state)
 {
     (void)state;
-    int before = gemm_threads();
-    gemm_set_threads(3);
-    assert_int_equal(gemm_threads(), 3);
-    gemm_set_threads(0); /* at least one */
-    assert_int_equal(gemm_threads(), 1);
-    gemm_set_threads(before);
+    int before = parallel_threads();
+    parallel_set_threads(3);
+    assert_int_equal(parallel_threads(), 3);
+    parallel_set_threads(0); /* at least one */
+    assert_int_equal(parallel_threads(), 1);
+    parallel_set_threads(before);
 }
 
 static const ModelArch arch = {
@@ -298,7 +299,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float16_writing_rounds_to_nearest_even),
-        cmocka_unit_test(test_gemm_threads_reads_back_what_was_set),
+        cmocka_unit_test(test_parallel_threads_reads_back_what_was_set),
         cmocka_unit_test(test_beam_search_over_a_data_set),
         cmocka_unit_test(test_a_tensor_of_the_wrong_shape_is_named),
         cmocka_unit_test(test_a_checkpoint_without_its_optimizer_state),

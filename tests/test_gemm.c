@@ -22,6 +22,7 @@
 
 #include "../common/util.h"
 #include "../model/gemm.h"
+#include "../model/parallel.h"
 
 typedef void Gemm(float *C, const float *A, const float *B, int M, int N, int K,
                   bool accumulate);
@@ -50,7 +51,7 @@ static int reset_kernel(void **state)
 {
     (void)state;
     gemm_force_kernel(NULL);
-    gemm_set_threads(1);
+    parallel_set_threads(1);
     return 0;
 }
 
@@ -149,7 +150,7 @@ static void check_case(const Form *form, const Case *c, const char *kernel)
         float *want = copy(c->c0, mn);
         form->reference(want, c->a, c->b, c->s.m, c->s.n, c->s.k, accumulate);
         for (int threads = 1; threads <= 2; threads++) {
-            gemm_set_threads(threads);
+            parallel_set_threads(threads);
             float *got = copy(c->c0, mn);
             form->fast(got, c->a, c->b, c->s.m, c->s.n, c->s.k, accumulate);
             char what[96];
@@ -162,7 +163,7 @@ static void check_case(const Form *form, const Case *c, const char *kernel)
         }
         free(want);
     }
-    gemm_set_threads(1);
+    parallel_set_threads(1);
 }
 
 static void check_form(const Form *form, const char *kernel)
@@ -197,7 +198,7 @@ static void test_results_are_deterministic(void **state)
             float *first = NULL;
             for (int threads = 1; threads <= 3; threads++)
                 for (int run = 0; run < 2; run++) {
-                    gemm_set_threads(threads);
+                    parallel_set_threads(threads);
                     float *got = copy(c.c0, mn);
                     FORMS[f].fast(got, c.a, c.b, c.s.m, c.s.n, c.s.k, true);
                     if (!first) {
@@ -214,7 +215,7 @@ static void test_results_are_deterministic(void **state)
         }
         case_free(&c);
     }
-    gemm_set_threads(1);
+    parallel_set_threads(1);
 }
 
 /* The worker threads are kept between calls and stopped when the count
@@ -226,7 +227,7 @@ static void test_workers_are_kept(void **state)
     Case c = case_make((Shape){97, 300, 150}, 21); /* > 4M multiply-adds: threaded */
     size_t mn = (size_t)c.s.m * c.s.n;
     float *want[N_FORMS];
-    gemm_set_threads(1);
+    parallel_set_threads(1);
     for (int f = 0; f < N_FORMS; f++) {
         want[f] = copy(c.c0, mn);
         FORMS[f].fast(want[f], c.a, c.b, c.s.m, c.s.n, c.s.k, true);
@@ -234,7 +235,7 @@ static void test_workers_are_kept(void **state)
     static const int counts[] = {2, 3, 2, 1, 2};
     float *got = xmalloc(mn * sizeof *got);
     for (size_t t = 0; t < sizeof counts / sizeof *counts; t++) {
-        gemm_set_threads(counts[t]);
+        parallel_set_threads(counts[t]);
         for (int call = 0; call < 30; call++) {
             const Form *form = &FORMS[call % N_FORMS];
             memcpy(got, c.c0, mn * sizeof *got);
@@ -242,7 +243,7 @@ static void test_workers_are_kept(void **state)
             assert_memory_equal(got, want[call % N_FORMS], mn * sizeof *got);
         }
     }
-    gemm_set_threads(1);
+    parallel_set_threads(1);
     free(got);
     for (int f = 0; f < N_FORMS; f++) free(want[f]);
     case_free(&c);
@@ -277,15 +278,15 @@ static void test_concurrent_callers(void **state)
     Case c = case_make((Shape){97, 300, 150}, 22);
     size_t mn = (size_t)c.s.m * c.s.n;
     float *want = xmalloc(mn * sizeof *want);
-    gemm_set_threads(1);
+    parallel_set_threads(1);
     gemm_nt(want, c.a, c.b, c.s.m, c.s.n, c.s.k, false);
-    gemm_set_threads(2);
+    parallel_set_threads(2);
     Caller callers[2] = {{&c, want, false}, {&c, want, false}};
     pthread_t other;
     assert_int_equal(pthread_create(&other, NULL, caller_main, &callers[1]), 0);
     caller_main(&callers[0]);
     pthread_join(other, NULL);
-    gemm_set_threads(1);
+    parallel_set_threads(1);
     assert_true(callers[0].ok);
     assert_true(callers[1].ok);
     free(want);

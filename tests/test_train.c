@@ -1,6 +1,6 @@
 /* test_train.c — a whole training step: the model's gradients against
- * finite differences and against PyTorch autograd, and AdamW against
- * torch.optim.AdamW. */
+ * finite differences and against PyTorch autograd, AdamW against
+ * torch.optim.AdamW, and the same bits on 1, 2 and 3 threads. */
 #include "testutil.h"
 
 #include <math.h>
@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../model/parallel.h"
 #include "../model/safetensors.h"
 #include "../training/optim.h"
 #include "../training/trainer.h"
 #include "../model/model.h"
+#include "../tokenizer/vocab.h"
 
 
 static ModelArch small_arch(bool pre)
@@ -166,6 +168,105 @@ static void test_step_matches_pytorch_pre_norm_untied(void **state)
     check_step_against_pytorch(true);
 }
 
+/* ---- the same bits on any thread count ------------------------------------ */
+
+/* Large enough that parallel_for has several parts everywhere: 8 sentences
+ * (the attention), ~80 rows of 64 and 256 floats (the elementwise loops'
+ * 4096-float parts, LayerNorm's and the bias gradient's columns), ~200k
+ * parameters (AdamW and the norm's 16384-float parts). */
+enum { DET_SENTENCES = 8, DET_MAX_ROWS = 128, DET_STEPS = 3 };
+
+typedef struct {
+    int src[DET_MAX_ROWS], tgt[DET_MAX_ROWS], labels[DET_MAX_ROWS];
+    int src_start[DET_SENTENCES + 1], tgt_start[DET_SENTENCES + 1];
+    Batch batch;
+} DetBatch;
+
+static void det_batch(DetBatch *d, const ModelArch *a)
+{
+    Rng rng;
+    rng_seed(&rng, 7);
+    d->src_start[0] = d->tgt_start[0] = 0;
+    for (int i = 0; i < DET_SENTENCES; i++) {
+        int S = 3 + (int)(rng_next(&rng) % 12), T = 2 + (int)(rng_next(&rng) % 13);
+        d->src_start[i + 1] = d->src_start[i] + S;
+        d->tgt_start[i + 1] = d->tgt_start[i] + T;
+        for (int j = d->src_start[i]; j < d->src_start[i + 1]; j++)
+            d->src[j] = VOCAB_SPECIALS + (int)(rng_next(&rng) % (uint64_t)(a->src_vocab - VOCAB_SPECIALS));
+        for (int j = d->tgt_start[i]; j < d->tgt_start[i + 1]; j++)
+            d->tgt[j] = VOCAB_SPECIALS + (int)(rng_next(&rng) % (uint64_t)(a->tgt_vocab - VOCAB_SPECIALS));
+        for (int j = d->tgt_start[i]; j < d->tgt_start[i + 1]; j++) /* the next token, then </s> */
+            d->labels[j] = j + 1 < d->tgt_start[i + 1] ? d->tgt[j + 1] : VOCAB_EOS;
+    }
+    d->batch = (Batch){.count = DET_SENTENCES, .src_ids = d->src, .src_start = d->src_start,
+                       .tgt_ids = d->tgt, .tgt_start = d->tgt_start};
+}
+
+/* DET_STEPS steps (dropout, label smoothing, clipping, AdamW) on `threads`
+ * threads with every loop split: the weights afterwards (the caller frees
+ * them) and the losses. */
+static float *train_on_threads(int threads, bool pre, float losses[DET_STEPS], size_t *count)
+{
+    ModelArch a = {.d_model = 64, .heads = 4, .encoder_layers = 2, .decoder_layers = 2,
+                   .d_ff = 256, .activation = pre ? ACTIVATION_GELU : ACTIVATION_RELU,
+                   .norm_first = pre, .max_len = 16, .scale_attention = true,
+                   .tied_output = !pre, .src_vocab = 211, .tgt_vocab = 197};
+    DetBatch d;
+    det_batch(&d, &a);
+    parallel_set_threads(threads);
+    parallel_force_split(true);
+    Model m;
+    model_init_random(&m, &a, 5);
+    Trainer tr;
+    trainer_init(&tr, &m, DET_MAX_ROWS, DET_MAX_ROWS, 0.1f, 0.1f, 9);
+    AdamWSettings s = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = 0.01f};
+    for (int step = 0; step < DET_STEPS; step++) {
+        losses[step] = trainer_step(&tr, &d.batch, d.labels, true);
+        trainer_update(&tr, &s, 0.5f); /* small enough to clip */
+    }
+    parallel_force_split(false);
+    parallel_set_threads(1);
+    *count = tr.model.params.count;
+    float *weights = xmalloc(*count * sizeof *weights);
+    memcpy(weights, tr.model.params.data, *count * sizeof *weights);
+    trainer_free(&tr);
+    return weights;
+}
+
+static void check_same_bits_on_any_threads(bool pre)
+{
+    float want_losses[DET_STEPS];
+    size_t count, n;
+    float *want = train_on_threads(1, pre, want_losses, &count);
+    for (int threads = 2; threads <= 3; threads++) {
+        float losses[DET_STEPS];
+        float *got = train_on_threads(threads, pre, losses, &n);
+        assert_int_equal(n, count);
+        for (int step = 0; step < DET_STEPS; step++)
+            if (memcmp(&losses[step], &want_losses[step], sizeof(float)) != 0)
+                fail_msg("%d threads: step %d's loss %.9g, on 1 thread %.9g", threads, step,
+                         losses[step], want_losses[step]);
+        for (size_t i = 0; i < count; i++)
+            if (memcmp(&got[i], &want[i], sizeof(float)) != 0)
+                fail_msg("%d threads: weight %zu is %.9g after %d steps, on 1 thread %.9g", threads,
+                         i, got[i], DET_STEPS, want[i]);
+        free(got);
+    }
+    free(want);
+}
+
+static void test_same_bits_on_any_threads_post_norm(void **state)
+{
+    (void)state;
+    check_same_bits_on_any_threads(false);
+}
+
+static void test_same_bits_on_any_threads_pre_norm(void **state)
+{
+    (void)state;
+    check_same_bits_on_any_threads(true);
+}
+
 /* The schedule at hand-computed points: linear warm-up to the peak, then
  * peak·sqrt(warmup/step). */
 static void test_learning_rate_schedule(void **state)
@@ -208,6 +309,8 @@ int main(void)
         cmocka_unit_test(test_gradients_match_finite_differences_pre_norm),
         cmocka_unit_test(test_step_matches_pytorch_post_norm_tied),
         cmocka_unit_test(test_step_matches_pytorch_pre_norm_untied),
+        cmocka_unit_test(test_same_bits_on_any_threads_post_norm),
+        cmocka_unit_test(test_same_bits_on_any_threads_pre_norm),
     };
     return cmocka_run_group_tests_name("training step", tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "../model/parallel.h"
 
 void adamw_init(AdamW *opt, const ModelArch *arch)
 {
@@ -34,6 +35,46 @@ void adamw_free(AdamW *opt)
     memset(opt, 0, sizeof *opt);
 }
 
+/* Both loops over the flat parameter block (AdamW, the gradient norm) run
+ * in parts of PART floats, split between threads (model/parallel.h).
+ * AdamW's update of an element is its own; the squared norm is summed per
+ * part, and the parts' sums added in part order on the calling thread, so
+ * neither depends on the thread count. */
+enum { PART = 1 << 14 };
+
+static int parts_of(size_t count)
+{
+    size_t parts = (count + PART - 1) / PART;
+    ASSERT(parts <= INT32_MAX);
+    return (int)parts;
+}
+
+typedef struct {
+    float *p, *m, *v;
+    const float *g, *decay;
+    size_t count;
+    float lr_wd, beta1, beta2, eps, step_size, c2_sqrt;
+} AdamWStep;
+
+static void adamw_parts(void *ctx, int part0, int part1)
+{
+    const AdamWStep *a = ctx;
+    float *p = a->p, *m = a->m, *v = a->v;
+    const float *g = a->g, *decay = a->decay;
+    /* The settings in locals: the compiler cannot tell that writing p[i]
+     * leaves *a alone, and would reload them in every iteration instead of
+     * vectorising the loop. */
+    const float lr_wd = a->lr_wd, beta1 = a->beta1, beta2 = a->beta2, eps = a->eps;
+    const float step_size = a->step_size, c2_sqrt = a->c2_sqrt;
+    size_t end = (size_t)part1 * PART < a->count ? (size_t)part1 * PART : a->count;
+    for (size_t i = (size_t)part0 * PART; i < end; i++) {
+        p[i] *= 1.0f - lr_wd * decay[i];
+        m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
+        v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
+        p[i] -= step_size * m[i] / (sqrtf(v[i]) / c2_sqrt + eps);
+    }
+}
+
 void adamw_update(AdamW *opt, Params *params, const Params *grads, const AdamWSettings *s)
 {
     ASSERT(params->count == opt->count && grads->count == opt->count);
@@ -42,20 +83,10 @@ void adamw_update(AdamW *opt, Params *params, const Params *grads, const AdamWSe
      * p -= lr · m̂ / (sqrt(v̂) + eps) with m̂ = m/(1-β1^t), v̂ = v/(1-β2^t). */
     double c1 = 1.0 - pow(s->beta1, (double)opt->step);
     double c2 = 1.0 - pow(s->beta2, (double)opt->step);
-    float step_size = (float)(s->lr / c1);
-    float c2_sqrt = (float)sqrt(c2);
-    float *p = params->data, *m = opt->m, *v = opt->v;
-    const float *g = grads->data, *decay = opt->decay;
-    /* The settings in locals: the compiler cannot tell that writing p[i]
-     * leaves *s alone, and would reload them in every iteration instead of
-     * vectorising the loop. */
-    const float lr_wd = s->lr * s->weight_decay, beta1 = s->beta1, beta2 = s->beta2, eps = s->eps;
-    for (size_t i = 0; i < opt->count; i++) {
-        p[i] *= 1.0f - lr_wd * decay[i];
-        m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
-        v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
-        p[i] -= step_size * m[i] / (sqrtf(v[i]) / c2_sqrt + eps);
-    }
+    AdamWStep a = {params->data, opt->m, opt->v, grads->data, opt->decay, opt->count,
+                   s->lr * s->weight_decay, s->beta1, s->beta2, s->eps,
+                   (float)(s->lr / c1), (float)sqrt(c2)};
+    parallel_for(parts_of(opt->count), 5.0 * opt->count, adamw_parts, &a);
 }
 
 float lr_schedule(long step, float peak, int warmup)
@@ -66,20 +97,53 @@ float lr_schedule(long step, float peak, int warmup)
     return peak * sqrtf((float)warmup / (float)step);
 }
 
+typedef struct {
+    float *data;
+    size_t count;
+    double *sums;  /* [parts]: each part's sum of squares (norm_parts) */
+    float scale;   /* scale_parts' factor */
+} GradParts;
+
+/* 8 partial sums in double per part: vectorisable, and exact enough for
+ * 10⁷ terms. */
+static void norm_parts(void *ctx, int part0, int part1)
+{
+    const GradParts *gp = ctx;
+    for (int part = part0; part < part1; part++) {
+        const float *x = gp->data + (size_t)part * PART;
+        size_t n = gp->count - (size_t)part * PART < PART ? gp->count - (size_t)part * PART : PART;
+        double acc[8] = {0};
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; j++) acc[j] += (double)x[i + j] * x[i + j];
+        double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for (; i < n; i++) sum += (double)x[i] * x[i];
+        gp->sums[part] = sum;
+    }
+}
+
+static void scale_parts(void *ctx, int part0, int part1)
+{
+    const GradParts *gp = ctx;
+    float *x = gp->data, scale = gp->scale;
+    size_t end = (size_t)part1 * PART < gp->count ? (size_t)part1 * PART : gp->count;
+    for (size_t i = (size_t)part0 * PART; i < end; i++) x[i] *= scale;
+}
+
 float clip_grad_norm(Params *grads, float max_norm)
 {
-    /* 8 partial sums in double: vectorisable, and exact enough for 10⁷ terms */
-    double acc[8] = {0};
-    size_t i = 0, n = grads->count;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) acc[j] += (double)grads->data[i + j] * grads->data[i + j];
-    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; i++) sum += (double)grads->data[i] * grads->data[i];
+    int parts = parts_of(grads->count);
+    GradParts gp = {grads->data, grads->count, xmalloc((parts ? (size_t)parts : 1) * sizeof(double)),
+                    1.0f};
+    parallel_for(parts, (double)grads->count, norm_parts, &gp);
+    double sum = 0.0;
+    for (int part = 0; part < parts; part++) sum += gp.sums[part];
+    free(gp.sums);
     float norm = (float)sqrt(sum);
     if (max_norm > 0.0f && norm > max_norm) {
         /* torch adds 1e-6 to the norm before dividing */
-        float scale = max_norm / (norm + 1e-6f);
-        for (size_t i = 0; i < grads->count; i++) grads->data[i] *= scale;
+        gp.scale = max_norm / (norm + 1e-6f);
+        parallel_for(parts, 2.0 * grads->count, scale_parts, &gp);
     }
     return norm;
 }

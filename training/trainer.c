@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../model/layers.h"
+#include "../model/parallel.h"
 
 void trainer_init(Trainer *tr, Model *model, int src_rows, int tgt_rows, float dropout,
                   float label_smoothing, uint64_t seed)
@@ -50,7 +51,7 @@ float trainer_step(Trainer *tr, const Batch *batch, const int *labels, bool trai
         return cross_entropy_forward(NULL, tr->acts.logits, labels, Nt, a->tgt_vocab,
                                      tr->label_smoothing, TOKEN_PAD);
     acts_zero(&tr->grad_acts);
-    memset(tr->grads.data, 0, tr->grads.count * sizeof(float));
+    parallel_zero(tr->grads.data, tr->grads.count);
     float loss = cross_entropy_forward_backward(tr->grad_acts.logits, tr->acts.logits, labels, Nt,
                                                 a->tgt_vocab, tr->label_smoothing, TOKEN_PAD);
     transformer_backward(&tr->grad_acts, &tr->grads, &tr->acts, &tr->model, batch);
