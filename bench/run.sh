@@ -70,7 +70,9 @@ if [ "$QUICK" = 1 ]; then
 else
     CONFIG=${BENCH_CONFIG:-configs/en-zh.yaml}; DATA=${BENCH_DATA:-../shared/data/tatoeba-cmn-eng/dev.tsv}
     STEPS=5; WARMUP=2; BATCH=2500; CEILING_N=1024; TRAIN_RUNS=3; LAT_RUNS=20; PY_LAT_RUNS=5; SCALE_N=4
-    GEMM_ARGS=; DECODE_SENTENCES=${BENCH_DECODE_SENTENCES:-0}
+    # -r 3: each shape's figures are medians of 3 interleaved rounds (ours,
+    # then OpenBLAS), so a moment of load on the machine moves both or neither.
+    GEMM_ARGS="-r 3"; DECODE_SENTENCES=${BENCH_DECODE_SENTENCES:-0}
     # PyTorch's loop re-runs the whole model at every step: ~5 sentences/s
     # here, so all 1,000 would take minutes; 200 evenly spaced give its rate.
     TORCH_SENTENCES=${BENCH_TORCH_SENTENCES:-200}
@@ -286,8 +288,10 @@ for k in $DECODE_KERNELS; do
         { failed "$DECODE_BENCH ($k)"; line=""; }
     [ -n "$line" ] && DEC_ROWS="$DEC_ROWS$line;"
 done
-GREEDY_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 1 -c "$CONFIG")
-BEAM_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 4 -c "$CONFIG")
+# One at a time, as PyTorch's loop translates (standard input from a file
+# is otherwise read ahead and mini-batched: section 4).
+GREEDY_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 1 --maxi-batch 1 -c "$CONFIG")
+BEAM_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 4 --maxi-batch 1 -c "$CONFIG")
 TORCH_TR=""
 if [ $HAVE_TORCH = 1 ] && [ -r "$TMP/dump.safetensors" ]; then
     if [ "$TORCH_SENTENCES" -gt 0 ]; then
@@ -508,15 +512,21 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
 echo
 echo "How: GEMM = build/bench/gemm_bench (bench/gemm_bench.c): for a batch of R = 32, 512, 2048, 4096 rows"
 echo "through each weight W[O,I] of the model (D×D, F×D, D×F, V×D): forward nt (R×O×I), backward nn (R×I×O)"
-echo "and tn (O×I×R), as model/linear.c calls them; best of 3 timings of ~30 ms each, ours then OpenBLAS"
-echo "(openblas_set_num_threads) in the same process.  The per-shape figures are below the table."
+if [ "$QUICK" = 1 ]; then
+    echo "and tn (O×I×R), as model/linear.c calls them; one quick timing each, ours then OpenBLAS"
+else
+    echo "and tn (O×I×R), as model/linear.c calls them; shape by shape, 3 rounds of (ours, then OpenBLAS), each"
+    echo "side's figure the median over the rounds of its best of 7 timings of ~5 ms"
+fi
+echo "(openblas_set_num_threads), in the same process.  The per-shape figures are below the table."
 echo "Training = build/bench/train_bench vs tools/bench_torch.py train, the same $STEPS batches (after $WARMUP"
 echo "warm-up steps) from the same initial weights, dropout on, AdamW, clipping; PyTorch pads its batches,"
 echo "the tokens counted are the real ones on both sides.  Ours: the median of $TRAIN_RUNS runs by tokens/s."
 echo "Decoder steps = build/bench/decode_bench: per sentence, decode_greedy with its limit minus with a limit"
 echo "of 1 (the encoder and one step), over the T-1 steps; the bound = bytes one step reads (decoder weights"
 echo "but cross-attention K/V, the generator) / vec_sum's best GB/s over a buffer that size, one thread."
-echo "Translation = ./translate -q -t 1 -b 1 (or -b 4) < the data's source column, wall time incl. start-up;"
+echo "Translation = ./translate -q -t 1 -b 1 (or -b 4) --maxi-batch 1 < the data's source column: one line"
+echo "at a time, wall time incl. start-up;"
 echo "PyTorch = tools/reference.py's greedy loop (no KV cache) on the same token ids, 1 thread."
 echo "Files = ./translate -q -b 1 < the source column, and ./translate -q -b 1 --eval DATA (default threads)."
 echo "Latency and start-up = mean of $LAT_RUNS runs (PyTorch: $PY_LAT_RUNS), $(command -v hyperfine > /dev/null && echo hyperfine || echo a shell loop)."

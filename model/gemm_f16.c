@@ -1,9 +1,10 @@
 /* gemm_f16.c — see gemm_f16.h.
  *
- * The small-M kernel (dot_rows_avx2) computes 4 rows of B against one or
- * two rows of A at a time (tile1_avx2, tile2_avx2): per 8 values of k it loads 4 × 8 float16 of B,
- * widens them with vcvtph2ps, and does 4 (or 8) fused multiply-adds into
- * as many vector accumulators, summed horizontally at the end.  B is read
+ * The small-M kernel (dot_rows_avx2) computes 8 rows of B against one row
+ * of A (tile1_avx2), or 4 rows of B against two rows of A (tile2_avx2), at
+ * a time: per 8 values of k it loads 8 (4) × 8 float16 of B, widens them
+ * with vcvtph2ps, and does 8 fused multiply-adds into as many vector
+ * accumulators, summed horizontally at the end.  B is read
  * once per pair of A rows, sequentially; A (at most a few KB) stays in L1.
  * That keeps a batch-1 decoding step's bytes at 2 per weight.
  *
@@ -16,11 +17,11 @@
  * dot_rows_avx512).
  *
  * Streaming B: a batch-1 step reads every weight once from L3 or memory,
- * in tiles of 4 or 8 interleaved rows, which the hardware prefetcher
- * follows poorly; each tile fetches the rows two tiles ahead in address
- * order (_mm_prefetch) while it computes.  decode_bench on an Intel Xeon,
- * CPU time: 0.47x -> 0.70x the bandwidth bound (AVX-512), 0.45x -> 0.62x
- * (AVX2), the same bits.
+ * in tiles of 8 interleaved rows, which the hardware prefetcher follows
+ * poorly; each tile fetches the rows two tiles ahead in address order
+ * (_mm_prefetch) while it computes.  decode_bench on an Intel Xeon, CPU
+ * time: 0.47x -> 0.70x the bandwidth bound (AVX-512), 0.45x -> 0.62x
+ * (AVX2, then 4 rows a tile), the same bits.
  *
  * Deliberately not here: threads for the small kernels (a decoding step's
  * products are a few hundred microseconds; bench/decode_bench measures one
@@ -88,26 +89,37 @@ static void finish(float *c, float sum, const float *a, const uint16_t *b, int k
     *c = sum;
 }
 
+/* Rows of B a tile of one row of A (tile1_avx2) covers: 8 independent
+ * sums.  A fused multiply-add's result is ready 4 cycles after it starts
+ * and a core starts two a cycle, so 8 chains are what keeps both FMA units
+ * busy; with the 4 of tile2_avx2's width, one row of A ran at half the
+ * speed (decode_bench, AMD EPYC Zen 4: 0.35x the bandwidth bound). */
+#define TILE1_ROWS 8
+
 /* Rows of B ahead of the current ones that a product with one row of A
  * fetches into the cache (as tile_body_avx512's `pf`): 2 tiles. */
-#define PREFETCH_ROWS_AVX2 8
+#define PREFETCH_ROWS_AVX2 (2 * TILE1_ROWS)
 
-/* C[i, j..j+nb-1] (nb <= 4) for one row a of A.  Named accumulators, not
- * an array: GCC keeps those in registers (an indexed array went to memory
- * and cost 40 times the time).  A short tile repeats row j.  With `fetch`,
- * the 4 rows PREFETCH_ROWS_AVX2 ahead (those below N) are fetched into the
- * cache, in address order, spread over the k loop: a batch-1 step reads B
- * from L3 or memory once, and 4 interleaved streams leave the hardware
+/* C[i, j..j+nb-1] (nb <= TILE1_ROWS) for one row a of A.  Named
+ * accumulators, not an array: GCC keeps those in registers (an indexed
+ * array went to memory and cost 40 times the time).  A short tile repeats
+ * row j.  Each sum is its own chain, k ascending 8 at a time, then hsum:
+ * the tile's width does not change a result's bits.  With `fetch`, the
+ * TILE1_ROWS rows PREFETCH_ROWS_AVX2 ahead (those below N) are fetched into
+ * the cache, in address order, spread over the k loop: a batch-1 step reads
+ * B from L3 or memory once, and 8 interleaved streams leave the hardware
  * prefetcher behind. */
 __attribute__((target("avx2,fma,f16c")))
 static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int nb, int N, int K, bool fetch)
 {
-    const uint16_t *b0 = B + (size_t)j * K, *b1 = B + (size_t)(j + (nb > 1)) * K;
-    const uint16_t *b2 = B + (size_t)(j + 2 * (nb > 2)) * K, *b3 = B + (size_t)(j + 3 * (nb > 3)) * K;
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const uint16_t *b[TILE1_ROWS];
+    for (int q = 0; q < TILE1_ROWS; q++) b[q] = B + (size_t)(j + (q < nb ? q : 0)) * K;
+    const uint16_t *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3], *b4 = b[4], *b5 = b[5], *b6 = b[6],
+                   *b7 = b[7];
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
     const char *pf = NULL, *pf_end = NULL;
     size_t pf_step = 0;
-    int ahead = j + PREFETCH_ROWS_AVX2, rows = N - ahead < 4 ? N - ahead : 4;
+    int ahead = j + PREFETCH_ROWS_AVX2, rows = N - ahead < TILE1_ROWS ? N - ahead : TILE1_ROWS;
     if (fetch && rows > 0 && K >= 8) {
         pf = (const char *)(B + (size_t)ahead * K);
         pf_end = pf + (size_t)rows * K * sizeof *B;
@@ -122,11 +134,13 @@ static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int n
         s1 = _mm256_fmadd_ps(x, widen8(b1 + k), s1);
         s2 = _mm256_fmadd_ps(x, widen8(b2 + k), s2);
         s3 = _mm256_fmadd_ps(x, widen8(b3 + k), s3);
+        s4 = _mm256_fmadd_ps(x, widen8(b4 + k), s4);
+        s5 = _mm256_fmadd_ps(x, widen8(b5 + k), s5);
+        s6 = _mm256_fmadd_ps(x, widen8(b6 + k), s6);
+        s7 = _mm256_fmadd_ps(x, widen8(b7 + k), s7);
     }
-    finish(c, hsum(s0), a, b0, k, K);
-    if (nb > 1) finish(c + 1, hsum(s1), a, b1, k, K);
-    if (nb > 2) finish(c + 2, hsum(s2), a, b2, k, K);
-    if (nb > 3) finish(c + 3, hsum(s3), a, b3, k, K);
+    __m256 s[TILE1_ROWS] = {s0, s1, s2, s3, s4, s5, s6, s7};
+    for (int q = 0; q < nb; q++) finish(c + q, hsum(s[q]), a, b[q], k, K);
 }
 
 /* The same for two rows a and a + K of A (C rows c and c + N): each B
@@ -354,8 +368,9 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
 static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
     for (int i = 0; i < M; i += 2) {
-        for (int j = 0; j < N; j += 4) {
-            int nb = N - j < 4 ? N - j : 4;
+        int width = i + 1 < M ? 4 : TILE1_ROWS;
+        for (int j = 0; j < N; j += width) {
+            int nb = N - j < width ? N - j : width;
             float *c = C + (size_t)i * N + j;
             if (i + 1 < M) tile2_avx2(c, N, A + (size_t)i * K, B, j, nb, K);
             else tile1_avx2(c, A + (size_t)i * K, B, j, nb, N, K, M == 1);
