@@ -23,10 +23,14 @@
  * time: 0.47x -> 0.70x the bandwidth bound (AVX-512), 0.45x -> 0.62x
  * (AVX2, then 4 rows a tile), the same bits.
  *
- * Deliberately not here: threads for the small kernels (a decoding step's
- * products are a few hundred microseconds; bench/decode_bench measures one
- * thread against one thread's bandwidth), and accumulation into C
- * (inference never accumulates). */
+ * Threads: a small-M product of a mini-batch of sentences (a file's
+ * decoding step: 32 rows × d_ff or the vocabulary) is split between the
+ * threads by rows of B (dot_rows_threaded); a batch-1 step's products
+ * (tens of microseconds each, about what waking a worker costs) stay on
+ * the calling thread.
+ *
+ * Deliberately not here: accumulation into C (inference never
+ * accumulates). */
 #include "gemm_f16.h"
 
 #include <stdlib.h>
@@ -34,6 +38,7 @@
 
 #include "../common/util.h"
 #include "gemm.h"
+#include "parallel.h"
 #include "safetensors.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -331,15 +336,16 @@ static size_t ahead(const uint16_t *B, int j, int width, int N, int K, const cha
  *     4 rows of A passes over it: B read once per product, not once per
  *     4 rows of A, and converted once (each conversion takes two of the
  *     cycles an FMA port could use). */
-static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K, int j0,
+                            int j1)
 {
     const char *pf;
     size_t bytes;
     if (M <= 4) {
         int width = M == 1 ? 8 : 4;
-        for (int j = 0; j < N; j += width) {
-            int cols = N - j < width ? N - j : width;
-            bytes = ahead(B, j, width, N, K, &pf);
+        for (int j = j0; j < j1; j += width) {
+            int cols = j1 - j < width ? j1 - j : width;
+            bytes = ahead(B, j, width, j1, K, &pf);
             if (M == 1) row_tile_avx512(C + j, A, B + (size_t)j * K, pf, bytes, cols, K);
             else tile_avx512(C + j, (size_t)N, A, B + (size_t)j * K, NULL, pf, bytes, M, cols, K);
         }
@@ -347,9 +353,9 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
     }
     int K16 = K & ~15;
     float *wb = xmalloc(4 * (size_t)(K16 ? K : 1) * sizeof *wb);
-    for (int j = 0; j < N; j += 4) {
-        int cols = N - j < 4 ? N - j : 4;
-        bytes = ahead(B, j, 4, N, K, &pf);
+    for (int j = j0; j < j1; j += 4) {
+        int cols = j1 - j < 4 ? j1 - j : 4;
+        bytes = ahead(B, j, 4, j1, K, &pf);
         for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
         for (int q = 0; q < cols; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K16);
         for (int i = 0; i < M; i += 4) {
@@ -365,17 +371,54 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
  * A row's sums then depend on whether it is paired: a sentence decoded
  * alone (one row) and the same inside a batch differ in the last bits
  * (the AVX-512 tiles above do not). */
-static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K, int j0,
+                          int j1)
 {
     for (int i = 0; i < M; i += 2) {
         int width = i + 1 < M ? 4 : TILE1_ROWS;
-        for (int j = 0; j < N; j += width) {
-            int nb = N - j < width ? N - j : width;
+        for (int j = j0; j < j1; j += width) {
+            int nb = j1 - j < width ? j1 - j : width;
             float *c = C + (size_t)i * N + j;
             if (i + 1 < M) tile2_avx2(c, N, A + (size_t)i * K, B, j, nb, K);
-            else tile1_avx2(c, A + (size_t)i * K, B, j, nb, N, K, M == 1);
+            else tile1_avx2(c, A + (size_t)i * K, B, j, nb, j1, K, M == 1);
         }
     }
+}
+
+/* The rows of B a thread of dot_rows_threaded takes are whole groups of
+ * this many (a multiple of every tile's width), so its tiles are those of
+ * the whole product; a result's bits do not depend on its tile anyway. */
+#define GROUP_ROWS 8
+
+/* A small-M product on several threads (model/parallel.h), each computing
+ * C's columns for its own share of the rows of B: B is still read once, a
+ * part by each core.  Only products of at least F16_THREAD_MIN_FMAS
+ * multiply-adds are split: a mini-batch of sentences' step (32 rows ×
+ * d_ff or the vocabulary), never a batch-1 step, whose products are each
+ * a few tens of microseconds, what waking a worker costs. */
+#define F16_THREAD_MIN_FMAS (1u << 22)
+
+typedef struct {
+    float *C;
+    const float *A;
+    const uint16_t *B;
+    int M, N, K;
+    bool avx512;
+} DotRows;
+
+static void dot_rows_groups(void *ctx, int g0, int g1)
+{
+    const DotRows *d = ctx;
+    int j0 = g0 * GROUP_ROWS, j1 = g1 * GROUP_ROWS < d->N ? g1 * GROUP_ROWS : d->N;
+    if (d->avx512) dot_rows_avx512(d->C, d->A, d->B, d->M, d->N, d->K, j0, j1);
+    else dot_rows_avx2(d->C, d->A, d->B, d->M, d->N, d->K, j0, j1);
+}
+
+static void dot_rows_threaded(float *C, const float *A, const uint16_t *B, int M, int N, int K, bool avx512)
+{
+    DotRows d = {C, A, B, M, N, K, avx512};
+    double work = (double)M * N * K * ((double)PARALLEL_MIN_WORK / F16_THREAD_MIN_FMAS);
+    parallel_for((N + GROUP_ROWS - 1) / GROUP_ROWS, work, dot_rows_groups, &d);
 }
 
 __attribute__((target("avx2,fma,f16c")))
@@ -438,8 +481,7 @@ void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int 
     if (M <= 0 || N <= 0) return;
 #if GEMM_F16_X86
     if (M <= (use_avx512() ? GEMM_F16_SMALL_M_AVX512 : GEMM_F16_SMALL_M) && use_avx2()) {
-        if (use_avx512()) dot_rows_avx512(C, A, B, M, N, K);
-        else dot_rows_avx2(C, A, B, M, N, K);
+        dot_rows_threaded(C, A, B, M, N, K, use_avx512());
         return;
     }
 #endif

@@ -16,6 +16,7 @@
 #include "../model/gemm.h"
 #include "../model/gemm_f16.h"
 #include "../model/model.h"
+#include "../model/parallel.h"
 #include "../model/safetensors.h"
 
 /* A random float16 in about [-2, 2] (finite: exponent below 31). */
@@ -153,6 +154,40 @@ static void test_generic_path_matches_the_reference(void **state)
     assert_string_equal(gemm_f16_kernel_name(), "generic");
     check_all_shapes();
     gemm_force_kernel(NULL);
+}
+
+/* A small-M product big enough to be split between threads (32 rows of A,
+ * an uneven vocabulary-sized B) gives the same bits on 1, 2 and 3
+ * threads, with each kernel; and one row (never split) too. */
+static void test_small_products_give_the_same_bits_on_any_thread_count(void **state)
+{
+    (void)state;
+    static const char *const kernels[] = {"avx512", "avx2", "generic"};
+    static const int Ms[] = {1, 4, 8, 32};
+    enum { N = 5231, K = 264 };
+    Rng rng;
+    rng_seed(&rng, 16);
+    float *A = malloc((size_t)32 * K * sizeof *A);
+    uint16_t *B = malloc((size_t)N * K * sizeof *B);
+    float *one = malloc((size_t)32 * N * sizeof *one), *many = malloc((size_t)32 * N * sizeof *many);
+    for (int i = 0; i < 32 * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+        if (!gemm_force_kernel(kernels[k])) continue;
+        for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+            parallel_set_threads(1);
+            gemm_f16_nt(one, A, B, Ms[m], N, K);
+            for (int threads = 2; threads <= 3; threads++) {
+                parallel_set_threads(threads);
+                gemm_f16_nt(many, A, B, Ms[m], N, K);
+                if (memcmp(one, many, (size_t)Ms[m] * N * sizeof *one) != 0)
+                    fail_msg("%s M=%d: %d threads differ from one", gemm_f16_kernel_name(), Ms[m], threads);
+            }
+        }
+    }
+    parallel_set_threads(1);
+    gemm_force_kernel(NULL);
+    free(A), free(B), free(one), free(many);
 }
 
 /* Widening is exact: every one of the 65,536 float16 values, through the
@@ -380,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_avx512_tiles_sum_in_the_documented_order),
         cmocka_unit_test(test_avx2_path_matches_the_reference),
         cmocka_unit_test(test_generic_path_matches_the_reference),
+        cmocka_unit_test(test_small_products_give_the_same_bits_on_any_thread_count),
         cmocka_unit_test(test_widen_is_exact),
         cmocka_unit_test(test_kept_half_decodes_as_widened_tied),
         cmocka_unit_test(test_generic_path_widens_at_load),
