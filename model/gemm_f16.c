@@ -148,28 +148,67 @@ static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int n
     for (int q = 0; q < nb; q++) finish(c + q, hsum(s[q]), a, b[q], k, K);
 }
 
-/* The same for two rows a and a + K of A (C rows c and c + N): each B
- * value widened once serves both. */
+/* R <= 3 rows of A (C rows c, c + ldc, ...) against nb <= 4 rows of B from
+ * b (row stride K): each B value widened once serves every row.  B's
+ * values come either from b, widened in registers, or (`wide`) from wb,
+ * the same rows already widened to float32 (row q at wb + q·K; only the
+ * first K & ~7 values are read): widening is exact, so both give the same
+ * bits.  Every element is the chain of tile1_avx2 (k ascending 8 at a
+ * time, hsum, the tail), so a row's results do not depend on the rows
+ * beside it or on the tile it was in.  R and wide are constants after
+ * inlining, so the 12 accumulators, 3 rows of A and the value of B fill
+ * the 16 registers. */
+__attribute__((target("avx2,fma,f16c"), always_inline))
+static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const uint16_t *b, const float *wb,
+                                  bool wide, int R, int nb, int K)
+{
+    const uint16_t *bq[4];
+    const float *wq[4];
+    for (int q = 0; q < 4; q++) {
+        size_t off = (size_t)(q < nb ? q : 0) * K;
+        bq[q] = b + off, wq[q] = wb + off;
+    }
+    __m256 acc[3][4];
+#pragma GCC unroll 3
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) acc[r][q] = _mm256_setzero_ps();
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 x[3];
+#pragma GCC unroll 3
+        for (int r = 0; r < R; r++) x[r] = _mm256_loadu_ps(a + (size_t)r * K + k);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            __m256 w = wide ? _mm256_loadu_ps(wq[q] + k) : widen8(bq[q] + k);
+#pragma GCC unroll 3
+            for (int r = 0; r < R; r++) acc[r][q] = _mm256_fmadd_ps(x[r], w, acc[r][q]);
+        }
+    }
+#pragma GCC unroll 3
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++)
+            if (q < nb) finish(c + (size_t)r * ldc + q, hsum(acc[r][q]), a + (size_t)r * K, bq[q], k, K);
+}
+
+/* Two rows of A against rows j.. of B, converted in registers. */
 __attribute__((target("avx2,fma,f16c")))
 static void tile2_avx2(float *c, int N, const float *a, const uint16_t *B, int j, int nb, int K)
 {
-    const uint16_t *b0 = B + (size_t)j * K, *b1 = B + (size_t)(j + (nb > 1)) * K;
-    const uint16_t *b2 = B + (size_t)(j + 2 * (nb > 2)) * K, *b3 = B + (size_t)(j + 3 * (nb > 3)) * K;
-    const float *a1 = a + K;
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
-    int k = 0;
-    for (; k + 8 <= K; k += 8) {
-        __m256 x = _mm256_loadu_ps(a + k), y = _mm256_loadu_ps(a1 + k), w;
-        w = widen8(b0 + k), s0 = _mm256_fmadd_ps(x, w, s0), t0 = _mm256_fmadd_ps(y, w, t0);
-        w = widen8(b1 + k), s1 = _mm256_fmadd_ps(x, w, s1), t1 = _mm256_fmadd_ps(y, w, t1);
-        w = widen8(b2 + k), s2 = _mm256_fmadd_ps(x, w, s2), t2 = _mm256_fmadd_ps(y, w, t2);
-        w = widen8(b3 + k), s3 = _mm256_fmadd_ps(x, w, s3), t3 = _mm256_fmadd_ps(y, w, t3);
+    rows_body_avx2(c, (size_t)N, a, B + (size_t)j * K, NULL, false, 2, nb, K);
+}
+
+/* R (1 to 3) rows of A against rows already widened into wb. */
+__attribute__((target("avx2,fma,f16c")))
+static void rows_wide_avx2(float *c, int N, const float *a, const uint16_t *b, const float *wb, int R, int nb,
+                           int K)
+{
+    switch (R) {
+    case 1: rows_body_avx2(c, (size_t)N, a, b, wb, true, 1, nb, K); break;
+    case 2: rows_body_avx2(c, (size_t)N, a, b, wb, true, 2, nb, K); break;
+    default: rows_body_avx2(c, (size_t)N, a, b, wb, true, 3, nb, K); break;
     }
-    finish(c, hsum(s0), a, b0, k, K);
-    finish(c + N, hsum(t0), a1, b0, k, K);
-    if (nb > 1) finish(c + 1, hsum(s1), a, b1, k, K), finish(c + N + 1, hsum(t1), a1, b1, k, K);
-    if (nb > 2) finish(c + 2, hsum(s2), a, b2, k, K), finish(c + N + 2, hsum(t2), a1, b2, k, K);
-    if (nb > 3) finish(c + 3, hsum(s3), a, b3, k, K), finish(c + N + 3, hsum(t3), a1, b3, k, K);
 }
 
 /* AVX-512, one row of A (a batch-1 decoding step): 8 rows of B at a
@@ -367,22 +406,42 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
     free(wb);
 }
 
-/* Rows of A in pairs (tile2_avx2), a last single one through tile1_avx2.
- * A row's sums then depend on whether it is paired: a sentence decoded
- * alone (one row) and the same inside a batch differ in the last bits
- * (the AVX-512 tiles above do not). */
+/* C's columns j0 .. j1-1 through the AVX2 tiles.
+ *   - One row of A (a batch-1 decoding step): 8 rows of B at a time,
+ *     converted in registers (tile1_avx2), fetching ahead.
+ *   - Two rows (a beam of 2): 4 rows of B at a time, each value converted
+ *     once for both (tile2_avx2).
+ *   - More rows (a mini-batch, a beam): 4 rows of B at a time widened once
+ *     into a 4·K float buffer that stays in L1 while the rows of A pass over
+ *     it 3 at a time: B read and converted once per product, as with
+ *     AVX-512 (dot_rows_avx512).
+ * Every element is summed by the same chain whichever tile it is in, so a
+ * row's results do not depend on the other rows of A. */
 static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K, int j0,
                           int j1)
 {
-    for (int i = 0; i < M; i += 2) {
-        int width = i + 1 < M ? 4 : TILE1_ROWS;
+    if (M <= 2) {
+        int width = M == 2 ? 4 : TILE1_ROWS;
         for (int j = j0; j < j1; j += width) {
             int nb = j1 - j < width ? j1 - j : width;
-            float *c = C + (size_t)i * N + j;
-            if (i + 1 < M) tile2_avx2(c, N, A + (size_t)i * K, B, j, nb, K);
-            else tile1_avx2(c, A + (size_t)i * K, B, j, nb, j1, K, M == 1);
+            if (M == 2) tile2_avx2(C + j, N, A, B, j, nb, K);
+            else tile1_avx2(C + j, A, B, j, nb, j1, K, true);
         }
+        return;
     }
+    int K8 = K & ~7;
+    float *wb = xmalloc(4 * (size_t)(K8 ? K : 1) * sizeof *wb);
+    const char *pf;
+    for (int j = j0; j < j1; j += 4) {
+        int nb = j1 - j < 4 ? j1 - j : 4;
+        size_t bytes = ahead(B, j, 4, j1, K, &pf);
+        for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
+        for (int q = 0; q < nb; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K8);
+        for (int i = 0; i < M; i += 3)
+            rows_wide_avx2(C + (size_t)i * N + j, N, A + (size_t)i * K, B + (size_t)j * K, wb,
+                           M - i < 3 ? M - i : 3, nb, K);
+    }
+    free(wb);
 }
 
 /* The rows of B a thread of dot_rows_threaded takes are whole groups of
@@ -480,7 +539,7 @@ void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int 
 {
     if (M <= 0 || N <= 0) return;
 #if GEMM_F16_X86
-    if (M <= (use_avx512() ? GEMM_F16_SMALL_M_AVX512 : GEMM_F16_SMALL_M) && use_avx2()) {
+    if (M <= GEMM_F16_SMALL_M && use_avx2()) {
         dot_rows_threaded(C, A, B, M, N, K, use_avx512());
         return;
     }

@@ -50,7 +50,7 @@ static void check_shape(int M, int N, int K, Rng *rng)
 
 static void check_all_shapes(void)
 {
-    static const int Ms[] = {1, 2, 3, 7, 8, 9, 33};
+    static const int Ms[] = {1, 2, 3, 7, 8, 9, 32, 33};
     static const int Ns[] = {1, 3, 4, 5, 8, 17, 30};
     static const int Ks[] = {1, 7, 8, 9, 16, 17, 33, 256};
     Rng rng;
@@ -69,25 +69,34 @@ static void test_products_match_the_reference(void **state)
     check_all_shapes();
 }
 
-/* With AVX-512 a row's results do not depend on the rows beside it (so a
- * sentence in a batch gets the bits it gets alone): 13 rows at once equal
- * each row by itself, bit for bit. */
-static void test_avx512_rows_are_independent(void **state)
+/* With the x86 kernels (AVX-512, and AVX2 forced) a row's results do not
+ * depend on the rows beside it (so a sentence in a batch gets the bits it
+ * gets alone): 3, 13 and GEMM_F16_SMALL_M rows at once equal each row by
+ * itself, bit for bit. */
+static void test_rows_are_independent(void **state)
 {
     (void)state;
-    if (strcmp(gemm_f16_kernel_name(), "avx512") != 0) return; /* only that kernel promises it */
-    enum { M = 13, N = 19, K = 40 };
+    static const char *const kernels[] = {"avx512", "avx2"};
+    static const int Ms[] = {3, 13, GEMM_F16_SMALL_M};
+    enum { N = 19, K = 40 };
     Rng rng;
     rng_seed(&rng, 3);
-    float A[M * K], C[M * N], one[N];
+    float A[GEMM_F16_SMALL_M * K], C[GEMM_F16_SMALL_M * N], one[N];
     uint16_t B[N * K];
-    for (int i = 0; i < M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    for (int i = 0; i < GEMM_F16_SMALL_M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
     for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
-    gemm_f16_nt(C, A, B, M, N, K);
-    for (int i = 0; i < M; i++) {
-        gemm_f16_nt(one, A + i * K, B, 1, N, K);
-        assert_memory_equal(one, C + i * N, sizeof one);
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+        if (!gemm_force_kernel(kernels[k]) || strcmp(gemm_f16_kernel_name(), kernels[k]) != 0) continue;
+        for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+            gemm_f16_nt(C, A, B, Ms[m], N, K);
+            for (int i = 0; i < Ms[m]; i++) {
+                gemm_f16_nt(one, A + i * K, B, 1, N, K);
+                if (memcmp(one, C + i * N, sizeof one) != 0)
+                    fail_msg("%s, %d rows: row %d differs from itself alone", kernels[k], Ms[m], i);
+            }
+        }
     }
+    gemm_force_kernel(NULL);
 }
 
 /* The AVX-512 tiles' order of summation, exactly: lane l (of 16) sums the
@@ -411,7 +420,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_products_match_the_reference),
-        cmocka_unit_test(test_avx512_rows_are_independent),
+        cmocka_unit_test(test_rows_are_independent),
         cmocka_unit_test(test_avx512_tiles_sum_in_the_documented_order),
         cmocka_unit_test(test_avx2_path_matches_the_reference),
         cmocka_unit_test(test_generic_path_matches_the_reference),
