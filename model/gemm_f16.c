@@ -87,6 +87,30 @@ static inline float hsum(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* The horizontal sums of 8 vectors at once, lane i the sum of v[i], each
+ * added in hsum's tree (lanes l + (l + 4), then l + (l + 2), then the last
+ * two), so the bits are those of 8 hsum calls; each level's shuffles serve
+ * two vectors at once: 22 instructions instead of ~50. */
+__attribute__((target("avx2"), always_inline))
+static inline __m256 reduce8_avx2(const __m256 v[8])
+{
+    __m256 w[4], p[2];
+    /* w[m]: v[2m]'s lanes l + (l + 4), l < 4, then v[2m + 1]'s */
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++)
+        w[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
+                             _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
+    /* p[h]: per 128-bit half, two vectors' (l + (l + 2)), l < 2 */
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+        p[h] = _mm256_add_ps(_mm256_shuffle_ps(w[2 * h], w[2 * h + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(w[2 * h], w[2 * h + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    /* the sums of v[0], v[2], v[4], v[6], v[1], v[3], v[5], v[7]; then in order */
+    __m256 r = _mm256_add_ps(_mm256_shuffle_ps(p[0], p[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm256_shuffle_ps(p[0], p[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 /* The k tail (K not a multiple of 8) of one dot product, and the store. */
 static void finish(float *c, float sum, const float *a, const uint16_t *b, int k, int K)
 {
@@ -145,7 +169,9 @@ static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int n
         s7 = _mm256_fmadd_ps(x, widen8(b7 + k), s7);
     }
     __m256 s[TILE1_ROWS] = {s0, s1, s2, s3, s4, s5, s6, s7};
-    for (int q = 0; q < nb; q++) finish(c + q, hsum(s[q]), a, b[q], k, K);
+    float sum[TILE1_ROWS];
+    _mm256_storeu_ps(sum, reduce8_avx2(s));
+    for (int q = 0; q < nb; q++) finish(c + q, sum[q], a, b[q], k, K);
 }
 
 /* R <= 3 rows of A (C rows c, c + ldc, ...) against nb <= 4 rows of B from
