@@ -22,7 +22,7 @@
  *
  * The same bits as beam_decode need each product of a step to take the
  * kernel it takes for one sentence's hypotheses, whose rows do not depend
- * on each other: at most rows_alike() rows (gemm_f16.h's AVX-512 tiles for a
+ * on each other: at most rows_alike() rows (gemm_f16.h's small-M kernels for a
  * float16 model, gemm.h's small-M path for float32).  So a mini-batch is
  * decoded rows_alike() / beam sentences at a time, and each group's sources
  * are encoded in chunks of at most that many tokens (a longer sentence
@@ -37,10 +37,8 @@
 #include "gemm.h"
 #include "gemm_f16.h"
 
-/* See above.  Where rows are not independent anyway (AVX2 pairs rows:
- * dot_rows_avx2 in gemm_f16.c), a sentence can, rarely, change a near-tied
- * choice beside others. */
-static int rows_alike(const Model *m) { return model_is_half(m) ? GEMM_F16_SMALL_M_AVX512 : GEMM_SMALL_M; }
+/* See above: up to this many rows a product's rows are independent. */
+static int rows_alike(const Model *m) { return model_is_half(m) ? GEMM_F16_SMALL_M : GEMM_SMALL_M; }
 
 typedef struct {
     const Model *model;

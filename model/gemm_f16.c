@@ -23,10 +23,14 @@
  * time: 0.47x -> 0.70x the bandwidth bound (AVX-512), 0.45x -> 0.62x
  * (AVX2, then 4 rows a tile), the same bits.
  *
- * Deliberately not here: threads for the small kernels (a decoding step's
- * products are a few hundred microseconds; bench/decode_bench measures one
- * thread against one thread's bandwidth), and accumulation into C
- * (inference never accumulates). */
+ * Threads: a small-M product of a mini-batch of sentences (a file's
+ * decoding step: 32 rows × d_ff or the vocabulary) is split between the
+ * threads by rows of B (dot_rows_threaded); a batch-1 step's products
+ * (tens of microseconds each, about what waking a worker costs) stay on
+ * the calling thread.
+ *
+ * Deliberately not here: accumulation into C (inference never
+ * accumulates). */
 #include "gemm_f16.h"
 
 #include <stdlib.h>
@@ -34,6 +38,7 @@
 
 #include "../common/util.h"
 #include "gemm.h"
+#include "parallel.h"
 #include "safetensors.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -80,6 +85,30 @@ static inline float hsum(__m256 v)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+
+/* The horizontal sums of 8 vectors at once, lane i the sum of v[i], each
+ * added in hsum's tree (lanes l + (l + 4), then l + (l + 2), then the last
+ * two), so the bits are those of 8 hsum calls; each level's shuffles serve
+ * two vectors at once: 22 instructions instead of ~50. */
+__attribute__((target("avx2"), always_inline))
+static inline __m256 reduce8_avx2(const __m256 v[8])
+{
+    __m256 w[4], p[2];
+    /* w[m]: v[2m]'s lanes l + (l + 4), l < 4, then v[2m + 1]'s */
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++)
+        w[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
+                             _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
+    /* p[h]: per 128-bit half, two vectors' (l + (l + 2)), l < 2 */
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+        p[h] = _mm256_add_ps(_mm256_shuffle_ps(w[2 * h], w[2 * h + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(w[2 * h], w[2 * h + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    /* the sums of v[0], v[2], v[4], v[6], v[1], v[3], v[5], v[7]; then in order */
+    __m256 r = _mm256_add_ps(_mm256_shuffle_ps(p[0], p[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm256_shuffle_ps(p[0], p[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
 /* The k tail (K not a multiple of 8) of one dot product, and the store. */
@@ -140,31 +169,72 @@ static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int n
         s7 = _mm256_fmadd_ps(x, widen8(b7 + k), s7);
     }
     __m256 s[TILE1_ROWS] = {s0, s1, s2, s3, s4, s5, s6, s7};
-    for (int q = 0; q < nb; q++) finish(c + q, hsum(s[q]), a, b[q], k, K);
+    float sum[TILE1_ROWS];
+    _mm256_storeu_ps(sum, reduce8_avx2(s));
+    for (int q = 0; q < nb; q++) finish(c + q, sum[q], a, b[q], k, K);
 }
 
-/* The same for two rows a and a + K of A (C rows c and c + N): each B
- * value widened once serves both. */
+/* R <= 3 rows of A (C rows c, c + ldc, ...) against nb <= 4 rows of B from
+ * b (row stride K): each B value widened once serves every row.  B's
+ * values come either from b, widened in registers, or (`wide`) from wb,
+ * the same rows already widened to float32 (row q at wb + q·K; only the
+ * first K & ~7 values are read): widening is exact, so both give the same
+ * bits.  Every element is the chain of tile1_avx2 (k ascending 8 at a
+ * time, hsum, the tail), so a row's results do not depend on the rows
+ * beside it or on the tile it was in.  R and wide are constants after
+ * inlining, so the 12 accumulators, 3 rows of A and the value of B fill
+ * the 16 registers. */
+__attribute__((target("avx2,fma,f16c"), always_inline))
+static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const uint16_t *b, const float *wb,
+                                  bool wide, int R, int nb, int K)
+{
+    const uint16_t *bq[4];
+    const float *wq[4];
+    for (int q = 0; q < 4; q++) {
+        size_t off = (size_t)(q < nb ? q : 0) * K;
+        bq[q] = b + off, wq[q] = wb + off;
+    }
+    __m256 acc[3][4];
+#pragma GCC unroll 3
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) acc[r][q] = _mm256_setzero_ps();
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 x[3];
+#pragma GCC unroll 3
+        for (int r = 0; r < R; r++) x[r] = _mm256_loadu_ps(a + (size_t)r * K + k);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            __m256 w = wide ? _mm256_loadu_ps(wq[q] + k) : widen8(bq[q] + k);
+#pragma GCC unroll 3
+            for (int r = 0; r < R; r++) acc[r][q] = _mm256_fmadd_ps(x[r], w, acc[r][q]);
+        }
+    }
+#pragma GCC unroll 3
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++)
+            if (q < nb) finish(c + (size_t)r * ldc + q, hsum(acc[r][q]), a + (size_t)r * K, bq[q], k, K);
+}
+
+/* Two rows of A against rows j.. of B, converted in registers. */
 __attribute__((target("avx2,fma,f16c")))
 static void tile2_avx2(float *c, int N, const float *a, const uint16_t *B, int j, int nb, int K)
 {
-    const uint16_t *b0 = B + (size_t)j * K, *b1 = B + (size_t)(j + (nb > 1)) * K;
-    const uint16_t *b2 = B + (size_t)(j + 2 * (nb > 2)) * K, *b3 = B + (size_t)(j + 3 * (nb > 3)) * K;
-    const float *a1 = a + K;
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
-    int k = 0;
-    for (; k + 8 <= K; k += 8) {
-        __m256 x = _mm256_loadu_ps(a + k), y = _mm256_loadu_ps(a1 + k), w;
-        w = widen8(b0 + k), s0 = _mm256_fmadd_ps(x, w, s0), t0 = _mm256_fmadd_ps(y, w, t0);
-        w = widen8(b1 + k), s1 = _mm256_fmadd_ps(x, w, s1), t1 = _mm256_fmadd_ps(y, w, t1);
-        w = widen8(b2 + k), s2 = _mm256_fmadd_ps(x, w, s2), t2 = _mm256_fmadd_ps(y, w, t2);
-        w = widen8(b3 + k), s3 = _mm256_fmadd_ps(x, w, s3), t3 = _mm256_fmadd_ps(y, w, t3);
+    rows_body_avx2(c, (size_t)N, a, B + (size_t)j * K, NULL, false, 2, nb, K);
+}
+
+/* R (1 to 3) rows of A against rows already widened into wb. */
+__attribute__((target("avx2,fma,f16c")))
+static void rows_wide_avx2(float *c, int N, const float *a, const uint16_t *b, const float *wb, int R, int nb,
+                           int K)
+{
+    switch (R) {
+    case 1: rows_body_avx2(c, (size_t)N, a, b, wb, true, 1, nb, K); break;
+    case 2: rows_body_avx2(c, (size_t)N, a, b, wb, true, 2, nb, K); break;
+    default: rows_body_avx2(c, (size_t)N, a, b, wb, true, 3, nb, K); break;
     }
-    finish(c, hsum(s0), a, b0, k, K);
-    finish(c + N, hsum(t0), a1, b0, k, K);
-    if (nb > 1) finish(c + 1, hsum(s1), a, b1, k, K), finish(c + N + 1, hsum(t1), a1, b1, k, K);
-    if (nb > 2) finish(c + 2, hsum(s2), a, b2, k, K), finish(c + N + 2, hsum(t2), a1, b2, k, K);
-    if (nb > 3) finish(c + 3, hsum(s3), a, b3, k, K), finish(c + N + 3, hsum(t3), a1, b3, k, K);
 }
 
 /* AVX-512, one row of A (a batch-1 decoding step): 8 rows of B at a
@@ -331,15 +401,16 @@ static size_t ahead(const uint16_t *B, int j, int width, int N, int K, const cha
  *     4 rows of A passes over it: B read once per product, not once per
  *     4 rows of A, and converted once (each conversion takes two of the
  *     cycles an FMA port could use). */
-static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K, int j0,
+                            int j1)
 {
     const char *pf;
     size_t bytes;
     if (M <= 4) {
         int width = M == 1 ? 8 : 4;
-        for (int j = 0; j < N; j += width) {
-            int cols = N - j < width ? N - j : width;
-            bytes = ahead(B, j, width, N, K, &pf);
+        for (int j = j0; j < j1; j += width) {
+            int cols = j1 - j < width ? j1 - j : width;
+            bytes = ahead(B, j, width, j1, K, &pf);
             if (M == 1) row_tile_avx512(C + j, A, B + (size_t)j * K, pf, bytes, cols, K);
             else tile_avx512(C + j, (size_t)N, A, B + (size_t)j * K, NULL, pf, bytes, M, cols, K);
         }
@@ -347,9 +418,9 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
     }
     int K16 = K & ~15;
     float *wb = xmalloc(4 * (size_t)(K16 ? K : 1) * sizeof *wb);
-    for (int j = 0; j < N; j += 4) {
-        int cols = N - j < 4 ? N - j : 4;
-        bytes = ahead(B, j, 4, N, K, &pf);
+    for (int j = j0; j < j1; j += 4) {
+        int cols = j1 - j < 4 ? j1 - j : 4;
+        bytes = ahead(B, j, 4, j1, K, &pf);
         for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
         for (int q = 0; q < cols; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K16);
         for (int i = 0; i < M; i += 4) {
@@ -361,21 +432,78 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
     free(wb);
 }
 
-/* Rows of A in pairs (tile2_avx2), a last single one through tile1_avx2.
- * A row's sums then depend on whether it is paired: a sentence decoded
- * alone (one row) and the same inside a batch differ in the last bits
- * (the AVX-512 tiles above do not). */
-static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
+/* C's columns j0 .. j1-1 through the AVX2 tiles.
+ *   - One row of A (a batch-1 decoding step): 8 rows of B at a time,
+ *     converted in registers (tile1_avx2), fetching ahead.
+ *   - Two rows (a beam of 2): 4 rows of B at a time, each value converted
+ *     once for both (tile2_avx2).
+ *   - More rows (a mini-batch, a beam): 4 rows of B at a time widened once
+ *     into a 4·K float buffer that stays in L1 while the rows of A pass over
+ *     it 3 at a time: B read and converted once per product, as with
+ *     AVX-512 (dot_rows_avx512).
+ * Every element is summed by the same chain whichever tile it is in, so a
+ * row's results do not depend on the other rows of A. */
+static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K, int j0,
+                          int j1)
 {
-    for (int i = 0; i < M; i += 2) {
-        int width = i + 1 < M ? 4 : TILE1_ROWS;
-        for (int j = 0; j < N; j += width) {
-            int nb = N - j < width ? N - j : width;
-            float *c = C + (size_t)i * N + j;
-            if (i + 1 < M) tile2_avx2(c, N, A + (size_t)i * K, B, j, nb, K);
-            else tile1_avx2(c, A + (size_t)i * K, B, j, nb, N, K, M == 1);
+    if (M <= 2) {
+        int width = M == 2 ? 4 : TILE1_ROWS;
+        for (int j = j0; j < j1; j += width) {
+            int nb = j1 - j < width ? j1 - j : width;
+            if (M == 2) tile2_avx2(C + j, N, A, B, j, nb, K);
+            else tile1_avx2(C + j, A, B, j, nb, j1, K, true);
         }
+        return;
     }
+    int K8 = K & ~7;
+    float *wb = xmalloc(4 * (size_t)(K8 ? K : 1) * sizeof *wb);
+    const char *pf;
+    for (int j = j0; j < j1; j += 4) {
+        int nb = j1 - j < 4 ? j1 - j : 4;
+        size_t bytes = ahead(B, j, 4, j1, K, &pf);
+        for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
+        for (int q = 0; q < nb; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K8);
+        for (int i = 0; i < M; i += 3)
+            rows_wide_avx2(C + (size_t)i * N + j, N, A + (size_t)i * K, B + (size_t)j * K, wb,
+                           M - i < 3 ? M - i : 3, nb, K);
+    }
+    free(wb);
+}
+
+/* The rows of B a thread of dot_rows_threaded takes are whole groups of
+ * this many (a multiple of every tile's width), so its tiles are those of
+ * the whole product; a result's bits do not depend on its tile anyway. */
+#define GROUP_ROWS 8
+
+/* A small-M product on several threads (model/parallel.h), each computing
+ * C's columns for its own share of the rows of B: B is still read once, a
+ * part by each core.  Only products of at least F16_THREAD_MIN_FMAS
+ * multiply-adds are split: a mini-batch of sentences' step (32 rows ×
+ * d_ff or the vocabulary), never a batch-1 step, whose products are each
+ * a few tens of microseconds, what waking a worker costs. */
+#define F16_THREAD_MIN_FMAS (1u << 22)
+
+typedef struct {
+    float *C;
+    const float *A;
+    const uint16_t *B;
+    int M, N, K;
+    bool avx512;
+} DotRows;
+
+static void dot_rows_groups(void *ctx, int g0, int g1)
+{
+    const DotRows *d = ctx;
+    int j0 = g0 * GROUP_ROWS, j1 = g1 * GROUP_ROWS < d->N ? g1 * GROUP_ROWS : d->N;
+    if (d->avx512) dot_rows_avx512(d->C, d->A, d->B, d->M, d->N, d->K, j0, j1);
+    else dot_rows_avx2(d->C, d->A, d->B, d->M, d->N, d->K, j0, j1);
+}
+
+static void dot_rows_threaded(float *C, const float *A, const uint16_t *B, int M, int N, int K, bool avx512)
+{
+    DotRows d = {C, A, B, M, N, K, avx512};
+    double work = (double)M * N * K * ((double)PARALLEL_MIN_WORK / F16_THREAD_MIN_FMAS);
+    parallel_for((N + GROUP_ROWS - 1) / GROUP_ROWS, work, dot_rows_groups, &d);
 }
 
 __attribute__((target("avx2,fma,f16c")))
@@ -437,9 +565,8 @@ void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int 
 {
     if (M <= 0 || N <= 0) return;
 #if GEMM_F16_X86
-    if (M <= (use_avx512() ? GEMM_F16_SMALL_M_AVX512 : GEMM_F16_SMALL_M) && use_avx2()) {
-        if (use_avx512()) dot_rows_avx512(C, A, B, M, N, K);
-        else dot_rows_avx2(C, A, B, M, N, K);
+    if (M <= GEMM_F16_SMALL_M && use_avx2()) {
+        dot_rows_threaded(C, A, B, M, N, K, use_avx512());
         return;
     }
 #endif

@@ -7,12 +7,13 @@
  * the only difference from gemm_nt on the widened matrix is the order of
  * summation:
  *   - up to GEMM_F16_SMALL_M rows of A (decoding: one row per sentence or
- *     hypothesis, a mini-batch of them) take a dot-product kernel that reads B once, converting
- *     it in registers (F16C; x86-64 CPUs with AVX2 + FMA, or AVX-512
- *     where gemm.c uses it, then up to GEMM_F16_SMALL_M_AVX512 rows with
- *     results that do not depend on the other rows, and more than 4 rows
- *     reading B once, not once per 4): half the bytes of float32, which is
- *     what a batch-1 decoding step is bound by;
+ *     hypothesis, a mini-batch of them) take dot-product kernels that read
+ *     B once, converting it in registers (F16C; x86-64 CPUs with AVX2 + FMA,
+ *     or AVX-512 where gemm.c uses it) or, for more than 2 (AVX2) or 4
+ *     (AVX-512) rows, a few rows at a time into a buffer that stays in L1:
+ *     half the bytes of float32, which is what a batch-1 decoding step is
+ *     bound by; a row's results do not depend on the other rows, so a
+ *     sentence decoded alone and inside a mini-batch get the same bits;
  *   - more rows widen B a block of rows at a time into a small float32
  *     buffer and run gemm_nt on it, so they get gemm.c's kernels and its
  *     threads (and, gemm.c's kernels being independent of N, the bits
@@ -27,11 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* At most this many rows of A go through the in-register kernels: the
- * AVX2 and generic ones, and the AVX-512 one (whose 4×4 tiles keep up
- * with gemm_nt's packed kernels on a mini-batch of sentences). */
-#define GEMM_F16_SMALL_M 8
-#define GEMM_F16_SMALL_M_AVX512 32
+/* At most this many rows of A go through the dot-product kernels (a
+ * mini-batch of 32 sentences, or 8 of beam 4). */
+#define GEMM_F16_SMALL_M 32
 
 /* C[M,N] = A[M,K] · B[N,K]ᵀ, B float16 (C is overwritten, never read). */
 void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int K);

@@ -16,6 +16,7 @@
 #include "../model/gemm.h"
 #include "../model/gemm_f16.h"
 #include "../model/model.h"
+#include "../model/parallel.h"
 #include "../model/safetensors.h"
 
 /* A random float16 in about [-2, 2] (finite: exponent below 31). */
@@ -49,7 +50,7 @@ static void check_shape(int M, int N, int K, Rng *rng)
 
 static void check_all_shapes(void)
 {
-    static const int Ms[] = {1, 2, 3, 7, 8, 9, 33};
+    static const int Ms[] = {1, 2, 3, 7, 8, 9, 32, 33};
     static const int Ns[] = {1, 3, 4, 5, 8, 17, 30};
     static const int Ks[] = {1, 7, 8, 9, 16, 17, 33, 256};
     Rng rng;
@@ -68,25 +69,34 @@ static void test_products_match_the_reference(void **state)
     check_all_shapes();
 }
 
-/* With AVX-512 a row's results do not depend on the rows beside it (so a
- * sentence in a batch gets the bits it gets alone): 13 rows at once equal
- * each row by itself, bit for bit. */
-static void test_avx512_rows_are_independent(void **state)
+/* With the x86 kernels (AVX-512, and AVX2 forced) a row's results do not
+ * depend on the rows beside it (so a sentence in a batch gets the bits it
+ * gets alone): 3, 13 and GEMM_F16_SMALL_M rows at once equal each row by
+ * itself, bit for bit. */
+static void test_rows_are_independent(void **state)
 {
     (void)state;
-    if (strcmp(gemm_f16_kernel_name(), "avx512") != 0) return; /* only that kernel promises it */
-    enum { M = 13, N = 19, K = 40 };
+    static const char *const kernels[] = {"avx512", "avx2"};
+    static const int Ms[] = {3, 13, GEMM_F16_SMALL_M};
+    enum { N = 19, K = 40 };
     Rng rng;
     rng_seed(&rng, 3);
-    float A[M * K], C[M * N], one[N];
+    float A[GEMM_F16_SMALL_M * K], C[GEMM_F16_SMALL_M * N], one[N];
     uint16_t B[N * K];
-    for (int i = 0; i < M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    for (int i = 0; i < GEMM_F16_SMALL_M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
     for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
-    gemm_f16_nt(C, A, B, M, N, K);
-    for (int i = 0; i < M; i++) {
-        gemm_f16_nt(one, A + i * K, B, 1, N, K);
-        assert_memory_equal(one, C + i * N, sizeof one);
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+        if (!gemm_force_kernel(kernels[k]) || strcmp(gemm_f16_kernel_name(), kernels[k]) != 0) continue;
+        for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+            gemm_f16_nt(C, A, B, Ms[m], N, K);
+            for (int i = 0; i < Ms[m]; i++) {
+                gemm_f16_nt(one, A + i * K, B, 1, N, K);
+                if (memcmp(one, C + i * N, sizeof one) != 0)
+                    fail_msg("%s, %d rows: row %d differs from itself alone", kernels[k], Ms[m], i);
+            }
+        }
     }
+    gemm_force_kernel(NULL);
 }
 
 /* The AVX-512 tiles' order of summation, exactly: lane l (of 16) sums the
@@ -153,6 +163,40 @@ static void test_generic_path_matches_the_reference(void **state)
     assert_string_equal(gemm_f16_kernel_name(), "generic");
     check_all_shapes();
     gemm_force_kernel(NULL);
+}
+
+/* A small-M product big enough to be split between threads (32 rows of A,
+ * an uneven vocabulary-sized B) gives the same bits on 1, 2 and 3
+ * threads, with each kernel; and one row (never split) too. */
+static void test_small_products_give_the_same_bits_on_any_thread_count(void **state)
+{
+    (void)state;
+    static const char *const kernels[] = {"avx512", "avx2", "generic"};
+    static const int Ms[] = {1, 4, 8, 32};
+    enum { N = 5231, K = 264 };
+    Rng rng;
+    rng_seed(&rng, 16);
+    float *A = malloc((size_t)32 * K * sizeof *A);
+    uint16_t *B = malloc((size_t)N * K * sizeof *B);
+    float *one = malloc((size_t)32 * N * sizeof *one), *many = malloc((size_t)32 * N * sizeof *many);
+    for (int i = 0; i < 32 * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+        if (!gemm_force_kernel(kernels[k])) continue;
+        for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+            parallel_set_threads(1);
+            gemm_f16_nt(one, A, B, Ms[m], N, K);
+            for (int threads = 2; threads <= 3; threads++) {
+                parallel_set_threads(threads);
+                gemm_f16_nt(many, A, B, Ms[m], N, K);
+                if (memcmp(one, many, (size_t)Ms[m] * N * sizeof *one) != 0)
+                    fail_msg("%s M=%d: %d threads differ from one", gemm_f16_kernel_name(), Ms[m], threads);
+            }
+        }
+    }
+    parallel_set_threads(1);
+    gemm_force_kernel(NULL);
+    free(A), free(B), free(one), free(many);
 }
 
 /* Widening is exact: every one of the 65,536 float16 values, through the
@@ -376,10 +420,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_products_match_the_reference),
-        cmocka_unit_test(test_avx512_rows_are_independent),
+        cmocka_unit_test(test_rows_are_independent),
         cmocka_unit_test(test_avx512_tiles_sum_in_the_documented_order),
         cmocka_unit_test(test_avx2_path_matches_the_reference),
         cmocka_unit_test(test_generic_path_matches_the_reference),
+        cmocka_unit_test(test_small_products_give_the_same_bits_on_any_thread_count),
         cmocka_unit_test(test_widen_is_exact),
         cmocka_unit_test(test_kept_half_decodes_as_widened_tied),
         cmocka_unit_test(test_generic_path_widens_at_load),
