@@ -18,10 +18,14 @@
  *
  * Streaming B: a batch-1 step reads every weight once from L3 or memory,
  * in tiles of 8 interleaved rows, which the hardware prefetcher follows
- * poorly; each tile fetches the rows two tiles ahead in address order
+ * poorly; each tile fetches the next tile's rows in address order
  * (_mm_prefetch) while it computes.  decode_bench on an Intel Xeon, CPU
  * time: 0.47x -> 0.70x the bandwidth bound (AVX-512), 0.45x -> 0.62x
- * (AVX2, then 4 rows a tile), the same bits.
+ * (AVX2, then 4 rows a tile), fetching two tiles ahead; on an AMD EPYC
+ * (Zen 4), 1,500 sentences in 3 rounds, one tile ahead measured best:
+ * 0.63-0.83x (AVX-512) and 0.69-0.82x (AVX2), against 0.62-0.74x and
+ * 0.60-0.74x two tiles ahead, 0.55-0.68x four, 0.22-0.34x without; the
+ * same bits whatever the distance.
  *
  * Threads: a small-M product of a mini-batch of sentences (a file's
  * decoding step: 32 rows × d_ff or the vocabulary) is split between the
@@ -126,8 +130,8 @@ static void finish(float *c, float sum, const float *a, const uint16_t *b, int k
 #define TILE1_ROWS 8
 
 /* Rows of B ahead of the current ones that a product with one row of A
- * fetches into the cache (as tile_body_avx512's `pf`): 2 tiles. */
-#define PREFETCH_ROWS_AVX2 (2 * TILE1_ROWS)
+ * fetches into the cache (as tile_body_avx512's `pf`): the next tile's. */
+#define PREFETCH_ROWS_AVX2 TILE1_ROWS
 
 /* C[i, j..j+nb-1] (nb <= TILE1_ROWS) for one row a of A.  Named
  * accumulators, not an array: GCC keeps those in registers (an indexed
@@ -376,8 +380,9 @@ static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b,
 }
 #undef TILE_CASE
 
-/* How far ahead (in tiles of rows of B) a product fetches B. */
-#define PREFETCH_TILES 2
+/* How far ahead (in tiles of rows of B) a product fetches B (the top of
+ * the file says how it was chosen). */
+#define PREFETCH_TILES 1
 
 /* The bytes of the rows of B `width` · PREFETCH_TILES rows after row j
  * (width of them, those below N): where a tile at row j fetches. */
