@@ -24,7 +24,7 @@
  * (AVX2, then 4 rows a tile), fetching two tiles ahead; on an AMD EPYC
  * (Zen 4), 1,500 sentences in 3 rounds, one tile ahead measured best:
  * 0.63-0.83x (AVX-512) and 0.69-0.82x (AVX2), against 0.62-0.74x and
- * 0.60-0.74x two tiles ahead, 0.55-0.68x four, 0.22-0.34x without; the
+ * 0.60-0.74x two tiles ahead, 0.54-0.68x four, 0.22-0.34x without; the
  * same bits whatever the distance.
  *
  * Threads: a small-M product of a mini-batch of sentences (a file's
