@@ -27,14 +27,14 @@
  * 0.60-0.74x two tiles ahead, 0.54-0.68x four, 0.22-0.34x without; the
  * same bits whatever the distance.
  *
- * Threads: a small-M product of a mini-batch of sentences (a file's
- * decoding step: 32 rows × d_ff or the vocabulary) is split between the
- * threads by rows of B (dot_rows_threaded); a batch-1 step's products
- * (tens of microseconds each, about what waking a worker costs) stay on
- * the calling thread.
- *
- * Deliberately not here: accumulation into C (inference never
- * accumulates). */
+ * Deliberately not here: threads for the small kernels.  A batch-1
+ * step's products are tens of microseconds each, about what waking a
+ * worker costs; a mini-batch's (32 rows × d_ff or the vocabulary) were
+ * tried split between 2 threads by rows of B (parallel_for): a file's
+ * greedy decoding took 5% less wall time and 20% more CPU (1,000 dev
+ * lines, AMD EPYC Zen 4), and a single sentence with beam 4 paid for
+ * starting the worker (12 -> 18 ms).  Nor accumulation into C (inference
+ * never accumulates). */
 #include "gemm_f16.h"
 
 #include <stdlib.h>
@@ -42,7 +42,6 @@
 
 #include "../common/util.h"
 #include "gemm.h"
-#include "parallel.h"
 #include "safetensors.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -136,14 +135,14 @@ static void finish(float *c, float sum, const float *a, const uint16_t *b, int k
 /* C[i, j..j+nb-1] (nb <= TILE1_ROWS) for one row a of A.  Named
  * accumulators, not an array: GCC keeps those in registers (an indexed
  * array went to memory and cost 40 times the time).  A short tile repeats
- * row j.  Each sum is its own chain, k ascending 8 at a time, then hsum:
- * the tile's width does not change a result's bits.  With `fetch`, the
+ * row j.  Each sum is its own chain, k ascending 8 at a time, then hsum's
+ * tree (reduce8_avx2): the tile's width does not change a result's bits.  The
  * TILE1_ROWS rows PREFETCH_ROWS_AVX2 ahead (those below N) are fetched into
  * the cache, in address order, spread over the k loop: a batch-1 step reads
  * B from L3 or memory once, and 8 interleaved streams leave the hardware
  * prefetcher behind. */
 __attribute__((target("avx2,fma,f16c")))
-static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int nb, int N, int K, bool fetch)
+static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int nb, int N, int K)
 {
     const uint16_t *b[TILE1_ROWS];
     for (int q = 0; q < TILE1_ROWS; q++) b[q] = B + (size_t)(j + (q < nb ? q : 0)) * K;
@@ -153,7 +152,7 @@ static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int n
     const char *pf = NULL, *pf_end = NULL;
     size_t pf_step = 0;
     int ahead = j + PREFETCH_ROWS_AVX2, rows = N - ahead < TILE1_ROWS ? N - ahead : TILE1_ROWS;
-    if (fetch && rows > 0 && K >= 8) {
+    if (rows > 0 && K >= 8) {
         pf = (const char *)(B + (size_t)ahead * K);
         pf_end = pf + (size_t)rows * K * sizeof *B;
         pf_step = (((size_t)(pf_end - pf) / (size_t)(K / 8)) + 63) & ~(size_t)63;
@@ -406,16 +405,15 @@ static size_t ahead(const uint16_t *B, int j, int width, int N, int K, const cha
  *     4 rows of A passes over it: B read once per product, not once per
  *     4 rows of A, and converted once (each conversion takes two of the
  *     cycles an FMA port could use). */
-static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K, int j0,
-                            int j1)
+static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
     const char *pf;
     size_t bytes;
     if (M <= 4) {
         int width = M == 1 ? 8 : 4;
-        for (int j = j0; j < j1; j += width) {
-            int cols = j1 - j < width ? j1 - j : width;
-            bytes = ahead(B, j, width, j1, K, &pf);
+        for (int j = 0; j < N; j += width) {
+            int cols = N - j < width ? N - j : width;
+            bytes = ahead(B, j, width, N, K, &pf);
             if (M == 1) row_tile_avx512(C + j, A, B + (size_t)j * K, pf, bytes, cols, K);
             else tile_avx512(C + j, (size_t)N, A, B + (size_t)j * K, NULL, pf, bytes, M, cols, K);
         }
@@ -423,9 +421,9 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
     }
     int K16 = K & ~15;
     float *wb = xmalloc(4 * (size_t)(K16 ? K : 1) * sizeof *wb);
-    for (int j = j0; j < j1; j += 4) {
-        int cols = j1 - j < 4 ? j1 - j : 4;
-        bytes = ahead(B, j, 4, j1, K, &pf);
+    for (int j = 0; j < N; j += 4) {
+        int cols = N - j < 4 ? N - j : 4;
+        bytes = ahead(B, j, 4, N, K, &pf);
         for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
         for (int q = 0; q < cols; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K16);
         for (int i = 0; i < M; i += 4) {
@@ -437,7 +435,7 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
     free(wb);
 }
 
-/* C's columns j0 .. j1-1 through the AVX2 tiles.
+/* All of C through the AVX2 tiles.
  *   - One row of A (a batch-1 decoding step): 8 rows of B at a time,
  *     converted in registers (tile1_avx2), fetching ahead.
  *   - Two rows (a beam of 2): 4 rows of B at a time, each value converted
@@ -448,24 +446,23 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
  *     AVX-512 (dot_rows_avx512).
  * Every element is summed by the same chain whichever tile it is in, so a
  * row's results do not depend on the other rows of A. */
-static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K, int j0,
-                          int j1)
+static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
     if (M <= 2) {
         int width = M == 2 ? 4 : TILE1_ROWS;
-        for (int j = j0; j < j1; j += width) {
-            int nb = j1 - j < width ? j1 - j : width;
+        for (int j = 0; j < N; j += width) {
+            int nb = N - j < width ? N - j : width;
             if (M == 2) tile2_avx2(C + j, N, A, B, j, nb, K);
-            else tile1_avx2(C + j, A, B, j, nb, j1, K, true);
+            else tile1_avx2(C + j, A, B, j, nb, N, K);
         }
         return;
     }
     int K8 = K & ~7;
     float *wb = xmalloc(4 * (size_t)(K8 ? K : 1) * sizeof *wb);
     const char *pf;
-    for (int j = j0; j < j1; j += 4) {
-        int nb = j1 - j < 4 ? j1 - j : 4;
-        size_t bytes = ahead(B, j, 4, j1, K, &pf);
+    for (int j = 0; j < N; j += 4) {
+        int nb = N - j < 4 ? N - j : 4;
+        size_t bytes = ahead(B, j, 4, N, K, &pf);
         for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
         for (int q = 0; q < nb; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K8);
         for (int i = 0; i < M; i += 3)
@@ -473,42 +470,6 @@ static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, in
                            M - i < 3 ? M - i : 3, nb, K);
     }
     free(wb);
-}
-
-/* The rows of B a thread of dot_rows_threaded takes are whole groups of
- * this many (a multiple of every tile's width), so its tiles are those of
- * the whole product; a result's bits do not depend on its tile anyway. */
-#define GROUP_ROWS 8
-
-/* A small-M product on several threads (model/parallel.h), each computing
- * C's columns for its own share of the rows of B: B is still read once, a
- * part by each core.  Only products of at least F16_THREAD_MIN_FMAS
- * multiply-adds are split: a mini-batch of sentences' step (32 rows ×
- * d_ff or the vocabulary), never a batch-1 step, whose products are each
- * a few tens of microseconds, what waking a worker costs. */
-#define F16_THREAD_MIN_FMAS (1u << 22)
-
-typedef struct {
-    float *C;
-    const float *A;
-    const uint16_t *B;
-    int M, N, K;
-    bool avx512;
-} DotRows;
-
-static void dot_rows_groups(void *ctx, int g0, int g1)
-{
-    const DotRows *d = ctx;
-    int j0 = g0 * GROUP_ROWS, j1 = g1 * GROUP_ROWS < d->N ? g1 * GROUP_ROWS : d->N;
-    if (d->avx512) dot_rows_avx512(d->C, d->A, d->B, d->M, d->N, d->K, j0, j1);
-    else dot_rows_avx2(d->C, d->A, d->B, d->M, d->N, d->K, j0, j1);
-}
-
-static void dot_rows_threaded(float *C, const float *A, const uint16_t *B, int M, int N, int K, bool avx512)
-{
-    DotRows d = {C, A, B, M, N, K, avx512};
-    double work = (double)M * N * K * ((double)PARALLEL_MIN_WORK / F16_THREAD_MIN_FMAS);
-    parallel_for((N + GROUP_ROWS - 1) / GROUP_ROWS, work, dot_rows_groups, &d);
 }
 
 __attribute__((target("avx2,fma,f16c")))
@@ -571,7 +532,8 @@ void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int 
     if (M <= 0 || N <= 0) return;
 #if GEMM_F16_X86
     if (M <= GEMM_F16_SMALL_M && use_avx2()) {
-        dot_rows_threaded(C, A, B, M, N, K, use_avx512());
+        if (use_avx512()) dot_rows_avx512(C, A, B, M, N, K);
+        else dot_rows_avx2(C, A, B, M, N, K);
         return;
     }
 #endif

@@ -165,21 +165,22 @@ static void test_generic_path_matches_the_reference(void **state)
     gemm_force_kernel(NULL);
 }
 
-/* A small-M product big enough to be split between threads (32 rows of A,
- * an uneven vocabulary-sized B) gives the same bits on 1, 2 and 3
- * threads, with each kernel; and one row (never split) too. */
-static void test_small_products_give_the_same_bits_on_any_thread_count(void **state)
+/* A product with a vocabulary-sized, uneven B gives the same bits on 1, 2
+ * and 3 threads, with each kernel: the small-M kernels (one thread
+ * whatever the count) and more rows, which widen B and take gemm_nt's
+ * threads. */
+static void test_products_give_the_same_bits_on_any_thread_count(void **state)
 {
     (void)state;
     static const char *const kernels[] = {"avx512", "avx2", "generic"};
-    static const int Ms[] = {1, 4, 8, 32};
+    static const int Ms[] = {1, 4, 8, 32, 33, 64};
     enum { N = 5231, K = 264 };
     Rng rng;
     rng_seed(&rng, 16);
-    float *A = malloc((size_t)32 * K * sizeof *A);
+    float *A = malloc((size_t)64 * K * sizeof *A);
     uint16_t *B = malloc((size_t)N * K * sizeof *B);
-    float *one = malloc((size_t)32 * N * sizeof *one), *many = malloc((size_t)32 * N * sizeof *many);
-    for (int i = 0; i < 32 * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    float *one = malloc((size_t)64 * N * sizeof *one), *many = malloc((size_t)64 * N * sizeof *many);
+    for (int i = 0; i < 64 * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
     for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
     for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
         if (!gemm_force_kernel(kernels[k])) continue;
@@ -424,7 +425,7 @@ int main(void)
         cmocka_unit_test(test_avx512_tiles_sum_in_the_documented_order),
         cmocka_unit_test(test_avx2_path_matches_the_reference),
         cmocka_unit_test(test_generic_path_matches_the_reference),
-        cmocka_unit_test(test_small_products_give_the_same_bits_on_any_thread_count),
+        cmocka_unit_test(test_products_give_the_same_bits_on_any_thread_count),
         cmocka_unit_test(test_widen_is_exact),
         cmocka_unit_test(test_kept_half_decodes_as_widened_tied),
         cmocka_unit_test(test_generic_path_widens_at_load),
