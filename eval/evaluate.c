@@ -14,9 +14,11 @@
  * at full speed, few enough to keep the attention maps' memory small. */
 enum { EVAL_BATCH = 64 };
 
-/* Translate lines [first, first+n) of data, the translatable ones together;
+/* Translate lines [first, first+n) of data, the translatable ones together,
+ * in `work` (the activations, kept from chunk to chunk: fresh ones each
+ * time cost ~230,000 page faults, 15% of --eval's time on the dev set);
  * hyps[i] receives a malloc'd translation or NULL. */
-static void translate_chunk(const Model *model, const Dataset *data, size_t first, size_t n,
+static void translate_chunk(Activations *work, const Model *model, const Dataset *data, size_t first, size_t n,
                             const Vocab *tgt_vocab, const SearchSettings *decode,
                             const char *target_lang, char **hyps)
 {
@@ -34,7 +36,7 @@ static void translate_chunk(const Model *model, const Dataset *data, size_t firs
         outputs[count] = xmalloc((size_t)search_limit(&model->arch, decode, S) * sizeof(int));
         line_of[count++] = i - first;
     }
-    search_translate_many(model, id_buf, src_start, count, decode, outputs, lengths);
+    search_translate_many_in(work, model, id_buf, src_start, count, decode, outputs, lengths, NULL);
     for (int b = 0; b < count; b++) {
         hyps[line_of[b]] = detokenize_ids(tgt_vocab, outputs[b], (size_t)lengths[b], target_lang);
         free(outputs[b]);
@@ -51,9 +53,10 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
     MetricTokenize tok = metric_tokenize_for_lang(target_lang);
     out->skipped = 0;
     char *chunk[EVAL_BATCH];
+    Activations work = {0};
     for (size_t first = 0; first < data->count; first += EVAL_BATCH) {
         size_t n = data->count - first < EVAL_BATCH ? data->count - first : EVAL_BATCH;
-        translate_chunk(model, data, first, n, tgt_vocab, decode, target_lang, chunk);
+        translate_chunk(&work, model, data, first, n, tgt_vocab, decode, target_lang, chunk);
         for (size_t i = 0; i < n; i++) {
             const char *h = chunk[i] ? chunk[i] : "";
             out->skipped += chunk[i] == NULL;
@@ -63,6 +66,7 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
             free(chunk[i]);
         }
     }
+    acts_free(&work);
     out->bleu = bleu_score(&bleu);
     out->chrf = chrf_score(&chrf);
     out->sentences = data->count;
