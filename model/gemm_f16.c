@@ -1,20 +1,21 @@
 /* gemm_f16.c — see gemm_f16.h.
  *
- * The small-M kernel (dot_rows_avx2) computes 8 rows of B against one row
- * of A (tile1_avx2), or 4 rows of B against two rows of A (tile2_avx2), at
- * a time: per 8 values of k it loads 8 (4) × 8 float16 of B, widens them
- * with vcvtph2ps, and does 8 fused multiply-adds into as many vector
- * accumulators, summed horizontally at the end.  B is read
- * once per pair of A rows, sequentially; A (at most a few KB) stays in L1.
- * That keeps a batch-1 decoding step's bytes at 2 per weight.
+ * The small-M kernels (up to GEMM_F16_SMALL_M rows of A) are dot
+ * products.  AVX2 (dot_rows_avx2): 8 rows of B against one row of A
+ * (tile1_avx2) or 4 against two (tile2_avx2), converted in registers: per
+ * 8 values of k they load 8 × 8 float16 of B, widen them with vcvtph2ps
+ * and do 8 fused multiply-adds into as many vector accumulators, summed
+ * horizontally at the end; B is read once, sequentially, and A (a few KB)
+ * stays in L1, so a batch-1 decoding step reads 2 bytes per weight.  More
+ * rows widen 4 rows of B at a time into a buffer that stays in L1, which
+ * the rows of A pass over 3 at a time (rows_body_avx2).
  *
  * With AVX-512 (where gemm.c runs it) tile_avx512 does the same with
- * 16-wide conversions, up to 4 rows of A × 4 of B or 1 × 8, in an order
- * that does not depend on the other rows; it serves up to
- * GEMM_F16_SMALL_M_AVX512 rows, a whole mini-batch of sentences, without the
- * packing of B that the gemm_nt path pays on every call (more than 4 rows
- * widen 4 rows of B at a time into a small buffer that stays in L1: see
- * dot_rows_avx512).
+ * 16-wide conversions, up to 4 rows of A × 4 of B or 1 × 8 (more than 4
+ * rows: over 4 rows of B widened into an L1 buffer, dot_rows_avx512).
+ * Either way a whole mini-batch of sentences goes without the packing of B
+ * that the gemm_nt path pays on every call, and every element is summed
+ * in an order that does not depend on the other rows or on its tile.
  *
  * Streaming B: a batch-1 step reads every weight once from L3 or memory,
  * in tiles of 8 interleaved rows, which the hardware prefetcher follows
@@ -193,9 +194,9 @@ static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const ui
 {
     const uint16_t *bq[4];
     const float *wq[4];
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < 4; q++) { /* wb is NULL unless `wide` */
         size_t off = (size_t)(q < nb ? q : 0) * K;
-        bq[q] = b + off, wq[q] = wb + off;
+        bq[q] = b + off, wq[q] = wide ? wb + off : NULL;
     }
     __m256 acc[3][4];
 #pragma GCC unroll 3

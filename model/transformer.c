@@ -306,7 +306,7 @@ static void project_keys_values(AttentionActs *a, const AttentionParams *p, cons
          * store.  One row at a time read the weights once per sequence
          * (perf: a third of a mini-batched step's products).  Each row's
          * sums are those it gets alone wherever gemm_f16.h promises it
-         * (AVX-512). */
+         * (its AVX2 and AVX-512 kernels). */
         int N = b->count;
         project(a->context, x, p, PROJ_K, N, D);
         project(a->out, x, p, PROJ_V, N, D);

@@ -71,14 +71,14 @@ static void test_products_match_the_reference(void **state)
 
 /* With the x86 kernels (AVX-512, and AVX2 forced) a row's results do not
  * depend on the rows beside it (so a sentence in a batch gets the bits it
- * gets alone): 3, 13 and GEMM_F16_SMALL_M rows at once equal each row by
+ * gets alone): 2, 3, 13 and GEMM_F16_SMALL_M rows at once equal each row by
  * itself, bit for bit. */
 static void test_rows_are_independent(void **state)
 {
     (void)state;
     static const char *const kernels[] = {"avx512", "avx2"};
-    static const int Ms[] = {3, 13, GEMM_F16_SMALL_M};
-    enum { N = 19, K = 40 };
+    static const int Ms[] = {2, 3, 13, GEMM_F16_SMALL_M};
+    enum { N = 19, K = 43 }; /* K: a tail past 8 and 16 */
     Rng rng;
     rng_seed(&rng, 3);
     float A[GEMM_F16_SMALL_M * K], C[GEMM_F16_SMALL_M * N], one[N];
