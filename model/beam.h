@@ -50,8 +50,8 @@ int beam_decode(const Model *model, const int *src_ids, int S, int limit,
  * scores[b] its beam_score.  The hypotheses of several sentences decode as
  * one batch, so a step reads the weights once for all of them.  The tokens
  * and scores are beam_decode's, sentence by sentence, wherever a product
- * gives a row the same bits whatever rows are beside it (AVX-512, and the
- * generic kernel; not AVX2, which pairs rows: see beam.c).  `work`:
+ * gives a row the same bits whatever rows are beside it (gemm_f16.h's AVX2
+ * and AVX-512 kernels, and the generic one).  `work`:
  * activations kept by the caller between calls (acts_fit; start it zeroed,
  * acts_free it at the end); NULL: allocated for this call. */
 void beam_decode_many(Activations *work, const Model *model, const int *src_ids, const int *src_start,
