@@ -20,8 +20,8 @@
 
 /* ---- loops over whole activations, split between threads -------------- */
 
-/* Floats per index of parallel_for: even (dropout's two decisions per
- * draw), and large enough that an index is worth handing out. */
+/* Floats per block of parallel_for_blocks: even (dropout's two decisions
+ * per draw), and large enough that a block is worth handing out. */
 enum { PART = 4096 };
 
 /* One elementwise loop: `range` runs elements i0 .. i1-1 of it. */
@@ -37,19 +37,16 @@ struct Pointwise {
     Rng rng;             /* dropout: the generator before this loop's draws */
 };
 
-static void pointwise_parts(void *ctx, int p0, int p1)
+static void pointwise_range(void *ctx, size_t i0, size_t i1)
 {
     const Pointwise *w = ctx;
-    size_t i0 = (size_t)p0 * PART, i1 = (size_t)p1 * PART;
-    w->range(w, i0, i1 < w->n ? i1 : w->n);
+    w->range(w, i0, i1);
 }
 
 /* `streams`: arrays the loop reads or writes, to weigh its work. */
 static void pointwise_run(const Pointwise *w, int streams)
 {
-    size_t parts = (w->n + PART - 1) / PART;
-    ASSERT(parts <= INT32_MAX);
-    parallel_for((int)parts, (double)w->n * streams, pointwise_parts, (void *)w);
+    parallel_for_blocks(w->n, PART, (double)w->n * streams, pointwise_range, (void *)w);
 }
 
 static void residual_range(const Pointwise *w, size_t i0, size_t i1)

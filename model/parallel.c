@@ -164,26 +164,34 @@ void parallel_for(int n, double work, ParallelFn *fn, void *ctx)
     pthread_mutex_unlock(&pool.busy);
 }
 
-/* Cleared in parts of ZERO_PART floats (a float's bits are 0 whoever
- * writes them). */
-enum { ZERO_PART = 1 << 16 };
-
 typedef struct {
-    float *x;
-    size_t n;
-} Zero;
+    ParallelRangeFn *fn;
+    void *ctx;
+    size_t n, block;
+} Blocks;
 
-static void zero_parts(void *ctx, int p0, int p1)
+/* Blocks b0 .. b1-1 as the items they hold. */
+static void blocks_run(void *ctx, int b0, int b1)
 {
-    const Zero *z = ctx;
-    size_t i0 = (size_t)p0 * ZERO_PART, i1 = (size_t)p1 * ZERO_PART;
-    if (i1 > z->n) i1 = z->n;
-    memset(z->x + i0, 0, (i1 - i0) * sizeof *z->x);
+    const Blocks *b = ctx;
+    size_t i0 = (size_t)b0 * b->block, i1 = (size_t)b1 * b->block;
+    b->fn(b->ctx, i0, i1 < b->n ? i1 : b->n);
 }
 
-void parallel_zero(float *x, size_t n)
+void parallel_for_blocks(size_t n, size_t block, double work, ParallelRangeFn *fn, void *ctx)
 {
-    size_t parts = (n + ZERO_PART - 1) / ZERO_PART;
-    ASSERT(parts <= INT32_MAX);
-    parallel_for((int)parts, (double)n, zero_parts, &(Zero){x, n});
+    size_t blocks = (n + block - 1) / block;
+    ASSERT(blocks <= INT32_MAX);
+    parallel_for((int)blocks, work, blocks_run, &(Blocks){fn, ctx, n, block});
 }
+
+/* Cleared in blocks of ZERO_BLOCK floats (a float's bits are 0 whoever
+ * writes them). */
+enum { ZERO_BLOCK = 1 << 16 };
+
+static void zero_range(void *x, size_t i0, size_t i1)
+{
+    memset((float *)x + i0, 0, (i1 - i0) * sizeof(float));
+}
+
+void parallel_zero(float *x, size_t n) { parallel_for_blocks(n, ZERO_BLOCK, (double)n, zero_range, x); }

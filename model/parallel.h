@@ -29,6 +29,16 @@ typedef void ParallelFn(void *ctx, int i0, int i1);
  * (or an enclosing parallel_for) has the workers. */
 void parallel_for(int n, double work, ParallelFn *fn, void *ctx);
 
+/* Runs items i0 .. i1-1 of a loop over n items; ctx is the caller's. */
+typedef void ParallelRangeFn(void *ctx, size_t i0, size_t i1);
+
+/* fn(ctx, i0, i1) over [0, n) cut into fixed blocks of `block` items, each
+ * thread taking whole blocks: every range starts at a multiple of block
+ * (and ends at one, or at n) whatever the thread count, so what a loop
+ * does per block (a partial sum, a place in a random stream) never depends
+ * on it.  `work` as for parallel_for. */
+void parallel_for_blocks(size_t n, size_t block, double work, ParallelRangeFn *fn, void *ctx);
+
 /* x[0 .. n-1] = 0, split between threads when large: a training step
  * clears its gradients (~10⁷ floats) every time. */
 void parallel_zero(float *x, size_t n);

@@ -42,13 +42,6 @@ void adamw_free(AdamW *opt)
  * neither depends on the thread count. */
 enum { PART = 1 << 14 };
 
-static int parts_of(size_t count)
-{
-    size_t parts = (count + PART - 1) / PART;
-    ASSERT(parts <= INT32_MAX);
-    return (int)parts;
-}
-
 typedef struct {
     float *p, *m, *v;
     const float *g, *decay;
@@ -56,7 +49,7 @@ typedef struct {
     float lr_wd, beta1, beta2, eps, step_size, c2_sqrt;
 } AdamWStep;
 
-static void adamw_parts(void *ctx, int part0, int part1)
+static void adamw_range(void *ctx, size_t i0, size_t i1)
 {
     const AdamWStep *a = ctx;
     float *p = a->p, *m = a->m, *v = a->v;
@@ -66,8 +59,7 @@ static void adamw_parts(void *ctx, int part0, int part1)
      * vectorising the loop. */
     const float lr_wd = a->lr_wd, beta1 = a->beta1, beta2 = a->beta2, eps = a->eps;
     const float step_size = a->step_size, c2_sqrt = a->c2_sqrt;
-    size_t end = (size_t)part1 * PART < a->count ? (size_t)part1 * PART : a->count;
-    for (size_t i = (size_t)part0 * PART; i < end; i++) {
+    for (size_t i = i0; i < i1; i++) {
         p[i] *= 1.0f - lr_wd * decay[i];
         m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
         v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
@@ -86,7 +78,7 @@ void adamw_update(AdamW *opt, Params *params, const Params *grads, const AdamWSe
     AdamWStep a = {params->data, opt->m, opt->v, grads->data, opt->decay, opt->count,
                    s->lr * s->weight_decay, s->beta1, s->beta2, s->eps,
                    (float)(s->lr / c1), (float)sqrt(c2)};
-    parallel_for(parts_of(opt->count), 5.0 * opt->count, adamw_parts, &a);
+    parallel_for_blocks(opt->count, PART, 5.0 * opt->count, adamw_range, &a);
 }
 
 float lr_schedule(long step, float peak, int warmup)
@@ -100,50 +92,48 @@ float lr_schedule(long step, float peak, int warmup)
 typedef struct {
     float *data;
     size_t count;
-    double *sums;  /* [parts]: each part's sum of squares (norm_parts) */
-    float scale;   /* scale_parts' factor */
+    double *sums;  /* [parts]: each part's sum of squares (norm_range) */
+    float scale;   /* scale_range's factor */
 } GradParts;
 
 /* 8 partial sums in double per part: vectorisable, and exact enough for
  * 10⁷ terms. */
-static void norm_parts(void *ctx, int part0, int part1)
+static void norm_range(void *ctx, size_t i0, size_t i1)
 {
     const GradParts *gp = ctx;
-    for (int part = part0; part < part1; part++) {
-        const float *x = gp->data + (size_t)part * PART;
-        size_t n = gp->count - (size_t)part * PART < PART ? gp->count - (size_t)part * PART : PART;
+    for (size_t start = i0; start < i1; start += PART) {
+        const float *x = gp->data + start;
+        size_t n = i1 - start < PART ? i1 - start : PART;
         double acc[8] = {0};
         size_t i = 0;
         for (; i + 8 <= n; i += 8)
             for (int j = 0; j < 8; j++) acc[j] += (double)x[i + j] * x[i + j];
         double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
         for (; i < n; i++) sum += (double)x[i] * x[i];
-        gp->sums[part] = sum;
+        gp->sums[start / PART] = sum;
     }
 }
 
-static void scale_parts(void *ctx, int part0, int part1)
+static void scale_range(void *ctx, size_t i0, size_t i1)
 {
     const GradParts *gp = ctx;
     float *x = gp->data, scale = gp->scale;
-    size_t end = (size_t)part1 * PART < gp->count ? (size_t)part1 * PART : gp->count;
-    for (size_t i = (size_t)part0 * PART; i < end; i++) x[i] *= scale;
+    for (size_t i = i0; i < i1; i++) x[i] *= scale;
 }
 
 float clip_grad_norm(Params *grads, float max_norm)
 {
-    int parts = parts_of(grads->count);
-    GradParts gp = {grads->data, grads->count, xmalloc((parts ? (size_t)parts : 1) * sizeof(double)),
-                    1.0f};
-    parallel_for(parts, (double)grads->count, norm_parts, &gp);
+    size_t parts = (grads->count + PART - 1) / PART;
+    GradParts gp = {grads->data, grads->count, xmalloc((parts ? parts : 1) * sizeof(double)), 1.0f};
+    parallel_for_blocks(grads->count, PART, (double)grads->count, norm_range, &gp);
     double sum = 0.0;
-    for (int part = 0; part < parts; part++) sum += gp.sums[part];
+    for (size_t part = 0; part < parts; part++) sum += gp.sums[part];
     free(gp.sums);
     float norm = (float)sqrt(sum);
     if (max_norm > 0.0f && norm > max_norm) {
         /* torch adds 1e-6 to the norm before dividing */
         gp.scale = max_norm / (norm + 1e-6f);
-        parallel_for(parts, 2.0 * grads->count, scale_parts, &gp);
+        parallel_for_blocks(grads->count, PART, 2.0 * grads->count, scale_range, &gp);
     }
     return norm;
 }
