@@ -78,18 +78,18 @@ static void backward_rows(void *ctx, int n0, int n1)
     }
 }
 
-/* Columns c0·COLS .. c1·COLS-1 of d_weight and d_bias, every row in order. */
+/* Columns i0 .. i1-1 of d_weight and d_bias, every row in order. */
 enum { COLS = 16 };
 
-static void backward_columns(void *ctx, int c0, int c1)
+static void backward_columns(void *ctx, size_t i0, size_t i1)
 {
     const Norm *t = ctx;
-    int D = t->D, i0 = c0 * COLS, i1 = c1 * COLS < D ? c1 * COLS : D;
+    int D = t->D;
     float *dw = t->d_weight, *db = t->d_bias;
     for (int n = 0; n < t->N; n++) {
         const float *x = t->in + (size_t)n * D, *dy = t->d_out + (size_t)n * D;
         float m = t->row_mean[n], r = t->row_rstd[n];
-        for (int i = i0; i < i1; i++) {
+        for (size_t i = i0; i < i1; i++) {
             dw[i] += dy[i] * ((x[i] - m) * r);
             db[i] += dy[i];
         }
@@ -104,5 +104,5 @@ void layernorm_backward(float *d_in, float *d_weight, float *d_bias, const float
     Norm t = {.d_in = d_in, .d_weight = d_weight, .d_bias = d_bias, .in = in, .d_out = d_out,
               .weight = weight, .row_mean = mean, .row_rstd = rstd, .N = N, .D = D};
     parallel_for(N, 4.0 * N * D, backward_rows, &t);
-    parallel_for((D + COLS - 1) / COLS, 3.0 * N * D, backward_columns, &t);
+    parallel_for_blocks((size_t)D, COLS, 3.0 * N * D, backward_columns, &t);
 }

@@ -34,16 +34,15 @@ static void add_bias(float *out, const float *bias, int N, int O)
     if (bias) parallel_for(N, 2.0 * N * O, add_bias_rows, &(Bias){out, bias, N, O});
 }
 
-/* Columns c0·COLS .. c1·COLS-1 of d_bias. */
+/* Columns o0 .. o1-1 of d_bias. */
 enum { COLS = 64 };
 
-static void bias_grad_columns(void *ctx, int c0, int c1)
+static void bias_grad_columns(void *ctx, size_t o0, size_t o1)
 {
     const Bias *b = ctx;
-    int o0 = c0 * COLS, o1 = c1 * COLS < b->O ? c1 * COLS : b->O;
     for (int n = 0; n < b->N; n++) {
         const float *dy = b->in + (size_t)n * b->O;
-        for (int o = o0; o < o1; o++) b->out[o] += dy[o];
+        for (size_t o = o0; o < o1; o++) b->out[o] += dy[o];
     }
 }
 
@@ -67,5 +66,5 @@ void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d
     if (d_in) gemm_nn(d_in, d_out, weight, N, I, O, true);        /* d_out · W */
     if (d_weight) gemm_tn(d_weight, d_out, in, O, I, N, true);    /* d_outᵀ · in */
     if (d_bias)
-        parallel_for((O + COLS - 1) / COLS, (double)N * O, bias_grad_columns, &(Bias){d_bias, d_out, N, O});
+        parallel_for_blocks((size_t)O, COLS, (double)N * O, bias_grad_columns, &(Bias){d_bias, d_out, N, O});
 }
