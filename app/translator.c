@@ -103,7 +103,7 @@ void translator_close(Translator *tr)
 {
     if (!tr) return;
     decode_free(&tr->decoder);
-    acts_free(&tr->batch_acts);
+    search_workspace_free(&tr->batch_work);
     model_free(&tr->model);
     vocab_free(tr->src_vocab);
     vocab_free(tr->tgt_vocab);
@@ -191,59 +191,38 @@ int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_l
     return n;
 }
 
-/* A source's length and place, sorted longest first (ties in input order). */
-typedef struct {
-    int length, index;
-} ByLength;
-
-static int longer_first(const void *a, const void *b)
-{
-    const ByLength *x = a, *y = b;
-    return x->length != y->length ? y->length - x->length : x->index - y->index;
-}
-
 static ExitStatus not_finite(const Translator *tr, const char *where, Error *err);
 
 void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_batch, char **texts,
                          ExitStatus *statuses, Error *errs)
 {
     if (n < 1) return;
-    const ModelArch *a = &tr->model.arch;
-    ByLength *order = xmalloc((size_t)n * sizeof *order);
-    for (int i = 0; i < n; i++) order[i] = (ByLength){srcs[i].count, i};
-    qsort(order, (size_t)n, sizeof *order, longer_first);
-    int *ids = xmalloc((size_t)mini_batch * a->max_len * sizeof *ids);
-    int *start = xmalloc(((size_t)mini_batch + 1) * sizeof *start);
-    int **outputs = xmalloc((size_t)mini_batch * sizeof *outputs);
-    int *lengths = xmalloc((size_t)mini_batch * sizeof *lengths);
-    bool *finite = xmalloc((size_t)mini_batch * sizeof *finite);
-    for (int first = 0; first < n; first += mini_batch) {
-        int count = n - first < mini_batch ? n - first : mini_batch;
-        start[0] = 0;
-        for (int b = 0; b < count; b++) {
-            const SourceIds *s = &srcs[order[first + b].index];
-            memcpy(ids + start[b], s->ids, (size_t)s->count * sizeof *ids);
-            start[b + 1] = start[b] + s->count;
-            outputs[b] = xmalloc((size_t)search_limit(a, &tr->config.decode, s->count) * sizeof(int));
-        }
-        search_translate_many_in(&tr->batch_acts, &tr->model, ids, start, count, &tr->config.decode, outputs,
-                                 lengths, finite);
-        for (int b = 0; b < count; b++) {
-            int i = order[first + b].index;
-            texts[i] = NULL;
-            statuses[i] = EXIT_OK;
-            if (finite[b]) texts[i] = detokenize_ids(tr->tgt_vocab, outputs[b], (size_t)lengths[b],
-                                                     tr->config.target_lang);
-            else statuses[i] = not_finite(tr, "the output log-probabilities", &errs[i]);
-            free(outputs[b]);
-        }
+    const int **ids = xmalloc((size_t)n * sizeof *ids);
+    int *counts = xmalloc((size_t)n * sizeof *counts);
+    int **outputs = xmalloc((size_t)n * sizeof *outputs);
+    int *lengths = xmalloc((size_t)n * sizeof *lengths);
+    bool *finite = xmalloc((size_t)n * sizeof *finite);
+    for (int i = 0; i < n; i++) {
+        ids[i] = srcs[i].ids;
+        counts[i] = srcs[i].count;
+        outputs[i] = xmalloc((size_t)search_limit(&tr->model.arch, &tr->config.decode, counts[i]) * sizeof(int));
+    }
+    search_translate_batches(&tr->batch_work, &tr->model, ids, counts, n, mini_batch, &tr->config.decode,
+                             outputs, lengths, finite);
+    for (int i = 0; i < n; i++) {
+        texts[i] = NULL;
+        statuses[i] = EXIT_OK;
+        if (finite[i])
+            texts[i] = detokenize_ids(tr->tgt_vocab, outputs[i], (size_t)lengths[i], tr->config.target_lang);
+        else
+            statuses[i] = not_finite(tr, "the output log-probabilities", &errs[i]);
+        free(outputs[i]);
     }
     free(finite);
     free(lengths);
     free(outputs);
-    free(start);
+    free(counts);
     free(ids);
-    free(order);
 }
 
 static bool all_finite(const float *x, size_t n)

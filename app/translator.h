@@ -21,7 +21,7 @@ typedef struct {
     Vocab *src_vocab, *tgt_vocab;
     Model model;
     Decoder decoder;
-    Activations batch_acts; /* translator_run_many's, kept from one mini-batch to the next */
+    SearchWorkspace batch_work; /* translator_run_many's activations, kept from one call to the next */
     bool created_weights;   /* the weights were just written by random init */
 } Translator;
 
@@ -79,10 +79,9 @@ int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_l
 
 /* Translate n encoded sources (a maxi-batch of one model's lines) as
  * tr->config.decode says, keeping only the best translation's text:
- * sorted by length and decoded `mini_batch` at a time (greedy decodes a
- * mini-batch at once, beam search all its sentences' hypotheses together:
- * search_translate_many), so that sentences decoded together have similar
- * lengths.  texts[i] receives source i's malloc'd
+ * sorted by length and decoded `mini_batch` at a time, the mini-batches
+ * shared out between the threads (search_translate_batches), so that
+ * sentences decoded together have similar lengths.  texts[i] receives source i's malloc'd
  * translation, or NULL with errs[i] set (EXIT_INPUT, the message
  * translator_check_finite gives) when its log-probabilities are not
  * finite; statuses[i] is EXIT_OK or that. */

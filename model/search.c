@@ -2,11 +2,13 @@
 #include "search.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/util.h"
 #include "beam.h"
+#include "parallel.h"
 
 int search_limit(const ModelArch *arch, const SearchSettings *set, int S)
 {
@@ -63,4 +65,97 @@ void search_translate_many_in(Activations *work, const Model *model, const int *
         free(scores);
     }
     free(limits);
+}
+
+void search_workspace_free(SearchWorkspace *ws)
+{
+    if (!ws) return;
+    for (int t = 0; t < ws->count; t++) acts_free(&ws->acts[t]);
+    free(ws->acts);
+    memset(ws, 0, sizeof *ws);
+}
+
+/* A source's length and place, sorted longest first (ties in input order). */
+typedef struct {
+    int length, index;
+} ByLength;
+
+static int longer_first(const void *a, const void *b)
+{
+    const ByLength *x = a, *y = b;
+    return x->length != y->length ? y->length - x->length : x->index - y->index;
+}
+
+/* search_translate_batches' arguments, shared by its threads. */
+typedef struct {
+    SearchWorkspace *ws;
+    const Model *model;
+    const SearchSettings *set;
+    const int *const *src;
+    const ByLength *order; /* [n]: the sources, longest first */
+    int n, mini_batch;
+    int **outputs, *lengths;
+    bool *finite;
+    atomic_int next_batch; /* the first mini-batch no thread has taken */
+} BatchJob;
+
+/* Thread t's part: take mini-batches until none is left.  Which thread
+ * takes which changes from run to run; what each gives does not. */
+static void decode_batches(void *ctx, int t0, int t1)
+{
+    BatchJob *job = ctx;
+    const ModelArch *a = &job->model->arch;
+    int mb = job->mini_batch;
+    int *ids = xmalloc((size_t)mb * a->max_len * sizeof *ids);
+    int *start = xmalloc(((size_t)mb + 1) * sizeof *start);
+    int **outputs = xmalloc((size_t)mb * sizeof *outputs);
+    int *lengths = xmalloc((size_t)mb * sizeof *lengths);
+    bool *finite = xmalloc((size_t)mb * sizeof *finite);
+    for (int t = t0; t < t1; t++) {
+        int first;
+        while ((first = atomic_fetch_add(&job->next_batch, 1) * mb) < job->n) {
+            int count = job->n - first < mb ? job->n - first : mb;
+            start[0] = 0;
+            for (int b = 0; b < count; b++) {
+                const ByLength *s = &job->order[first + b];
+                memcpy(ids + start[b], job->src[s->index], (size_t)s->length * sizeof *ids);
+                start[b + 1] = start[b] + s->length;
+                outputs[b] = job->outputs[s->index];
+            }
+            search_translate_many_in(&job->ws->acts[t], job->model, ids, start, count, job->set, outputs,
+                                     lengths, finite);
+            for (int b = 0; b < count; b++) {
+                int i = job->order[first + b].index;
+                job->lengths[i] = lengths[b];
+                if (job->finite) job->finite[i] = finite[b];
+            }
+        }
+    }
+    free(finite);
+    free(lengths);
+    free(outputs);
+    free(start);
+    free(ids);
+}
+
+void search_translate_batches(SearchWorkspace *ws, const Model *model, const int *const *src,
+                              const int *src_len, int n, int mini_batch, const SearchSettings *set,
+                              int **outputs, int *lengths, bool *finite)
+{
+    if (n < 1) return;
+    ByLength *order = xmalloc((size_t)n * sizeof *order);
+    for (int i = 0; i < n; i++) order[i] = (ByLength){src_len[i], i};
+    qsort(order, (size_t)n, sizeof *order, longer_first);
+    /* One part per thread; with a single mini-batch there is nothing to
+     * share, and its products use the threads instead. */
+    int batches = (n + mini_batch - 1) / mini_batch;
+    int parts = batches < parallel_threads() ? batches : parallel_threads();
+    if (ws->count < parts) {
+        ws->acts = xrealloc(ws->acts, (size_t)parts * sizeof *ws->acts);
+        memset(ws->acts + ws->count, 0, (size_t)(parts - ws->count) * sizeof *ws->acts);
+        ws->count = parts;
+    }
+    BatchJob job = {ws, model, set, src, order, n, mini_batch, outputs, lengths, finite, 0};
+    parallel_for(parts, (double)PARALLEL_MIN_WORK * batches, decode_batches, &job);
+    free(order);
 }

@@ -50,4 +50,28 @@ void search_translate_many_in(Activations *work, const Model *model, const int *
                               const int *src_start, int count, const SearchSettings *set, int **outputs,
                               int *lengths, bool *finite);
 
+/* Activations for search_translate_batches, one set per thread, kept by
+ * the caller from one call to the next (fresh ones cost page faults).
+ * Start zeroed; free with search_workspace_free. */
+typedef struct {
+    Activations *acts; /* [count] */
+    int count;
+} SearchWorkspace;
+void search_workspace_free(SearchWorkspace *ws); /* NULL-safe, leaves it zeroed */
+
+/* Translate n sources (src[i]: src_len[i] ids, 1 <= src_len[i] <= max_len)
+ * as search_translate_many_in does, a file's worth at a time: sorted by
+ * length (longest first), cut into mini-batches of `mini_batch`, and the
+ * mini-batches shared out between the threads (parallel_set_threads), each
+ * taking the next one not yet taken and decoding it alone in its own
+ * activations.  outputs[i] (room for search_limit ids), lengths[i] and
+ * finite[i] (may be NULL) are source i's, in input order.
+ *
+ * The bits do not depend on the thread count nor on which thread takes a
+ * mini-batch: the mini-batches are the same, and a mini-batch's products
+ * give the same bits on one thread as split between several (parallel.h). */
+void search_translate_batches(SearchWorkspace *ws, const Model *model, const int *const *src,
+                              const int *src_len, int n, int mini_batch, const SearchSettings *set,
+                              int **outputs, int *lengths, bool *finite);
+
 #endif
