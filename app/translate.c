@@ -63,6 +63,7 @@ typedef struct {
     /* issue 12: lines read ahead, sorted by length, decoded together */
     int maxi_batch;            /* --maxi-batch (0: MAXI_BATCH, or 1 on a terminal) */
     int mini_batch;            /* --mini-batch (0: MINI_BATCH) */
+    bool int8;                 /* --int8: the products read int8 matrices */
 } Options;
 
 /* Marian's defaults are 100 mini-batches of 64 sentences; ours are smaller
@@ -133,6 +134,9 @@ static void usage(FILE *out)
             "                        --attention, --html, --explain, --show, --logits)\n"
             "      --mini-batch N    sentences decoded together within one (default 32);\n"
             "                        beam search decodes at most 32 / beam of them a step\n"
+            "      --int8            quantise the weight matrices to int8 when loading\n"
+            "                        (one scale per row): a decoding step reads half the\n"
+            "                        bytes of float16; translations can differ slightly\n"
             "  -t, --threads N       threads for matrix products and for a batch's\n"
             "                        mini-batches (default: all cores)\n"
             "      --init-weights    write a random model to the config's weights path and\n"
@@ -228,7 +232,8 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
 static int parse_options(int argc, char **argv, Options *opt)
 {
     enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML, OPT_EXPLAIN, OPT_SHOW,
-           OPT_ALIGNMENT, OPT_NO_REPEAT, OPT_FROM = 300, OPT_TO, OPT_LIST, OPT_MAXI, OPT_MINI };
+           OPT_ALIGNMENT, OPT_NO_REPEAT, OPT_FROM = 300, OPT_TO, OPT_LIST, OPT_MAXI, OPT_MINI,
+           OPT_INT8 };
     static const struct option longs[] = {
         {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
@@ -244,6 +249,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"input", required_argument, 0, 'i'},    {"output", required_argument, 0, 'o'},
         {"list-models", no_argument, 0, OPT_LIST},
         {"maxi-batch", required_argument, 0, OPT_MAXI}, {"mini-batch", required_argument, 0, OPT_MINI},
+        {"int8", no_argument, 0, OPT_INT8},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "c:a:t:b:n:qhVi:o:", longs, NULL)) != -1) {
@@ -302,6 +308,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         case OPT_MINI:
             if (cli_parse_count("translate", "--mini-batch", optarg, 1024, &opt->mini_batch)) return -1;
             break;
+        case OPT_INT8: opt->int8 = true; break;
         case 'h': usage(stdout); exit(finish_stdout(0));
         case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(finish_stdout(0));
         default:
@@ -500,6 +507,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
         Translator *tr = &s->models[which];
         translator_override_decoding(tr, s->opt->beam, s->opt->n_best, s->opt->logits_path != NULL,
                                      s->opt->no_repeat_ngram);
+        if (s->opt->int8) translator_use_int8(tr);
         if (tr->created_weights && !s->opt->quiet)
             fprintf(stderr, "translate: note: wrote an untrained random model (seed %llu) to %s: "
                             "its translations are noise\n",
@@ -927,6 +935,7 @@ static int eval_file(const Options *opt, const char *config_path)
     /* --eval prints the best translation of each line only: -n and
      * --logits do not change its beam. */
     translator_override_decoding(&tr, opt->beam, 1, false, opt->no_repeat_ngram);
+    if (opt->int8) translator_use_int8(&tr);
     int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;
     Dataset data;
     if (dataset_load(&data, opt->eval_path, src_col, 1 - src_col, tr.src_vocab, tr.tgt_vocab,

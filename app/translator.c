@@ -170,6 +170,11 @@ void translator_source_ids_free(SourceIds *src)
     memset(src, 0, sizeof *src);
 }
 
+void translator_use_int8(Translator *tr)
+{
+    if (!tr->model.params.int8) params_quantize_int8(&tr->model.params, &tr->model.arch);
+}
+
 void translator_override_decoding(Translator *tr, int beam, int n_best, bool keep_logits,
                                   int no_repeat_ngram)
 {

@@ -45,6 +45,11 @@ void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
  * `overwrite`) or cannot be written. */
 ExitStatus translator_init_weights(Translator *tr, const char *config_path, bool overwrite, Error *err);
 
+/* translate --int8: from now on the products read the weight matrices
+ * quantised to int8, one scale per row (params_quantize_int8, gemm_i8.h).
+ * The float16 or float32 weights stay for everything else. */
+void translator_use_int8(Translator *tr);
+
 /* Text tokenised and mapped to ids, with what a user should be told. */
 typedef struct {
     int count;

@@ -292,6 +292,9 @@ done
 # is otherwise read ahead and mini-batched: section 4).
 GREEDY_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 1 --maxi-batch 1 -c "$CONFIG")
 BEAM_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 4 --maxi-batch 1 -c "$CONFIG")
+# The same greedy run with the products on int8 matrices (--int8, an option:
+# its BLEU is in README's "int8 weights").
+GREEDY_I8_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -t 1 -b 1 --maxi-batch 1 --int8 -c "$CONFIG")
 TORCH_TR=""
 if [ $HAVE_TORCH = 1 ] && [ -r "$TMP/dump.safetensors" ]; then
     if [ "$TORCH_SENTENCES" -gt 0 ]; then
@@ -411,7 +414,7 @@ awk -v blas="$HAVE_BLAS" -v core="$BLAS_CORE" -v avx2core="$AVX2_CORE" -v auto="
           h ? (below ? sprintf("missed (%d of %d below)", below, shapes) : "met") : "—") }' "$TMP/gemm_sum.txt"
 awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" \
     -v p1="$(kv "$TORCH_T1" tokens_per_s)" -v p2="$(kv "$TORCH_T2" tokens_per_s)" \
-    -v n="$SENTENCES" -v gs="$GREEDY_S" -v bs="$BEAM_S" \
+    -v n="$SENTENCES" -v gs="$GREEDY_S" -v bs="$BEAM_S" -v g8s="$GREEDY_I8_S" \
     -v pts="$(kv "$TORCH_TR" sentences_per_s)" -v ptn="$(kv "$TORCH_TR" sentences)" \
     -v dec="$DEC_ROWS" -v auto="$KERNEL" \
     -v ss="$STDIN_S" -v ls="$LINE_S" -v es="$EVAL_S" -v lflags="$LINE_FLAGS" \
@@ -454,6 +457,10 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
             (num(ptn) && ptn + 0 < n + 0 ? "; PyTorch on " ptn " of them, evenly spaced" : "") ")",
             fmt(og, "%.1f"), other(pts, "%.1f"), h ? sprintf("%.1f×", og / pts) : "—", "≥ 20× PyTorch",
             verdict(h && og >= 20 * pts, h))
+        o8 = num(g8s) ? n / g8s : 0
+        h = o8 && pts
+        row("greedy-int8", "the same with --int8 (the matrices quantised to int8 at load: an option), sentences/s",
+            fmt(o8, "%.1f"), other(pts, "%.1f"), h ? sprintf("%.1f×", o8 / pts) : "—", "(option; float16: row above)", "")
         ob = num(bs) ? n / bs : 0
         h = og && ob
         row("beam4", "beam 4, sentences/s, 1 thread (reference: our greedy)", fmt(ob, "%.1f"),

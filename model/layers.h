@@ -31,6 +31,9 @@ void linear_forward(float *out, const float *in, const float *weight, const floa
 /* The same with weight float16 (gemm_f16.h), for inference. */
 void linear_forward_f16(float *out, const float *in, const uint16_t *weight, const float *bias,
                         int N, int I, int O);
+/* The same with weight int8, row o times scale[o] (gemm_i8.h): --int8. */
+void linear_forward_i8(float *out, const float *in, const int8_t *weight, const float *scale, const float *bias,
+                       int N, int I, int O);
 /* d_in[N,I] += d_out·W, d_weight[O,I] += d_outᵀ·in, d_bias[O] += Σ_n d_out;
  * any of the three may be NULL to skip it. */
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,

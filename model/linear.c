@@ -8,6 +8,7 @@
  * loops; tests/test_layers.c checks these two by finite differences. */
 #include "gemm.h"
 #include "gemm_f16.h"
+#include "gemm_i8.h"
 #include "layers.h"
 #include "parallel.h"
 
@@ -57,6 +58,13 @@ void linear_forward_f16(float *out, const float *in, const uint16_t *weight, con
                         int N, int I, int O)
 {
     gemm_f16_nt(out, in, weight, N, O, I);
+    add_bias(out, bias, N, O);
+}
+
+void linear_forward_i8(float *out, const float *in, const int8_t *weight, const float *scale, const float *bias,
+                       int N, int I, int O)
+{
+    gemm_i8_nt(out, in, weight, scale, N, O, I);
     add_bias(out, bias, N, O);
 }
 

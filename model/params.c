@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 
 #include "../common/util.h"
+#include "gemm_f16.h"
+#include "gemm_i8.h"
 
 typedef struct {
     ParamSpec *items;
@@ -28,8 +30,8 @@ static void concat(char *buf, size_t size, const char *a, const char *b)
 
 /* Append one tensor named prefix + suffix; cols == 0 means a vector.  It
  * follows the previous tensor in the flat block. */
-static void add(SpecList *list, float **slot, uint16_t **half_slot, ParamKind kind, size_t rows,
-                size_t cols, const char *prefix, const char *suffix)
+static void add_int8(SpecList *list, float **slot, uint16_t **half_slot, Int8Matrix *int8_slot, ParamKind kind,
+                     size_t rows, size_t cols, const char *prefix, const char *suffix)
 {
     if (list->count == list->cap) {
         list->cap = list->cap ? 2 * list->cap : 64;
@@ -45,24 +47,36 @@ static void add(SpecList *list, float **slot, uint16_t **half_slot, ParamKind ki
     s->numel = cols ? rows * cols : rows;
     s->slot = slot;
     s->half_slot = half_slot;
+    s->int8_slot = int8_slot;
     s->data = *slot;
     s->kind = kind;
+}
+
+/* A tensor without an int8 twin. */
+static void add(SpecList *list, float **slot, uint16_t **half_slot, ParamKind kind, size_t rows,
+                size_t cols, const char *prefix, const char *suffix)
+{
+    add_int8(list, slot, half_slot, NULL, kind, rows, cols, prefix, suffix);
 }
 
 /* nn.MultiheadAttention's four tensors, under prefix "...self_attn." */
 static void add_attention(SpecList *l, AttentionParams *p, const char *prefix, size_t D)
 {
-    add(l, &p->in_proj_weight, &p->in_proj_weight_f16, PARAM_MATRIX, 3 * D, D, prefix, "in_proj_weight");
+    add_int8(l, &p->in_proj_weight, &p->in_proj_weight_f16, &p->in_proj_weight_i8, PARAM_MATRIX, 3 * D, D, prefix,
+             "in_proj_weight");
     add(l, &p->in_proj_bias, NULL, PARAM_BIAS, 3 * D, 0, prefix, "in_proj_bias");
-    add(l, &p->out_proj_weight, &p->out_proj_weight_f16, PARAM_MATRIX, D, D, prefix, "out_proj.weight");
+    add_int8(l, &p->out_proj_weight, &p->out_proj_weight_f16, &p->out_proj_weight_i8, PARAM_MATRIX, D, D, prefix,
+             "out_proj.weight");
     add(l, &p->out_proj_bias, NULL, PARAM_BIAS, D, 0, prefix, "out_proj.bias");
 }
 
 static void add_ffn(SpecList *l, FeedForwardParams *p, const char *prefix, size_t D, size_t F)
 {
-    add(l, &p->linear1_weight, &p->linear1_weight_f16, PARAM_MATRIX, F, D, prefix, "linear1.weight");
+    add_int8(l, &p->linear1_weight, &p->linear1_weight_f16, &p->linear1_weight_i8, PARAM_MATRIX, F, D, prefix,
+             "linear1.weight");
     add(l, &p->linear1_bias, NULL, PARAM_BIAS, F, 0, prefix, "linear1.bias");
-    add(l, &p->linear2_weight, &p->linear2_weight_f16, PARAM_MATRIX, D, F, prefix, "linear2.weight");
+    add_int8(l, &p->linear2_weight, &p->linear2_weight_f16, &p->linear2_weight_i8, PARAM_MATRIX, D, F, prefix,
+             "linear2.weight");
     add(l, &p->linear2_bias, NULL, PARAM_BIAS, D, 0, prefix, "linear2.bias");
 }
 
@@ -87,8 +101,8 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
     char layer[64], part[96];
     add(&l, &p->src_embed, &p->src_embed_f16, PARAM_EMBEDDING, (size_t)arch->src_vocab, D, "src_embed.",
         "weight");
-    add(&l, &p->tgt_embed, &p->tgt_embed_f16, PARAM_EMBEDDING, (size_t)arch->tgt_vocab, D, "tgt_embed.",
-        "weight");
+    add_int8(&l, &p->tgt_embed, &p->tgt_embed_f16, arch->tied_output ? &p->generator_weight_i8 : NULL,
+             PARAM_EMBEDDING, (size_t)arch->tgt_vocab, D, "tgt_embed.", "weight");
     for (int i = 0; i < arch->encoder_layers; i++) {
         EncoderLayerParams *e = &p->encoder[i];
         snprintf(layer, sizeof layer, "transformer.encoder.layers.%d.", i);
@@ -110,8 +124,8 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
     }
     add_norm(&l, &p->decoder_norm, "transformer.decoder.norm.", D);
     if (!arch->tied_output)
-        add(&l, &p->generator_weight, &p->generator_weight_f16, PARAM_MATRIX, (size_t)arch->tgt_vocab, D,
-            "generator.", "weight");
+        add_int8(&l, &p->generator_weight, &p->generator_weight_f16, &p->generator_weight_i8, PARAM_MATRIX,
+                 (size_t)arch->tgt_vocab, D, "generator.", "weight");
     add(&l, &p->generator_bias, NULL, PARAM_BIAS, (size_t)arch->tgt_vocab, 0, "generator.", "bias");
     *specs = l.items;
     return l.count;
@@ -194,9 +208,44 @@ void params_alloc_half(Params *p, const ModelArch *arch, bool with_block)
     free(specs);
 }
 
+void params_quantize_int8(Params *p, const ModelArch *arch)
+{
+    ParamSpec *specs;
+    size_t n = params_describe(arch, p, &specs), values = 0, rows = 0;
+    for (size_t i = 0; i < n; i++)
+        if (specs[i].int8_slot) {
+            values += specs[i].numel;
+            rows += specs[i].shape[0];
+        }
+    /* the scales first (float alignment), then the values */
+    p->int8_bytes = rows * sizeof(float) + values;
+    p->int8 = xmalloc(p->int8_bytes ? p->int8_bytes : 1);
+    float *scales = p->int8, *row = xmalloc((n ? specs[0].shape[1] : 1) * sizeof *row);
+    int8_t *q = (int8_t *)(scales + rows);
+    for (size_t i = 0; i < n; i++) {
+        const ParamSpec *s = &specs[i];
+        if (!s->int8_slot) continue;
+        size_t R = s->shape[0], C = s->shape[1];
+        row = xrealloc(row, C * sizeof *row);
+        const float *f32 = *s->slot;
+        const uint16_t *f16 = s->half_slot ? *s->half_slot : NULL;
+        *s->int8_slot = (Int8Matrix){q, scales};
+        for (size_t r = 0; r < R; r++) {
+            if (f16) gemm_f16_widen(row, f16 + r * C, C);
+            else memcpy(row, f32 + r * C, C * sizeof *row);
+            scales[r] = gemm_i8_quantize_row(q + r * C, row, (int)C);
+        }
+        q += R * C;
+        scales += R;
+    }
+    free(row);
+    free(specs);
+}
+
 void params_free(Params *p)
 {
     if (!p) return;
+    free(p->int8);
     big_free(p->half, p->half_count, sizeof(uint16_t));
     if (p->map) munmap(p->map, p->map_bytes);
     big_free(p->data, p->count, sizeof(float));

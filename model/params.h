@@ -28,12 +28,21 @@
 
 #include "arch.h"
 
+/* A weight matrix quantised for inference with translate --int8
+ * (params_quantize_int8, gemm_i8.h): row r's values are q[r·cols + c] ·
+ * scale[r].  Both NULL when the model is not quantised. */
+typedef struct {
+    int8_t *q;
+    float *scale;
+} Int8Matrix;
+
 typedef struct {
     float *in_proj_weight;  /* [3D, D]: rows 0..D-1 make Q, D..2D-1 K, 2D..3D-1 V */
     float *in_proj_bias;    /* [3D] */
     float *out_proj_weight; /* [D, D] */
     float *out_proj_bias;   /* [D] */
     uint16_t *in_proj_weight_f16, *out_proj_weight_f16; /* the same, float16, or NULL */
+    Int8Matrix in_proj_weight_i8, out_proj_weight_i8;   /* the same, int8 (--int8), or NULL */
 } AttentionParams;
 
 typedef struct {
@@ -47,6 +56,7 @@ typedef struct {
     float *linear2_weight;  /* [D, F] */
     float *linear2_bias;    /* [D] */
     uint16_t *linear1_weight_f16, *linear2_weight_f16; /* the same, float16, or NULL */
+    Int8Matrix linear1_weight_i8, linear2_weight_i8;   /* the same, int8 (--int8), or NULL */
 } FeedForwardParams;
 
 typedef struct {
@@ -80,6 +90,12 @@ typedef struct {
                                     `*_f16` fields point into (model.c), or NULL */
     size_t map_bytes;
     uint16_t *src_embed_f16, *tgt_embed_f16, *generator_weight_f16;
+    /* int8 inference (--int8): the block holding every Int8Matrix's
+     * values and scales (the float or float16 matrices stay, for
+     * everything but the products), or NULL */
+    void *int8;
+    size_t int8_bytes;
+    Int8Matrix generator_weight_i8; /* tgt_embed's when tied */
 } Params;
 
 /* What a tensor is, which decides how it starts (model.c) and whether
@@ -100,6 +116,8 @@ typedef struct {
     size_t offset;               /* floats from the start of the flat block */
     float **slot;                /* the Params field that points at it */
     uint16_t **half_slot;        /* its float16 twin (matrices and embeddings), else NULL */
+    Int8Matrix *int8_slot;       /* its int8 twin (the matrices a product reads: tgt_embed's
+                                    is the generator's when tied), else NULL */
     float *data;                 /* where it is (after params_alloc) */
     ParamKind kind;
 } ParamSpec;
@@ -128,6 +146,10 @@ void params_alloc(Params *params, const ModelArch *arch);
  * the half slots stay NULL: the caller points them into `map`.
  * params_free frees the blocks and unmaps `map`. */
 void params_alloc_half(Params *params, const ModelArch *arch, bool with_block);
+/* Give every tensor with an int8_slot its int8 twin (gemm_i8_quantize_row
+ * row by row, from its float32 or float16 values), in one new block
+ * (`int8`): the products then read the int8 matrices (translate --int8). */
+void params_quantize_int8(Params *params, const ModelArch *arch);
 void params_free(Params *params); /* NULL-safe, leaves it zeroed */
 
 #endif

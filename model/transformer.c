@@ -120,12 +120,14 @@ static void norm_backward(float *d_x, NormParams *dp, const float *d_out, const 
 }
 
 /* out[N,O] = x[N,I] · rows row0..row0+O-1 of a weight matrix ᵀ + bias,
- * whether the model keeps it float32 (w) or float16 (w16, inference on a
- * float16 file: params.h); the other pointer is NULL. */
-static void linear(float *out, const float *x, const float *w, const uint16_t *w16, size_t row0,
-                   const float *bias, int N, int I, int O)
+ * through its int8 twin when the model has one (w8, --int8), else as the
+ * model keeps it: float32 (w) or float16 (w16, inference on a float16
+ * file: params.h; w is then NULL). */
+static void linear(float *out, const float *x, const float *w, const uint16_t *w16, const Int8Matrix *w8,
+                   size_t row0, const float *bias, int N, int I, int O)
 {
-    if (w16) linear_forward_f16(out, x, w16 + row0 * I, bias, N, I, O);
+    if (w8->q) linear_forward_i8(out, x, w8->q + row0 * I, w8->scale + row0, bias, N, I, O);
+    else if (w16) linear_forward_f16(out, x, w16 + row0 * I, bias, N, I, O);
     else linear_forward(out, x, w + row0 * I, bias, N, I, O);
 }
 
@@ -140,7 +142,7 @@ static void embed(float *out, const int *ids, const float *table, const uint16_t
 static void project(float *out, const float *x, const AttentionParams *p, int which, int N, int D)
 {
     size_t off = (size_t)which * D;
-    linear(out, x, p->in_proj_weight, p->in_proj_weight_f16, off, p->in_proj_bias + off, N, D, D);
+    linear(out, x, p->in_proj_weight, p->in_proj_weight_f16, &p->in_proj_weight_i8, off, p->in_proj_bias + off, N, D, D);
 }
 
 static void project_backward(float *d_x, AttentionParams *dp, const float *d_out, const float *x,
@@ -156,7 +158,7 @@ enum { PROJ_Q, PROJ_K, PROJ_V };
 /* The output projection that follows the heads' concatenation. */
 static void attention_output(AttentionActs *a, const AttentionParams *p, int N, int D, Dropout drop)
 {
-    linear(a->out, a->context, p->out_proj_weight, p->out_proj_weight_f16, 0, p->out_proj_bias, N, D, D);
+    linear(a->out, a->context, p->out_proj_weight, p->out_proj_weight_f16, &p->out_proj_weight_i8, 0, p->out_proj_bias, N, D, D);
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
@@ -363,10 +365,10 @@ static void ffn_forward(FeedForwardActs *a, const FeedForwardParams *p, const fl
                         const ModelArch *arch, Dropout drop)
 {
     int D = arch->d_model, F = arch->d_ff;
-    linear(a->hidden_pre, x, p->linear1_weight, p->linear1_weight_f16, 0, p->linear1_bias, N, D, F);
+    linear(a->hidden_pre, x, p->linear1_weight, p->linear1_weight_f16, &p->linear1_weight_i8, 0, p->linear1_bias, N, D, F);
     activation_forward(a->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
     maybe_dropout(a->hidden, a->hidden_mask, (size_t)N * F, drop);
-    linear(a->out, a->hidden, p->linear2_weight, p->linear2_weight_f16, 0, p->linear2_bias, N, F, D);
+    linear(a->out, a->hidden, p->linear2_weight, p->linear2_weight_f16, &p->linear2_weight_i8, 0, p->linear2_bias, N, F, D);
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
@@ -532,7 +534,8 @@ void transformer_decode(Activations *a, const Model *m, const Batch *b)
         x = a->decoder[l].out;
     }
     const float *y = norm_forward(&a->decoder_norm, &m->params.decoder_norm, x, N, D);
-    linear(a->logits, y, m->params.generator_weight, m->params.generator_weight_f16, 0,
+    linear(a->logits, y, m->params.generator_weight, m->params.generator_weight_f16,
+           &m->params.generator_weight_i8, 0,
            m->params.generator_bias, N, D, arch->tgt_vocab);
 }
 
