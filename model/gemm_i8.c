@@ -9,7 +9,8 @@
  * sign-extended and converted in registers, the next 8 rows fetched
  * meanwhile: q is read once, at a quarter of float32's bytes.  Several
  * rows (a beam, a mini-batch) convert each 16 values once for 4 rows of A
- * (AVX-512), or widen 8 rows of q into an L1 buffer first (AVX2). */
+ * (AVX-512), or widen 4 rows of q into an L1 buffer first, which 3 rows
+ * of A at a time then read (AVX2: 16 registers). */
 #include "gemm_i8.h"
 
 #include <math.h>
@@ -106,12 +107,19 @@ static void tile_avx512(float *c, const float *a, const int8_t *q, const float *
     }
 }
 
-/* The same in 8 lanes.  The rows come as int8 (q, widened in registers)
- * or, when `wide` is not NULL, already widened to float: the same values
- * in the same order, so the same bits. */
-__attribute__((target("avx2,fma"), always_inline))
-static inline void tile_body_avx2(float *c, const float *a, const int8_t *q, const float *wide,
-                                  const float *scale, const int8_t *next, int K)
+/* The horizontal sum of 8 lanes, always in this tree. */
+__attribute__((target("avx2"), always_inline))
+static inline float hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* tile_avx512 in 8 lanes. */
+__attribute__((target("avx2,fma")))
+static void tile_avx2(float *c, const float *a, const int8_t *q, const float *scale, const int8_t *next, int K)
 {
     __m256 acc[TILE_ROWS];
 #pragma GCC unroll 8
@@ -124,20 +132,58 @@ static inline void tile_body_avx2(float *c, const float *a, const int8_t *q, con
             for (int r = 0; r < TILE_ROWS; r++) _mm_prefetch((const char *)next + (size_t)r * K + k, _MM_HINT_T0);
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_ROWS; r++) {
-            __m256 b = wide ? _mm256_loadu_ps(wide + (size_t)r * K + k)
-                            : _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                                  _mm_loadl_epi64((const __m128i *)(q + (size_t)r * K + k))));
+            __m256 b = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q + (size_t)r * K + k))));
             acc[r] = _mm256_fmadd_ps(av, b, acc[r]);
         }
     }
     for (int r = 0; r < TILE_ROWS; r++) {
-        __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc[r]), _mm256_extractf128_ps(acc[r], 1));
-        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        float sum = _mm_cvtss_f32(s);
+        float sum = hsum8(acc[r]);
         for (int t = k; t < K; t++) sum += a[t] * (float)q[(size_t)r * K + t];
         c[r] = sum * scale[r];
     }
+}
+
+/* R rows of A (1 to 3) against 4 rows of q already widened to float in
+ * `wide` (4 · K, in L1): each value loaded once for all R, R · 4 sums,
+ * each the one tile_avx2 makes (8 lanes in k order, hsum8), so an
+ * element's bits are the same in either kernel.  (16 registers: 12 sums,
+ * 3 rows of A, one of q.) */
+__attribute__((target("avx2,fma"), always_inline))
+static inline void rows_wide_body_avx2(float *c, size_t ldc, const float *a, const int8_t *q, const float *wide,
+                                       const float *scale, const int R, int K)
+{
+    __m256 acc[3][4];
+#pragma GCC unroll 3
+    for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) acc[i][r] = _mm256_setzero_ps();
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 av[3];
+#pragma GCC unroll 3
+        for (int i = 0; i < R; i++) av[i] = _mm256_loadu_ps(a + (size_t)i * K + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            __m256 b = _mm256_loadu_ps(wide + (size_t)r * K + k);
+#pragma GCC unroll 3
+            for (int i = 0; i < R; i++) acc[i][r] = _mm256_fmadd_ps(av[i], b, acc[i][r]);
+        }
+    }
+    for (int i = 0; i < R; i++)
+        for (int r = 0; r < 4; r++) {
+            float sum = hsum8(acc[i][r]);
+            for (int t = k; t < K; t++) sum += a[(size_t)i * K + t] * (float)q[(size_t)r * K + t];
+            c[(size_t)i * ldc + r] = sum * scale[r];
+        }
+}
+
+__attribute__((target("avx2,fma")))
+static void rows_wide_avx2(float *c, size_t ldc, const float *a, const int8_t *q, const float *wide,
+                           const float *scale, int R, int K)
+{
+    if (R >= 3) rows_wide_body_avx2(c, ldc, a, q, wide, scale, 3, K);
+    else if (R == 2) rows_wide_body_avx2(c, ldc, a, q, wide, scale, 2, K);
+    else rows_wide_body_avx2(c, ldc, a, q, wide, scale, 1, K);
 }
 
 /* R rows of A (1 to 4) against 4 rows of q, each 16 values of q widened
@@ -182,18 +228,6 @@ static void rows_avx512(float *c, size_t ldc, const float *a, const int8_t *q, c
     else rows_body_avx512(c, ldc, a, q, scale, 1, K);
 }
 
-__attribute__((target("avx2,fma")))
-static void tile_avx2(float *c, const float *a, const int8_t *q, const float *scale, const int8_t *next, int K)
-{
-    tile_body_avx2(c, a, q, NULL, scale, next, K);
-}
-__attribute__((target("avx2,fma")))
-static void tile_wide_avx2(float *c, const float *a, const int8_t *q, const float *wide, const float *scale,
-                           int K)
-{
-    tile_body_avx2(c, a, q, wide, scale, NULL, K);
-}
-
 /* out[0..n-1] = in[0..n-1] as floats (exact), 16 at a time. */
 __attribute__((target("avx2")))
 static size_t widen_avx2(float *out, const int8_t *in, size_t n)
@@ -225,9 +259,9 @@ static void widen(float *out, const int8_t *in, size_t n)
  *   - One row of A (a batch-1 decoding step): TILE_ROWS rows of q at a
  *     time, widened in registers.
  *   - More rows (a beam, a mini-batch), AVX-512: 4 rows of q at a time,
- *     widened in registers once per 4 rows of A (rows_avx512); AVX2: a
- *     tile widened once into a buffer that stays in L1 while every row of
- *     A passes over it.
+ *     widened in registers once per 4 rows of A (rows_avx512); AVX2: 4
+ *     rows of q widened once into a buffer that stays in L1 while the rows
+ *     of A pass over it 3 at a time (rows_wide_avx2).
  * An element's bits depend on its row of q alone (inside the last whole
  * tile, the same sum whichever kernel; past it, plain_columns), never on M. */
 static void dot_rows(bool avx512, float *C, const float *A, const int8_t *q, const float *scale, int M, int N,
@@ -250,14 +284,14 @@ static void dot_rows(bool avx512, float *C, const float *A, const int8_t *q, con
                 rows_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, tile, scale + j, M - i, K);
         }
     } else {
-        float *wide = xmalloc((size_t)TILE_ROWS * K * sizeof *wide);
-        for (int j = 0; j < whole; j += TILE_ROWS) {
+        float *wide = xmalloc((size_t)4 * K * sizeof *wide);
+        for (int j = 0; j < whole; j += 4) {
             const int8_t *tile = q + (size_t)j * K;
-            if (j + 2 * TILE_ROWS <= whole)
-                for (size_t o = 0; o < (size_t)TILE_ROWS * K; o += 64)
-                    _mm_prefetch((const char *)tile + TILE_ROWS * K + o, _MM_HINT_T0);
-            widen(wide, tile, (size_t)TILE_ROWS * K);
-            for (int i = 0; i < M; i++) tile_wide_avx2(C + (size_t)i * N + j, A + (size_t)i * K, tile, wide, scale + j, K);
+            if (j + 8 <= whole)
+                for (size_t o = 0; o < (size_t)4 * K; o += 64) _mm_prefetch((const char *)tile + 4 * K + o, _MM_HINT_T0);
+            widen(wide, tile, (size_t)4 * K);
+            for (int i = 0; i < M; i += 3)
+                rows_wide_avx2(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, tile, wide, scale + j, M - i, K);
         }
         free(wide);
     }
