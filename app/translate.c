@@ -215,6 +215,8 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
     else if (o->force && !o->init_weights) why = "--force needs --init-weights";
     else if (n_texts && o->eval_path) why = "--eval reads its sentences from the TSV: no TEXT arguments";
     else if (n_texts && o->init_weights) why = "--init-weights translates nothing: no TEXT arguments";
+    else if (o->int8 && (o->init_weights || o->list_models))
+        why = "--int8 is for translating and --eval (not --init-weights or --list-models)";
     else if (o->list_models && (n_texts || o->eval_path || o->init_weights || o->config_path || o->from || o->to))
         why = "--list-models takes no TEXT, --eval, --init-weights, -c, --from or --to";
     else if (!translating && (o->input_path || o->output_path))
@@ -958,6 +960,7 @@ static int eval_file(const Options *opt, const char *config_path)
         char how[64];
         if (decode.beam > 1) snprintf(how, sizeof how, "beam %d, length penalty %.2g", decode.beam, decode.length_penalty);
         else snprintf(how, sizeof how, "greedy");
+        if (opt->int8) strcat(how, ", int8 weights");
         printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
                opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, how, s.seconds, s.skipped);
         const char *inputs[] = {config_path, opt->eval_path, tr.config.weights_path,

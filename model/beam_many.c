@@ -22,8 +22,9 @@
  *
  * The same bits as beam_decode need each product of a step to take the
  * kernel it takes for one sentence's hypotheses, whose rows do not depend
- * on each other: at most rows_alike() rows (gemm_f16.h's small-M kernels for a
- * float16 model, gemm.h's small-M path for float32).  So a mini-batch is
+ * on each other: at most rows_alike() rows (gemm_i8.h's small-M kernels with
+ * --int8, gemm_f16.h's for a float16 model, gemm.h's small-M path for
+ * float32).  So a mini-batch is
  * decoded rows_alike() / beam sentences at a time, and each group's sources
  * are encoded in chunks of at most that many tokens (a longer sentence
  * alone, as it is encoded on its own). */
@@ -36,9 +37,14 @@
 #include "beam_impl.h"
 #include "gemm.h"
 #include "gemm_f16.h"
+#include "gemm_i8.h"
 
 /* See above: up to this many rows a product's rows are independent. */
-static int rows_alike(const Model *m) { return model_is_half(m) ? GEMM_F16_SMALL_M : GEMM_SMALL_M; }
+static int rows_alike(const Model *m)
+{
+    if (m->params.int8) return GEMM_I8_SMALL_M;
+    return model_is_half(m) ? GEMM_F16_SMALL_M : GEMM_SMALL_M;
+}
 
 typedef struct {
     const Model *model;

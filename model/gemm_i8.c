@@ -1,16 +1,17 @@
 /* gemm_i8.c — products with an int8 weight matrix (see gemm_i8.h).
  *
- * Each element is a float sum in 16 (AVX-512) or 8 (AVX2) lanes, in k
- * order, reduced at the end and times its row's scale; which kernel
- * computes it never changes that, so a row of A gets the same bits
- * whatever rows are beside it.  One row of A (a batch-1 decoding step)
- * takes 8 rows of q at a time, 8 independent chains (what keeps both FMA
- * units busy, as gemm_f16.c's tile1_avx2 found), the int8 values
- * sign-extended and converted in registers, the next 8 rows fetched
- * meanwhile: q is read once, at a quarter of float32's bytes.  Several
- * rows (a beam, a mini-batch) convert each 16 values once for 4 rows of A
- * (AVX-512), or widen 4 rows of q into an L1 buffer first, which 3 rows
- * of A at a time then read (AVX2: 16 registers). */
+ * On the x86 small-M path each element is a float sum in 16 (AVX-512) or
+ * 8 (AVX2) lanes, in k order, reduced at the end and times its row's
+ * scale; which of the path's kernels computes it never changes that, so
+ * within GEMM_I8_SMALL_M rows a row of A gets the same bits whatever rows
+ * are beside it.  One row of A (a batch-1 decoding step) takes 8 rows of
+ * q at a time, 8 independent chains (what keeps both FMA units busy, as
+ * gemm_f16.c's tile1_avx2 found), the int8 values sign-extended and
+ * converted in registers, the next 8 rows fetched meanwhile: q is read
+ * once, at a quarter of float32's bytes.  Several rows (a beam, a
+ * mini-batch) convert each 16 values once for 4 rows of A (AVX-512), or
+ * widen 4 rows of q into an L1 buffer first, which 3 rows of A at a time
+ * then read (AVX2: 16 registers). */
 #include "gemm_i8.h"
 
 #include <math.h>
@@ -59,9 +60,11 @@ float gemm_i8_quantize_row(int8_t *q, const float *w, int K)
     return scale;
 }
 
-/* Columns j0..N-1 of C by plain loops, each element in k order: the
- * generic path, and the rows of q past the last whole tile on the x86
- * paths. */
+/* ---- the x86 kernels ------------------------------------------------------ */
+
+#if GEMM_I8_X86
+/* Columns j0..N-1 of C by plain loops, each element in k order: the rows
+ * of q past the last whole tile on the x86 small-M path. */
 static void plain_columns(float *C, const float *A, const int8_t *q, const float *scale, int M, int N, int K,
                           int j0)
 {
@@ -75,9 +78,6 @@ static void plain_columns(float *C, const float *A, const int8_t *q, const float
         }
 }
 
-/* ---- the x86 kernels ------------------------------------------------------ */
-
-#if GEMM_I8_X86
 /* c[0..TILE_ROWS-1] = scale · (a · rows 0..TILE_ROWS-1 of q), the k tail
  * (K not a multiple of the vector width) added after the vector sums; the
  * int8 values widened in registers.  With `next`, the tile after this one
@@ -228,7 +228,7 @@ static void rows_avx512(float *c, size_t ldc, const float *a, const int8_t *q, c
     else rows_body_avx512(c, ldc, a, q, scale, 1, K);
 }
 
-/* out[0..n-1] = in[0..n-1] as floats (exact), 16 at a time. */
+/* out[0..n-1] = in[0..n-1] as floats (exact), 8 at a time. */
 __attribute__((target("avx2")))
 static size_t widen_avx2(float *out, const int8_t *in, size_t n)
 {
@@ -317,28 +317,28 @@ static int block_rows(int N, int K)
 void gemm_i8_nt(float *C, const float *A, const int8_t *q, const float *scale, int M, int N, int K)
 {
     if (M <= 0 || N <= 0) return;
-    if (M <= GEMM_F16_SMALL_M) {
 #if GEMM_I8_X86
-        if (use_vector_kernels()) {
-            dot_rows(strcmp(gemm_i8_kernel_name(), "avx512") == 0, C, A, q, scale, M, N, K);
-            return;
-        }
-#endif
-        plain_columns(C, A, q, scale, M, N, K, 0);
+    if (M <= GEMM_I8_SMALL_M && use_vector_kernels()) {
+        dot_rows(strcmp(gemm_i8_kernel_name(), "avx512") == 0, C, A, q, scale, M, N, K);
         return;
     }
-    /* Large M: q widened a block of rows at a time (exactly: small
-     * integers), gemm_nt's kernels and threads on it, then each column
-     * times its row's scale. */
+#endif
+    /* Large M, or no x86 kernel: q widened a block of rows at a time
+     * (exactly: small integers), gemm_nt's kernels and threads on it (on
+     * the plain C path its kernel sums each element in k order whatever
+     * M), then each column times its row's scale.  When the block is all
+     * of q, C is written in place; otherwise each block's columns go
+     * through tmp[M, rows]. */
     int rows = block_rows(N, K);
     float *wide = xmalloc((size_t)rows * K * sizeof *wide);
-    float *tmp = xmalloc((size_t)M * rows * sizeof *tmp);
+    float *tmp = rows < N ? xmalloc((size_t)M * rows * sizeof *tmp) : NULL;
     for (int j = 0; j < N; j += rows) {
         int nb = N - j < rows ? N - j : rows;
         widen(wide, q + (size_t)j * K, (size_t)nb * K);
-        gemm_nt(tmp, A, wide, M, nb, K, false);
+        float *out = tmp ? tmp : C;
+        gemm_nt(out, A, wide, M, nb, K, false);
         for (int i = 0; i < M; i++)
-            for (int c = 0; c < nb; c++) C[(size_t)i * N + j + c] = tmp[(size_t)i * nb + c] * scale[j + c];
+            for (int c = 0; c < nb; c++) C[(size_t)i * N + j + c] = out[(size_t)i * nb + c] * scale[j + c];
     }
     free(tmp);
     free(wide);

@@ -217,11 +217,13 @@ void params_quantize_int8(Params *p, const ModelArch *arch)
             values += specs[i].numel;
             rows += specs[i].shape[0];
         }
-    /* the scales first (float alignment), then the values */
-    p->int8_bytes = rows * sizeof(float) + values;
-    p->int8 = xmalloc(p->int8_bytes ? p->int8_bytes : 1);
-    float *scales = p->int8, *row = xmalloc((n ? specs[0].shape[1] : 1) * sizeof *row);
-    int8_t *q = (int8_t *)(scales + rows);
+    /* the scales first (float alignment), then the values from a 64-byte
+     * boundary (a cache line: the kernels stream them) */
+    size_t scale_bytes = (rows * sizeof(float) + 63) & ~(size_t)63;
+    p->int8_bytes = scale_bytes + values;
+    p->int8 = big_calloc(p->int8_bytes, 1);
+    float *scales = p->int8, *row = NULL;
+    int8_t *q = (int8_t *)p->int8 + scale_bytes;
     for (size_t i = 0; i < n; i++) {
         const ParamSpec *s = &specs[i];
         if (!s->int8_slot) continue;
@@ -245,7 +247,7 @@ void params_quantize_int8(Params *p, const ModelArch *arch)
 void params_free(Params *p)
 {
     if (!p) return;
-    free(p->int8);
+    big_free(p->int8, p->int8_bytes, 1);
     big_free(p->half, p->half_count, sizeof(uint16_t));
     if (p->map) munmap(p->map, p->map_bytes);
     big_free(p->data, p->count, sizeof(float));

@@ -71,22 +71,25 @@ static void test_products_match_the_reference(void **state)
 }
 
 /* A row's results do not depend on the rows beside it (a sentence in a
- * batch or a beam gets the bits it gets alone): up to GEMM_F16_SMALL_M
- * rows at once equal each row by itself, bit for bit, on every kernel. */
+ * batch or a beam gets the bits it gets alone): up to GEMM_I8_SMALL_M
+ * rows at once equal each row by itself, bit for bit, on every kernel;
+ * on the generic one, more rows too (gemm_i8.h). */
 static void test_rows_are_independent(void **state)
 {
     (void)state;
-    static const int Ms[] = {2, 3, 4, 5, 13, GEMM_F16_SMALL_M};
+    enum { MAX_M = 70 };
+    static const int Ms[] = {2, 3, 4, 5, 13, GEMM_I8_SMALL_M, GEMM_I8_SMALL_M + 1, MAX_M};
     enum { N = 27, K = 43 }; /* N: 3 tiles of 8 and 3 rows past them */
     Rng rng;
     rng_seed(&rng, 3);
-    float A[GEMM_F16_SMALL_M * K], C[GEMM_F16_SMALL_M * N], one[N], scale[N];
+    float A[MAX_M * K], C[MAX_M * N], one[N], scale[N];
     int8_t q[N * K];
-    for (int i = 0; i < GEMM_F16_SMALL_M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    for (int i = 0; i < MAX_M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
     random_matrix(q, scale, N, K, &rng);
     for (size_t k = 0; k < sizeof KERNELS / sizeof *KERNELS; k++) {
         if (!force(k)) continue;
         for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+            if (Ms[m] > GEMM_I8_SMALL_M && strcmp(KERNELS[k], "generic") != 0) continue;
             gemm_i8_nt(C, A, q, scale, Ms[m], N, K);
             for (int i = 0; i < Ms[m]; i++) {
                 gemm_i8_nt(one, A + i * K, q, scale, 1, N, K);
@@ -119,7 +122,9 @@ static void test_quantize_row(void **state)
 }
 
 /* The shipped model with --int8: the same translation of a plain
- * sentence, and a mini-batch gives what one line at a time gives. */
+ * sentence as float16, and mini-batches of 2 short lines (within
+ * GEMM_I8_SMALL_M rows: the same bits) give what one line at a time
+ * gives.  Then the options --int8 does nothing with are refused. */
 static void test_int8_translates_like_float16(void **state)
 {
     (void)state;
@@ -144,6 +149,16 @@ static void test_int8_translates_like_float16(void **state)
     assert_string_equal(a.out, b.out);
     run_result_free(&a);
     run_result_free(&b);
+    const char *const init[] = {"./translate", "--int8", "--init-weights", "-c", "configs/en-zh.yaml", NULL};
+    const char *const list[] = {"./translate", "--int8", "--list-models", NULL};
+    const char *const *refused[] = {init, list};
+    for (int i = 0; i < 2; i++) {
+        RunResult r = run_program(refused[i], NULL, 0);
+        assert_int_equal(r.status, 2); /* EXIT_USAGE */
+        expect_in(r.err, "--int8 is for translating");
+        assert_int_equal(count_lines(r.err), 1);
+        run_result_free(&r);
+    }
 }
 
 int main(void)
