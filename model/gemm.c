@@ -1222,3 +1222,34 @@ void gemm_tn(float *C, const float *A, const float *B, int M, int N, int K, bool
     Product p = {C, (size_t)N, A, B, 1, (size_t)M, (size_t)N, 1, M, N, K, accumulate};
     gemm(&p);
 }
+
+/* Rows of B widened at a time: at most ~1 MiB of float32. */
+static int widened_block_rows(int N, int K)
+{
+    int rows = (1 << 18) / (K > 0 ? K : 1);
+    if (rows < 16) rows = 16;
+    return rows < N ? rows : N;
+}
+
+void gemm_nt_widened(float *C, const float *A, const void *B, GemmWidenFn *widen, int M, int N, int K)
+{
+    if (M <= 0 || N <= 0) return;
+    /* When the block is all of B, C is written in place; otherwise each
+     * block's columns go through tmp[M, rows]. */
+    int rows = widened_block_rows(N, K);
+    float *wide = xmalloc((size_t)rows * K * sizeof *wide);
+    float *tmp = rows < N ? xmalloc((size_t)M * rows * sizeof *tmp) : NULL;
+    for (int j = 0; j < N; j += rows) {
+        int nb = N - j < rows ? N - j : rows;
+        widen(wide, B, (size_t)j, (size_t)nb, K);
+        if (!tmp) {
+            gemm_nt(C, A, wide, M, N, K, false);
+            break;
+        }
+        gemm_nt(tmp, A, wide, M, nb, K, false);
+        for (int i = 0; i < M; i++)
+            memcpy(C + (size_t)i * N + j, tmp + (size_t)i * nb, (size_t)nb * sizeof *C);
+    }
+    free(tmp);
+    free(wide);
+}

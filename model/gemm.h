@@ -23,6 +23,7 @@
 #define TRANSLATE_GEMM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* gemm_nt on at most this many rows of A takes the small-M path above: a
  * row's bits do not depend on the other rows, but differ from the same row
@@ -36,6 +37,18 @@ void gemm_nt(float *C, const float *A, const float *B, int M, int N, int K, bool
 void gemm_nn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate);
 /* C[M,N] (+)= A[K,M]ᵀ · B[K,N]   (backward to the weight: d_W += d_outᵀ · in). */
 void gemm_tn(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate);
+
+/* Rows first .. first+count-1 of a matrix kept in another type (float16,
+ * int8), K values each, written as float32 to out (exactly). */
+typedef void GemmWidenFn(float *out, const void *B, size_t first, size_t count, int K);
+
+/* C[M,N] = A[M,K] · B[N,K]ᵀ for a B gemm_nt cannot read: `widen` turns a
+ * block of B's rows at a time into a float32 buffer of ~1 MiB (a
+ * 16,000-word output projection would be 16 MB widened whole) and gemm_nt
+ * multiplies by it, with its kernels and threads.  Each value of B is
+ * widened once per call, not once per row of A; a row's bits are those
+ * gemm_nt gives it.  (gemm_f16.h's and gemm_i8.h's large-M path.) */
+void gemm_nt_widened(float *C, const float *A, const void *B, GemmWidenFn *widen, int M, int N, int K);
 
 /* The plain triple loops the fast kernels are tested against (same
  * contracts as above; they sum in double).  Also what gemm_* run on a CPU

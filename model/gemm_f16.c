@@ -518,14 +518,10 @@ void gemm_f16_widen(float *out, const uint16_t *in, size_t n)
     for (; i < n; i++) out[i] = safetensors_f16_to_f32_scalar(in[i]);
 }
 
-/* Rows of B widened at a time on the large-M path: at most ~1 MiB of
- * float32, so the buffer stays small beside the model (a 16,000-word
- * output projection would be 16 MB widened whole). */
-static int block_rows(int N, int K)
+/* gemm_nt_widened's view of a float16 matrix. */
+static void widen_rows(float *out, const void *B, size_t first, size_t count, int K)
 {
-    int rows = (1 << 18) / (K > 0 ? K : 1);
-    if (rows < 16) rows = 16;
-    return rows < N ? rows : N;
+    gemm_f16_widen(out, (const uint16_t *)B + first * (size_t)K, count * (size_t)K);
 }
 
 void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int K)
@@ -538,26 +534,9 @@ void gemm_f16_nt(float *C, const float *A, const uint16_t *B, int M, int N, int 
         return;
     }
 #endif
-    /* Large M, or no x86 kernel: widen a block of B's rows, multiply with
-     * gemm_nt (on the generic path its kernel sums each element in float
-     * in k order, whatever M: a row's bits do not depend on the others,
-     * and each float16 is widened once per call, not once per row).  When the
-     * block is all of B, C is written in place; otherwise each block's
-     * columns go through tmp[M, rows]. */
-    int rows = block_rows(N, K);
-    float *wide = xmalloc((size_t)rows * K * sizeof *wide);
-    float *tmp = rows < N ? xmalloc((size_t)M * rows * sizeof *tmp) : NULL;
-    for (int j = 0; j < N; j += rows) {
-        int nb = N - j < rows ? N - j : rows;
-        gemm_f16_widen(wide, B + (size_t)j * K, (size_t)nb * K);
-        if (!tmp) {
-            gemm_nt(C, A, wide, M, N, K, false);
-            break;
-        }
-        gemm_nt(tmp, A, wide, M, nb, K, false);
-        for (int i = 0; i < M; i++)
-            memcpy(C + (size_t)i * N + j, tmp + (size_t)i * nb, (size_t)nb * sizeof *C);
-    }
-    free(tmp);
-    free(wide);
+    /* Large M, or no x86 kernel: widened a block of rows at a time and
+     * multiplied by gemm_nt (on the generic path its kernel sums each
+     * element in float in k order, whatever M: a row's bits do not depend
+     * on the others). */
+    gemm_nt_widened(C, A, B, widen_rows, M, N, K);
 }

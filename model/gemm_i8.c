@@ -306,12 +306,10 @@ const char *gemm_i8_kernel_name(void)
     return gemm_f16_kernel_name();
 }
 
-/* Rows of q widened at a time on the large-M path: ~1 MiB of float32. */
-static int block_rows(int N, int K)
+/* gemm_nt_widened's view of an int8 matrix (its values, not yet scaled). */
+static void widen_rows(float *out, const void *q, size_t first, size_t count, int K)
 {
-    int rows = (1 << 18) / (K > 0 ? K : 1);
-    if (rows < 16) rows = 16;
-    return rows < N ? rows : N;
+    widen(out, (const int8_t *)q + first * (size_t)K, count * (size_t)K);
 }
 
 void gemm_i8_nt(float *C, const float *A, const int8_t *q, const float *scale, int M, int N, int K)
@@ -324,22 +322,10 @@ void gemm_i8_nt(float *C, const float *A, const int8_t *q, const float *scale, i
     }
 #endif
     /* Large M, or no x86 kernel: q widened a block of rows at a time
-     * (exactly: small integers), gemm_nt's kernels and threads on it (on
-     * the plain C path its kernel sums each element in k order whatever
-     * M), then each column times its row's scale.  When the block is all
-     * of q, C is written in place; otherwise each block's columns go
-     * through tmp[M, rows]. */
-    int rows = block_rows(N, K);
-    float *wide = xmalloc((size_t)rows * K * sizeof *wide);
-    float *tmp = rows < N ? xmalloc((size_t)M * rows * sizeof *tmp) : NULL;
-    for (int j = 0; j < N; j += rows) {
-        int nb = N - j < rows ? N - j : rows;
-        widen(wide, q + (size_t)j * K, (size_t)nb * K);
-        float *out = tmp ? tmp : C;
-        gemm_nt(out, A, wide, M, nb, K, false);
-        for (int i = 0; i < M; i++)
-            for (int c = 0; c < nb; c++) C[(size_t)i * N + j + c] = out[(size_t)i * nb + c] * scale[j + c];
-    }
-    free(tmp);
-    free(wide);
+     * (exactly: small integers) and multiplied by gemm_nt (on the plain C
+     * path its kernel sums each element in k order whatever M), then each
+     * column times its row's scale. */
+    gemm_nt_widened(C, A, q, widen_rows, M, N, K);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) C[(size_t)i * N + j] *= scale[j];
 }
