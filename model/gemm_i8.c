@@ -78,6 +78,25 @@ static void plain_columns(float *C, const float *A, const int8_t *q, const float
         }
 }
 
+/* 16 (AVX-512) or 8 (AVX2) int8 values as floats: sign-extended, then
+ * converted (exact). */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 widen16(const int8_t *p)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p)));
+}
+__attribute__((target("avx2"), always_inline))
+static inline __m256 widen8(const int8_t *p)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
+
+/* Ask for bytes p .. p+n-1 in the cache (the next rows of q). */
+static void fetch(const int8_t *p, size_t n)
+{
+    for (size_t o = 0; o < n; o += 64) _mm_prefetch((const char *)p + o, _MM_HINT_T0);
+}
+
 /* c[0..TILE_ROWS-1] = scale · (a · rows 0..TILE_ROWS-1 of q), the k tail
  * (K not a multiple of the vector width) added after the vector sums; the
  * int8 values widened in registers.  With `next`, the tile after this one
@@ -96,7 +115,7 @@ static void tile_avx512(float *c, const float *a, const int8_t *q, const float *
             for (int r = 0; r < TILE_ROWS; r++) _mm_prefetch((const char *)next + (size_t)r * K + k, _MM_HINT_T0);
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_ROWS; r++) {
-            __m512 b = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(q + (size_t)r * K + k))));
+            __m512 b = widen16(q + (size_t)r * K + k);
             acc[r] = _mm512_fmadd_ps(av, b, acc[r]);
         }
     }
@@ -132,7 +151,7 @@ static void tile_avx2(float *c, const float *a, const int8_t *q, const float *sc
             for (int r = 0; r < TILE_ROWS; r++) _mm_prefetch((const char *)next + (size_t)r * K + k, _MM_HINT_T0);
 #pragma GCC unroll 8
         for (int r = 0; r < TILE_ROWS; r++) {
-            __m256 b = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q + (size_t)r * K + k))));
+            __m256 b = widen8(q + (size_t)r * K + k);
             acc[r] = _mm256_fmadd_ps(av, b, acc[r]);
         }
     }
@@ -206,7 +225,7 @@ static inline void rows_body_avx512(float *c, size_t ldc, const float *a, const 
         for (int i = 0; i < R; i++) av[i] = _mm512_loadu_ps(a + (size_t)i * K + k);
 #pragma GCC unroll 4
         for (int r = 0; r < 4; r++) {
-            __m512 b = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(q + (size_t)r * K + k))));
+            __m512 b = widen16(q + (size_t)r * K + k);
 #pragma GCC unroll 4
             for (int i = 0; i < R; i++) acc[i][r] = _mm512_fmadd_ps(av[i], b, acc[i][r]);
         }
@@ -233,8 +252,7 @@ __attribute__((target("avx2")))
 static size_t widen_avx2(float *out, const int8_t *in, size_t n)
 {
     size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(in + i)))));
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, widen8(in + i));
     return i;
 }
 
@@ -279,7 +297,7 @@ static void dot_rows(bool avx512, float *C, const float *A, const int8_t *q, con
         for (int j = 0; j < whole; j += 4) {
             const int8_t *tile = q + (size_t)j * K;
             if (j + 8 <= whole)
-                for (size_t o = 0; o < (size_t)4 * K; o += 64) _mm_prefetch((const char *)tile + 4 * K + o, _MM_HINT_T0);
+                fetch(tile + (size_t)4 * K, (size_t)4 * K);
             for (int i = 0; i < M; i += 4)
                 rows_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, tile, scale + j, M - i, K);
         }
@@ -288,7 +306,7 @@ static void dot_rows(bool avx512, float *C, const float *A, const int8_t *q, con
         for (int j = 0; j < whole; j += 4) {
             const int8_t *tile = q + (size_t)j * K;
             if (j + 8 <= whole)
-                for (size_t o = 0; o < (size_t)4 * K; o += 64) _mm_prefetch((const char *)tile + 4 * K + o, _MM_HINT_T0);
+                fetch(tile + (size_t)4 * K, (size_t)4 * K);
             widen(wide, tile, (size_t)4 * K);
             for (int i = 0; i < M; i += 3)
                 rows_wide_avx2(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, tile, wide, scale + j, M - i, K);

@@ -142,7 +142,8 @@ static void embed(float *out, const int *ids, const float *table, const uint16_t
 static void project(float *out, const float *x, const AttentionParams *p, int which, int N, int D)
 {
     size_t off = (size_t)which * D;
-    linear(out, x, p->in_proj_weight, p->in_proj_weight_f16, &p->in_proj_weight_i8, off, p->in_proj_bias + off, N, D, D);
+    linear(out, x, p->in_proj_weight, p->in_proj_weight_f16, &p->in_proj_weight_i8, off, p->in_proj_bias + off,
+           N, D, D);
 }
 
 static void project_backward(float *d_x, AttentionParams *dp, const float *d_out, const float *x,
@@ -158,7 +159,8 @@ enum { PROJ_Q, PROJ_K, PROJ_V };
 /* The output projection that follows the heads' concatenation. */
 static void attention_output(AttentionActs *a, const AttentionParams *p, int N, int D, Dropout drop)
 {
-    linear(a->out, a->context, p->out_proj_weight, p->out_proj_weight_f16, &p->out_proj_weight_i8, 0, p->out_proj_bias, N, D, D);
+    linear(a->out, a->context, p->out_proj_weight, p->out_proj_weight_f16, &p->out_proj_weight_i8, 0,
+           p->out_proj_bias, N, D, D);
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
@@ -365,10 +367,12 @@ static void ffn_forward(FeedForwardActs *a, const FeedForwardParams *p, const fl
                         const ModelArch *arch, Dropout drop)
 {
     int D = arch->d_model, F = arch->d_ff;
-    linear(a->hidden_pre, x, p->linear1_weight, p->linear1_weight_f16, &p->linear1_weight_i8, 0, p->linear1_bias, N, D, F);
+    linear(a->hidden_pre, x, p->linear1_weight, p->linear1_weight_f16, &p->linear1_weight_i8, 0, p->linear1_bias,
+           N, D, F);
     activation_forward(a->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
     maybe_dropout(a->hidden, a->hidden_mask, (size_t)N * F, drop);
-    linear(a->out, a->hidden, p->linear2_weight, p->linear2_weight_f16, &p->linear2_weight_i8, 0, p->linear2_bias, N, F, D);
+    linear(a->out, a->hidden, p->linear2_weight, p->linear2_weight_f16, &p->linear2_weight_i8, 0, p->linear2_bias,
+           N, F, D);
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
