@@ -29,22 +29,11 @@ int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettin
     return beam_decode(dec->model, src_ids, S, limit, &beam, out, scores);
 }
 
-void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
-                           const SearchSettings *set, int **outputs, int *lengths)
-{
-    search_translate_many_checked(model, src_ids, src_start, count, set, outputs, lengths, NULL);
-}
-
-void search_translate_many_checked(const Model *model, const int *src_ids, const int *src_start,
-                                   int count, const SearchSettings *set, int **outputs, int *lengths,
-                                   bool *finite)
-{
-    search_translate_many_in(NULL, model, src_ids, src_start, count, set, outputs, lengths, finite);
-}
-
-void search_translate_many_in(Activations *work, const Model *model, const int *src_ids,
-                              const int *src_start, int count, const SearchSettings *set, int **outputs,
-                              int *lengths, bool *finite)
+/* search_translate_many in `work` (activations kept by the caller between
+ * calls: acts_fit; NULL, allocated for the call), with finite[b] (may be
+ * NULL) false where sentence b's log-probabilities are not all finite. */
+static void translate_many_in(Activations *work, const Model *model, const int *src_ids, const int *src_start,
+                              int count, const SearchSettings *set, int **outputs, int *lengths, bool *finite)
 {
     if (count < 1) return;
     int *limits = xmalloc((size_t)count * sizeof(int));
@@ -65,6 +54,12 @@ void search_translate_many_in(Activations *work, const Model *model, const int *
         free(scores);
     }
     free(limits);
+}
+
+void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
+                           const SearchSettings *set, int **outputs, int *lengths)
+{
+    translate_many_in(NULL, model, src_ids, src_start, count, set, outputs, lengths, NULL);
 }
 
 void search_workspace_free(SearchWorkspace *ws)
@@ -122,8 +117,8 @@ static void decode_batches(void *ctx, int t0, int t1)
                 start[b + 1] = start[b] + s->length;
                 outputs[b] = job->outputs[s->index];
             }
-            search_translate_many_in(&job->ws->acts[t], job->model, ids, start, count, job->set, outputs,
-                                     lengths, finite);
+            translate_many_in(&job->ws->acts[t], job->model, ids, start, count, job->set, outputs, lengths,
+                              finite);
             for (int b = 0; b < count; b++) {
                 int i = job->order[first + b].index;
                 job->lengths[i] = lengths[b];

@@ -4,7 +4,8 @@
  * SearchSettings is the config's `decoding:` section (app/config.h embeds
  * it); translate's --beam overrides it once, when the config is opened, and
  * everything that decodes reads the result from here: translating a line
- * (search_translate) and scoring a data set (search_translate_many). */
+ * (search_translate) and a file's or a data set's lines together
+ * (search_translate_batches). */
 #ifndef TRANSLATE_SEARCH_H
 #define TRANSLATE_SEARCH_H
 
@@ -39,16 +40,6 @@ int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettin
  * their hypotheses together (beam_decode_many). */
 void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
                            const SearchSettings *set, int **outputs, int *lengths);
-/* The same, with finite[b] false where search_translate's log-probabilities
- * of sentence b would not all be finite (decode_greedy_many_checked). */
-void search_translate_many_checked(const Model *model, const int *src_ids, const int *src_start,
-                                   int count, const SearchSettings *set, int **outputs, int *lengths,
-                                   bool *finite);
-/* The same with the activations in `work`, kept by the caller between
- * calls (acts_fit; NULL: allocated for the call). */
-void search_translate_many_in(Activations *work, const Model *model, const int *src_ids,
-                              const int *src_start, int count, const SearchSettings *set, int **outputs,
-                              int *lengths, bool *finite);
 
 /* Activations for search_translate_batches, one set per thread, kept by
  * the caller from one call to the next (fresh ones cost page faults).
@@ -60,12 +51,13 @@ typedef struct {
 void search_workspace_free(SearchWorkspace *ws); /* NULL-safe, leaves it zeroed */
 
 /* Translate n sources (src[i]: src_len[i] ids, 1 <= src_len[i] <= max_len)
- * as search_translate_many_in does, a file's worth at a time: sorted by
+ * as search_translate_many does, a file's worth at a time: sorted by
  * length (longest first), cut into mini-batches of `mini_batch`, and the
  * mini-batches shared out between the threads (parallel_set_threads), each
  * taking the next one not yet taken and decoding it alone in its own
  * activations.  outputs[i] (room for search_limit ids), lengths[i] and
- * finite[i] (may be NULL) are source i's, in input order.
+ * finite[i] (may be NULL; false where search_translate's log-probabilities
+ * of source i would not all be finite) are source i's, in input order.
  *
  * The bits do not depend on the thread count nor on which thread takes a
  * mini-batch: the mini-batches are the same, and a mini-batch's products
