@@ -173,14 +173,15 @@ static int bench(const char *config_path, const char *data_path, int limit_sente
 int main(int argc, char **argv)
 {
     int c, sentences = 0, threads = 1;
-    while ((c = getopt(argc, argv, "n:t:")) != -1) {
+    bool bad_option = false;
+    while (!bad_option && (c = getopt(argc, argv, "n:t:")) != -1) {
         switch (c) {
         case 'n': sentences = atoi(optarg); break;
         case 't': threads = atoi(optarg); break;
-        default: optind = argc + 1;
+        default: bad_option = true; /* getopt has said which */
         }
     }
-    if (optind != argc - 2 || sentences < 0 || threads < 1) {
+    if (bad_option || optind != argc - 2 || sentences < 0 || threads < 1) {
         fprintf(stderr, "usage: decode_bench [-n SENTENCES] [-t THREADS] CONFIG DATA.tsv\n");
         return 2;
     }
