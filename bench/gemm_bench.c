@@ -27,7 +27,12 @@
  * it (on one thread the clock is the thread's CPU time, so time the core
  * spent on other processes is not counted); after each OpenBLAS timing
  * with more than one thread it pauses 0.2 s, so OpenBLAS's spin-waiting
- * threads are asleep when ours run.
+ * threads are asleep when ours run.  Before timing, each side runs its
+ * product untimed for WARM_SECONDS: on a VM (AMD EPYC, KVM) two threads
+ * coming back from that pause multiplied at half speed for the next
+ * ~30 ms (ours, nn 32×256×1024: 59 → 30-45 GF/s, back to 55-76 after
+ * 30 ms of warm-up), and as the side timed first after the pause, ours
+ * alone paid for it.
  *
  * OpenBLAS is dlopen'ed ("libopenblas.so.0", Debian's libopenblas0-*
  * packages) so neither this program nor the project's build needs its
@@ -132,12 +137,16 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* How long gflops runs a product untimed first (see the top). */
+#define WARM_SECONDS 0.03
+
 /* Best GF/s over `trials` timings of one product. */
 static double gflops(Gemm *fn, float *C, const float *A, const float *B, int m, int n, int k,
                      double budget, int trials)
 {
     double flops = 2.0 * m * n * k, best = 0.0;
-    fn(C, A, B, m, n, k, false); /* warm up caches, page in C, start threads */
+    /* warm up caches, page in C, start threads, wake the cores */
+    for (double start = util_now(); util_now() - start < WARM_SECONDS;) fn(C, A, B, m, n, k, false);
     double t0 = now();
     fn(C, A, B, m, n, k, false);
     double once = now() - t0;
