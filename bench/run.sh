@@ -189,6 +189,12 @@ torch_run() {
 }
 
 # ---- 0. the CPU and the OpenBLAS the references use ---------------------------------
+# The CPU time the hypervisor gave other guests while ours wanted it ("steal",
+# /proc/stat), over the whole run: on a shared host (the project's KVM machines)
+# it reached 20-38% during two-thread training steps while idle it was ~1%,
+# and it slows the two-thread rows most.  cpu_ticks prints busy and stolen ticks.
+cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9; exit }' /proc/stat; }
+TICKS_START=$(cpu_ticks)
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 CPU_FLAGS=$(awk -F': ' '/^flags/ { print $2; exit }' /proc/cpuinfo)
 has_flag() { case " $CPU_FLAGS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -386,6 +392,9 @@ echo "# make bench — $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 [ "$QUICK" = 1 ] && { echo "**QUICK MODE** (tiny model, tiny data): checks the harness; the figures mean nothing."; echo; }
 echo "CPU: $CPU, $(nproc) cores online; vector flags: ${VECTOR_FLAGS:-none}."
+TICKS_END=$(cpu_ticks)
+echo "$TICKS_START $TICKS_END" | awk '{ busy = $3 - $1; stolen = $4 - $2
+    if (busy + stolen > 0) printf "Steal (the hypervisor ran other guests while this machine wanted its CPUs; /proc/stat) over the run: %.1f%% of busy + stolen time.\n", 100 * stolen / (busy + stolen) }'
 echo "Our GEMM kernel: ${KERNEL:-?} (automatic choice)$([ "$DECODE_KERNELS" != "$KERNEL" ] && echo "; also measured: avx2, forced with TRANSLATE_GEMM=avx2"); threads: as each row says."
 echo "Config: $CONFIG ($(basename "$WEIGHTS"), $MODEL_BYTES bytes, target vocabulary $TGT_V); data: $DATA ($SENTENCES lines)."
 if [ $HAVE_BLAS = 1 ]; then
