@@ -2,13 +2,18 @@
  *
  * The small-M kernels (up to GEMM_F16_SMALL_M rows of A) are dot
  * products.  AVX2 (dot_rows_avx2): 8 rows of B against one row of A
- * (tile1_avx2) or 4 against two (tile2_avx2), converted in registers: per
- * 8 values of k they load 8 × 8 float16 of B, widen them with vcvtph2ps
- * and do 8 fused multiply-adds into as many vector accumulators, summed
- * horizontally at the end; B is read once, sequentially, and A (a few KB)
- * stays in L1, so a batch-1 decoding step reads 2 bytes per weight.  More
- * rows widen 4 rows of B at a time into a buffer that stays in L1, which
- * the rows of A pass over 3 at a time (rows_body_avx2).
+ * (tile1_avx2), converted in registers: per 8 values of k they load 8 × 8
+ * float16 of B, widen them with vcvtph2ps and do 8 fused multiply-adds
+ * into as many vector accumulators, summed horizontally at the end; B is
+ * read once, sequentially, and A (a few KB) stays in L1, so a batch-1
+ * decoding step reads 2 bytes per weight.  More rows take 4 rows of B at
+ * a time, which the rows of A pass over 3 at a time (rows_avx2), each
+ * group converting them again in registers from L1: one conversion per 3
+ * rows' 12 multiply-adds.  (They were widened once into a float buffer
+ * instead, which the groups then read: on an AMD EPYC (Zen 3), beam 4 on
+ * 300 en-zh dev lines one at a time took 6.6-7.0 s of CPU, 4.2-4.7 s in
+ * registers; mini-batched, 3.4-3.5 s against 3.0-3.1 s; greedy batched,
+ * 0.90-0.94 s against 0.81-0.95 s; the same translations.)
  *
  * With AVX-512 (where gemm.c runs it) tile_avx512 does the same with
  * 16-wide conversions, up to 4 rows of A × 4 of B or 1 × 8 (more than 4
@@ -125,7 +130,7 @@ static void finish(float *c, float sum, const float *a, const uint16_t *b, int k
 /* Rows of B a tile of one row of A (tile1_avx2) covers: 8 independent
  * sums.  A fused multiply-add's result is ready 4 cycles after it starts
  * and a core starts two a cycle, so 8 chains are what keeps both FMA units
- * busy; with the 4 of tile2_avx2's width, one row of A ran at half the
+ * busy; with the 4 of rows_avx2's width, one row of A ran at half the
  * speed (decode_bench, AMD EPYC Zen 4: 0.35x the bandwidth bound). */
 #define TILE1_ROWS 8
 
@@ -179,25 +184,18 @@ static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int n
 }
 
 /* R <= 3 rows of A (C rows c, c + ldc, ...) against nb <= 4 rows of B from
- * b (row stride K): each B value widened once serves every row.  B's
- * values come either from b, widened in registers, or (`wide`) from wb,
- * the same rows already widened to float32 (row q at wb + q·K; only the
- * first K & ~7 values are read): widening is exact, so both give the same
- * bits.  Every element is the chain of tile1_avx2 (k ascending 8 at a
- * time, hsum, the tail), so a row's results do not depend on the rows
- * beside it or on the tile it was in.  R and wide are constants after
- * inlining, so the 12 accumulators, 3 rows of A and the value of B fill
- * the 16 registers. */
+ * b (row stride K), widened in registers: each B value widened once
+ * serves every row.  Every element is the chain of tile1_avx2 (k
+ * ascending 8 at a time, hsum, the tail), so a row's results do not
+ * depend on the rows beside it or on the tile it was in.  R is a constant
+ * after inlining, so the 12 accumulators, 3 rows of A and the value of B
+ * fill the 16 registers. */
 __attribute__((target("avx2,fma,f16c"), always_inline))
-static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const uint16_t *b, const float *wb,
-                                  bool wide, int R, int nb, int K)
+static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const uint16_t *b, int R, int nb,
+                                  int K)
 {
     const uint16_t *bq[4];
-    const float *wq[4];
-    for (int q = 0; q < 4; q++) { /* wb is NULL unless `wide` */
-        size_t off = (size_t)(q < nb ? q : 0) * K;
-        bq[q] = b + off, wq[q] = wide ? wb + off : NULL;
-    }
+    for (int q = 0; q < 4; q++) bq[q] = b + (size_t)(q < nb ? q : 0) * K;
     __m256 acc[3][4];
 #pragma GCC unroll 3
     for (int r = 0; r < R; r++)
@@ -210,7 +208,7 @@ static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const ui
         for (int r = 0; r < R; r++) x[r] = _mm256_loadu_ps(a + (size_t)r * K + k);
 #pragma GCC unroll 4
         for (int q = 0; q < 4; q++) {
-            __m256 w = wide ? _mm256_loadu_ps(wq[q] + k) : widen8(bq[q] + k);
+            __m256 w = widen8(bq[q] + k);
 #pragma GCC unroll 3
             for (int r = 0; r < R; r++) acc[r][q] = _mm256_fmadd_ps(x[r], w, acc[r][q]);
         }
@@ -222,22 +220,14 @@ static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const ui
             if (q < nb) finish(c + (size_t)r * ldc + q, hsum(acc[r][q]), a + (size_t)r * K, bq[q], k, K);
 }
 
-/* Two rows of A against rows j.. of B, converted in registers. */
+/* R (1 to 3) rows of A against rows j.. of B. */
 __attribute__((target("avx2,fma,f16c")))
-static void tile2_avx2(float *c, int N, const float *a, const uint16_t *B, int j, int nb, int K)
-{
-    rows_body_avx2(c, (size_t)N, a, B + (size_t)j * K, NULL, false, 2, nb, K);
-}
-
-/* R (1 to 3) rows of A against rows already widened into wb. */
-__attribute__((target("avx2,fma,f16c")))
-static void rows_wide_avx2(float *c, int N, const float *a, const uint16_t *b, const float *wb, int R, int nb,
-                           int K)
+static void rows_avx2(float *c, int N, const float *a, const uint16_t *b, int R, int nb, int K)
 {
     switch (R) {
-    case 1: rows_body_avx2(c, (size_t)N, a, b, wb, true, 1, nb, K); break;
-    case 2: rows_body_avx2(c, (size_t)N, a, b, wb, true, 2, nb, K); break;
-    default: rows_body_avx2(c, (size_t)N, a, b, wb, true, 3, nb, K); break;
+    case 1: rows_body_avx2(c, (size_t)N, a, b, 1, nb, K); break;
+    case 2: rows_body_avx2(c, (size_t)N, a, b, 2, nb, K); break;
+    default: rows_body_avx2(c, (size_t)N, a, b, 3, nb, K); break;
     }
 }
 
@@ -439,38 +429,25 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
 /* All of C through the AVX2 tiles.
  *   - One row of A (a batch-1 decoding step): 8 rows of B at a time,
  *     converted in registers (tile1_avx2), fetching ahead.
- *   - Two rows (a beam of 2): 4 rows of B at a time, each value converted
- *     once for both (tile2_avx2).
- *   - More rows (a mini-batch, a beam): 4 rows of B at a time widened once
- *     into a 4·K float buffer that stays in L1 while the rows of A pass over
- *     it 3 at a time: B read and converted once per product, as with
- *     AVX-512 (dot_rows_avx512).
+ *   - More rows (a beam, a mini-batch, a short sentence's encoder): 4 rows
+ *     of B at a time, the next 4 fetched ahead, which the rows of A pass
+ *     over 3 at a time (rows_avx2): B read from memory once per product.
  * Every element is summed by the same chain whichever tile it is in, so a
  * row's results do not depend on the other rows of A. */
 static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
-    if (M <= 2) {
-        int width = M == 2 ? 4 : TILE1_ROWS;
-        for (int j = 0; j < N; j += width) {
-            int nb = N - j < width ? N - j : width;
-            if (M == 2) tile2_avx2(C + j, N, A, B, j, nb, K);
-            else tile1_avx2(C + j, A, B, j, nb, N, K);
-        }
+    if (M == 1) {
+        for (int j = 0; j < N; j += TILE1_ROWS) tile1_avx2(C + j, A, B, j, N - j < TILE1_ROWS ? N - j : TILE1_ROWS, N, K);
         return;
     }
-    int K8 = K & ~7;
-    float *wb = xmalloc(4 * (size_t)(K8 ? K : 1) * sizeof *wb);
     const char *pf;
     for (int j = 0; j < N; j += 4) {
         int nb = N - j < 4 ? N - j : 4;
         size_t bytes = ahead(B, j, 4, N, K, &pf);
         for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
-        for (int q = 0; q < nb; q++) gemm_f16_widen(wb + (size_t)q * K, B + (size_t)(j + q) * K, (size_t)K8);
         for (int i = 0; i < M; i += 3)
-            rows_wide_avx2(C + (size_t)i * N + j, N, A + (size_t)i * K, B + (size_t)j * K, wb,
-                           M - i < 3 ? M - i : 3, nb, K);
+            rows_avx2(C + (size_t)i * N + j, N, A + (size_t)i * K, B + (size_t)j * K, M - i < 3 ? M - i : 3, nb, K);
     }
-    free(wb);
 }
 
 __attribute__((target("avx2,fma,f16c")))
