@@ -10,8 +10,12 @@
  * converted in registers, the next 8 rows fetched meanwhile: q is read
  * once, at a quarter of float32's bytes.  Several rows (a beam, a
  * mini-batch) convert each 16 values once for 4 rows of A (AVX-512), or
- * widen 4 rows of q into an L1 buffer first, which 3 rows of A at a time
- * then read (AVX2: 16 registers). */
+ * each 8 once for 3 rows of A (AVX2: 16 registers), 4 rows of q at a time;
+ * the next group of rows of A converts them again, from L1.  (AVX2 once
+ * widened the 4 rows of q into a float buffer first, which the groups
+ * then read: on an AMD EPYC (Zen 3), --int8 beam 4 on 300 en-zh dev lines
+ * one at a time took 7.0-7.2 s of CPU, 5.0-5.2 s in registers; batched,
+ * 4.9-5.1 s against 4.5-4.6 s; the same translations.) */
 #include "gemm_i8.h"
 
 #include <math.h>
@@ -162,14 +166,13 @@ static void tile_avx2(float *c, const float *a, const int8_t *q, const float *sc
     }
 }
 
-/* R rows of A (1 to 3) against 4 rows of q already widened to float in
- * `wide` (4 · K, in L1): each value loaded once for all R, R · 4 sums,
- * each the one tile_avx2 makes (8 lanes in k order, hsum8), so an
- * element's bits are the same in either kernel.  (16 registers: 12 sums,
- * 3 rows of A, one of q.) */
+/* R rows of A (1 to 3) against 4 rows of q, each 8 values widened in
+ * registers once for all R: R · 4 sums, each the one tile_avx2 makes (8
+ * lanes in k order, hsum8), so an element's bits are the same in either
+ * kernel.  (16 registers: 12 sums, 3 rows of A, one of q.) */
 __attribute__((target("avx2,fma"), always_inline))
-static inline void rows_wide_body_avx2(float *c, size_t ldc, const float *a, const int8_t *q, const float *wide,
-                                       const float *scale, const int R, int K)
+static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const int8_t *q, const float *scale,
+                                  const int R, int K)
 {
     __m256 acc[3][4];
 #pragma GCC unroll 3
@@ -183,7 +186,7 @@ static inline void rows_wide_body_avx2(float *c, size_t ldc, const float *a, con
         for (int i = 0; i < R; i++) av[i] = _mm256_loadu_ps(a + (size_t)i * K + k);
 #pragma GCC unroll 4
         for (int r = 0; r < 4; r++) {
-            __m256 b = _mm256_loadu_ps(wide + (size_t)r * K + k);
+            __m256 b = widen8(q + (size_t)r * K + k);
 #pragma GCC unroll 3
             for (int i = 0; i < R; i++) acc[i][r] = _mm256_fmadd_ps(av[i], b, acc[i][r]);
         }
@@ -197,12 +200,11 @@ static inline void rows_wide_body_avx2(float *c, size_t ldc, const float *a, con
 }
 
 __attribute__((target("avx2,fma")))
-static void rows_wide_avx2(float *c, size_t ldc, const float *a, const int8_t *q, const float *wide,
-                           const float *scale, int R, int K)
+static void rows_avx2(float *c, size_t ldc, const float *a, const int8_t *q, const float *scale, int R, int K)
 {
-    if (R >= 3) rows_wide_body_avx2(c, ldc, a, q, wide, scale, 3, K);
-    else if (R == 2) rows_wide_body_avx2(c, ldc, a, q, wide, scale, 2, K);
-    else rows_wide_body_avx2(c, ldc, a, q, wide, scale, 1, K);
+    if (R >= 3) rows_body_avx2(c, ldc, a, q, scale, 3, K);
+    else if (R == 2) rows_body_avx2(c, ldc, a, q, scale, 2, K);
+    else rows_body_avx2(c, ldc, a, q, scale, 1, K);
 }
 
 /* R rows of A (1 to 4) against 4 rows of q, each 16 values of q widened
@@ -278,8 +280,8 @@ static void widen(float *out, const int8_t *in, size_t n)
  *     time, widened in registers.
  *   - More rows (a beam, a mini-batch), AVX-512: 4 rows of q at a time,
  *     widened in registers once per 4 rows of A (rows_avx512); AVX2: 4
- *     rows of q widened once into a buffer that stays in L1 while the rows
- *     of A pass over it 3 at a time (rows_wide_avx2).
+ *     rows of q, which the rows of A pass over 3 at a time, widened in
+ *     registers once per group (rows_avx2).
  * An element's bits depend on its row of q alone (inside the last whole
  * tile, the same sum whichever kernel; past it, plain_columns), never on M. */
 static void dot_rows(bool avx512, float *C, const float *A, const int8_t *q, const float *scale, int M, int N,
@@ -302,16 +304,13 @@ static void dot_rows(bool avx512, float *C, const float *A, const int8_t *q, con
                 rows_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, tile, scale + j, M - i, K);
         }
     } else {
-        float *wide = xmalloc((size_t)4 * K * sizeof *wide);
         for (int j = 0; j < whole; j += 4) {
             const int8_t *tile = q + (size_t)j * K;
             if (j + 8 <= whole)
                 fetch(tile + (size_t)4 * K, (size_t)4 * K);
-            widen(wide, tile, (size_t)4 * K);
             for (int i = 0; i < M; i += 3)
-                rows_wide_avx2(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, tile, wide, scale + j, M - i, K);
+                rows_avx2(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, tile, scale + j, M - i, K);
         }
-        free(wide);
     }
     plain_columns(C, A, q, scale, M, N, K, whole);
 }
