@@ -437,7 +437,8 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
 static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
     if (M == 1) {
-        for (int j = 0; j < N; j += TILE1_ROWS) tile1_avx2(C + j, A, B, j, N - j < TILE1_ROWS ? N - j : TILE1_ROWS, N, K);
+        for (int j = 0; j < N; j += TILE1_ROWS)
+            tile1_avx2(C + j, A, B, j, N - j < TILE1_ROWS ? N - j : TILE1_ROWS, N, K);
         return;
     }
     const char *pf;
