@@ -193,7 +193,7 @@ torch_run() {
 # /proc/stat), over the whole run: on a shared host (the project's KVM machines)
 # it reached 20-38% during two-thread training steps while idle it was ~1%,
 # and it slows the two-thread rows most.  cpu_ticks prints busy and stolen ticks.
-cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9; exit }' /proc/stat; }
+cpu_ticks() { awk '/^cpu / { printf "%.0f %.0f\n", $2 + $3 + $4 + $7 + $8, $9; exit }' /proc/stat 2> /dev/null; }
 TICKS_START=$(cpu_ticks)
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 CPU_FLAGS=$(awk -F': ' '/^flags/ { print $2; exit }' /proc/cpuinfo)

@@ -8,8 +8,8 @@
  * read once, sequentially, and A (a few KB) stays in L1, so a batch-1
  * decoding step reads 2 bytes per weight.  More rows take 4 rows of B at
  * a time, which the rows of A pass over 3 at a time (rows_avx2), each
- * group converting them again in registers from L1: one conversion per 3
- * rows' 12 multiply-adds.  (They were widened once into a float buffer
+ * group converting them again in registers from L1, each conversion
+ * serving the group's 3 rows.  (They were widened once into a float buffer
  * instead, which the groups then read: on an AMD EPYC (Zen 3), beam 4 on
  * 300 en-zh dev lines one at a time took 6.6-7.0 s of CPU, 4.2-4.7 s in
  * registers; mini-batched, 3.4-3.5 s against 3.0-3.1 s; greedy batched,
@@ -40,7 +40,15 @@
  * greedy decoding took 5% less wall time and 20% more CPU (1,000 dev
  * lines, AMD EPYC Zen 4), and a single sentence with beam 4 paid for
  * starting the worker (12 -> 18 ms).  Nor accumulation into C (inference
- * never accumulates). */
+ * never accumulates).  Nor a second, tiled copy of the decoder's matrices
+ * (each 8 rows' values k..k+7 side by side, so tile1_avx2's 8 streams
+ * become one, read in address order; same bits): on an AMD EPYC (Zen 3,
+ * KVM) one row of A against en-zh's decoder and output projection ran
+ * 1.4x faster in a micro-benchmark (median of 60 interleaved rounds,
+ * 0.29 against 0.41 ms), yet translating 300 dev lines one at a time took
+ * more CPU time, not less (8 alternated runs: 2.03-2.18 s plain,
+ * 2.25-3.27 s tiled; in 4 KiB pages instead of huge ones, 2.50-3.23 s),
+ * and the copy cost start-up time and 9 MB. */
 #include "gemm_f16.h"
 
 #include <stdlib.h>
@@ -130,8 +138,9 @@ static void finish(float *c, float sum, const float *a, const uint16_t *b, int k
 /* Rows of B a tile of one row of A (tile1_avx2) covers: 8 independent
  * sums.  A fused multiply-add's result is ready 4 cycles after it starts
  * and a core starts two a cycle, so 8 chains are what keeps both FMA units
- * busy; with the 4 of rows_avx2's width, one row of A ran at half the
- * speed (decode_bench, AMD EPYC Zen 4: 0.35x the bandwidth bound). */
+ * busy; with 4 chains (as rows_avx2 has for each row), one row of A ran at
+ * half the speed (decode_bench, AMD EPYC Zen 4: 0.35x the bandwidth
+ * bound). */
 #define TILE1_ROWS 8
 
 /* Rows of B ahead of the current ones that a product with one row of A

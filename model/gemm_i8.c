@@ -20,10 +20,8 @@
 
 #include <math.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "../common/util.h"
 #include "gemm.h"
 #include "gemm_f16.h"
 
