@@ -146,9 +146,10 @@ static double gflops(Gemm *fn, float *C, const float *A, const float *B, int m, 
                      double budget, int trials)
 {
     double flops = 2.0 * m * n * k, best = 0.0;
-    /* warm up caches, page in C, start threads, wake the cores */
-    fn(C, A, B, m, n, k, false);
-    for (double start = util_now(); util_now() - start < warm_seconds;) fn(C, A, B, m, n, k, false);
+    /* warm up caches, page in C, start threads, wake the cores: once at least */
+    double start = util_now();
+    do fn(C, A, B, m, n, k, false);
+    while (util_now() - start < warm_seconds);
     double t0 = now();
     fn(C, A, B, m, n, k, false);
     double once = now() - t0;

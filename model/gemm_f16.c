@@ -46,8 +46,9 @@
  * KVM) one row of A against en-zh's decoder and output projection ran
  * 1.4x faster in a micro-benchmark (median of 60 interleaved rounds,
  * 0.29 against 0.41 ms), yet translating 300 dev lines one at a time took
- * more CPU time, not less (8 alternated runs: 2.03-2.18 s plain,
- * 2.25-3.27 s tiled; in 4 KiB pages instead of huge ones, 2.50-3.23 s),
+ * more CPU time, not less (8 alternated runs: 2.07-2.18 s plain,
+ * 2.25-3.27 s tiled; 6 more: 2.03-2.34 plain, 2.11-2.87 tiled, 2.50-3.23
+ * tiled in 4 KiB pages instead of huge ones),
  * and the copy cost start-up time and 9 MB. */
 #include "gemm_f16.h"
 
