@@ -19,9 +19,12 @@
  * micro-kernel keeps its MR×NR tile of C in vector registers: per k it
  * loads NR/16 vectors of B, broadcasts MR values of A and does MR·NR/16
  * fused multiply-adds.  Packing is a transpose when a panel's lines run
- * along k in memory (A of gemm_nt and gemm_nn, B of gemm_nt), done 16×16
- * (AVX-512) or 8×8 (AVX2) in registers; lines lying side by side are copied
- * a whole row of k at a time (pack_cols_avx512).  When A has only a few
+ * along k in memory (B of gemm_nt), done 16×16 (AVX-512) or 8×8 (AVX2) in
+ * registers; lines lying side by side are copied a whole row of k at a
+ * time (pack_cols_avx512).  A of gemm_nt and gemm_nn, whose rows run along
+ * k too, is not packed but for a block's last, partial panel: a
+ * micro-kernel copy reads its whole panels in place (micro_direct_avx512),
+ * the same arithmetic.  When A has only a few
  * rows (decoding: one row per sentence or hypothesis; a short sentence's
  * encoder) packing would cost more than multiplying,
  * so gemm_nt on up to SMALL_M rows skips it (small_nt_avx512) and computes
@@ -171,6 +174,34 @@ static inline void prefetch_tile(const float *C, size_t ldc, int mr, int nr)
  * the broadcasts folded into the FMAs' memory operands (32 registers). */
 enum { MR_512 = 12, NR_512 = 32 };
 
+/* The tile's accumulators into C: straight for a whole tile, through a
+ * buffer for an edge one. */
+__attribute__((target("avx512f"), always_inline))
+static inline void tile_out_avx512(__m512 acc[][2], float *C, size_t ldc, int mr, int nr,
+                                   bool accumulate, const int rows)
+{
+    if (mr == rows && nr == NR_512) {
+#pragma GCC unroll 12
+        for (int r = 0; r < rows; r++) {
+            float *c = C + (size_t)r * ldc;
+            if (accumulate) {
+                acc[r][0] = _mm512_add_ps(_mm512_loadu_ps(c), acc[r][0]);
+                acc[r][1] = _mm512_add_ps(_mm512_loadu_ps(c + 16), acc[r][1]);
+            }
+            _mm512_storeu_ps(c, acc[r][0]);
+            _mm512_storeu_ps(c + 16, acc[r][1]);
+        }
+    } else {
+        _Alignas(64) float tile[MR_512 * NR_512];
+#pragma GCC unroll 12
+        for (int r = 0; r < rows; r++) {
+            _mm512_store_ps(tile + r * NR_512, acc[r][0]);
+            _mm512_store_ps(tile + r * NR_512 + 16, acc[r][1]);
+        }
+        tile_to_c(C, ldc, tile, NR_512, mr, nr, accumulate);
+    }
+}
+
 /* The micro-kernel on the first `rows` rows of the panel (a constant after
  * inlining, so the accumulators stay in registers).  The last panel of a
  * block is often partly padding (32 rows = 12 + 12 + 8); it runs on the
@@ -193,26 +224,39 @@ static inline void micro_rows_avx512(int kc, const float *Ap, const float *Bp, f
             acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
         }
     }
-    if (mr == rows && nr == NR_512) {
+    tile_out_avx512(acc, C, ldc, mr, nr, accumulate, rows);
+}
+
+/* micro_avx512 on 12 whole rows of A read where they lie, `lda` apart,
+ * instead of from a packed panel: for gemm_nt and gemm_nn, whose A runs
+ * along k in memory, packing A is a transpose, and with N as small as 256
+ * (a third of the model's products) its cost was a third of the
+ * multiplying (perf, AMD EPYC Zen 5: pack_rows_avx512 12% against
+ * micro_avx512's 25% on nt 4096×256×256).  Each value of A is still
+ * broadcast once per k and meets the same values of B in the same order,
+ * so the bits are the packed path's.  The rows are reached from four
+ * pointers (rows 0, 3, 6, 9) and two offsets (lda, 2·lda), which the
+ * loads take as base + index·4. */
+__attribute__((target("avx512f,fma")))
+static void micro_direct_avx512(int kc, const float *A, size_t lda, const float *Bp, float *C,
+                                size_t ldc, int nr, bool accumulate)
+{
+    __m512 acc[MR_512][2];
 #pragma GCC unroll 12
-        for (int r = 0; r < rows; r++) {
-            float *c = C + (size_t)r * ldc;
-            if (accumulate) {
-                acc[r][0] = _mm512_add_ps(_mm512_loadu_ps(c), acc[r][0]);
-                acc[r][1] = _mm512_add_ps(_mm512_loadu_ps(c + 16), acc[r][1]);
-            }
-            _mm512_storeu_ps(c, acc[r][0]);
-            _mm512_storeu_ps(c + 16, acc[r][1]);
-        }
-    } else {
-        _Alignas(64) float tile[MR_512 * NR_512];
+    for (int r = 0; r < MR_512; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    prefetch_tile(C, ldc, MR_512, nr);
+    const float *base[4] = {A, A + 3 * lda, A + 6 * lda, A + 9 * lda};
+    const size_t offset[3] = {0, lda, 2 * lda};
+    for (int k = 0; k < kc; k++, Bp += NR_512) {
+        __m512 b0 = _mm512_load_ps(Bp), b1 = _mm512_load_ps(Bp + 16);
 #pragma GCC unroll 12
-        for (int r = 0; r < rows; r++) {
-            _mm512_store_ps(tile + r * NR_512, acc[r][0]);
-            _mm512_store_ps(tile + r * NR_512 + 16, acc[r][1]);
+        for (int r = 0; r < MR_512; r++) {
+            __m512 a = _mm512_set1_ps(base[r / 3][offset[r % 3] + (size_t)k]);
+            acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
         }
-        tile_to_c(C, ldc, tile, NR_512, mr, nr, accumulate);
     }
+    tile_out_avx512(acc, C, ldc, MR_512, nr, accumulate, MR_512);
 }
 
 /* mr ≤ 4, ≤ 8 or ≤ 12 rows: three copies are enough to bound the waste. */
@@ -473,24 +517,11 @@ static void small_nt_avx512(float *C, size_t ldc, const float *A, size_t lda, co
 /* AVX2: 6 rows × 16 columns = 12 ymm accumulators of the 16 registers. */
 enum { MR_256 = 6, NR_256 = 16 };
 
-/* As micro_rows_avx512: the first `rows` rows of the panel. */
-__attribute__((target("avx2,fma"), always_inline))
-static inline void micro_rows_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
-                                   int mr, int nr, bool accumulate, const int rows)
+/* As tile_out_avx512. */
+__attribute__((target("avx2"), always_inline))
+static inline void tile_out_avx2(__m256 acc[][2], float *C, size_t ldc, int mr, int nr,
+                                 bool accumulate, const int rows)
 {
-    __m256 acc[MR_256][2];
-#pragma GCC unroll 6
-    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    prefetch_tile(C, ldc, mr, nr);
-    for (int k = 0; k < kc; k++, Ap += MR_256, Bp += NR_256) {
-        __m256 b0 = _mm256_load_ps(Bp), b1 = _mm256_load_ps(Bp + 8);
-#pragma GCC unroll 6
-        for (int r = 0; r < rows; r++) {
-            __m256 a = _mm256_broadcast_ss(Ap + r);
-            acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
-        }
-    }
     if (mr == rows && nr == NR_256) {
 #pragma GCC unroll 6
         for (int r = 0; r < rows; r++) {
@@ -511,6 +542,51 @@ static inline void micro_rows_avx2(int kc, const float *Ap, const float *Bp, flo
         }
         tile_to_c(C, ldc, tile, NR_256, mr, nr, accumulate);
     }
+}
+
+/* As micro_rows_avx512: the first `rows` rows of the panel. */
+__attribute__((target("avx2,fma"), always_inline))
+static inline void micro_rows_avx2(int kc, const float *Ap, const float *Bp, float *C, size_t ldc,
+                                   int mr, int nr, bool accumulate, const int rows)
+{
+    __m256 acc[MR_256][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    prefetch_tile(C, ldc, mr, nr);
+    for (int k = 0; k < kc; k++, Ap += MR_256, Bp += NR_256) {
+        __m256 b0 = _mm256_load_ps(Bp), b1 = _mm256_load_ps(Bp + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            __m256 a = _mm256_broadcast_ss(Ap + r);
+            acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
+        }
+    }
+    tile_out_avx2(acc, C, ldc, mr, nr, accumulate, rows);
+}
+
+/* micro_direct_avx512 in 8-float vectors: 6 whole rows of A read in place,
+ * from two pointers (rows 0 and 3) and two offsets. */
+__attribute__((target("avx2,fma")))
+static void micro_direct_avx2(int kc, const float *A, size_t lda, const float *Bp, float *C,
+                              size_t ldc, int nr, bool accumulate)
+{
+    __m256 acc[MR_256][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR_256; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    prefetch_tile(C, ldc, MR_256, nr);
+    const float *base[2] = {A, A + 3 * lda};
+    const size_t offset[3] = {0, lda, 2 * lda};
+    for (int k = 0; k < kc; k++, Bp += NR_256) {
+        __m256 b0 = _mm256_load_ps(Bp), b1 = _mm256_load_ps(Bp + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < MR_256; r++) {
+            __m256 a = _mm256_broadcast_ss(base[r / 3] + offset[r % 3] + k);
+            acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
+        }
+    }
+    tile_out_avx2(acc, C, ldc, MR_256, nr, accumulate, MR_256);
 }
 
 __attribute__((target("avx2,fma")))
@@ -714,18 +790,24 @@ typedef struct {
      * pack_rows. */
     void (*micro_t)(int kc, const float *B, size_t ldb, const float *Ap, float *C, size_t ldc,
                     int mj, int nm, bool accumulate);
+    /* Optional micro-kernel on MR whole rows of A read in place, rows lda
+     * apart, each contiguous along k (micro_direct_avx512; the blocked
+     * path's bits): then the blocked path packs no A but an edge panel. */
+    void (*micro_direct)(int kc, const float *A, size_t lda, const float *Bp, float *C, size_t ldc,
+                         int nr, bool accumulate);
 } Kernel;
 
 #if GEMM_X86
-static const Kernel KERNEL_AVX512 = {"avx512", MR_512, NR_512, micro_avx512, pack_rows_avx512,
-                                       pack_cols_avx512, small_nt_avx512, micro_t_avx512};
+static const Kernel KERNEL_AVX512 = {"avx512",         MR_512,           NR_512,
+                                     micro_avx512,     pack_rows_avx512, pack_cols_avx512,
+                                     small_nt_avx512,  micro_t_avx512,   micro_direct_avx512};
 /* No turned-around path for AVX2: written as micro_t_avx512 in 8-float
  * vectors it measured 0.7x the blocked path on 32 rows (6 broadcast
  * streams and two 8×8 transposes per 6×16 tile). */
 static const Kernel KERNEL_AVX2 = {"avx2", MR_256, NR_256, micro_avx2, pack_rows_avx2,
-                                     pack_cols_avx2, small_nt_avx2, NULL};
+                                     pack_cols_avx2, small_nt_avx2, NULL, micro_direct_avx2};
 #endif
-static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL, NULL, NULL};
+static const Kernel KERNEL_GENERIC = {"generic", 1, 1, NULL, NULL, NULL, NULL, NULL, NULL};
 
 static bool cpu_runs(const Kernel *k)
 {
@@ -954,13 +1036,22 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
                        p->b_cs, kc, nc, NR);
             for (int ic = 0; ic < p->m; ic += MC) {
                 int mc = min_int(p->m - ic, MC);
-                pack_block(kern, apack, p->a + (size_t)ic * p->a_rs + (size_t)pc * p->a_cs, p->a_cs,
-                           p->a_rs, kc, mc, MR);
+                const float *a = p->a + (size_t)ic * p->a_rs + (size_t)pc * p->a_cs;
+                /* the rows read in place; the rest are packed at apack */
+                int direct = kern->micro_direct && p->a_cs == 1 ? mc / MR * MR : 0;
+                if (mc > direct)
+                    pack_block(kern, apack, a + (size_t)direct * p->a_rs, p->a_cs, p->a_rs, kc, mc - direct,
+                               MR);
                 for (int jr = 0; jr < nc; jr += NR)
-                    for (int ir = 0; ir < mc; ir += MR)
-                        kern->micro(kc, apack + (size_t)ir * kc, bpack + (size_t)jr * kc,
-                                    p->c + (size_t)(ic + ir) * p->ldc + jc + jr, p->ldc,
-                                    min_int(MR, mc - ir), min_int(NR, nc - jr), acc);
+                    for (int ir = 0; ir < mc; ir += MR) {
+                        float *c = p->c + (size_t)(ic + ir) * p->ldc + jc + jr;
+                        if (ir < direct)
+                            kern->micro_direct(kc, a + (size_t)ir * p->a_rs, p->a_rs, bpack + (size_t)jr * kc,
+                                               c, p->ldc, min_int(NR, nc - jr), acc);
+                        else
+                            kern->micro(kc, apack + (size_t)(ir - direct) * kc, bpack + (size_t)jr * kc, c,
+                                        p->ldc, min_int(MR, mc - ir), min_int(NR, nc - jr), acc);
+                    }
             }
         }
     }
