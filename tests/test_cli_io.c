@@ -176,18 +176,24 @@ static void test_stdout_reader_gone_stops_translating(void **state)
 
 /* ---- standard input that cannot be read ------------------------------------ */
 
+/* Both ways of reading standard input: maxi-batches (the default when it
+ * is not a terminal) and one line at a time (--maxi-batch 1). */
 static void expect_stdin_error(int in_fd, const char *reason)
 {
     make_tiny_weights();
-    int out = open_or_die("/dev/null", O_WRONLY);
-    const char *argv[] = {"./translate", "-q", "-c", TINY, NULL};
-    RunResult r = run_with(argv, in_fd, out, 0);
-    close(out);
-    if (r.status != 1) fail_msg("status %d, stderr: %s", r.status, r.err);
-    expect_in(r.err, "standard input: cannot read");
-    expect_in(r.err, reason);
-    assert_int_equal(count_lines(r.err), 1);
-    run_result_free(&r);
+    const char *batched[] = {"./translate", "-q", "-c", TINY, NULL};
+    const char *line_at_a_time[] = {"./translate", "-q", "-c", TINY, "--maxi-batch", "1", NULL};
+    const char **argvs[] = {batched, line_at_a_time};
+    for (int i = 0; i < 2; i++) {
+        int out = open_or_die("/dev/null", O_WRONLY);
+        RunResult r = run_with(argvs[i], in_fd, out, 0);
+        close(out);
+        if (r.status != 1) fail_msg("%s: status %d, stderr: %s", i ? "--maxi-batch 1" : "batched", r.status, r.err);
+        expect_in(r.err, "standard input: cannot read");
+        expect_in(r.err, reason);
+        assert_int_equal(count_lines(r.err), 1);
+        run_result_free(&r);
+    }
 }
 
 static void test_stdin_that_is_a_directory_is_an_error(void **state)
