@@ -16,8 +16,12 @@
  * 0.90-0.94 s against 0.81-0.95 s; the same translations.)
  *
  * With AVX-512 (where gemm.c runs it) tile_avx512 does the same with
- * 16-wide conversions, up to 4 rows of A × 4 of B or 1 × 8 (more than 4
- * rows: over 4 rows of B widened into an L1 buffer, dot_rows_avx512).
+ * 16-wide conversions, up to 4 rows of A × 4 of B or 1 × 8, converting B
+ * in registers for every group of 4 rows of A too.  (More than 4 rows
+ * once went over 4 rows of B widened into an L1 buffer: on an AMD EPYC
+ * (Zen 5), 1,000 en-zh dev lines mini-batched on 1 thread took 4.22-4.44 s
+ * of CPU with beam 4 and 1.07-1.15 s greedy, against 3.36-3.56 and
+ * 0.90-1.06 s in registers, alternated runs, the same translations.)
  * Either way a whole mini-batch of sentences goes without the packing of B
  * that the gemm_nt path pays on every call, and every element is summed
  * in an order that does not depend on the other rows or on its tile.
@@ -292,11 +296,6 @@ static inline __m512 reduce16_avx512(const __m512 v[16])
  * after inlining (the switches below), so the accumulators stay in the
  * 32 vector registers.
  *
- * B's values come either from b itself, widened in registers, or (`wide`)
- * from wb, the same rows already widened to float32 (row q at
- * wb + q·K; only the first K & ~15 values are read): widening is exact,
- * so both give the same bits.  The tail always reads b.
- *
  * pf, when not NULL, is the start of the bytes to fetch into the cache
  * while this tile runs (pf_bytes of them, spread over its k loop): the
  * next tiles' rows of B, which a batch-1 step streams from L3 or memory
@@ -304,7 +303,7 @@ static inline __m512 reduce16_avx512(const __m512 v[16])
  * sooner than the hardware prefetcher brings C interleaved streams. */
 __attribute__((target("avx512f,fma,f16c"), always_inline))
 static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const uint16_t *b,
-                                    const float *wb, bool wide, const char *pf, size_t pf_bytes,
+                                    const char *pf, size_t pf_bytes,
                                     int R, int C, int K)
 {
     __m512 acc[4][8];
@@ -324,7 +323,7 @@ static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const 
         for (int r = 0; r < R; r++) x[r] = _mm512_loadu_ps(a + (size_t)r * K + k);
 #pragma GCC unroll 8
         for (int q = 0; q < C; q++) {
-            __m512 w = wide ? _mm512_loadu_ps(wb + (size_t)q * K + k) : widen16(b + (size_t)q * K + k);
+            __m512 w = widen16(b + (size_t)q * K + k);
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) acc[r][q] = _mm512_fmadd_ps(x[r], w, acc[r][q]);
         }
@@ -347,7 +346,7 @@ static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const 
 /* One row of A against C <= 8 rows of B converted in registers, fetching
  * ahead as `pf` says: a batch-1 decoding step. */
 #define ROW_CASE(C) \
-    case C: tile_body_avx512(c, 0, a, b, NULL, false, pf, pf_bytes, 1, C, K); break;
+    case C: tile_body_avx512(c, 0, a, b, pf, pf_bytes, 1, C, K); break;
 
 __attribute__((target("avx512f,fma,f16c")))
 static void row_tile_avx512(float *c, const float *a, const uint16_t *b, const char *pf, size_t pf_bytes,
@@ -360,17 +359,16 @@ static void row_tile_avx512(float *c, const float *a, const uint16_t *b, const c
 }
 #undef ROW_CASE
 
-/* R <= 4 rows of A against C <= 4 rows of B: widened in wb, or (wb NULL)
- * converted in registers while fetching ahead as `pf` says. */
-#define TILE_CASE(R, C)                                                                   \
-    case R * 16 + C: tile_body_avx512(c, ldc, a, b, wb, true, NULL, 0, R, C, K); break;   \
-    case 256 + R * 16 + C: tile_body_avx512(c, ldc, a, b, NULL, false, pf, pf_bytes, R, C, K); break;
+/* R <= 4 rows of A against C <= 4 rows of B converted in registers,
+ * fetching ahead as `pf` says. */
+#define TILE_CASE(R, C) \
+    case R * 16 + C: tile_body_avx512(c, ldc, a, b, pf, pf_bytes, R, C, K); break;
 
 __attribute__((target("avx512f,fma,f16c")))
-static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, const float *wb,
-                        const char *pf, size_t pf_bytes, int R, int C, int K)
+static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, const char *pf,
+                        size_t pf_bytes, int R, int C, int K)
 {
-    switch ((wb ? 0 : 256) + R * 16 + C) {
+    switch (R * 16 + C) {
     TILE_CASE(1, 1) TILE_CASE(1, 2) TILE_CASE(1, 3) TILE_CASE(1, 4)
     TILE_CASE(2, 1) TILE_CASE(2, 2) TILE_CASE(2, 3) TILE_CASE(2, 4)
     TILE_CASE(3, 1) TILE_CASE(3, 2) TILE_CASE(3, 3) TILE_CASE(3, 4)
@@ -394,56 +392,30 @@ static size_t ahead(const uint16_t *B, int j, int width, int N, int K, const cha
     return at >= end ? 0 : at + bytes > end ? end - at : bytes;
 }
 
-/* n (a multiple of 16) values widened 16 at a time: for a mini-batch
- * whose rows have mostly finished, widening is a visible share of the
- * product, and gemm_f16_widen's 8 at a time took 11% of a file's greedy
- * decoding (perf, AMD EPYC Zen 5). */
-__attribute__((target("avx512f,fma,f16c")))
-static void widen_avx512(float *out, const uint16_t *in, int n)
-{
-    for (int i = 0; i < n; i += 16) _mm512_storeu_ps(out + i, widen16(in + i));
-}
-
-/* All of C through AVX-512 tiles, every one fetching the rows of B it
- * will need PREFETCH_TILES tiles later: B is streamed from L3 or memory
- * once per product.
+/* All of C through AVX-512 tiles, fetching the rows of B they will need
+ * PREFETCH_TILES tiles later: B is streamed from L3 or memory once per
+ * product.
  *   - One row of A (a batch-1 decoding step) takes 8 rows of B at a time,
  *     8 loads in flight.
- *   - Up to 4 rows (beam hypotheses) take 4 rows of B at a time, each
- *     converted once in registers for all of them.
- *   - More rows (a mini-batch) go 4 rows of B at a time too, widened
- *     once into a 4·K float buffer that stays in L1 while every group of
- *     4 rows of A passes over it: B read once per product, not once per
- *     4 rows of A, and converted once (each conversion takes two of the
- *     cycles an FMA port could use). */
+ *   - More rows (beam hypotheses, a mini-batch) take 4 rows of B at a
+ *     time, which the rows of A pass over 4 at a time, each group
+ *     converting them again in registers from L1 (the first group also
+ *     fetches the next 4 rows of B). */
 static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
-    const char *pf;
-    size_t bytes;
-    if (M <= 4) {
-        int width = M == 1 ? 8 : 4;
-        for (int j = 0; j < N; j += width) {
-            int cols = N - j < width ? N - j : width;
-            bytes = ahead(B, j, width, N, K, &pf);
-            if (M == 1) row_tile_avx512(C + j, A, B + (size_t)j * K, pf, bytes, cols, K);
-            else tile_avx512(C + j, (size_t)N, A, B + (size_t)j * K, NULL, pf, bytes, M, cols, K);
+    int width = M == 1 ? 8 : 4;
+    for (int j = 0; j < N; j += width) {
+        int cols = N - j < width ? N - j : width;
+        const char *pf;
+        size_t bytes = ahead(B, j, width, N, K, &pf);
+        if (M == 1) {
+            row_tile_avx512(C + j, A, B + (size_t)j * K, pf, bytes, cols, K);
+            continue;
         }
-        return;
+        for (int i = 0; i < M; i += 4)
+            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, i ? NULL : pf,
+                        i ? 0 : bytes, M - i < 4 ? M - i : 4, cols, K);
     }
-    int K16 = K & ~15;
-    float *wb = xmalloc(4 * (size_t)(K16 ? K : 1) * sizeof *wb);
-    for (int j = 0; j < N; j += 4) {
-        int cols = N - j < 4 ? N - j : 4;
-        bytes = ahead(B, j, 4, N, K, &pf);
-        for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
-        for (int q = 0; q < cols; q++) widen_avx512(wb + (size_t)q * K, B + (size_t)(j + q) * K, K16);
-        for (int i = 0; i < M; i += 4) {
-            int R = M - i < 4 ? M - i : 4;
-            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, wb, NULL, 0, R,
-                        cols, K);
-        }
-    }
-    free(wb);
 }
 
 /* All of C through the AVX2 tiles.
