@@ -8,14 +8,14 @@
  *       pack B[pc.., jc..] into panels NR wide      -> bpack (stays in L2/L3)
  *       for each block of MC rows of C             (ic)
  *         pack A[ic.., pc..] into panels MR high   -> apack (stays in L2)
+ *           (gemm_tn; gemm_nt and gemm_nn: only a last, partial panel)
  *         for each NR-wide panel of B, each MR-high panel of A:
  *           micro-kernel: an MR×NR tile of C += panel_A · panel_B
  *
  * A packed panel stores, for k = 0..kc-1, the MR (or NR) values of column
  * (row) k side by side, zero-padded past the matrix edge.  So the
- * micro-kernel reads both operands sequentially whatever the form, and the
- * three forms differ only in the strides the packing reads with: that is
- * the whole difference between gemm_nt, gemm_nn and gemm_tn.  The
+ * micro-kernel reads packed operands sequentially whatever the form, and
+ * the three forms differ in the strides the packing reads with.  The
  * micro-kernel keeps its MR×NR tile of C in vector registers: per k it
  * loads NR/16 vectors of B, broadcasts MR values of A and does MR·NR/16
  * fused multiply-adds.  Packing is a transpose when a panel's lines run
@@ -76,23 +76,25 @@
 
 /* Block sizes (in floats).  KC·NR·4 bytes of B (32 KiB for AVX-512) is the
  * B panel the inner loop re-reads while it walks down A; MC·KC·4 bytes
- * (192 KiB) of packed A stays in L2; KC·NC·4 bytes of packed B in L2/L3.
- * MC must be a multiple of every kernel's MR and NC of every NR. */
-
-
+ * (192 KiB) of A, packed or read in place, stays in L2; KC·NC·4 bytes of
+ * packed B in L2/L3.  MC must be a multiple of every kernel's MR and NC of
+ * every NR. */
 enum { KC = 256, MC = 192, NC = 4096 };
 
 /* How far ahead packing asks for the source it will read next: PACK_AHEAD
  * floats (4 cache lines) along a line that runs along k, PACK_ROWS_AHEAD
  * rows of k down a block whose lines lie side by side.  The hardware
  * prefetcher follows one or two streams well but not the dozen a panel
- * reads at once (rows a whole row of A apart, often a page or more): on a
- * source in L3 or memory packing then stalled, e.g. nt 4096×256×256 at
- * 151 vs 195 GF/s with these (AVX-512, Zen 5, 1 thread). */
+ * reads at once (lines a whole row of the matrix apart, often a page or
+ * more): on a source in L3 or memory packing then stalled.  Measured on an
+ * AMD EPYC (Zen 5, AVX-512, 1 thread), when A of gemm_nt was still packed
+ * by pack_rows: nt 4096×256×256 171 -> 190-202 GF/s, and through
+ * pack_cols tn 1024×256×2048 145-160 -> 184-186.  The addresses may lie
+ * past the matrix: a prefetch never faults. */
 enum { PACK_AHEAD = 64, PACK_ROWS_AHEAD = 4 };
 
 /* Below this many multiply-adds a product runs on the calling thread:
- * waking a worker costs microseconds.  2^22 left the 32-row training
+ * waking a worker has a cost (model/parallel.h).  2^22 left the 32-row training
  * products on one thread; at 2^20 they split, and on an idle AMD EPYC
  * (Zen 5, 2 threads) went 172 -> 301 GF/s (nn 32×256×256), 206 -> 359
  * (nt), 201 -> 340 (tn), OpenBLAS 197-263; translating (a sentence, a
@@ -963,14 +965,16 @@ static void *pack_space(size_t bytes)
     return pack_buffer;
 }
 
-/* How many panels pack_cols fills side by side, row of k after row of k. All
- * of them, so each row of the source is read once, in order; but panels
- * whose length is a multiple of 4 KB start in the same cache sets, and with
- * more of them than L1 has ways each row's stores evicted the last's lines:
- * B of nn 32×1024×256 in 64 panels of 16 KB (AVX2) packed at a third of its
- * speed.  Such blocks go PACK_GROUP panels at a time (Zen 5, 1 thread: that
- * product 0.61-0.69 -> 0.79-1.03x OpenBLAS; A's panels, 6 or 12 KB, lost up
- * to 10% in groups, so only these). */
+/* How many panels pack_cols fills side by side, row of k after row of k.
+ * All of them, so each row of the source is read once, in order; but
+ * panels whose length is a multiple of 4 KB start in the same cache sets,
+ * and with more of them than L1 has ways each row's stores evicted the
+ * last's lines: B of nn 32×1024×256 in 64 panels of 16 KB (AVX2) packed at
+ * a third of its speed.  Such blocks go PACK_GROUP panels at a time (Zen 5,
+ * 1 thread: that product 0.61-0.69 -> 0.79-1.03x OpenBLAS).  A block of A
+ * never qualifies, which is as measured (grouped, A's panels lost up to
+ * 10%): AVX2's are 6 KB, and AVX-512's 12 KB ones number at most MC / MR =
+ * 16 (a larger MC would change that). */
 enum { PACK_GROUP = 8 };
 
 static int pack_group(int panels, size_t panel_len)

@@ -60,7 +60,7 @@ void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, i
 void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, int K,
                        bool accumulate);
 
-/* Products of at least 2²² multiply-adds are split between the threads of
+/* Products of at least 2²⁰ multiply-adds are split between the threads of
  * model/parallel.h (parallel_set_threads; smaller ones run on the calling
  * thread).  While one thread's call uses the workers, another thread's
  * call runs on that thread alone. */

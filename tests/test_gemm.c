@@ -358,6 +358,36 @@ static void test_turned_path_matches_blocked(void **state)
     }
 }
 
+/* gemm_nt and gemm_nn read A's whole row panels in place and pack only a
+ * block's last, partial one (gemm.c, micro_direct_*), the same arithmetic:
+ * in a 52- or 53-row product rows 48.. are that packed panel, in a 64-row
+ * product they are read in place, and they must have the same bits. */
+static void test_in_place_rows_match_packed(void **state)
+{
+    const char *kernel = kernel_of(state);
+    static const Shape shapes[] = {{52, 256, 256}, {52, 300, 513}, {53, 33, 7}};
+    enum { TALL = 64 };
+    for (size_t f = 0; f < 2; f++) /* nt, nn */
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            Shape tall = shapes[s];
+            tall.m = TALL;
+            Case c = case_make(tall, 57 + s);
+            size_t n = (size_t)c.s.n, rows = (size_t)shapes[s].m;
+            for (int accumulate = 0; accumulate < 2; accumulate++) {
+                float *whole = copy(c.c0, TALL * n), *part = copy(c.c0, rows * n);
+                FORMS[f].fast(whole, c.a, c.b, TALL, c.s.n, c.s.k, accumulate);
+                FORMS[f].fast(part, c.a, c.b, (int)rows, c.s.n, c.s.k, accumulate);
+                if (memcmp(part, whole, rows * n * sizeof *part))
+                    print_error("%s: %s %zux%dx%d (accumulate %d) differs from its rows in a %d-row product\n",
+                                kernel, FORMS[f].name, rows, c.s.n, c.s.k, accumulate, TALL);
+                assert_memory_equal(part, whole, rows * n * sizeof *part);
+                free(whole);
+                free(part);
+            }
+            case_free(&c);
+        }
+}
+
 /* Without accumulate C's old contents are never read: NaNs there vanish. */
 static void test_overwrite_ignores_old_c(void **state)
 {
@@ -441,6 +471,7 @@ int main(void)
         PER_KERNEL(test_concurrent_callers),
         PER_KERNEL(test_few_rows_do_not_depend_on_each_other),
         PER_KERNEL(test_turned_path_matches_blocked),
+        PER_KERNEL(test_in_place_rows_match_packed),
         PER_KERNEL(test_overwrite_ignores_old_c),
         PER_KERNEL(test_empty_sum),
         cmocka_unit_test(test_kernel_choice),
