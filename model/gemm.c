@@ -94,13 +94,13 @@ enum { KC = 256, MC = 192, NC = 4096 };
 enum { PACK_AHEAD = 64, PACK_ROWS_AHEAD = 4 };
 
 /* Below this many multiply-adds a product runs on the calling thread:
- * waking a worker has a cost (model/parallel.h).  2^22 left the 32-row training
- * products on one thread; at 2^20 they split, and on an idle AMD EPYC
- * (Zen 5, 2 threads) went 172 -> 301 GF/s (nn 32×256×256), 206 -> 359
- * (nt), 201 -> 340 (tn), OpenBLAS 197-263; translating (a sentence, a
- * file of 1,000 lines greedy or beam 4) took the same time either way.
- * (On a Zen 3 host busy with other guests the same change measured
- * nothing clear.) */
+ * waking a worker has a cost (model/parallel.h).  2^22 left the 32-row
+ * training products on one thread; at 2^20 they split, and on an idle AMD
+ * EPYC (Zen 5, 2 threads) went 172 -> 301 GF/s (nn 32×256×256),
+ * 206 -> 359 (nt), 201 -> 340 (tn), OpenBLAS 197-263; translating (a
+ * sentence, a file of 1,000 lines greedy or beam 4) took the same time
+ * either way.  (On a Zen 3 host busy with other guests the same change
+ * measured nothing clear.) */
 #define THREAD_MIN_FMAS (1u << 20)
 
 /* ---- the references --------------------------------------------------- */
