@@ -12,17 +12,21 @@
  * translator_open runs on them unchanged.
  *
  * The page is app/viewer/viewer.html (compiled in, build/viewer_assets.c)
- * with its markers replaced as app/html_report.c does, viewer.js followed
- * by page.js in its script, and a Content-Security-Policy that adds to the
- * viewer's only what the engine needs: 'wasm-unsafe-eval' (compiling the
- * embedded WebAssembly) and worker-src blob: (the worker is made from the
- * page's own bytes).  Still nothing may be fetched.
+ * with its markers replaced as app/html_report.c does: viewer.js followed
+ * by page.js in its script; at its data marker, before that script, the
+ * worker and the models' index; the models' files after the script, just
+ * before </body>, so that the page and its engine start while the
+ * browser still parses ~48 MB of base64 (docs/web.md); and a
+ * Content-Security-Policy that adds to the viewer's only what the engine
+ * needs: 'wasm-unsafe-eval' (compiling the embedded WebAssembly) and
+ * worker-src blob: (the worker is made from the page's own bytes).  Still nothing may be fetched.
  *
  * Deliberately not here: compression (the weights are float16 already;
  * gzip gains ~8% on them, docs/web.md) and any JavaScript of the engine. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../app/config.h"
 #include "../common/util.h"
@@ -75,24 +79,39 @@ static void check_inline(const char *what, const char *text)
     }
 }
 
-static int file_count;
+/* The size of a file the index names (put_file embeds it later). */
+static size_t file_size(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "mkpage: cannot read %s\n", path);
+        exit(1);
+    }
+    return (size_t)st.st_size;
+}
 
-/* One embedded file; its JSON entry goes to `index`. */
-static void put_file(FILE *out, FILE *index, const char *path, int first)
+/* One embedded file, element id web-file-<id>. */
+static void put_file(FILE *out, const char *path, int id)
 {
     size_t n;
     char *bytes = slurp(path, &n);
-    fprintf(index, "%s{\"path\": \"/%s\", \"id\": \"web-file-%d\", \"bytes\": %zu}", first ? "" : ", ",
-            path, file_count, n);
-    fprintf(out, "<script type=\"text/plain\" class=\"web-file\" id=\"web-file-%d\">\n", file_count++);
+    fprintf(out, "<script type=\"text/plain\" class=\"web-file\" id=\"web-file-%d\">\n", id);
     put_base64(out, (const unsigned char *)bytes, n);
     fputs("\n</script>\n", out);
     free(bytes);
 }
 
-/* The page's data: the models' files, their index, the worker. */
+/* The worker's script and the models' index, at the viewer's {{data}}
+ * marker, before the page's script: the script starts the engine while
+ * the browser is still parsing the models' files. */
 static void put_data(FILE *out, const char *worker_path, char **configs, int n_configs)
 {
+    size_t n;
+    char *worker = slurp(worker_path, &n);
+    fputs("<script type=\"text/plain\" id=\"web-worker\">\n", out);
+    put_base64(out, (const unsigned char *)worker, n);
+    fputs("\n</script>\n", out);
+    free(worker);
     char *index_text = NULL;
     size_t index_len = 0;
     FILE *index = open_memstream(&index_text, &index_len);
@@ -113,10 +132,12 @@ static void put_data(FILE *out, const char *worker_path, char **configs, int n_c
         fprintf(index, "%s{\"name\": \"%s\", \"source_language\": \"%s\", \"target_language\": \"%s\", "
                        "\"config\": \"/%s\", \"files\": [",
                 c ? ", " : "", cfg.name, cfg.source_lang, cfg.target_lang, configs[c]);
-        put_file(out, index, configs[c], 1); /* ids run on across models */
-        put_file(out, index, cfg.weights_path, 0);
-        put_file(out, index, cfg.source_vocab_path, 0);
-        put_file(out, index, cfg.target_vocab_path, 0);
+        const char *paths[] = {configs[c], cfg.weights_path, cfg.source_vocab_path, cfg.target_vocab_path};
+        for (int f = 0; f < 4; f++) { /* ids run on across models: web-file-0, 1, ... */
+            size_t bytes = file_size(paths[f]);
+            fprintf(index, "%s{\"path\": \"/%s\", \"id\": \"web-file-%d\", \"bytes\": %zu}", f ? ", " : "",
+                    paths[f], 4 * c + f, bytes);
+        }
         fputs("]}", index);
         config_free(&cfg);
     }
@@ -125,12 +146,29 @@ static void put_data(FILE *out, const char *worker_path, char **configs, int n_c
     check_inline("the model index", index_text);
     fprintf(out, "<script type=\"application/json\" id=\"web-models\">%s</script>\n", index_text);
     free(index_text);
-    size_t n;
-    char *worker = slurp(worker_path, &n);
-    fputs("<script type=\"text/plain\" id=\"web-worker\">\n", out);
-    put_base64(out, (const unsigned char *)worker, n);
-    fputs("\n</script>\n<div id=\"live\" hidden></div>\n", out);
-    free(worker);
+    fputs("<div id=\"live\" hidden></div>\n", out);
+}
+
+/* The models' files, after the page's script (just before </body>), in
+ * the order of the index; after each model's four, a line that tells
+ * page.js that model is parsed.  The first model's text is then usable
+ * after about half of the page's bytes: the browser reads ~24 MB of
+ * base64 per model. */
+static void put_models(FILE *out, char **configs, int n_configs)
+{
+    for (int c = 0; c < n_configs; c++) {
+        Config cfg;
+        Error err = {{0}};
+        if (config_load(configs[c], &cfg, &err)) {
+            fprintf(stderr, "mkpage: %s\n", err.message);
+            exit(1);
+        }
+        const char *paths[] = {configs[c], cfg.weights_path, cfg.source_vocab_path, cfg.target_vocab_path};
+        for (int f = 0; f < 4; f++) put_file(out, paths[f], 4 * c + f);
+        fprintf(out, "<script>document.dispatchEvent(new CustomEvent('web-model-parsed', "
+                     "{ detail: %d }));</script>\n", c);
+        config_free(&cfg);
+    }
 }
 
 int main(int argc, char **argv)
@@ -180,7 +218,15 @@ int main(int argc, char **argv)
         }
         p = strstr(mark, "}}") + 2;
     }
-    fputs(p, out);
+    /* the models' files go just before </body>, after the page's script */
+    const char *body_end = strstr(p, "</body>");
+    if (!body_end) {
+        fprintf(stderr, "mkpage: viewer.html has no </body> after its script\n");
+        return 1;
+    }
+    fwrite(p, 1, (size_t)(body_end - p), out);
+    put_models(out, argv + 5, argc - 5);
+    fputs(body_end, out);
     if (fclose(out) != 0 || rename(tmp, argv[1]) != 0) {
         fprintf(stderr, "mkpage: cannot write %s\n", argv[1]);
         return 1;
