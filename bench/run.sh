@@ -264,23 +264,29 @@ awk '$1 == "gemm" {
 
 # ---- 2. training ----------------------------------------------------------------
 note "2. training: $STEPS timed steps (+$WARMUP warm-up) of ~$BATCH tokens, ours then PyTorch"
-# ours_train THREADS [--dump FILE]: the median (by tokens/s) of TRAIN_RUNS runs
-# of train_bench on the same batches: one run of a few seconds moved by
-# up to 25% between runs on this shared machine.
-ours_train() {
-    n=$1; shift
+# median_train CMD...: CMD (a run that prints tokens_per_s=) TRAIN_RUNS times,
+# the line of the median run by tokens/s.  Both sides are measured so: one
+# run of a few seconds moved by up to 25% between runs on this shared
+# machine, PyTorch's as much as ours (3,229-4,238 tokens/s in one day's
+# three single runs, nothing changed on its side).
+median_train() {
     for r in $(seq "$TRAIN_RUNS"); do
-        "$TRAIN_BENCH" -t "$n" -s "$STEPS" -w "$WARMUP" -b "$BATCH" -n "$CEILING_N" "$@" "$CONFIG" "$DATA" \
-            2> "$TMP/err.txt" || { failed "$TRAIN_BENCH -t $n"; return; }
+        "$@" 2> "$TMP/err.txt" || { failed "$*"; return; }
     done | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^tokens_per_s=/) print substr($i, 14), $0 }' |
         sort -n | awk -v mid=$(( (TRAIN_RUNS + 1) / 2 )) 'NR == mid { $1 = ""; sub(/^ /, ""); print }'
 }
+# ours_train THREADS [--dump FILE] / torch_train THREADS: each side's median.
+ours_train() {
+    n=$1; shift
+    median_train "$TRAIN_BENCH" -t "$n" -s "$STEPS" -w "$WARMUP" -b "$BATCH" -n "$CEILING_N" "$@" "$CONFIG" "$DATA"
+}
+torch_train() { median_train torch_threads "$1" "$PY" tools/bench_torch.py train "$TMP/dump.safetensors" "$CEILING_N"; }
 OURS_T1=$(ours_train 1 --dump "$TMP/dump.safetensors")
 OURS_T2=$(ours_train 2)
 TORCH_T1=""; TORCH_T2=""
 if [ $HAVE_TORCH = 1 ] && [ -r "$TMP/dump.safetensors" ]; then
-    TORCH_T1=$(torch_run 1 train "$TMP/dump.safetensors" "$CEILING_N")
-    TORCH_T2=$(torch_run 2 train "$TMP/dump.safetensors" "$CEILING_N")
+    TORCH_T1=$(torch_train 1)
+    TORCH_T2=$(torch_train 2)
 fi
 KERNEL=$(kv "$OURS_T1" kernel)
 
@@ -537,7 +543,7 @@ fi
 echo "(openblas_set_num_threads), in the same process.  The per-shape figures are below the table."
 echo "Training = build/bench/train_bench vs tools/bench_torch.py train, the same $STEPS batches (after $WARMUP"
 echo "warm-up steps) from the same initial weights, dropout on, AdamW, clipping; PyTorch pads its batches,"
-echo "the tokens counted are the real ones on both sides.  Ours: the median of $TRAIN_RUNS runs by tokens/s."
+echo "the tokens counted are the real ones on both sides.  Each side: the median of $TRAIN_RUNS runs by tokens/s."
 echo "Decoder steps = build/bench/decode_bench: per sentence, decode_greedy with its limit minus with a limit"
 echo "of 1 (the encoder and one step), over the T-1 steps; the bound = bytes one step reads (decoder weights"
 echo "but cross-attention K/V, the generator) / vec_sum's best GB/s over a buffer that size, one thread."
