@@ -23,6 +23,7 @@
  *
  * Deliberately not here: compression (the weights are float16 already;
  * gzip gains ~8% on them, docs/web.md) and any JavaScript of the engine. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,10 +102,40 @@ static void put_file(FILE *out, const char *path, int id)
     free(bytes);
 }
 
+/* A model of the page: its config, read once, and the four files it
+ * embeds (the config, the weights, the two vocabularies). */
+enum { MODEL_FILES = 4 };
+typedef struct {
+    Config cfg;
+    const char *files[MODEL_FILES];
+} PageModel;
+
+static PageModel *load_models(char **configs, int n_configs)
+{
+    PageModel *models = xcalloc((size_t)n_configs, sizeof *models);
+    for (int c = 0; c < n_configs; c++) {
+        Error err = {{0}};
+        if (config_load(configs[c], &models[c].cfg, &err)) {
+            fprintf(stderr, "mkpage: %s\n", err.message);
+            exit(1);
+        }
+        for (const char *s = configs[c]; *s; s++)
+            if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) {
+                fprintf(stderr, "mkpage: a path with a quote: %s\n", configs[c]);
+                exit(1);
+            }
+        const Config *cfg = &models[c].cfg;
+        const char *files[MODEL_FILES] = {configs[c], cfg->weights_path, cfg->source_vocab_path,
+                                          cfg->target_vocab_path};
+        memcpy(models[c].files, files, sizeof files);
+    }
+    return models;
+}
+
 /* The worker's script and the models' index, at the viewer's {{data}}
  * marker, before the page's script: the script starts the engine while
  * the browser is still parsing the models' files. */
-static void put_data(FILE *out, const char *worker_path, char **configs, int n_configs)
+static void put_data(FILE *out, const char *worker_path, const PageModel *models, int n_models)
 {
     size_t n;
     char *worker = slurp(worker_path, &n);
@@ -117,29 +148,15 @@ static void put_data(FILE *out, const char *worker_path, char **configs, int n_c
     FILE *index = open_memstream(&index_text, &index_len);
     if (!index) exit(1);
     fputs("[", index);
-    for (int c = 0; c < n_configs; c++) {
-        Config cfg;
-        Error err = {{0}};
-        if (config_load(configs[c], &cfg, &err)) {
-            fprintf(stderr, "mkpage: %s\n", err.message);
-            exit(1);
-        }
-        for (const char *s = configs[c]; *s; s++)
-            if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) {
-                fprintf(stderr, "mkpage: a path with a quote: %s\n", configs[c]);
-                exit(1);
-            }
+    for (int c = 0; c < n_models; c++) {
+        const Config *cfg = &models[c].cfg;
         fprintf(index, "%s{\"name\": \"%s\", \"source_language\": \"%s\", \"target_language\": \"%s\", "
                        "\"config\": \"/%s\", \"files\": [",
-                c ? ", " : "", cfg.name, cfg.source_lang, cfg.target_lang, configs[c]);
-        const char *paths[] = {configs[c], cfg.weights_path, cfg.source_vocab_path, cfg.target_vocab_path};
-        for (int f = 0; f < 4; f++) { /* ids run on across models: web-file-0, 1, ... */
-            size_t bytes = file_size(paths[f]);
+                c ? ", " : "", cfg->name, cfg->source_lang, cfg->target_lang, models[c].files[0]);
+        for (int f = 0; f < MODEL_FILES; f++) /* ids run on across models: web-file-0, 1, ... */
             fprintf(index, "%s{\"path\": \"/%s\", \"id\": \"web-file-%d\", \"bytes\": %zu}", f ? ", " : "",
-                    paths[f], 4 * c + f, bytes);
-        }
+                    models[c].files[f], MODEL_FILES * c + f, file_size(models[c].files[f]));
         fputs("]}", index);
-        config_free(&cfg);
     }
     fputs("]", index);
     fclose(index);
@@ -154,20 +171,12 @@ static void put_data(FILE *out, const char *worker_path, char **configs, int n_c
  * page.js that model is parsed.  The first model's text is then usable
  * after about half of the page's bytes: the browser reads ~24 MB of
  * base64 per model. */
-static void put_models(FILE *out, char **configs, int n_configs)
+static void put_models(FILE *out, const PageModel *models, int n_models)
 {
-    for (int c = 0; c < n_configs; c++) {
-        Config cfg;
-        Error err = {{0}};
-        if (config_load(configs[c], &cfg, &err)) {
-            fprintf(stderr, "mkpage: %s\n", err.message);
-            exit(1);
-        }
-        const char *paths[] = {configs[c], cfg.weights_path, cfg.source_vocab_path, cfg.target_vocab_path};
-        for (int f = 0; f < 4; f++) put_file(out, paths[f], 4 * c + f);
+    for (int c = 0; c < n_models; c++) {
+        for (int f = 0; f < MODEL_FILES; f++) put_file(out, models[c].files[f], MODEL_FILES * c + f);
         fprintf(out, "<script>document.dispatchEvent(new CustomEvent('web-model-parsed', "
                      "{ detail: %d }));</script>\n", c);
-        config_free(&cfg);
     }
 }
 
@@ -189,6 +198,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "mkpage: viewer.html no longer has the policy this tool extends\n");
         return 1;
     }
+    int n_models = argc - 5;
+    PageModel *models = load_models(argv + 5, n_models);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
     FILE *out = fopen(tmp, "wb");
@@ -214,7 +225,7 @@ int main(int argc, char **argv)
             fwrite(page_js, 1, page_js_len, out);
         } else {
             ASSERT(strncmp(mark, "{{data}}", 8) == 0);
-            put_data(out, argv[2], argv + 5, argc - 5);
+            put_data(out, argv[2], models, n_models);
         }
         p = strstr(mark, "}}") + 2;
     }
@@ -225,13 +236,16 @@ int main(int argc, char **argv)
         return 1;
     }
     fwrite(p, 1, (size_t)(body_end - p), out);
-    put_models(out, argv + 5, argc - 5);
+    put_models(out, models, n_models);
     fputs(body_end, out);
-    if (fclose(out) != 0 || rename(tmp, argv[1]) != 0) {
+    bool failed = ferror(out) != 0; /* a write that failed on the way */
+    if (fclose(out) != 0 || failed || rename(tmp, argv[1]) != 0) {
         fprintf(stderr, "mkpage: cannot write %s\n", argv[1]);
         return 1;
     }
     free(page_js);
     free(page_css);
+    for (int c = 0; c < n_models; c++) config_free(&models[c].cfg);
+    free(models);
     return 0;
 }
