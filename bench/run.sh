@@ -64,12 +64,12 @@ DECODE_BENCH=build/bench/decode_bench
 TRANSLATE=./translate
 if [ "$QUICK" = 1 ]; then
     CONFIG=configs/tiny.yaml; DATA=tests/data/tiny.tsv
-    STEPS=2; WARMUP=1; BATCH=100; CEILING_N=256; TRAIN_RUNS=1; LAT_RUNS=3; PY_LAT_RUNS=2; SCALE_N=2
+    STEPS=2; WARMUP=1; BATCH=100; CEILING_N=256; TRAIN_RUNS=1; FILE_RUNS=1; LAT_RUNS=3; PY_LAT_RUNS=2; SCALE_N=2
     GEMM_ARGS=--quick; DECODE_SENTENCES=0
     TORCH_SENTENCES=${BENCH_TORCH_SENTENCES:-0}
 else
     CONFIG=${BENCH_CONFIG:-configs/en-zh.yaml}; DATA=${BENCH_DATA:-../shared/data/tatoeba-cmn-eng/dev.tsv}
-    STEPS=5; WARMUP=2; BATCH=2500; CEILING_N=1024; TRAIN_RUNS=3; LAT_RUNS=20; PY_LAT_RUNS=5; SCALE_N=4
+    STEPS=5; WARMUP=2; BATCH=2500; CEILING_N=1024; TRAIN_RUNS=3; FILE_RUNS=3; LAT_RUNS=20; PY_LAT_RUNS=5; SCALE_N=4
     # -r 3: each shape's figures are medians of 3 interleaved rounds (ours,
     # then OpenBLAS), so a moment of load on the machine moves both or neither.
     GEMM_ARGS="-r 3"; DECODE_SENTENCES=${BENCH_DECODE_SENTENCES:-0}
@@ -151,6 +151,21 @@ children_cpu() {
 best_of_two() {
     a=$(timed "$@"); b=$(timed "$@")
     awk -v a="$a" -v b="$b" 'BEGIN { if (a != "" && b != "") printf "%.6f", a < b ? a : b }'
+}
+# median_timed INPUT CMD...: timed FILE_RUNS times, each in its own subshell
+# (so each CPU figure is its own run's); the median wall seconds, and the
+# median CPU seconds in $TMP/cpu.txt.  A file's runs here take 0.5-5 s, and
+# single runs moved by ~10% on a shared machine, both sides of a ratio alike.
+median_timed() {
+    : > "$TMP/walls.txt"; : > "$TMP/cpus.txt"
+    for r in $(seq "$FILE_RUNS"); do
+        w=$(timed "$@")
+        [ -n "$w" ] || { : > "$TMP/cpu.txt"; return; }
+        echo "$w" >> "$TMP/walls.txt"; { cat "$TMP/cpu.txt"; echo; } >> "$TMP/cpus.txt"
+    done
+    mid=$(( (FILE_RUNS + 1) / 2 ))
+    sort -n "$TMP/cpus.txt" | awk -v mid=$mid 'NR == mid { printf "%s", $1 }' > "$TMP/cpu.txt"
+    sort -n "$TMP/walls.txt" | awk -v mid=$mid 'NR == mid { printf "%s", $1 }'
 }
 # Mean wall seconds over $1 runs of the command line $2 (words quoted as for
 # a shell): hyperfine without a shell in between, or a shell loop.  With a
@@ -322,21 +337,21 @@ fi
 # --maxi-batch 1, what a terminal gets) and --eval's batched decoding
 # (decode_greedy_many), greedy, default threads.
 note "4. files: $SENTENCES lines through stdin vs --eval (greedy, then the config's decoding; default threads)"
-STDIN_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 -c "$CONFIG"); STDIN_CPU=$(cat "$TMP/cpu.txt")
+STDIN_S=$(median_timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 -c "$CONFIG"); STDIN_CPU=$(cat "$TMP/cpu.txt")
 LINE_FLAGS=${BENCH_LINE_FLAGS:---maxi-batch 1}
 if [ -n "$LINE_FLAGS" ]; then
-    LINE_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 $LINE_FLAGS -c "$CONFIG"); LINE_CPU=$(cat "$TMP/cpu.txt")
+    LINE_S=$(median_timed "$TMP/sources.txt" "$TRANSLATE" -q -b 1 $LINE_FLAGS -c "$CONFIG"); LINE_CPU=$(cat "$TMP/cpu.txt")
 else LINE_S=$STDIN_S; LINE_CPU=$STDIN_CPU; fi
 # The same with the config's own decoding (en-zh: beam 4), what a file
 # gets without -b: the target is about translating a file, not greedy's.
 # A file's beam search decodes the hypotheses of several sentences per step
 # (beam_decode_many, model/beam.h); line at a time, one sentence's.
-STDIN_DEF_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q -c "$CONFIG"); STDIN_DEF_CPU=$(cat "$TMP/cpu.txt")
+STDIN_DEF_S=$(median_timed "$TMP/sources.txt" "$TRANSLATE" -q -c "$CONFIG"); STDIN_DEF_CPU=$(cat "$TMP/cpu.txt")
 if [ -n "$LINE_FLAGS" ]; then
-    LINE_DEF_S=$(timed "$TMP/sources.txt" "$TRANSLATE" -q $LINE_FLAGS -c "$CONFIG"); LINE_DEF_CPU=$(cat "$TMP/cpu.txt")
+    LINE_DEF_S=$(median_timed "$TMP/sources.txt" "$TRANSLATE" -q $LINE_FLAGS -c "$CONFIG"); LINE_DEF_CPU=$(cat "$TMP/cpu.txt")
 else LINE_DEF_S=$STDIN_DEF_S; LINE_DEF_CPU=$STDIN_DEF_CPU; fi
 DEF_BEAM=$(awk '$1 == "beam:" { print $2; exit }' "$CONFIG"); DEF_BEAM=${DEF_BEAM:-1}
-EVAL_S=$(timed /dev/null "$TRANSLATE" -q -b 1 -c "$CONFIG" --eval "$DATA")
+EVAL_S=$(median_timed /dev/null "$TRANSLATE" -q -b 1 -c "$CONFIG" --eval "$DATA")
 
 # ---- 5. fresh-process latency and start-up ----------------------------------------------
 note "5. latency: a fresh process translating \"I love china\", and one with an empty sentence"
@@ -550,7 +565,8 @@ echo "but cross-attention K/V, the generator) / vec_sum's best GB/s over a buffe
 echo "Translation = ./translate -q -t 1 -b 1 (or -b 4) --maxi-batch 1 < the data's source column: one line"
 echo "at a time, wall time incl. start-up;"
 echo "PyTorch = tools/reference.py's greedy loop (no KV cache) on the same token ids, 1 thread."
-echo "Files = ./translate -q -b 1 < the source column, and ./translate -q -b 1 --eval DATA (default threads)."
+echo "Files = ./translate -q -b 1 < the source column, and ./translate -q -b 1 --eval DATA (default threads); each"
+echo "figure (and the line-at-a-time reference) the median of $FILE_RUNS runs, in wall and in CPU time."
 echo "Latency and start-up = mean of $LAT_RUNS runs (PyTorch: $PY_LAT_RUNS), $(command -v hyperfine > /dev/null && echo hyperfine || echo a shell loop)."
 echo "Scaling = (time of the file twice − time of the file once) / $SCALE_N sentences per length."
 echo
