@@ -2,7 +2,7 @@
 # run.sh — `make bench`: our programs and stock PyTorch side by side, on the
 # same machine, data and thread counts, in one run, as ONE table.
 #
-#   sh bench/run.sh            the real benchmark (a few minutes)
+#   sh bench/run.sh            the real benchmark (about 10 minutes)
 #   sh bench/run.sh --quick    every part on tiny inputs (configs/tiny.yaml,
 #                              tests/data/tiny.tsv): checks the harness, not
 #                              the speed; also BENCH_QUICK=1
@@ -280,7 +280,8 @@ awk '$1 == "gemm" {
 # ---- 2. training ----------------------------------------------------------------
 note "2. training: $STEPS timed steps (+$WARMUP warm-up) of ~$BATCH tokens, ours then PyTorch"
 # median_train CMD...: CMD (a run that prints tokens_per_s=) TRAIN_RUNS times,
-# the line of the median run by tokens/s.  Both sides are measured so: one
+# the line of the median run by tokens/s; "" if a run failed (the median of
+# the runs that did not would be another statistic).  Both sides are measured so: one
 # run of a few seconds moved by up to 25% between runs on this shared
 # machine, PyTorch's as much as ours (3,229-4,238 tokens/s in one day's
 # three single runs, nothing changed on its side).
@@ -288,7 +289,9 @@ median_train() {
     for r in $(seq "$TRAIN_RUNS"); do
         "$@" 2> "$TMP/err.txt" || { failed "$*"; return; }
     done | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^tokens_per_s=/) print substr($i, 14), $0 }' |
-        sort -n | awk -v mid=$(( (TRAIN_RUNS + 1) / 2 )) 'NR == mid { $1 = ""; sub(/^ /, ""); print }'
+        sort -n | awk -v mid=$(( (TRAIN_RUNS + 1) / 2 )) -v runs="$TRAIN_RUNS" '
+            { line[NR] = $0 }
+            END { if (NR == runs) { $0 = line[mid]; $1 = ""; sub(/^ /, ""); print } }'
 }
 # ours_train THREADS [--dump FILE] / torch_train THREADS: each side's median.
 ours_train() {
@@ -566,7 +569,8 @@ echo "Translation = ./translate -q -t 1 -b 1 (or -b 4) --maxi-batch 1 < the data
 echo "at a time, wall time incl. start-up;"
 echo "PyTorch = tools/reference.py's greedy loop (no KV cache) on the same token ids, 1 thread."
 echo "Files = ./translate -q -b 1 < the source column, and ./translate -q -b 1 --eval DATA (default threads); each"
-echo "figure (and the line-at-a-time reference) the median of $FILE_RUNS runs, in wall and in CPU time."
+echo "figure (and the line-at-a-time reference) the median of $FILE_RUNS run(s); in CPU time (files-cpu), the"
+echo "median of the same runs' CPU seconds."
 echo "Latency and start-up = mean of $LAT_RUNS runs (PyTorch: $PY_LAT_RUNS), $(command -v hyperfine > /dev/null && echo hyperfine || echo a shell loop)."
 echo "Scaling = (time of the file twice − time of the file once) / $SCALE_N sentences per length."
 echo

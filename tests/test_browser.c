@@ -639,6 +639,11 @@ static void check_web_translation(const char *fragment, const char *config, cons
     assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 1);
     /* The worker reported its steps while it translated (the progress line). */
     assert_true(attribute(r.out, "id=\"web-status\"", "data-progress") >= 1);
+    /* The model was taken as soon as the line after its files said so,
+     * not when the whole page had been parsed (web/mkpage.c). */
+    char *ready_by = string_attribute(r.out, "id=\"web-status\"", "data-model-ready-by");
+    if (strcmp(ready_by, "event") != 0) fail_msg("the model's files were taken when the page ended ('%s')", ready_by);
+    free(ready_by);
     cJSON *native = native_document(config, text);
     const cJSON *s = cJSON_GetArrayItem(get(native, "sentences"), 0);
     const char *want = get(get(s, "output"), "text")->valuestring;

@@ -23,13 +23,14 @@
  *
  * Deliberately not here: compression (the weights are float16 already;
  * gzip gains ~8% on them, docs/web.md) and any JavaScript of the engine. */
-#include <stdbool.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "../app/config.h"
+#include "../common/output_file.h"
 #include "../common/util.h"
 
 extern const unsigned char viewer_html[], viewer_css[], viewer_js[];
@@ -39,13 +40,27 @@ extern const size_t viewer_html_len, viewer_css_len, viewer_js_len;
 #define PAGE_CSP "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; " \
                  "worker-src blob:; style-src 'unsafe-inline'; img-src data:"
 
+/* The page being written (common/output_file.h: a temporary file beside
+ * it until the end), so that every failure can remove it. */
+static OutputFile *page;
+
+/* Print "mkpage: ..." and exit 1, the page not written. */
+static void fail(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("mkpage: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+    output_file_abort(page);
+    exit(1);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "mkpage: cannot read %s\n", path);
-        exit(1);
-    }
+    if (!f) fail("cannot read %s", path);
     size_t cap = 1 << 16, n = 0;
     char *buf = xmalloc(cap);
     size_t got;
@@ -53,6 +68,7 @@ static char *slurp(const char *path, size_t *len)
         n += got;
         if (n + 1 == cap) buf = xrealloc(buf, cap *= 2);
     }
+    if (ferror(f)) fail("cannot read %s", path);
     fclose(f);
     buf[n] = '\0';
     *len = n;
@@ -74,24 +90,19 @@ static void put_base64(FILE *out, const unsigned char *p, size_t n)
 /* A text that goes inside <script> or <style> must not close it early. */
 static void check_inline(const char *what, const char *text)
 {
-    if (strstr(text, "</script") || strstr(text, "</style") || strstr(text, "<!--")) {
-        fprintf(stderr, "mkpage: %s holds </script, </style or <!--\n", what);
-        exit(1);
-    }
+    if (strstr(text, "</script") || strstr(text, "</style") || strstr(text, "<!--"))
+        fail("%s holds </script, </style or <!--", what);
 }
 
 /* The size of a file the index names (put_file embeds it later). */
 static size_t file_size(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "mkpage: cannot read %s\n", path);
-        exit(1);
-    }
+    if (stat(path, &st) != 0) fail("cannot read %s", path);
     return (size_t)st.st_size;
 }
 
-/* One embedded file, element id web-file-<id>. */
+/* One embedded file, element id web-file-<id> (file_id). */
 static void put_file(FILE *out, const char *path, int id)
 {
     size_t n;
@@ -110,24 +121,30 @@ typedef struct {
     const char *files[MODEL_FILES];
 } PageModel;
 
+/* The element id of file f of model c: they run on across models. */
+static int file_id(int c, int f) { return MODEL_FILES * c + f; }
+
+/* What goes between the quotes of a JSON string in the index unescaped. */
+static void check_plain(const char *what, const char *text)
+{
+    for (const char *s = text; *s; s++)
+        if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20)
+            fail("%s with a quote, a backslash or a control character: %s", what, text);
+}
+
 static PageModel *load_models(char **configs, int n_configs)
 {
     PageModel *models = xcalloc((size_t)n_configs, sizeof *models);
     for (int c = 0; c < n_configs; c++) {
         Error err = {{0}};
-        if (config_load(configs[c], &models[c].cfg, &err)) {
-            fprintf(stderr, "mkpage: %s\n", err.message);
-            exit(1);
-        }
-        for (const char *s = configs[c]; *s; s++)
-            if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) {
-                fprintf(stderr, "mkpage: a path with a quote: %s\n", configs[c]);
-                exit(1);
-            }
+        if (config_load(configs[c], &models[c].cfg, &err)) fail("%s", err.message);
         const Config *cfg = &models[c].cfg;
-        const char *files[MODEL_FILES] = {configs[c], cfg->weights_path, cfg->source_vocab_path,
-                                          cfg->target_vocab_path};
-        memcpy(models[c].files, files, sizeof files);
+        models[c].files[0] = configs[c];
+        models[c].files[1] = cfg->weights_path;
+        models[c].files[2] = cfg->source_vocab_path;
+        models[c].files[3] = cfg->target_vocab_path;
+        for (int f = 0; f < MODEL_FILES; f++) check_plain("a path", models[c].files[f]);
+        check_plain("a name", cfg->name);
     }
     return models;
 }
@@ -146,16 +163,16 @@ static void put_data(FILE *out, const char *worker_path, const PageModel *models
     char *index_text = NULL;
     size_t index_len = 0;
     FILE *index = open_memstream(&index_text, &index_len);
-    if (!index) exit(1);
+    if (!index) fail("out of memory");
     fputs("[", index);
     for (int c = 0; c < n_models; c++) {
         const Config *cfg = &models[c].cfg;
         fprintf(index, "%s{\"name\": \"%s\", \"source_language\": \"%s\", \"target_language\": \"%s\", "
                        "\"config\": \"/%s\", \"files\": [",
                 c ? ", " : "", cfg->name, cfg->source_lang, cfg->target_lang, models[c].files[0]);
-        for (int f = 0; f < MODEL_FILES; f++) /* ids run on across models: web-file-0, 1, ... */
+        for (int f = 0; f < MODEL_FILES; f++)
             fprintf(index, "%s{\"path\": \"/%s\", \"id\": \"web-file-%d\", \"bytes\": %zu}", f ? ", " : "",
-                    models[c].files[f], MODEL_FILES * c + f, file_size(models[c].files[f]));
+                    models[c].files[f], file_id(c, f), file_size(models[c].files[f]));
         fputs("]}", index);
     }
     fputs("]", index);
@@ -174,7 +191,7 @@ static void put_data(FILE *out, const char *worker_path, const PageModel *models
 static void put_models(FILE *out, const PageModel *models, int n_models)
 {
     for (int c = 0; c < n_models; c++) {
-        for (int f = 0; f < MODEL_FILES; f++) put_file(out, models[c].files[f], MODEL_FILES * c + f);
+        for (int f = 0; f < MODEL_FILES; f++) put_file(out, models[c].files[f], file_id(c, f));
         fprintf(out, "<script>document.dispatchEvent(new CustomEvent('web-model-parsed', "
                      "{ detail: %d }));</script>\n", c);
     }
@@ -194,19 +211,16 @@ int main(int argc, char **argv)
     check_inline(argv[4], page_css);
     const char *html = (const char *)viewer_html;
     const char *csp = strstr(html, VIEWER_CSP);
-    if (!csp) {
-        fprintf(stderr, "mkpage: viewer.html no longer has the policy this tool extends\n");
-        return 1;
-    }
+    if (!csp) fail("viewer.html no longer has the policy this tool extends");
+    /* the models' files go just before </body>, after the page's script */
+    const char *body_end = strstr(html, "</body>");
+    if (!body_end || strstr(body_end, "{{")) fail("viewer.html has no </body> after its markers");
     int n_models = argc - 5;
     PageModel *models = load_models(argv + 5, n_models);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
-    FILE *out = fopen(tmp, "wb");
-    if (!out) {
-        fprintf(stderr, "mkpage: cannot write %s\n", tmp);
-        return 1;
-    }
+    Error err = {{0}};
+    page = output_file_open(argv[1], 0, &err);
+    if (!page) fail("%s", err.message);
+    FILE *out = output_file_stream(page);
     const char *p = html, *mark;
     while ((mark = strstr(p, "{{")) != NULL || p <= csp) {
         if (p <= csp && (!mark || csp < mark)) { /* the policy comes before any marker */
@@ -229,20 +243,12 @@ int main(int argc, char **argv)
         }
         p = strstr(mark, "}}") + 2;
     }
-    /* the models' files go just before </body>, after the page's script */
-    const char *body_end = strstr(p, "</body>");
-    if (!body_end) {
-        fprintf(stderr, "mkpage: viewer.html has no </body> after its script\n");
-        return 1;
-    }
     fwrite(p, 1, (size_t)(body_end - p), out);
     put_models(out, models, n_models);
     fputs(body_end, out);
-    bool failed = ferror(out) != 0; /* a write that failed on the way */
-    if (fclose(out) != 0 || failed || rename(tmp, argv[1]) != 0) {
-        fprintf(stderr, "mkpage: cannot write %s\n", argv[1]);
-        return 1;
-    }
+    OutputFile *done = page;
+    page = NULL; /* committed or removed by output_file_commit */
+    if (output_file_commit(done, &err)) fail("%s", err.message);
     free(page_js);
     free(page_css);
     for (int c = 0; c < n_models; c++) config_free(&models[c].cfg);

@@ -18,7 +18,8 @@
  *
  * What the page writes for tests/test_browser.c: #web-status attributes
  * (data-results, data-translation, data-first-ms, data-ms, data-progress:
- * the step messages the last translation sent), and
+ * the step messages the last translation sent, data-model-ready-by: what
+ * told the page its model's files were parsed, 'event' or 'document'), and
  * window.webTranslate(text, direction), a promise of the reply once the
  * viewer shows it.  #text=...&dir=zh-en (or &seed) in the address
  * translates at start; &still turns off the token-by-token replay. */
@@ -30,10 +31,14 @@
     models.forEach((m, slot) => {
         m.slot = slot;
         byName[m.name] = m;
+        /* m.readyBy says which came first (the browser test checks that
+         * the line after the files did its job): the page's end is only
+         * the fallback, and the document is always still loading here. */
         m.parsed = new Promise((resolve) => {
-            document.addEventListener('web-model-parsed', (e) => { if (e.detail === slot) resolve(); });
-            if (document.readyState !== 'loading') resolve();
-            else document.addEventListener('DOMContentLoaded', resolve);
+            const ready = (by) => { m.readyBy = m.readyBy || by; resolve(); };
+            document.addEventListener('web-model-parsed', (e) => { if (e.detail === slot) ready('event'); });
+            if (document.readyState !== 'loading') ready('document');
+            else document.addEventListener('DOMContentLoaded', () => ready('document'));
         });
     });
     const SEED_TEXT = '我想吃酸菜鱼';
@@ -218,6 +223,7 @@
         status.setAttribute('data-translation', reply.translation);
         status.setAttribute('data-ms', reply.ms.toFixed(1));
         status.setAttribute('data-progress', String(progressMessages));
+        status.setAttribute('data-model-ready-by', job.model.readyBy);
         if (n === 1) status.setAttribute('data-first-ms', performance.now().toFixed(0));
         window.viewer.show([reply.attention], replay.checked ? 1 : undefined);
         if (replay.checked) window.viewer.play();
