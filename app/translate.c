@@ -67,14 +67,8 @@ typedef struct {
 } Options;
 
 /* Marian's defaults are 100 mini-batches of 64 sentences; ours are smaller
- * because each maxi-batch's output waits for its last line.  1,024 lines
- * rather than 256: fewer points where one thread waits for the other's
- * last mini-batch, and longer runs of similar lengths to group (greedy,
- * 2 threads, AMD EPYC Zen 5, 4 alternated runs, the same output: 1,000
- * en-zh dev lines in 0.48-0.50 s against 0.54-0.58 s, 3,304 JEC lines in
- * 1.87-2.01 s against 1.95-2.18 s).  A file's first output line then waits
- * for ~0.5 s of translating, or ~1.5 s with beam 4. */
-enum { MAXI_BATCH = 1024, MINI_BATCH = 32 };
+ * because each maxi-batch's output waits for its last line. */
+enum { MAXI_BATCH = 256, MINI_BATCH = 32 };
 
 static void usage(FILE *out)
 {
@@ -135,7 +129,7 @@ static void usage(FILE *out)
             "                        waiting: a client that sends a line and waits gets\n"
             "                        its reply), translate them sorted by length in\n"
             "                        mini-batches, write them in input order and flush\n"
-            "                        (default 1024; 1 when standard input is a terminal)\n"
+            "                        (default 256; 1 when standard input is a terminal)\n"
             "                        batches need plain output (no -n, --alignment,\n"
             "                        --attention, --html, --explain, --show, --logits)\n"
             "      --mini-batch N    sentences decoded together within one (default 32);\n"
