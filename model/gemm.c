@@ -616,27 +616,33 @@ static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_
     }
 }
 
-/* Transpose, in registers, the 8×8 block whose rows are r[0..7]: after,
- * r[c] holds what was column c.  Pairs of floats, then 4-float groups
- * within each 128-bit lane, then the two lanes. */
+/* Columns k..k+7 of 8 rows (each contiguous along k, `stride` floats
+ * apart), transposed: col[kk] lane x = row x's value k + kk.  Rows x and
+ * x + 4 are loaded 4 floats at a time into the two 128-bit lanes of one
+ * register, so the transpose is two 4×4 ones within lanes (unpacks and
+ * shuffles) and no value crosses a lane after loading.  (A transpose of
+ * whole rows, finished by 8 vperm2f128 across the lanes, packed B of
+ * gemm_nt at 17-18 GB/s on an AMD EPYC (Zen 5), this at 40-53: a 5230×256
+ * weight in 0.30 -> 0.13 ms.) */
 __attribute__((target("avx2")))
-static inline void transpose8_avx2(__m256 r[8])
+static inline void load_columns_avx2(__m256 col[8], const float *src, size_t stride)
 {
-    __m256 t[8], u[8];
-    for (int q = 0; q < 4; q++) {
-        t[2 * q] = _mm256_unpacklo_ps(r[2 * q], r[2 * q + 1]);
-        t[2 * q + 1] = _mm256_unpackhi_ps(r[2 * q], r[2 * q + 1]);
+    __m256 half[2][4]; /* [k0..3 or k4..7][row pair x, x + 4] */
+#pragma GCC unroll 4
+    for (int x = 0; x < 4; x++) {
+        const float *a = src + (size_t)x * stride, *b = src + (size_t)(x + 4) * stride;
+        half[0][x] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a)), _mm_loadu_ps(b), 1);
+        half[1][x] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a + 4)), _mm_loadu_ps(b + 4), 1);
     }
-    /* u[4h + c]: column c (low lane) and c + 4 (high lane) of rows 4h..4h+3 */
+#pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
-        u[4 * h + 0] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int c = 0; c < 4; c++) {
-        r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
-        r[4 + c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+        __m256 *r = half[h];
+        __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+        __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+        col[4 * h + 0] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+        col[4 * h + 1] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+        col[4 * h + 2] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+        col[4 * h + 3] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
     }
 }
 
@@ -664,7 +670,9 @@ static inline void store_first_avx2(float *d, __m256 v, int n)
 }
 
 /* pack_rows_avx512 in 8-float vectors: a panel of `width` (MR_256 or
- * NR_256) lines running along k, transposed 8×8 in registers. */
+ * NR_256) lines running along k, 8×8 at a time (load_columns_avx2).  A
+ * block past the matrix's edge (fewer than 8 lines, or of k) is first
+ * copied into a tile of zeros. */
 __attribute__((target("avx2")))
 static void pack_rows_avx2(float *dst, const float *src, size_t stride, int kc, int count,
                            int width)
@@ -675,16 +683,20 @@ static void pack_rows_avx2(float *dst, const float *src, size_t stride, int kc, 
         const float *s = src + (size_t)x0 * stride;
         for (int k0 = 0; k0 < kc; k0 += 8) {
             int kn = kc - k0 < 8 ? kc - k0 : 8;
-            __m256i kmask = lanes_avx2(kn);
-            __m256 r[8];
+            __m256 col[8];
             if (k0 % 16 == 0) /* once per cache line */
                 for (int x = 0; x < n; x++) __builtin_prefetch(s + x * stride + k0 + PACK_AHEAD);
-            for (int x = 0; x < 8; x++)
-                r[x] = x >= n ? _mm256_setzero_ps()
-                       : kn == 8 ? _mm256_loadu_ps(s + (size_t)x * stride + k0)
-                                 : _mm256_maskload_ps(s + (size_t)x * stride + k0, kmask);
-            transpose8_avx2(r);
-            for (int kk = 0; kk < kn; kk++) store_first_avx2(dst + (size_t)(k0 + kk) * width + x0, r[kk], lanes);
+            float *d = dst + (size_t)k0 * width + x0;
+            if (n == 8 && kn == 8 && lanes == 8) { /* all but the edges */
+                load_columns_avx2(col, s + k0, stride);
+#pragma GCC unroll 8
+                for (int kk = 0; kk < 8; kk++) _mm256_storeu_ps(d + (size_t)kk * width, col[kk]);
+                continue;
+            }
+            float tile[8][8] = {{0}};
+            for (int x = 0; x < n; x++) memcpy(tile[x], s + (size_t)x * stride + k0, (size_t)kn * sizeof(float));
+            load_columns_avx2(col, tile[0], 8);
+            for (int kk = 0; kk < kn; kk++) store_first_avx2(d + (size_t)kk * width, col[kk], lanes);
         }
     }
 }
@@ -970,16 +982,18 @@ static void *pack_space(size_t bytes)
  * panels whose length is a multiple of 4 KB start in the same cache sets,
  * and with more of them than L1 has ways each row's stores evicted the
  * last's lines: B of nn 32×1024×256 in 64 panels of 16 KB (AVX2) packed at
- * a third of its speed.  Such blocks go PACK_GROUP panels at a time (Zen 5,
- * 1 thread: that product 0.61-0.69 -> 0.79-1.03x OpenBLAS).  A block of A
- * never qualifies, which is as measured (grouped, A's panels lost up to
- * 10%): AVX2's are 6 KB, and AVX-512's 12 KB ones number at most MC / MR =
- * 16 (a larger MC would change that). */
+ * a third of its speed.  Such blocks of B go PACK_GROUP panels at a time
+ * (Zen 5, 1 thread: that product 0.61-0.69 -> 0.79-1.03x OpenBLAS; with
+ * 16 panels, B of nn 32×256×1024 and 32×256×5230, 77-88 -> 94-96 GF/s,
+ * OpenBLAS 96-104).  Blocks of A only from 2·PACK_GROUP panels, which
+ * none reaches: grouped, AVX-512's 16 panels of 12 KB (gemm_tn) lost up to
+ * 10%; AVX2's are 6 KB. */
 enum { PACK_GROUP = 8 };
 
-static int pack_group(int panels, size_t panel_len)
+static int pack_group(int panels, size_t panel_len, bool of_b)
 {
-    return (panel_len * sizeof(float)) % 4096 == 0 && panels > 2 * PACK_GROUP ? PACK_GROUP : panels;
+    bool same_sets = (panel_len * sizeof(float)) % 4096 == 0;
+    return same_sets && panels > (of_b ? 1 : 2) * PACK_GROUP ? PACK_GROUP : panels;
 }
 
 /* Pack `count` lines (rows of A or columns of B), line x and step k at
@@ -987,10 +1001,10 @@ static int pack_group(int panels, size_t panel_len)
  * floats, with the kernel's fast packing where it has one for these
  * strides. */
 static void pack_block(const Kernel *kern, float *dst, const float *src, size_t k_stride,
-                       size_t x_stride, int kc, int count, int width)
+                       size_t x_stride, int kc, int count, int width, bool of_b)
 {
     if (x_stride == 1 && kern->pack_cols) {
-        int panels = (count + width - 1) / width, group = pack_group(panels, (size_t)kc * width);
+        int panels = (count + width - 1) / width, group = pack_group(panels, (size_t)kc * width, of_b);
         for (int p = 0; p < panels; p += group)
             kern->pack_cols(dst + (size_t)p * kc * width, src + (size_t)p * width, k_stride, kc,
                             min_int(count - p * width, group * width), width);
@@ -1032,7 +1046,7 @@ static void turned_run(const Kernel *kern, const Product *p)
     for (int pc = 0; pc < p->k; pc += KC) {
         int kc = min_int(p->k - pc, KC);
         bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
-        pack_block(kern, apack, p->a + (size_t)pc * p->a_cs, p->a_cs, p->a_rs, kc, p->m, NR);
+        pack_block(kern, apack, p->a + (size_t)pc * p->a_cs, p->a_cs, p->a_rs, kc, p->m, NR, false);
         for (int jr = 0; jr < p->n; jr += MR)
             for (int x = 0; x < panels; x++)
                 kern->micro_t(kc, p->b + (size_t)jr * p->b_cs + (size_t)pc * p->b_rs, p->b_cs,
@@ -1066,7 +1080,7 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
             int kc = min_int(p->k - pc, KC);
             bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
             pack_block(kern, bpack, p->b + (size_t)pc * p->b_rs + (size_t)jc * p->b_cs, p->b_rs,
-                       p->b_cs, kc, nc, NR);
+                       p->b_cs, kc, nc, NR, true);
             for (int ic = 0; ic < p->m; ic += MC) {
                 int mc = min_int(p->m - ic, MC);
                 const float *a = p->a + (size_t)ic * p->a_rs + (size_t)pc * p->a_cs;
@@ -1074,7 +1088,7 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
                 int direct = kern->micro_direct && p->a_cs == 1 ? mc / MR * MR : 0;
                 if (mc > direct)
                     pack_block(kern, apack, a + (size_t)direct * p->a_rs, p->a_cs, p->a_rs, kc, mc - direct,
-                               MR);
+                               MR, false);
                 for (int jr = 0; jr < nc; jr += NR)
                     for (int ir = 0; ir < mc; ir += MR) {
                         float *c = p->c + (size_t)(ic + ir) * p->ldc + jc + jr;
