@@ -123,6 +123,18 @@ void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
     carve_all(&assign, a, arch);
 }
 
+size_t acts_bytes(const ModelArch *arch, ActsSize size)
+{
+    Activations a = {.size = size};
+    a.encoder = xcalloc((size_t)arch->encoder_layers, sizeof *a.encoder);
+    a.decoder = xcalloc((size_t)arch->decoder_layers, sizeof *a.decoder);
+    Carver measure = {NULL, 0};
+    carve_all(&measure, &a, arch);
+    free(a.encoder);
+    free(a.decoder);
+    return measure.used * sizeof(float);
+}
+
 static bool covers(ActsSize have, ActsSize need)
 {
     return have.src_rows >= need.src_rows && have.tgt_rows >= need.tgt_rows && have.kv_rows >= need.kv_rows &&

@@ -91,6 +91,7 @@ ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int l
 ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_rows, int src_longest);
 
 void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
+size_t acts_bytes(const ModelArch *arch, ActsSize size); /* what acts_alloc would allocate */
 void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
 /* `work` (zeroed, or from an earlier call) able to hold `need`, kept as it
  * is when it already can: decoding one mini-batch after another reuses one

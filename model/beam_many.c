@@ -220,6 +220,18 @@ static void step_sentence(Group *g, int s, int t)
     g->done[s] = settled || t + 1 == limit;
 }
 
+/* The activations of a group of `count` sources (src_rows tokens in all,
+ * none longer than src_longest), `beam` hypotheses each, for up to `cap`
+ * steps.  Cross-attention maps for up to `beam` rows per source: the
+ * memory is shared, its maps are not (acts_size_steps counts one per
+ * source). */
+static ActsSize group_need(const ModelArch *a, int count, int beam, int cap, int src_rows, int src_longest)
+{
+    ActsSize need = acts_size_steps(a, count * beam, cap, src_rows, src_longest);
+    need.cross_probs *= (size_t)beam;
+    return need;
+}
+
 /* Sentences src_start[0..count] (of src_ids) with limits[count], answers
  * into outputs, lengths, scores (all [count]). */
 static void group_run(Group *g, const int *src_ids, const int *src_start, int count, const int *limits,
@@ -244,11 +256,7 @@ static void group_run(Group *g, const int *src_ids, const int *src_start, int co
         g->next[(size_t)s * beam] = TOKEN_BOS;
     }
     g->cap = cap;
-    /* Cross-attention maps for up to `beam` rows per source: the memory is
-     * shared, its maps are not (acts_size_steps counts one per source). */
-    ActsSize need = acts_size_steps(a, count * beam, cap, g->src_start[count], longest);
-    need.cross_probs *= (size_t)beam;
-    acts_fit(g->acts, a, need);
+    acts_fit(g->acts, a, group_need(a, count, beam, cap, g->src_start[count], longest));
     encode_group(g, src_ids + src_start[0], rows_alike(g->model));
     g->batch = (Batch){.src_start = g->src_start, .tgt_ids = g->tokens, .tgt_start = g->tgt_start,
                        .kv_start = g->kv_start, .kv_capacity = cap, .src_of = g->src_of};
@@ -275,6 +283,20 @@ static void group_run(Group *g, const int *src_ids, const int *src_start, int co
     }
 }
 
+/* Sentences a group decodes at once (at most count). */
+static int group_size_of(const Model *model, int beam, int count)
+{
+    int size = rows_alike(model) / beam;
+    if (size < 1) size = 1;
+    return size > count ? count : size;
+}
+
+ActsSize beam_decode_many_bound(const Model *model, int beam, int count, int src_longest)
+{
+    int n = group_size_of(model, beam, count);
+    return group_need(&model->arch, n, beam, model->arch.max_len, n * src_longest, src_longest);
+}
+
 void beam_decode_many(Activations *work, const Model *model, const int *src_ids, const int *src_start,
                       int count, const int *limits, const BeamSettings *set, int **outputs, int *lengths,
                       float *scores)
@@ -288,9 +310,7 @@ void beam_decode_many(Activations *work, const Model *model, const int *src_ids,
         if (limits[b] > cap) cap = limits[b];
     }
     if (count < 1) return;
-    int group_size = rows_alike(model) / set->beam;
-    if (group_size < 1) group_size = 1;
-    if (group_size > count) group_size = count;
+    int group_size = group_size_of(model, set->beam, count);
     float *own_scores = scores ? NULL : xmalloc((size_t)count * sizeof(float));
     Activations local = {0};
     Group g;

@@ -273,6 +273,19 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
     decode_greedy_many_in(NULL, m, src_ids, src_start, count, limits, no_repeat_ngram, outputs, lengths, finite);
 }
 
+/* The activations decode_greedy_many_in needs for `count` sources of
+ * src_rows tokens in all, none longer than src_longest: each sentence's
+ * keys and values are max_len rows apart. */
+static ActsSize many_need(const ModelArch *arch, int count, int src_rows, int src_longest)
+{
+    return acts_size_steps(arch, count, arch->max_len, src_rows, src_longest);
+}
+
+ActsSize decode_greedy_many_bound(const ModelArch *arch, int count, int src_longest)
+{
+    return many_need(arch, count, count * src_longest, src_longest);
+}
+
 void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids, const int *src_start,
                            int count, const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
                            bool *finite)
@@ -288,7 +301,7 @@ void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids
         if (finite) finite[b] = true;
     }
     Activations local = {0}, *acts = work ? work : &local;
-    acts_fit(acts, a, acts_size_steps(a, count, cap, Ns, longest));
+    acts_fit(acts, a, many_need(a, count, Ns, longest));
     int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
     int *kv_start = xcalloc((size_t)count, sizeof(int)), *live_src = xcalloc((size_t)count + 1, sizeof(int));
     int *sentence = xcalloc((size_t)count, sizeof(int)); /* live row j decodes sentence[j] */

@@ -43,6 +43,8 @@ void search_translate_many(const Model *model, const int *src_ids, const int *sr
 
 /* Activations for search_translate_batches, one set per thread, kept by
  * the caller from one call to the next (fresh ones cost page faults).
+ * The first call gives each room for the largest mini-batch there can be
+ * (address space, mapped only where used), so it is never reallocated.
  * Start zeroed; free with search_workspace_free. */
 typedef struct {
     Activations *acts; /* [count] */

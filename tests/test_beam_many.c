@@ -12,7 +12,8 @@
  *     kernel (widened at load, rows independent).
  * Sentences of different lengths: some end at different steps, one stops
  * at its length limit, one is longer than an encoder chunk (encoded alone),
- * and there are more sentences than one group holds. */
+ * and there are more sentences than one group holds.  Also: the bounds on
+ * the activations a call can need (greedy and beam) hold. */
 #include "testutil.h"
 
 #include <math.h>
@@ -144,6 +145,51 @@ static void test_float32_model_equals_one_by_one(void **state)
 }
 
 /* The generic kernel too (rows independent for any count). */
+/* decode_greedy_many_bound and beam_decode_many_bound: activations fitted
+ * to them once hold every call on that many sources of at most that
+ * length (search_translate_batches reserves them so a file's mini-batches
+ * never reallocate): a call on the longest sources there can be, with
+ * the longest limits, leaves the block where it was. */
+static void test_activation_bounds_are_never_outgrown(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(true);
+    Model m;
+    model_init_random(&m, &a, 4);
+    for (int count = 1; count <= MAX_SENTENCES; count += 5)
+        for (int beam = 1; beam <= 4; beam++) {
+            Sentences in = {.count = count};
+            for (int b = 0; b < count; b++) {
+                for (int i = 0; i < a.max_len; i++) in.src_ids[b * a.max_len + i] = 4 + (b + i) % 26;
+                in.src_start[b + 1] = (b + 1) * a.max_len;
+                in.limits[b] = a.max_len;
+            }
+            ActsSize most = beam == 1 ? decode_greedy_many_bound(&a, count, a.max_len)
+                                      : beam_decode_many_bound(&m, beam, count, a.max_len);
+            Activations work = {0};
+            acts_fit(&work, &a, most);
+            float *block = work.block;
+            size_t size = work.block_size;
+            int *outputs[MAX_SENTENCES], lengths[MAX_SENTENCES];
+            for (int b = 0; b < count; b++) outputs[b] = malloc((size_t)a.max_len * sizeof(int));
+            if (beam == 1) {
+                decode_greedy_many_in(&work, &m, in.src_ids, in.src_start, count, in.limits, 0, outputs, lengths,
+                                      NULL);
+            } else {
+                BeamSettings set = {beam, 1.0f, 1, 0, NULL, NULL};
+                beam_decode_many(&work, &m, in.src_ids, in.src_start, count, in.limits, &set, outputs, lengths,
+                                 NULL);
+            }
+            if (work.block != block || work.block_size != size)
+                fail_msg("%d sources of %d tokens, beam %d: the activations grew from %zu floats to %zu", count,
+                         a.max_len, beam, size, work.block_size);
+            assert_int_equal(acts_bytes(&a, most), size * sizeof(float));
+            for (int b = 0; b < count; b++) free(outputs[b]);
+            acts_free(&work);
+        }
+    model_free(&m);
+}
+
 static void test_float32_model_on_the_generic_kernel(void **state)
 {
     (void)state;
@@ -238,6 +284,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float32_model_equals_one_by_one),
         cmocka_unit_test(test_float32_model_on_the_generic_kernel),
+        cmocka_unit_test(test_activation_bounds_are_never_outgrown),
         cmocka_unit_test(test_shipped_model_equals_one_by_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
