@@ -108,7 +108,9 @@ static void carve_all(Carver *c, Activations *a, const ModelArch *arch)
     a->logits = carve(c, Nt * V);
 }
 
-void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
+/* `a` zeroed but for its size and per-layer arrays (allocated), and the
+ * floats its buffers take. */
+static size_t acts_start(Activations *a, const ModelArch *arch, ActsSize size)
 {
     memset(a, 0, sizeof *a);
     a->size = size;
@@ -117,22 +119,22 @@ void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
     a->decoder = xcalloc((size_t)arch->decoder_layers, sizeof *a->decoder);
     Carver measure = {NULL, 0};
     carve_all(&measure, a, arch);
-    a->block = xcalloc(measure.used, sizeof(float));
-    a->block_size = measure.used;
-    Carver assign = {a->block, 0};
+    return measure.used;
+}
+
+/* Point every buffer of `a` (from acts_start) into `block` of `floats`. */
+static void acts_carve(Activations *a, const ModelArch *arch, float *block, size_t floats)
+{
+    a->block = block;
+    a->block_size = floats;
+    Carver assign = {block, 0};
     carve_all(&assign, a, arch);
 }
 
-size_t acts_bytes(const ModelArch *arch, ActsSize size)
+void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
 {
-    Activations a = {.size = size};
-    a.encoder = xcalloc((size_t)arch->encoder_layers, sizeof *a.encoder);
-    a.decoder = xcalloc((size_t)arch->decoder_layers, sizeof *a.decoder);
-    Carver measure = {NULL, 0};
-    carve_all(&measure, &a, arch);
-    free(a.encoder);
-    free(a.decoder);
-    return measure.used * sizeof(float);
+    size_t floats = acts_start(a, arch, size);
+    acts_carve(a, arch, xcalloc(floats, sizeof(float)), floats);
 }
 
 static bool covers(ActsSize have, ActsSize need)
@@ -140,6 +142,30 @@ static bool covers(ActsSize have, ActsSize need)
     return have.src_rows >= need.src_rows && have.tgt_rows >= need.tgt_rows && have.kv_rows >= need.kv_rows &&
            have.enc_probs >= need.enc_probs && have.dec_probs >= need.dec_probs &&
            have.cross_probs >= need.cross_probs;
+}
+
+size_t acts_bytes(const ModelArch *arch, ActsSize size)
+{
+    Activations a;
+    size_t floats = acts_start(&a, arch, size);
+    acts_free(&a);
+    return floats * sizeof(float);
+}
+
+bool acts_reserve(Activations *work, const ModelArch *arch, ActsSize size)
+{
+    if (work->block && covers(work->size, size)) return true;
+    Activations fresh;
+    size_t floats = acts_start(&fresh, arch, size);
+    float *block = calloc(floats, sizeof(float));
+    if (!block) {
+        acts_free(&fresh);
+        return false;
+    }
+    acts_free(work);
+    acts_carve(&fresh, arch, block, floats);
+    *work = fresh;
+    return true;
 }
 
 /* As it is when every buffer is at least that big (the passes locate

@@ -92,6 +92,12 @@ ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_ro
 
 void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
 size_t acts_bytes(const ModelArch *arch, ActsSize size); /* what acts_alloc would allocate */
+/* acts_fit without the growth margin and without giving up: `work` kept
+ * when it can hold `size`, else reallocated to exactly `size`; when that
+ * cannot be had (calloc fails: an address-space limit, strict
+ * overcommit), left as it was and false returned.  For room asked for in
+ * advance, which nothing needs yet. */
+bool acts_reserve(Activations *work, const ModelArch *arch, ActsSize size);
 void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
 /* `work` (zeroed, or from an earlier call) able to hold `need`, kept as it
  * is when it already can: decoding one mini-batch after another reuses one

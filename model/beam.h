@@ -54,13 +54,13 @@ int beam_decode(const Model *model, const int *src_ids, int S, int limit,
  * and AVX-512 kernels, and the generic one).  `work`:
  * activations kept by the caller between calls (acts_fit; start it zeroed,
  * acts_free it at the end); NULL: allocated for this call. */
-/* The most beam_decode_many can need of `work` for up to `count` sources,
- * none longer than src_longest tokens, `beam` hypotheses each: acts_fit
- * it with this once, and no such call grows it. */
-ActsSize beam_decode_many_bound(const Model *model, int beam, int count, int src_longest);
-
 void beam_decode_many(Activations *work, const Model *model, const int *src_ids, const int *src_start,
                       int count, const int *limits, const BeamSettings *settings, int **outputs,
                       int *lengths, float *scores);
+
+/* The most beam_decode_many can need of `work` for up to `count` sources,
+ * none longer than src_longest tokens, `beam` hypotheses each:
+ * activations that hold it (acts_reserve) are never grown by such a call. */
+ActsSize beam_decode_many_bound(const Model *model, int beam, int count, int src_longest);
 
 #endif

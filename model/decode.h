@@ -104,13 +104,13 @@ void decode_greedy_many_checked(const Model *model, const int *src_ids, const in
  * fresh pages each time, zeroed by the kernel on first touch and unmapped
  * after (perf: a tenth of translating a file).  NULL: allocated for this
  * call. */
-/* The most decode_greedy_many_in can need of `work` for up to `count`
- * sources, none longer than src_longest tokens: acts_fit it with this
- * once, and no such call grows it. */
-ActsSize decode_greedy_many_bound(const ModelArch *arch, int count, int src_longest);
-
 void decode_greedy_many_in(Activations *work, const Model *model, const int *src_ids,
                            const int *src_start, int count, const int *limits, int no_repeat_ngram,
                            int **outputs, int *lengths, bool *finite);
+
+/* The most decode_greedy_many_in can need of `work` for up to `count`
+ * sources, none longer than src_longest tokens: activations that hold it
+ * (acts_reserve) are never grown by such a call. */
+ActsSize decode_greedy_many_bound(const ModelArch *arch, int count, int src_longest);
 
 #endif

@@ -645,8 +645,9 @@ static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_
     }
 }
 
-/* Columns k..k+7 of 8 rows (each contiguous along k, `stride` floats
- * apart), transposed: col[kk] lane x = row x's value k + kk.  Rows x and
+/* Columns k0..k0+7 of 8 rows (each contiguous along k, `stride` floats
+ * apart, src pointing at row 0's value k0), transposed: col[kk] lane x =
+ * row x's value k0 + kk.  Rows x and
  * x + 4 are loaded 4 floats at a time into the two 128-bit lanes of one
  * register, so the transpose is two 4×4 ones within lanes (unpacks and
  * shuffles) and no value crosses a lane after loading.  (A transpose of
@@ -716,7 +717,7 @@ static void pack_rows_avx2(float *dst, const float *src, size_t stride, int kc, 
             if (k0 % 16 == 0) /* once per cache line */
                 for (int x = 0; x < n; x++) __builtin_prefetch(s + x * stride + k0 + PACK_AHEAD);
             float *d = dst + (size_t)k0 * width + x0;
-            if (n == 8 && kn == 8 && lanes == 8) { /* all but the edges */
+            if (n == 8 && kn == 8) { /* all but the edges (n == 8: the panel is 8 wide here too) */
                 load_columns_avx2(col, s + k0, stride);
 #pragma GCC unroll 8
                 for (int kk = 0; kk < 8; kk++) _mm256_storeu_ps(d + (size_t)kk * width, col[kk]);
@@ -1014,9 +1015,9 @@ static void *pack_space(size_t bytes)
  * a third of its speed.  Such blocks of B go PACK_GROUP panels at a time
  * (Zen 5, 1 thread: that product 0.61-0.69 -> 0.79-1.03x OpenBLAS; with
  * 16 panels, B of nn 32×256×1024 and 32×256×5230, 77-88 -> 94-96 GF/s,
- * OpenBLAS 96-104).  Blocks of A only from 2·PACK_GROUP panels, which
- * none reaches: grouped, AVX-512's 16 panels of 12 KB (gemm_tn) lost up to
- * 10%; AVX2's are 6 KB. */
+ * OpenBLAS 96-104).  Blocks of A only from more than 2·PACK_GROUP
+ * panels, which none has: grouped, AVX-512's 16 panels of 12 KB (gemm_tn)
+ * lost up to 10%; AVX2's are 6 KB. */
 enum { PACK_GROUP = 8 };
 
 static int pack_group(int panels, size_t panel_len, bool of_b)

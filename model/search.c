@@ -134,29 +134,39 @@ static void decode_batches(void *ctx, int t0, int t1)
 }
 
 /* Activations reserved for the largest mini-batch there can be, as long as
- * that is at most this many bytes a thread (beam 4 on en-zh's mini-batches
- * of 32: ~0.4 GB; --mini-batch's limit of 1,024 would be tens of GB). */
+ * the threads' together are at most this many bytes (en-zh, mini-batches
+ * of 32: greedy 347 MiB a thread, beam 4 143 MiB; greedy mini-batches of
+ * 1,024, --mini-batch's limit, would take 11 GB a thread). */
 #define RESERVE_MAX_BYTES ((size_t)1 << 30)
 
 /* Give each of the first `parts` workspaces room for any mini-batch of
- * `mini_batch` sources (every one max_len tokens long), when that fits
- * RESERVE_MAX_BYTES, so none of them ever grows.  Growing frees one block
- * and allocates a larger one, whose pages the kernel maps and zeroes
- * again on first touch: with room only for what came so far, each
- * maxi-batch of a file whose first mini-batch was a little longer than
- * any before grew a block (1,000 en-zh dev lines, greedy, 2 threads:
- * 10 blocks of 67-108 MB, 59,000 page faults).  The room is address
- * space, not memory: only pages a mini-batch touches are ever mapped, and
- * as the layout no longer moves, they are the same pages each time
- * (24,000 page faults; peak RSS 112 MB against 114). */
-static void reserve(SearchWorkspace *ws, const Model *model, const SearchSettings *set, int mini_batch,
-                    int parts)
+ * `mini_batch` sources (every one max_len tokens long), so none of them
+ * grows.  Growing frees one block and allocates a larger one, whose pages
+ * the kernel maps and zeroes again on first touch: with room only for what
+ * came so far, each maxi-batch of a file whose first mini-batch was a
+ * little longer than any before grew a block (1,000 en-zh dev lines,
+ * greedy, 2 threads: 10 blocks of 67-108 MB, 59,000 page faults).  The
+ * room is address space, not memory: only pages a mini-batch touches are
+ * ever mapped, and as the layout no longer moves, they are the same pages
+ * each time (23,400 page faults; peak RSS 112 MB against 114).
+ * Tried once, on the first call, for every thread's set; best effort: not
+ * above RESERVE_MAX_BYTES, not with 32-bit addresses (WebAssembly's 4 GB
+ * hold everything the page has), and not when an allocation fails; the
+ * sets then grow as the mini-batches come. */
+static void reserve(SearchWorkspace *ws, const Model *model, const SearchSettings *set, int mini_batch)
 {
     const ModelArch *a = &model->arch;
+    if (sizeof(void *) < 8) return;
     ActsSize most = set->beam <= 1 ? decode_greedy_many_bound(a, mini_batch, a->max_len)
                                    : beam_decode_many_bound(model, set->beam, mini_batch, a->max_len);
-    if (sizeof(size_t) < 8 || acts_bytes(a, most) > RESERVE_MAX_BYTES) return;
-    for (int t = 0; t < parts; t++) acts_fit(&ws->acts[t], a, most);
+    if (acts_bytes(a, most) > RESERVE_MAX_BYTES / (size_t)ws->count) return;
+    for (int t = 0; t < ws->count; t++)
+        if (!acts_reserve(&ws->acts[t], a, most)) {
+            /* All or none: under a limit on address space, one thread's
+             * room could leave the others' growth nothing to grow into. */
+            for (int u = 0; u < t; u++) acts_free(&ws->acts[u]);
+            return;
+        }
 }
 
 void search_translate_batches(SearchWorkspace *ws, const Model *model, const int *const *src,
@@ -171,12 +181,15 @@ void search_translate_batches(SearchWorkspace *ws, const Model *model, const int
      * share, and its products use the threads instead. */
     int batches = (n + mini_batch - 1) / mini_batch;
     int parts = batches < parallel_threads() ? batches : parallel_threads();
-    if (ws->count < parts) {
-        ws->acts = xrealloc(ws->acts, (size_t)parts * sizeof *ws->acts);
-        memset(ws->acts + ws->count, 0, (size_t)(parts - ws->count) * sizeof *ws->acts);
-        ws->count = parts;
+    /* the first call makes a set for every thread, and tries to reserve them */
+    int sets = ws->reserve_tried ? parts : parallel_threads();
+    if (ws->count < sets) {
+        ws->acts = xrealloc(ws->acts, (size_t)sets * sizeof *ws->acts);
+        memset(ws->acts + ws->count, 0, (size_t)(sets - ws->count) * sizeof *ws->acts);
+        ws->count = sets;
     }
-    reserve(ws, model, set, mini_batch, parts);
+    if (!ws->reserve_tried) reserve(ws, model, set, mini_batch);
+    ws->reserve_tried = true;
     BatchJob job = {ws, model, set, src, order, n, mini_batch, outputs, lengths, finite, 0};
     parallel_for(parts, (double)PARALLEL_MIN_WORK * batches, decode_batches, &job);
     free(order);

@@ -44,11 +44,15 @@ void search_translate_many(const Model *model, const int *src_ids, const int *sr
 /* Activations for search_translate_batches, one set per thread, kept by
  * the caller from one call to the next (fresh ones cost page faults).
  * The first call gives each room for the largest mini-batch there can be
- * (address space, mapped only where used), so it is never reallocated.
- * Start zeroed; free with search_workspace_free. */
+ * (address space, mapped only where used), so it is not reallocated
+ * after; but not where that room is more than search.c's
+ * RESERVE_MAX_BYTES, with 32-bit addresses, or when it cannot be had:
+ * then a set grows when a mini-batch needs more.  Start zeroed; free with
+ * search_workspace_free. */
 typedef struct {
     Activations *acts; /* [count] */
     int count;
+    bool reserve_tried; /* room for the largest mini-batch was asked for (search.c) */
 } SearchWorkspace;
 void search_workspace_free(SearchWorkspace *ws); /* NULL-safe, leaves it zeroed */
 

@@ -144,7 +144,6 @@ static void test_float32_model_equals_one_by_one(void **state)
     expect_meaningful(all);
 }
 
-/* The generic kernel too (rows independent for any count). */
 /* decode_greedy_many_bound and beam_decode_many_bound: activations fitted
  * to them once hold every call on that many sources of at most that
  * length (search_translate_batches reserves them so a file's mini-batches
@@ -190,6 +189,7 @@ static void test_activation_bounds_are_never_outgrown(void **state)
     model_free(&m);
 }
 
+/* The generic kernel too (rows independent for any count). */
 static void test_float32_model_on_the_generic_kernel(void **state)
 {
     (void)state;
