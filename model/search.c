@@ -3,8 +3,10 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "../common/util.h"
 #include "beam.h"
@@ -139,34 +141,46 @@ static void decode_batches(void *ctx, int t0, int t1)
  * 1,024, --mini-batch's limit, would take 11 GB a thread). */
 #define RESERVE_MAX_BYTES ((size_t)1 << 30)
 
-/* Give each of the first `parts` workspaces room for any mini-batch of
- * `mini_batch` sources (every one max_len tokens long), so none of them
- * grows.  Growing frees one block and allocates a larger one, whose pages
- * the kernel maps and zeroes again on first touch: with room only for what
- * came so far, each maxi-batch of a file whose first mini-batch was a
- * little longer than any before grew a block (1,000 en-zh dev lines,
- * greedy, 2 threads: 10 blocks of 67-108 MB, 59,000 page faults).  The
- * room is address space, not memory: only pages a mini-batch touches are
- * ever mapped, and as the layout no longer moves, they are the same pages
- * each time (23,400 page faults; peak RSS 112 MB against 114).
- * Tried once, on the first call, for every thread's set; best effort: not
- * above RESERVE_MAX_BYTES, not with 32-bit addresses (WebAssembly's 4 GB
- * hold everything the page has), and not when an allocation fails; the
- * sets then grow as the mini-batches come. */
+/* Is address space cheap here: 64-bit addresses, no limit on them
+ * (ulimit -v) and no strict overcommit (vm.overcommit_memory = 2, where
+ * every private mapping is charged in full)?  Then room reserved and never
+ * touched costs nothing, and takes nothing from later allocations. */
+static bool address_space_is_cheap(void)
+{
+    if (sizeof(void *) < 8) return false; /* WebAssembly's 4 GB hold everything the page has */
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) return false;
+    int mode = 0;
+    FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+    if (f) {
+        if (fscanf(f, "%d", &mode) != 1) mode = 0;
+        fclose(f);
+    }
+    return mode != 2;
+}
+
+/* Give every thread's set room for any mini-batch of `mini_batch` sources
+ * (every one max_len tokens long), so none of them grows.  Growing frees
+ * one block and allocates a larger one, whose pages the kernel maps and
+ * zeroes again on first touch: with room only for what came so far, each
+ * maxi-batch of a file whose first mini-batch was a little longer than any
+ * before grew a block (1,000 en-zh dev lines, greedy, 2 threads: 10 blocks
+ * of 67-108 MB, 59,000 page faults).  The room is address space, not
+ * memory: only pages a mini-batch touches are ever mapped, and as the
+ * layout no longer moves, they are the same pages each time (23,400 page
+ * faults; peak RSS 112 MB against 114).  Best effort: only where address
+ * space is cheap (under ulimit -v 400000 one thread's room left the other
+ * thread's growth none, and a file that translated without the
+ * reservation aborted), not above RESERVE_MAX_BYTES, and a set whose
+ * allocation fails keeps growing as the mini-batches come. */
 static void reserve(SearchWorkspace *ws, const Model *model, const SearchSettings *set, int mini_batch)
 {
     const ModelArch *a = &model->arch;
-    if (sizeof(void *) < 8) return;
+    if (!address_space_is_cheap()) return;
     ActsSize most = set->beam <= 1 ? decode_greedy_many_bound(a, mini_batch, a->max_len)
                                    : beam_decode_many_bound(model, set->beam, mini_batch, a->max_len);
     if (acts_bytes(a, most) > RESERVE_MAX_BYTES / (size_t)ws->count) return;
-    for (int t = 0; t < ws->count; t++)
-        if (!acts_reserve(&ws->acts[t], a, most)) {
-            /* All or none: under a limit on address space, one thread's
-             * room could leave the others' growth nothing to grow into. */
-            for (int u = 0; u < t; u++) acts_free(&ws->acts[u]);
-            return;
-        }
+    for (int t = 0; t < ws->count; t++) acts_reserve(&ws->acts[t], a, most);
 }
 
 void search_translate_batches(SearchWorkspace *ws, const Model *model, const int *const *src,

@@ -46,8 +46,9 @@ void search_translate_many(const Model *model, const int *src_ids, const int *sr
  * The first call gives each room for the largest mini-batch there can be
  * (address space, mapped only where used), so it is not reallocated
  * after; but not where that room is more than search.c's
- * RESERVE_MAX_BYTES, with 32-bit addresses, or when it cannot be had:
- * then a set grows when a mini-batch needs more.  Start zeroed; free with
+ * RESERVE_MAX_BYTES, where address space is limited (32-bit, ulimit -v,
+ * strict overcommit), or when it cannot be had: then a set grows when a
+ * mini-batch needs more.  Start zeroed; free with
  * search_workspace_free. */
 typedef struct {
     Activations *acts; /* [count] */
