@@ -647,10 +647,10 @@ static void micro_avx2(int kc, const float *Ap, const float *Bp, float *C, size_
 
 /* Columns k0..k0+7 of 8 rows (each contiguous along k, `stride` floats
  * apart, src pointing at row 0's value k0), transposed: col[kk] lane x =
- * row x's value k0 + kk.  Rows x and
- * x + 4 are loaded 4 floats at a time into the two 128-bit lanes of one
- * register, so the transpose is two 4×4 ones within lanes (unpacks and
- * shuffles) and no value crosses a lane after loading.  (A transpose of
+ * row x's value k0 + kk.  Rows x and x + 4 are loaded 4 floats at a time
+ * into the two 128-bit lanes of one register, so the transpose is two 4×4
+ * ones within lanes (unpacks and shuffles) and no value crosses a lane
+ * after loading.  (A transpose of
  * whole rows, finished by 8 vperm2f128 across the lanes, packed B of
  * gemm_nt at 17-18 GB/s on an AMD EPYC (Zen 5), this at 40-53: a 5230×256
  * weight in 0.30 -> 0.13 ms.) */
