@@ -40,11 +40,12 @@ void attention_forward(float *out, float *probs, const float *q, const float *k,
             const float *qi = q + (size_t)i * D + h * dk;
             float *p = probs + ((size_t)h * shape.rows + shape.first + i) * shape.stride;
             int visible = visible_keys(shape, i, causal);
-            for (int j = 0; j < visible; j++) p[j] = vec_dot(qi, k + (size_t)j * D + h * dk, dk) * scale;
+            vec_dot_rows(p, qi, k + h * dk, (size_t)D, visible, dk); /* p_j = q_i · k_j */
+            for (int j = 0; j < visible; j++) p[j] *= scale;
             softmax_prefix(p, visible, shape.stride);
             float *oi = out + (size_t)i * D + h * dk;
             memset(oi, 0, (size_t)dk * sizeof *oi);
-            for (int j = 0; j < visible; j++) vec_axpy(oi, p[j], v + (size_t)j * D + h * dk, dk);
+            vec_axpy_rows(oi, p, v + h * dk, (size_t)D, visible, dk); /* o_i = Σ_j p_j v_j */
         }
     }
 }
@@ -59,7 +60,7 @@ void attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
                         AttentionShape shape, int D, int H, float scale, bool causal)
 {
     enum { MAX_KEYS = 4096 }; /* config.c caps max_len at 4096 */
-    float dp[MAX_KEYS];
+    float dp[MAX_KEYS], ds[MAX_KEYS];
     ASSERT(shape.keys <= MAX_KEYS);
     int dk = D / H;
     for (int h = 0; h < H; h++) {
@@ -68,19 +69,13 @@ void attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
             const float *p = probs + ((size_t)h * shape.rows + shape.first + i) * shape.stride;
             const float *g = d_out + qrow;
             int visible = visible_keys(shape, i, causal);
+            vec_dot_rows(dp, g, v + h * dk, (size_t)D, visible, dk);  /* dp_j = d_o · v_j */
+            vec_axpy_each(d_v + h * dk, (size_t)D, p, g, visible, dk); /* d_v_j += p_j d_o */
             float p_dot_dp = 0.0f; /* Σ_l p_l dp_l */
-            for (int j = 0; j < visible; j++) {
-                size_t krow = (size_t)j * D + h * dk;
-                dp[j] = vec_dot(g, v + krow, dk);
-                vec_axpy(d_v + krow, p[j], g, dk);
-                p_dot_dp += p[j] * dp[j];
-            }
-            for (int j = 0; j < visible; j++) {
-                size_t krow = (size_t)j * D + h * dk;
-                float ds = p[j] * (dp[j] - p_dot_dp) * scale;
-                vec_axpy(d_q + qrow, ds, k + krow, dk);
-                vec_axpy(d_k + krow, ds, q + qrow, dk);
-            }
+            for (int j = 0; j < visible; j++) p_dot_dp += p[j] * dp[j];
+            for (int j = 0; j < visible; j++) ds[j] = p[j] * (dp[j] - p_dot_dp) * scale;
+            vec_axpy_rows(d_q + qrow, ds, k + h * dk, (size_t)D, visible, dk);  /* d_q += Σ_j ds_j k_j */
+            vec_axpy_each(d_k + h * dk, (size_t)D, ds, q + qrow, visible, dk); /* d_k_j += ds_j q */
         }
     }
 }

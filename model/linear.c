@@ -11,6 +11,7 @@
 #include "gemm_i8.h"
 #include "layers.h"
 #include "parallel.h"
+#include "vector.h"
 
 /* The bias loops are split between threads (model/parallel.h): adding it
  * by rows; its gradient, a sum over rows, by columns, each column adding
@@ -24,10 +25,7 @@ typedef struct {
 static void add_bias_rows(void *ctx, int n0, int n1)
 {
     const Bias *b = ctx;
-    for (int n = n0; n < n1; n++) {
-        float *y = b->out + (size_t)n * b->O;
-        for (int o = 0; o < b->O; o++) y[o] += b->in[o];
-    }
+    for (int n = n0; n < n1; n++) vec_add(b->out + (size_t)n * b->O, b->in, b->O);
 }
 
 static void add_bias(float *out, const float *bias, int N, int O)
@@ -41,10 +39,7 @@ enum { COLS = 64 };
 static void bias_grad_columns(void *ctx, size_t o0, size_t o1)
 {
     const Bias *b = ctx;
-    for (int n = 0; n < b->N; n++) {
-        const float *dy = b->in + (size_t)n * b->O;
-        for (size_t o = o0; o < o1; o++) b->out[o] += dy[o];
-    }
+    for (int n = 0; n < b->N; n++) vec_add(b->out + o0, b->in + (size_t)n * b->O + o0, (int)(o1 - o0));
 }
 
 void linear_forward(float *out, const float *in, const float *weight, const float *bias,

@@ -14,8 +14,21 @@
 float vec_dot(const float *a, const float *b, int n);
 /* Σ a[i] over n floats. */
 float vec_sum(const float *a, int n);
-/* y[i] += alpha · x[i]. */
-void vec_axpy(float *y, float alpha, const float *x, int n);
+/* y[i] += x[i] (a bias added to a row, a row added to the bias's
+ * gradient): one AVX-512 vector for 16 floats where the compiler's
+ * baseline, SSE2, needs four. */
+void vec_add(float *y, const float *x, int n);
+/* The row forms attention uses, over `count` rows of n floats, row j at
+ * rows + j·stride.  Each gives the bits of the one-row loop it replaces:
+ *   vec_dot_rows:  out[j] = vec_dot(a, row j, n)
+ *   vec_axpy_rows: y[i] += w[j] · row j[i], for j = 0, 1, … in order
+ *                  (y = Σ_j w[j]·row j added to y: attention's weighted sum)
+ *   vec_axpy_each: row j[i] += w[j] · x[i], for every j (the outer
+ *                  product w xᵀ added to the rows)
+ * The rows must not overlap y or x. */
+void vec_dot_rows(float *out, const float *a, const float *rows, size_t stride, int count, int n);
+void vec_axpy_rows(float *y, const float *w, const float *rows, size_t stride, int count, int n);
+void vec_axpy_each(float *rows, size_t stride, const float *w, const float *x, int count, int n);
 /* The largest of a[0..n-1], n >= 1 (a NaN anywhere may or may not win). */
 float vec_max(const float *a, int n);
 /* Σ exp(a[i] - shift) over n floats, each exponential also stored in

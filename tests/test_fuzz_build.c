@@ -21,9 +21,9 @@ static const char caller[] =
     "#include \"model/vector.h\"\n"
     "int main(void)\n"
     "{\n"
-    "    float a[19], b[19];\n"
+    "    float a[19], b[19], half = 0.5f;\n"
     "    for (int i = 0; i < 19; i++) { a[i] = (float)i; b[i] = 2.0f; }\n"
-    "    vec_axpy(b, 0.5f, a, 19);\n"
+    "    vec_axpy_rows(b, &half, a, 0, 1, 19);\n"
     "    printf(\"%g %g\\n\", vec_dot(a, b, 19), vec_sum(b, 19));\n"
     "    return 0;\n"
     "}\n";

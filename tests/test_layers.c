@@ -19,6 +19,7 @@
 #include "../common/util.h"
 #include "../model/layers.h"
 #include "../model/parallel.h"
+#include "../model/vector.h"
 
 #define FD_EPS 5e-2f  /* finite-difference step (see numeric_gradient) */
 #define FD_ATOL 1e-4  /* pass: |analytic - numeric| <= ATOL + RTOL·max(|a|, |n|) */
@@ -716,6 +717,52 @@ static void test_dropout_mask_is_the_stream_in_order(void **state)
     free(mask);
 }
 
+/* The row forms of vector.h give the bits of the one-row loops they
+ * replaced in attention (vec_dot per row; y += w·x a row at a time, in row
+ * order), on lengths with and without a tail past whole vectors. */
+static void test_vector_row_forms_are_the_one_row_loops(void **state)
+{
+    (void)state;
+    enum { MAX_ROWS = 9, MAX_N = 70, STRIDE = MAX_N + 3 };
+    static const int lengths[] = {1, 7, 8, 16, 19, 64, 70};
+    Rng rng;
+    rng_seed(&rng, 5);
+    float rows[MAX_ROWS * STRIDE], a[MAX_N], w[MAX_ROWS];
+    for (size_t i = 0; i < MAX_ROWS * STRIDE; i++) rows[i] = rng_normal(&rng);
+    for (int i = 0; i < MAX_N; i++) a[i] = rng_normal(&rng);
+    for (int j = 0; j < MAX_ROWS; j++) w[j] = rng_normal(&rng);
+    for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++) {
+        int n = lengths[l];
+        for (int count = 0; count <= MAX_ROWS; count++) {
+            float dots[MAX_ROWS], y[MAX_N], want_y[MAX_N], each[MAX_ROWS * STRIDE], want_each[MAX_ROWS * STRIDE];
+            vec_dot_rows(dots, a, rows, STRIDE, count, n);
+            for (int j = 0; j < count; j++) {
+                float want = vec_dot(a, rows + j * STRIDE, n);
+                if (memcmp(&dots[j], &want, sizeof want) != 0)
+                    fail_msg("vec_dot_rows n=%d count=%d row %d: %.9g, vec_dot %.9g", n, count, j, dots[j], want);
+            }
+            memcpy(y, a, sizeof y);
+            memcpy(want_y, a, sizeof want_y);
+            vec_axpy_rows(y, w, rows, STRIDE, count, n);
+            for (int j = 0; j < count; j++)
+                for (int i = 0; i < n; i++) want_y[i] += w[j] * rows[j * STRIDE + i];
+            if (memcmp(y, want_y, (size_t)n * sizeof *y) != 0) fail_msg("vec_axpy_rows n=%d count=%d", n, count);
+            memcpy(each, rows, sizeof each);
+            memcpy(want_each, rows, sizeof want_each);
+            vec_axpy_each(each, STRIDE, w, a, count, n);
+            for (int j = 0; j < count; j++)
+                for (int i = 0; i < n; i++) want_each[j * STRIDE + i] += w[j] * a[i];
+            if (memcmp(each, want_each, sizeof each) != 0) fail_msg("vec_axpy_each n=%d count=%d", n, count);
+        }
+        float y[MAX_N], want_y[MAX_N];
+        memcpy(y, rows, sizeof y);
+        memcpy(want_y, rows, sizeof want_y);
+        vec_add(y, a, n);
+        for (int i = 0; i < n; i++) want_y[i] += a[i];
+        if (memcmp(y, want_y, sizeof y) != 0) fail_msg("vec_add n=%d", n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -741,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_cross_entropy_stable),
         cmocka_unit_test(test_cross_entropy_backward_writes),
         cmocka_unit_test(test_dropout_mask_is_the_stream_in_order),
+        cmocka_unit_test(test_vector_row_forms_are_the_one_row_loops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
