@@ -19,7 +19,7 @@ float vec_sum(const float *a, int n);
  * baseline, SSE2, needs four. */
 void vec_add(float *y, const float *x, int n);
 /* The row forms attention uses, over `count` rows of n floats, row j at
- * rows + j·stride.  Each gives the bits of the one-row loop it replaces:
+ * rows + j·stride.  Each gives the bits of a plain loop over the rows:
  *   vec_dot_rows:  out[j] = vec_dot(a, row j, n)
  *   vec_axpy_rows: y[i] += w[j] · row j[i], for j = 0, 1, … in order
  *                  (y = Σ_j w[j]·row j added to y: attention's weighted sum)
