@@ -60,7 +60,7 @@ void attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
                         AttentionShape shape, int D, int H, float scale, bool causal)
 {
     enum { MAX_KEYS = 4096 }; /* config.c caps max_len at 4096 */
-    float dp[MAX_KEYS], ds[MAX_KEYS];
+    float dp[MAX_KEYS]; /* dp_j, then ds_j in its place */
     ASSERT(shape.keys <= MAX_KEYS);
     int dk = D / H;
     for (int h = 0; h < H; h++) {
@@ -73,6 +73,7 @@ void attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
             vec_axpy_each(d_v + h * dk, (size_t)D, p, g, visible, dk); /* d_v_j += p_j d_o */
             float p_dot_dp = 0.0f; /* Σ_l p_l dp_l */
             for (int j = 0; j < visible; j++) p_dot_dp += p[j] * dp[j];
+            float *ds = dp;
             for (int j = 0; j < visible; j++) ds[j] = p[j] * (dp[j] - p_dot_dp) * scale;
             vec_axpy_rows(d_q + qrow, ds, k + h * dk, (size_t)D, visible, dk);  /* d_q += Σ_j ds_j k_j */
             vec_axpy_each(d_k + h * dk, (size_t)D, ds, q + qrow, visible, dk); /* d_k_j += ds_j q */

@@ -25,7 +25,7 @@ void vec_add(float *y, const float *x, int n);
  *                  (y = Σ_j w[j]·row j added to y: attention's weighted sum)
  *   vec_axpy_each: row j[i] += w[j] · x[i], for every j (the outer
  *                  product w xᵀ added to the rows)
- * The rows must not overlap y or x. */
+ * No two of the arrays may overlap. */
 void vec_dot_rows(float *out, const float *a, const float *rows, size_t stride, int count, int n);
 void vec_axpy_rows(float *y, const float *w, const float *rows, size_t stride, int count, int n);
 void vec_axpy_each(float *rows, size_t stride, const float *w, const float *x, int count, int n);

@@ -734,8 +734,10 @@ static void test_vector_row_forms_are_the_one_row_loops(void **state)
     for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++) {
         int n = lengths[l];
         for (int count = 0; count <= MAX_ROWS; count++) {
-            float dots[MAX_ROWS], y[MAX_N], want_y[MAX_N], each[MAX_ROWS * STRIDE], want_each[MAX_ROWS * STRIDE];
+            float dots[MAX_ROWS + 1], y[MAX_N], want_y[MAX_N], each[MAX_ROWS * STRIDE], want_each[MAX_ROWS * STRIDE];
+            dots[count] = 42.0f; /* past the last row: never written */
             vec_dot_rows(dots, a, rows, STRIDE, count, n);
+            assert_true(dots[count] == 42.0f);
             for (int j = 0; j < count; j++) {
                 float want = vec_dot(a, rows + j * STRIDE, n);
                 if (memcmp(&dots[j], &want, sizeof want) != 0)
@@ -746,7 +748,8 @@ static void test_vector_row_forms_are_the_one_row_loops(void **state)
             vec_axpy_rows(y, w, rows, STRIDE, count, n);
             for (int j = 0; j < count; j++)
                 for (int i = 0; i < n; i++) want_y[i] += w[j] * rows[j * STRIDE + i];
-            if (memcmp(y, want_y, (size_t)n * sizeof *y) != 0) fail_msg("vec_axpy_rows n=%d count=%d", n, count);
+            /* all of y: nothing past n written either */
+            if (memcmp(y, want_y, sizeof y) != 0) fail_msg("vec_axpy_rows n=%d count=%d", n, count);
             memcpy(each, rows, sizeof each);
             memcpy(want_each, rows, sizeof want_each);
             vec_axpy_each(each, STRIDE, w, a, count, n);
