@@ -40,8 +40,6 @@
 #define VECTOR_NAME(name) name
 #endif
 
-/* vec_dot's sum, inlined into each clone of vec_dot and vec_dot_rows so
- * that both give the same bits. */
 /* The partial sums' tree, then the tail past the last whole 8 (from i). */
 static inline float dot_finish(const float acc[8], const float *a, const float *b, int i, int n)
 {
@@ -50,6 +48,8 @@ static inline float dot_finish(const float acc[8], const float *a, const float *
     return sum;
 }
 
+/* vec_dot's sum, inlined into each clone of vec_dot and vec_dot_rows so
+ * that both give the same bits. */
 static inline float dot(const float *a, const float *b, int n)
 {
     float acc[8] = {0};
