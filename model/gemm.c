@@ -13,7 +13,8 @@
  *           micro-kernel: an MR×NR tile of C += panel_A · panel_B
  *
  * A packed panel stores, for k = 0..kc-1, the MR (or NR) values of column
- * (row) k side by side, zero-padded past the matrix edge.  So the
+ * (row) k side by side, zero-padded past the matrix edge, and panels
+ * follow each other a cache line apart (PANEL_SKEW).  So the
  * micro-kernel reads packed operands sequentially whatever the form, and
  * the three forms differ in the strides the packing reads with.  The
  * micro-kernel keeps its MR×NR tile of C in vector registers: per k it
@@ -92,6 +93,28 @@ enum { KC = 256, MC = 192, NC = 4096 };
  * pack_cols tn 1024×256×2048 145-160 -> 184-186.  The addresses may lie
  * past the matrix: a prefetch never faults. */
 enum { PACK_AHEAD = 64, PACK_ROWS_AHEAD = 4 };
+
+/* Floats from one packed panel of kc·width values to the next: a cache
+ * line more than the panel needs.  Panels whose length is a multiple of
+ * 4 KB (B's 32 KB, A's 12 KB) would otherwise all start in the same cache
+ * sets, and pack_cols, which writes row k of every panel before row k + 1,
+ * had each row's stores evict the last's lines once there were more
+ * panels than L1 has ways: B of nn 32×1024×256 in 64 panels (AVX2) packed
+ * at a third of its speed.  That was worked around by packing 8 panels at
+ * a time, which read each row of the source in 128-byte pieces, one pass
+ * per 8 panels; skewed, every row is read whole, once, in order.  On an
+ * AMD EPYC (Zen 5, 1 thread; the best of 60 rounds, old and new
+ * alternated): gemm_tn's weight gradients 256×1024×2048 and ×4096 went
+ * 169/167 -> 184/183 GF/s, 256×256×2048 182 -> 202 (AVX2 forced:
+ * 105/108 -> 114/114), the other 45 training shapes within 4% either
+ * way, nn 32×1024×256 (AVX2) 92 -> 94.  Packing moves no value from one
+ * product to another, so the bits are the same. */
+enum { PANEL_SKEW = 16 };
+
+static size_t panel_stride(int kc, int width)
+{
+    return ((size_t)kc * width + 15) / 16 * 16 + PANEL_SKEW;
+}
 
 /* Below this many multiply-adds a product runs on the calling thread:
  * waking a worker has a cost (model/parallel.h).  2^22 left the 32-row
@@ -384,19 +407,18 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
 /* Pack `count` lines whose values lie side by side in memory (a row of k
  * is `count` contiguous floats, rows `stride` apart: A of gemm_tn, B of
  * gemm_nn and gemm_tn) into ceil(count / width) panels of `width` (MR_512
- * or NR_512), each kc·width floats: panel p, dst[p·kc·width + k·width + x]
- * = src[k·stride + p·width + x], zero past count.  Row k of every panel is
- * written before row k + 1, so each row of the source is read once, in
- * order (packing panel by panel would fetch each cache line once per
- * panel it spans; pack_block hands it a group of panels at a time where
- * pack_group says so).  Masked loads give the zero padding; masked stores
+ * or NR_512), each kc·width floats, panel_stride apart: panel p,
+ * dst[p·panel_stride + k·width + x] = src[k·stride + p·width + x], zero
+ * past count.  Row k of every panel is written before row k + 1, so each
+ * row of the source is read once, in order (packing panel by panel would
+ * fetch each cache line once per panel it spans).  Masked loads give the zero padding; masked stores
  * keep a panel's width exact. */
 __attribute__((target("avx512f")))
 static void pack_cols_avx512(float *dst, const float *src, size_t stride, int kc, int count,
                              int width)
 {
     int panels = (count + width - 1) / width;
-    size_t panel_len = (size_t)kc * width;
+    size_t panel_len = panel_stride(kc, width);
     for (int k = 0; k < kc; k++) {
         const float *s = src + (size_t)k * stride;
         float *d = dst + (size_t)k * width;
@@ -737,7 +759,7 @@ static void pack_cols_avx2(float *dst, const float *src, size_t stride, int kc, 
                            int width)
 {
     int panels = (count + width - 1) / width;
-    size_t panel_len = (size_t)kc * width;
+    size_t panel_len = panel_stride(kc, width);
     for (int k = 0; k < kc; k++) {
         const float *s = src + (size_t)k * stride;
         float *d = dst + (size_t)k * width;
@@ -834,7 +856,8 @@ typedef struct {
     void (*pack_rows)(float *dst, const float *src, size_t stride, int kc, int count, int width);
     /* Optional fast packing of a whole block of `count` lines lying side by
      * side, rows of k `stride` apart (A of gemm_tn, B of gemm_nn and
-     * gemm_tn), into ceil(count / width) panels; NULL: pack_panel does it. */
+     * gemm_tn), into ceil(count / width) panels panel_stride apart; NULL:
+     * pack_panel does it. */
     void (*pack_cols)(float *dst, const float *src, size_t stride, int kc, int count, int width);
     /* Optional gemm_nt for M ≤ SMALL_M (summed in another order than the
      * blocked path); NULL: the blocked path does it. */
@@ -1007,40 +1030,18 @@ static void *pack_space(size_t bytes)
     return pack_buffer;
 }
 
-/* How many panels pack_cols fills side by side, row of k after row of k.
- * All of them, so each row of the source is read once, in order; but
- * panels whose length is a multiple of 4 KB start in the same cache sets,
- * and with more of them than L1 has ways each row's stores evicted the
- * last's lines: B of nn 32×1024×256 in 64 panels of 16 KB (AVX2) packed at
- * a third of its speed.  Such blocks of B go PACK_GROUP panels at a time
- * (Zen 5, 1 thread: that product 0.61-0.69 -> 0.79-1.03x OpenBLAS; with
- * 16 panels, B of nn 32×256×1024 and 32×256×5230, 77-88 -> 94-96 GF/s,
- * OpenBLAS 96-104).  Blocks of A only from more than 2·PACK_GROUP
- * panels, which none has: grouped, AVX-512's 16 panels of 12 KB (gemm_tn)
- * lost up to 10%; AVX2's are 6 KB. */
-enum { PACK_GROUP = 8 };
-
-static int pack_group(int panels, size_t panel_len, bool of_b)
-{
-    bool same_sets = (panel_len * sizeof(float)) % 4096 == 0;
-    return same_sets && panels > (of_b ? 1 : 2) * PACK_GROUP ? PACK_GROUP : panels;
-}
-
 /* Pack `count` lines (rows of A or columns of B), line x and step k at
  * src[k*k_stride + x*x_stride], into ceil(count / width) panels of kc·width
  * floats, with the kernel's fast packing where it has one for these
  * strides. */
 static void pack_block(const Kernel *kern, float *dst, const float *src, size_t k_stride,
-                       size_t x_stride, int kc, int count, int width, bool of_b)
+                       size_t x_stride, int kc, int count, int width)
 {
     if (x_stride == 1 && kern->pack_cols) {
-        int panels = (count + width - 1) / width, group = pack_group(panels, (size_t)kc * width, of_b);
-        for (int p = 0; p < panels; p += group)
-            kern->pack_cols(dst + (size_t)p * kc * width, src + (size_t)p * width, k_stride, kc,
-                            min_int(count - p * width, group * width), width);
+        kern->pack_cols(dst, src, k_stride, kc, count, width);
         return;
     }
-    for (int x = 0; x < count; x += width, dst += (size_t)kc * width, src += (size_t)width * x_stride) {
+    for (int x = 0; x < count; x += width, dst += panel_stride(kc, width), src += (size_t)width * x_stride) {
         if (k_stride == 1 && kern->pack_rows)
             kern->pack_rows(dst, src, x_stride, kc, min_int(width, count - x), width);
         else
@@ -1072,15 +1073,15 @@ static void turned_run(const Kernel *kern, const Product *p)
 {
     const int MR = kern->mr, NR = kern->nr;
     int kc_max = min_int(p->k, KC), panels = (p->m + NR - 1) / NR;
-    float *apack = align64(pack_space((size_t)panels * NR * kc_max * sizeof(float) + 64));
+    float *apack = align64(pack_space((size_t)panels * panel_stride(kc_max, NR) * sizeof(float) + 64));
     for (int pc = 0; pc < p->k; pc += KC) {
         int kc = min_int(p->k - pc, KC);
         bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
-        pack_block(kern, apack, p->a + (size_t)pc * p->a_cs, p->a_cs, p->a_rs, kc, p->m, NR, false);
+        pack_block(kern, apack, p->a + (size_t)pc * p->a_cs, p->a_cs, p->a_rs, kc, p->m, NR);
         for (int jr = 0; jr < p->n; jr += MR)
             for (int x = 0; x < panels; x++)
                 kern->micro_t(kc, p->b + (size_t)jr * p->b_cs + (size_t)pc * p->b_rs, p->b_cs,
-                              apack + (size_t)x * NR * kc, p->c + (size_t)x * NR * p->ldc + jr,
+                              apack + (size_t)x * panel_stride(kc, NR), p->c + (size_t)x * NR * p->ldc + jr,
                               p->ldc, min_int(MR, p->n - jr), min_int(NR, p->m - x * NR), acc);
     }
 }
@@ -1098,9 +1099,9 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
     }
     const int MR = kern->mr, NR = kern->nr;
     int kc_max = min_int(p->k, KC);
-    /* a_len is rounded to 16 floats so bpack is 64-byte aligned too */
-    size_t a_len = (size_t)round_up(round_up(min_int(p->m, MC), MR) * kc_max, 16);
-    size_t b_len = (size_t)round_up(min_int(p->n, NC), NR) * kc_max;
+    /* panel_stride keeps every panel, and so bpack, 64-byte aligned */
+    size_t a_len = (size_t)(round_up(min_int(p->m, MC), MR) / MR) * panel_stride(kc_max, MR);
+    size_t b_len = (size_t)(round_up(min_int(p->n, NC), NR) / NR) * panel_stride(kc_max, NR);
     void *raw = pack_space((a_len + b_len) * sizeof(float) + 64);
     float *apack = align64(raw), *bpack = apack + a_len;
 
@@ -1108,9 +1109,10 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
         int nc = min_int(p->n - jc, NC);
         for (int pc = 0; pc < p->k; pc += KC) {
             int kc = min_int(p->k - pc, KC);
+            size_t a_panel = panel_stride(kc, MR), b_panel = panel_stride(kc, NR);
             bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
             pack_block(kern, bpack, p->b + (size_t)pc * p->b_rs + (size_t)jc * p->b_cs, p->b_rs,
-                       p->b_cs, kc, nc, NR, true);
+                       p->b_cs, kc, nc, NR);
             for (int ic = 0; ic < p->m; ic += MC) {
                 int mc = min_int(p->m - ic, MC);
                 const float *a = p->a + (size_t)ic * p->a_rs + (size_t)pc * p->a_cs;
@@ -1118,15 +1120,15 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
                 int direct = kern->micro_direct && p->a_cs == 1 ? mc / MR * MR : 0;
                 if (mc > direct)
                     pack_block(kern, apack, a + (size_t)direct * p->a_rs, p->a_cs, p->a_rs, kc, mc - direct,
-                               MR, false);
+                               MR);
                 for (int jr = 0; jr < nc; jr += NR)
                     for (int ir = 0; ir < mc; ir += MR) {
                         float *c = p->c + (size_t)(ic + ir) * p->ldc + jc + jr;
                         if (ir < direct)
-                            kern->micro_direct(kc, a + (size_t)ir * p->a_rs, p->a_rs, bpack + (size_t)jr * kc,
+                            kern->micro_direct(kc, a + (size_t)ir * p->a_rs, p->a_rs, bpack + (size_t)(jr / NR) * b_panel,
                                                c, p->ldc, min_int(NR, nc - jr), acc);
                         else
-                            kern->micro(kc, apack + (size_t)(ir - direct) * kc, bpack + (size_t)jr * kc, c,
+                            kern->micro(kc, apack + (size_t)((ir - direct) / MR) * a_panel, bpack + (size_t)(jr / NR) * b_panel, c,
                                         p->ldc, min_int(MR, mc - ir), min_int(NR, nc - jr), acc);
                     }
             }
