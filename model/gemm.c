@@ -94,15 +94,15 @@ enum { KC = 256, MC = 192, NC = 4096 };
  * past the matrix: a prefetch never faults. */
 enum { PACK_AHEAD = 64, PACK_ROWS_AHEAD = 4 };
 
-/* Floats from one packed panel of kc·width values to the next: a cache
- * line more than the panel needs.  Panels whose length is a multiple of
+/* Floats from one packed panel of kc·width values to the next: the
+ * panel's length rounded up to a cache line, plus one line.  Panels whose length is a multiple of
  * 4 KB (B's 32 KB, A's 12 KB) would otherwise all start in the same cache
  * sets, and pack_cols, which writes row k of every panel before row k + 1,
  * had each row's stores evict the last's lines once there were more
  * panels than L1 has ways: B of nn 32×1024×256 in 64 panels (AVX2) packed
  * at a third of its speed.  That was worked around by packing 8 panels at
- * a time, which read each row of the source in 128-byte pieces, one pass
- * per 8 panels; skewed, every row is read whole, once, in order.  On an
+ * a time, which read each row of the source in pieces of 8 panels' width
+ * (1 KB with AVX-512, 512 bytes with AVX2), one pass per 8 panels; skewed, every row is read whole, once, in order.  On an
  * AMD EPYC (Zen 5, 1 thread; the best of 60 rounds, old and new
  * alternated): gemm_tn's weight gradients 256×1024×2048 and ×4096 went
  * 169/167 -> 184/183 GF/s, 256×256×2048 182 -> 202 (AVX2 forced:
@@ -412,13 +412,15 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
  * past count.  Row k of every panel is written before row k + 1, so each
  * row of the source is read once, in order (packing panel by panel would
  * fetch each cache line once per panel it spans).  The panels wholly
- * inside the block are plain copies, `width` a constant; only the last,
- * partial one takes masked loads (the zero padding) and stores.  (Every
+ * inside the block are copied with `width` a constant, in whole vectors
+ * but for the 12- and 6-wide panels' last one, under a constant mask;
+ * only the last, partial panel computes masks (the zero padding).  (Every
  * panel once computed its masks per row: packing was then bound by those
  * instructions, not by memory.  On an AMD EPYC (Zen 5, 1 thread), B's
  * packing in gemm_tn 256×1024×4096 took 17.5% of the product's time, 7.6%
- * without, and the product 185-188 -> 183-201 GF/s (3 alternated runs); over the 48
- * training shapes, the best of 40 rounds each, old and new alternated:
+ * without, and the product 185-188 -> 183-201 GF/s (3 alternated runs);
+ * over the 48 training shapes, the best of 40 rounds each, old and new
+ * alternated:
  * gemm_tn's weight gradients +8-13%, the 32-row gemm_nn +13-15%, geomean
  * +3.2%, none more than 3% slower; AVX2 forced +1.3%, at most +6.6%.) */
 __attribute__((target("avx512f"), always_inline))
@@ -456,7 +458,10 @@ static void pack_cols_avx512(float *dst, const float *src, size_t stride, int kc
                              int width)
 {
     if (width == NR_512) pack_cols_width_avx512(dst, src, stride, kc, count, NR_512);
-    else pack_cols_width_avx512(dst, src, stride, kc, count, MR_512);
+    else {
+        ASSERT(width == MR_512);
+        pack_cols_width_avx512(dst, src, stride, kc, count, MR_512);
+    }
 }
 
 /* gemm_nt on a few dozen rows (SWAP_M) turned around: Cᵀ = B·Aᵀ.  The
@@ -811,7 +816,10 @@ static void pack_cols_avx2(float *dst, const float *src, size_t stride, int kc, 
                            int width)
 {
     if (width == NR_256) pack_cols_width_avx2(dst, src, stride, kc, count, NR_256);
-    else pack_cols_width_avx2(dst, src, stride, kc, count, MR_256);
+    else {
+        ASSERT(width == MR_256);
+        pack_cols_width_avx2(dst, src, stride, kc, count, MR_256);
+    }
 }
 
 /* The few-rows gemm_nt of small_nt_avx512 in 8-float vectors: 4 rows of A ×
@@ -1069,7 +1077,7 @@ static void *pack_space(size_t bytes)
 
 /* Pack `count` lines (rows of A or columns of B), line x and step k at
  * src[k*k_stride + x*x_stride], into ceil(count / width) panels of kc·width
- * floats, with the kernel's fast packing where it has one for these
+ * floats, panel_stride apart, with the kernel's fast packing where it has one for these
  * strides. */
 static void pack_block(const Kernel *kern, float *dst, const float *src, size_t k_stride,
                        size_t x_stride, int kc, int count, int width)
