@@ -94,21 +94,22 @@ enum { KC = 256, MC = 192, NC = 4096 };
  * past the matrix: a prefetch never faults. */
 enum { PACK_AHEAD = 64, PACK_ROWS_AHEAD = 4 };
 
-/* Floats from one packed panel of kc·width values to the next: the
- * panel's length rounded up to a cache line, plus one line.  Panels whose length is a multiple of
- * 4 KB (B's 32 KB, A's 12 KB) would otherwise all start in the same cache
- * sets, and pack_cols, which writes row k of every panel before row k + 1,
- * had each row's stores evict the last's lines once there were more
- * panels than L1 has ways: B of nn 32×1024×256 in 64 panels (AVX2) packed
- * at a third of its speed.  That was worked around by packing 8 panels at
- * a time, which read each row of the source in pieces of 8 panels' width
- * (1 KB with AVX-512, 512 bytes with AVX2), one pass per 8 panels; skewed, every row is read whole, once, in order.  On an
+/* Floats from one packed panel of kc·width values to the next: the panel's
+ * length rounded up to a cache line, plus one line.  Panels whose length
+ * is a multiple of 4 KB (B's 32 KB, A's 12 KB) would otherwise all start
+ * in the same cache sets, and pack_cols, which writes row k of every panel
+ * before row k + 1, had each row's stores evict the last's lines once
+ * there were more panels than L1 has ways: B of nn 32×1024×256 in 64
+ * panels (AVX2) packed at a third of its speed.  That was worked around by
+ * packing 8 panels at a time, which read each row of the source in pieces
+ * of 8 panels' width (1 KB with AVX-512, 512 bytes with AVX2), one pass
+ * per 8 panels; skewed, every row is read whole, once, in order.  On an
  * AMD EPYC (Zen 5, 1 thread; the best of 60 rounds, old and new
  * alternated): gemm_tn's weight gradients 256×1024×2048 and ×4096 went
- * 169/167 -> 184/183 GF/s, 256×256×2048 182 -> 202 (AVX2 forced:
- * 105/108 -> 114/114), the other 45 training shapes within 4% either
- * way, nn 32×1024×256 (AVX2) 92 -> 94.  Packing moves no value from one
- * product to another, so the bits are the same. */
+ * 169/167 -> 184/183 GF/s, 256×256×2048 182 -> 202 (AVX2 forced: 105/108
+ * -> 114/114), the other 45 training shapes within 4% either way, nn
+ * 32×1024×256 (AVX2) 92 -> 94.  Packing moves no value from one product to
+ * another, so the bits are the same. */
 enum { PANEL_SKEW = 16 };
 
 static size_t panel_stride(int kc, int width)
@@ -413,16 +414,16 @@ static void pack_rows_avx512(float *dst, const float *src, size_t stride, int kc
  * row of the source is read once, in order (packing panel by panel would
  * fetch each cache line once per panel it spans).  The panels wholly
  * inside the block are copied with `width` a constant, in whole vectors
- * but for the 12- and 6-wide panels' last one, under a constant mask;
- * only the last, partial panel computes masks (the zero padding).  (Every
- * panel once computed its masks per row: packing was then bound by those
+ * but for the 12- and 6-wide panels' last one, under a constant mask; only
+ * the last, partial panel computes masks (the zero padding).  (Every panel
+ * once computed its masks per row: packing was then bound by those
  * instructions, not by memory.  On an AMD EPYC (Zen 5, 1 thread), B's
  * packing in gemm_tn 256×1024×4096 took 17.5% of the product's time, 7.6%
  * without, and the product 185-188 -> 183-201 GF/s (3 alternated runs);
  * over the 48 training shapes, the best of 40 rounds each, old and new
- * alternated:
- * gemm_tn's weight gradients +8-13%, the 32-row gemm_nn +13-15%, geomean
- * +3.2%, none more than 3% slower; AVX2 forced +1.3%, at most +6.6%.) */
+ * alternated: gemm_tn's weight gradients +8-13%, the 32-row gemm_nn
+ * +13-15%, geomean +3.2%, none more than 3% slower; AVX2 forced +1.3%, at
+ * most +6.6%.) */
 __attribute__((target("avx512f"), always_inline))
 static inline void pack_cols_width_avx512(float *dst, const float *src, size_t stride, int kc,
                                           int count, const int width)
@@ -796,7 +797,8 @@ static inline void pack_cols_width_avx2(float *dst, const float *src, size_t str
             __builtin_prefetch(s + PACK_ROWS_AHEAD * stride + width - 1);
             int x = 0;
             for (; x + 8 <= width; x += 8) _mm256_storeu_ps(d + x, _mm256_loadu_ps(s + x));
-            if (width % 8) store_first_avx2(d + x, _mm256_maskload_ps(s + x, lanes_avx2(width % 8)), width % 8);
+            if (width % 8)
+                store_first_avx2(d + x, _mm256_maskload_ps(s + x, lanes_avx2(width % 8)), width % 8);
         }
         if (whole < panels) { /* the last panel, zero past count */
             int left = count - whole * width;
@@ -1076,9 +1078,9 @@ static void *pack_space(size_t bytes)
 }
 
 /* Pack `count` lines (rows of A or columns of B), line x and step k at
- * src[k*k_stride + x*x_stride], into ceil(count / width) panels of kc·width
- * floats, panel_stride apart, with the kernel's fast packing where it has one for these
- * strides. */
+ * src[k*k_stride + x*x_stride], into ceil(count / width) panels of
+ * kc·width floats, panel_stride apart, with the kernel's fast packing
+ * where it has one for these strides. */
 static void pack_block(const Kernel *kern, float *dst, const float *src, size_t k_stride,
                        size_t x_stride, int kc, int count, int width)
 {
@@ -1086,7 +1088,8 @@ static void pack_block(const Kernel *kern, float *dst, const float *src, size_t 
         kern->pack_cols(dst, src, k_stride, kc, count, width);
         return;
     }
-    for (int x = 0; x < count; x += width, dst += panel_stride(kc, width), src += (size_t)width * x_stride) {
+    size_t step = panel_stride(kc, width);
+    for (int x = 0; x < count; x += width, dst += step, src += (size_t)width * x_stride) {
         if (k_stride == 1 && kern->pack_rows)
             kern->pack_rows(dst, src, x_stride, kc, min_int(width, count - x), width);
         else
@@ -1126,7 +1129,8 @@ static void turned_run(const Kernel *kern, const Product *p)
         for (int jr = 0; jr < p->n; jr += MR)
             for (int x = 0; x < panels; x++)
                 kern->micro_t(kc, p->b + (size_t)jr * p->b_cs + (size_t)pc * p->b_rs, p->b_cs,
-                              apack + (size_t)x * panel_stride(kc, NR), p->c + (size_t)x * NR * p->ldc + jr,
+                              apack + (size_t)x * panel_stride(kc, NR),
+                              p->c + (size_t)x * NR * p->ldc + jr,
                               p->ldc, min_int(MR, p->n - jr), min_int(NR, p->m - x * NR), acc);
     }
 }
@@ -1170,11 +1174,13 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
                     for (int ir = 0; ir < mc; ir += MR) {
                         float *c = p->c + (size_t)(ic + ir) * p->ldc + jc + jr;
                         if (ir < direct)
-                            kern->micro_direct(kc, a + (size_t)ir * p->a_rs, p->a_rs, bpack + (size_t)(jr / NR) * b_panel,
-                                               c, p->ldc, min_int(NR, nc - jr), acc);
+                            kern->micro_direct(kc, a + (size_t)ir * p->a_rs, p->a_rs,
+                                               bpack + (size_t)(jr / NR) * b_panel, c, p->ldc,
+                                               min_int(NR, nc - jr), acc);
                         else
-                            kern->micro(kc, apack + (size_t)((ir - direct) / MR) * a_panel, bpack + (size_t)(jr / NR) * b_panel, c,
-                                        p->ldc, min_int(MR, mc - ir), min_int(NR, nc - jr), acc);
+                            kern->micro(kc, apack + (size_t)((ir - direct) / MR) * a_panel,
+                                        bpack + (size_t)(jr / NR) * b_panel, c, p->ldc,
+                                        min_int(MR, mc - ir), min_int(NR, nc - jr), acc);
                     }
             }
         }
