@@ -177,7 +177,7 @@ static void test_direction_by_letters_of_each_script(void **state)
 static void test_from_and_to_choose_the_model(void **state)
 {
     (void)state;
-    const char *want_zh = "I want to eat acid.\n", *want_en = "我爱中国。\n";
+    const char *want_zh = "I want to eat acid fish.\n", *want_en = "我爱中国。\n";
     const char *const cases[][6] = {
         {"./translate", "-q", "--from", "zh", "我想吃酸菜鱼", NULL},
         {"./translate", "-q", "--to", "en", "我想吃酸菜鱼", NULL},
@@ -238,9 +238,9 @@ static void test_list_models(void **state)
     RunResult r = run(argv, NULL);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "en-zh          en -> zh  d_model 256, 3+3 layers, 4 heads, 17.9 MB; "
-                     "BLEU 40.52, chrF2 34.44 on tatoeba-cmn-eng/dev.tsv (beam 4)");
+                     "BLEU 42.95, chrF2 36.50 on tatoeba-cmn-eng/dev.tsv (beam 4)");
     expect_in(r.out, "zh-en          zh -> en  d_model 256, 3+3 layers, 4 heads, 17.4 MB; "
-                     "BLEU 34.27, chrF2 52.30 on tatoeba-cmn-eng/dev.tsv (beam 4)");
+                     "BLEU 38.68, chrF2 56.07 on tatoeba-cmn-eng/dev.tsv (beam 4)");
     expect_in(r.out, "seed-example   zh -> en");
     assert_int_equal(r.err_len, 0);
     run_result_free(&r);
@@ -259,8 +259,8 @@ static void test_listed_scores_are_what_eval_prints(void **state)
     static const struct {
         const char *config, *printed;
     } cases[] = {
-        {"configs/en-zh.yaml", "BLEU 40.52  chrF2 34.44  (beam 4, length penalty 1.4"},
-        {"configs/zh-en.yaml", "BLEU 34.27  chrF2 52.30  (beam 4"},
+        {"configs/en-zh.yaml", "BLEU 42.95  chrF2 36.50  (beam 4, length penalty 1;"},
+        {"configs/zh-en.yaml", "BLEU 38.68  chrF2 56.07  (beam 4"},
     };
     char dev[600];
     snprintf(dev, sizeof dev, "%s/dev.tsv", tatoeba_dir());
@@ -331,7 +331,7 @@ static void test_installed_copy_runs_from_another_folder(void **state)
     r = run((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL);
     if (r.status != 0) print_in_full(&r);
     assert_int_equal(r.status, 0);
-    expect_in(r.out, "我爱中国。\nI want to eat acid.\nI want to eat acid.\n我爱中国。\nmodels in ");
+    expect_in(r.out, "我爱中国。\nI want to eat acid fish.\nI want to eat acid fish.\n我爱中国。\nmodels in ");
     expect_in(r.out, "/share/translate/configs:\n  en-zh ");
     expect_in(r.out, "\n  zh-en ");
     expect_not_in(r.out, "seed-example");

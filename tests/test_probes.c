@@ -21,9 +21,10 @@
 
 /* The share of probes (%) whose translation has every required word.
  * The models of 2026-12-01 (word vocabularies) passed 23 of 44, 52.3%; the
- * retrained ones (subword vocabularies, four sources; issue 13) pass 34 of
- * 44, 77.3%.  Issue 13 asks for 90%: not reached yet.  The bar sits three
- * probes under today's 34 so that a last-bit difference of another build
+ * retrained ones (subword vocabularies, four sources; issue 13) 34 of 44,
+ * 77.3%, and those trained for 30 epochs on 2026-12-03 pass 35, 79.5%.
+ * Issue 13 asks for 90%: not reached yet.  The bar (31 probes) sits four
+ * under today's 35 so that a last-bit difference of another build
  * (ASan, aarch64 under qemu) flipping a beam choice does not fail it. */
 #define PROBE_PASS_PERCENT 70
 
