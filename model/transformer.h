@@ -67,9 +67,10 @@ void transformer_encode(Activations *acts, const Model *model, const Batch *batc
  * transformer_encode on the same batch first. */
 void transformer_decode(Activations *acts, const Model *model, const Batch *batch);
 
-/* Training.  `grad` has the layout of `acts` (acts_alloc with the same
- * size) and holds d(loss)/d(activation); the caller zeroes it
- * (acts_zero), then writes grad->logits (cross_entropy_backward).  The
+/* Training.  `grad` is the gradient set of `acts` (acts_alloc with
+ * acts_size_gradient of its size) and holds d(loss)/d(activation); the
+ * caller zeroes it (acts_zero_gradient), then writes grad->logits
+ * (cross_entropy_backward).  The
  * parameter gradients are ADDED to `grads` (params_alloc'd for the same
  * arch; zero it between steps).  Dropout masks are read from `acts`. */
 void transformer_backward(Activations *grad, Params *grads, const Activations *acts,

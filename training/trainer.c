@@ -18,7 +18,7 @@ void trainer_init(Trainer *tr, Model *model, int src_rows, int tgt_rows, float d
     ActsSize size = acts_size_full(a, src_rows, tgt_rows, a->max_len);
     size.dropout = dropout > 0.0f;
     acts_alloc(&tr->acts, a, size);
-    acts_alloc(&tr->grad_acts, a, size);
+    acts_alloc(&tr->grad_acts, a, acts_size_gradient(size));
     tr->acts.dropout = dropout;
     rng_seed(&tr->dropout_rng, seed ^ 0x64726f706f7574ULL); /* "dropout" */
     tr->acts.rng = &tr->dropout_rng;
@@ -50,7 +50,7 @@ float trainer_step(Trainer *tr, const Batch *batch, const int *labels, bool trai
     if (!train)
         return cross_entropy_forward(NULL, tr->acts.logits, labels, Nt, a->tgt_vocab,
                                      tr->label_smoothing, TOKEN_PAD);
-    acts_zero(&tr->grad_acts);
+    acts_zero_gradient(&tr->grad_acts);
     parallel_zero(tr->grads.data, tr->grads.count);
     float loss = cross_entropy_forward_backward(tr->grad_acts.logits, tr->acts.logits, labels, Nt,
                                                 a->tgt_vocab, tr->label_smoothing, TOKEN_PAD);
