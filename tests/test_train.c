@@ -280,9 +280,10 @@ static void test_learning_rate_schedule(void **state)
     assert_float_equal(lr_schedule(7, 3.0f, 0), 3.0f, 0.0f);
 }
 
-/* Clipping as torch.nn.utils.clip_grad_norm_: the norm before clipping is
- * returned, and gradients above max_norm are scaled by max_norm/(norm+1e-6)
- * — just above it too, not only far above. */
+/* Clipping as torch.nn.utils.clip_grad_norm_: the norm before clipping,
+ * and gradients above max_norm scaled by max_norm/(norm+1e-6) — just above
+ * it too, not only far above; adamw_update applies the factor to each
+ * gradient it reads. */
 static void test_gradient_clipping(void **state)
 {
     (void)state;
@@ -290,14 +291,72 @@ static void test_gradient_clipping(void **state)
     Params g = {0};
     g.data = data;
     g.count = 11;
-    assert_float_equal(clip_grad_norm(&g, 10.0f), 5.0f, 1e-6f); /* below: unchanged */
-    assert_float_equal(data[0], 3.0f, 0.0f);
-    assert_float_equal(clip_grad_norm(&g, 4.0f), 5.0f, 1e-6f); /* between max and 2·max */
-    assert_float_equal(data[0], 3.0f * 4.0f / 5.0f, 1e-5f);
-    assert_float_equal(data[1], 4.0f * 4.0f / 5.0f, 1e-5f);
+    assert_float_equal(grad_norm(&g), 5.0f, 1e-6f);
+    assert_float_equal(clip_factor(5.0f, 10.0f), 1.0f, 0.0f); /* below: unchanged */
+    assert_float_equal(clip_factor(5.0f, 4.0f), 4.0f / (5.0f + 1e-6f), 0.0f); /* between max and 2·max */
+    assert_float_equal(clip_factor(5.0f, 0.0f), 1.0f, 0.0f); /* 0: no clipping */
     data[10] = 12; /* the tail after the 8-wide partial sums counts too */
-    assert_float_equal(clip_grad_norm(&g, 0.0f), 12.649110640673518f, 1e-5f); /* 0: no clipping */
-    assert_float_equal(data[10], 12.0f, 0.0f);
+    assert_float_equal(grad_norm(&g), 13.0f, 1e-5f);
+    assert_float_equal(data[10], 12.0f, 0.0f); /* the gradients themselves stay */
+}
+
+/* adamw_update with a gradient scale s is adamw_update on the gradients
+ * times s: the same bits (clipping's factor, applied as they are read). */
+static void test_adamw_grad_scale(void **state)
+{
+    (void)state;
+    ModelArch a = {.d_model = 8, .heads = 2, .encoder_layers = 1, .decoder_layers = 1, .d_ff = 16,
+                   .activation = ACTIVATION_RELU, .max_len = 8, .scale_attention = true,
+                   .tied_output = true, .src_vocab = 11, .tgt_vocab = 13};
+    AdamWSettings s = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = 0.1f};
+    Params p1, p2, g1, g2;
+    params_alloc(&p1, &a);
+    params_alloc(&p2, &a);
+    params_alloc(&g1, &a);
+    params_alloc(&g2, &a);
+    Rng rng;
+    rng_seed(&rng, 3);
+    for (size_t i = 0; i < p1.count; i++) {
+        p1.data[i] = p2.data[i] = rng_normal(&rng);
+        g1.data[i] = rng_normal(&rng);
+        g2.data[i] = g1.data[i] * 0.37f;
+    }
+    AdamW o1, o2;
+    adamw_init(&o1, &a);
+    adamw_init(&o2, &a);
+    for (int step = 0; step < 3; step++) {
+        adamw_update(&o1, &p1, &g1, 0.37f, &s);
+        adamw_update(&o2, &p2, &g2, 1.0f, &s);
+    }
+    assert_memory_equal(p1.data, p2.data, p1.count * sizeof *p1.data);
+    assert_memory_equal(o1.m, o2.m, p1.count * sizeof *o1.m);
+    /* weight decay shrank the matrices but not the biases: a zero gradient
+     * leaves a bias as it was and moves a matrix towards 0 */
+    memset(g1.data, 0, g1.count * sizeof *g1.data);
+    AdamW o3;
+    adamw_init(&o3, &a);
+    memcpy(p2.data, p1.data, p1.count * sizeof *p1.data);
+    adamw_update(&o3, &p1, &g1, 1.0f, &s);
+    ParamSpec *specs;
+    size_t n = params_layout(&a, &specs);
+    int matrices = 0, others = 0;
+    for (size_t t = 0; t < n; t++) {
+        bool decays = specs[t].kind == PARAM_MATRIX || specs[t].kind == PARAM_EMBEDDING;
+        for (size_t i = specs[t].offset; i < specs[t].offset + specs[t].numel; i++) {
+            if (decays) assert_float_equal(p1.data[i], p2.data[i] * (1.0f - 1e-2f * 0.1f), 0.0f);
+            else assert_float_equal(p1.data[i], p2.data[i], 0.0f);
+        }
+        decays ? matrices++ : others++;
+    }
+    assert_true(matrices > 0 && others > 0);
+    free(specs);
+    adamw_free(&o1);
+    adamw_free(&o2);
+    adamw_free(&o3);
+    params_free(&p1);
+    params_free(&p2);
+    params_free(&g1);
+    params_free(&g2);
 }
 
 int main(void)
@@ -305,6 +364,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_learning_rate_schedule),
         cmocka_unit_test(test_gradient_clipping),
+        cmocka_unit_test(test_adamw_grad_scale),
         cmocka_unit_test(test_gradients_match_finite_differences_post_norm),
         cmocka_unit_test(test_gradients_match_finite_differences_pre_norm),
         cmocka_unit_test(test_step_matches_pytorch_post_norm_tied),

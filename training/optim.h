@@ -8,6 +8,7 @@
 #ifndef TRANSLATE_OPTIM_H
 #define TRANSLATE_OPTIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../model/params.h"
@@ -19,26 +20,39 @@ typedef struct {
     float weight_decay;
 } AdamWSettings;
 
+/* A stretch of the flat parameter block under one weight-decay rule. */
+typedef struct {
+    size_t start, end;   /* floats [start, end) */
+    bool decays;
+} AdamWRun;
+
 typedef struct {
     size_t count;        /* parameters */
     float *m, *v;        /* [count] first and second moments */
-    float *decay;        /* [count] 1 where weight decay applies, else 0 */
+    AdamWRun *runs;      /* the block, in order, in stretches of one rule */
+    size_t run_count;
     long step;           /* updates done so far */
 } AdamW;
 
 void adamw_init(AdamW *opt, const ModelArch *arch);
 void adamw_free(AdamW *opt); /* NULL-safe */
 
-/* One update of params->data from grads->data (both `opt->count` floats). */
-void adamw_update(AdamW *opt, Params *params, const Params *grads, const AdamWSettings *s);
+/* One update of params->data from grads->data (both `opt->count` floats),
+ * each gradient multiplied by grad_scale as it is read (clip_factor; 1:
+ * as they are), so that clipping takes no pass over the block of its own. */
+void adamw_update(AdamW *opt, Params *params, const Params *grads, float grad_scale,
+                  const AdamWSettings *s);
 
 /* Linear warm-up to `peak` over `warmup` steps, then decay with the inverse
  * square root of the step ("Attention Is All You Need" §5.3, with the peak
  * given directly).  step counts from 1. */
 float lr_schedule(long step, float peak, int warmup);
 
-/* Scale grads so their global L2 norm is at most max_norm (0: no clipping,
- * as torch.nn.utils.clip_grad_norm_).  Returns the norm before clipping. */
-float clip_grad_norm(Params *grads, float max_norm);
+/* Gradient clipping as torch.nn.utils.clip_grad_norm_, in two parts: the
+ * global L2 norm of grads, and the factor that scales a gradient of that
+ * norm down to max_norm: max_norm / (norm + 1e-6) above it, else 1 (and 1
+ * when max_norm is 0: no clipping).  adamw_update applies the factor. */
+float grad_norm(const Params *grads);
+float clip_factor(float norm, float max_norm);
 
 #endif

@@ -60,7 +60,7 @@ float trainer_step(Trainer *tr, const Batch *batch, const int *labels, bool trai
 
 float trainer_update(Trainer *tr, const AdamWSettings *settings, float clip_norm)
 {
-    float norm = clip_grad_norm(&tr->grads, clip_norm);
-    adamw_update(&tr->opt, &tr->model.params, &tr->grads, settings);
+    float norm = grad_norm(&tr->grads);
+    adamw_update(&tr->opt, &tr->model.params, &tr->grads, clip_factor(norm, clip_norm), settings);
     return norm;
 }

@@ -32,8 +32,10 @@ void trainer_free(Trainer *tr); /* NULL-safe */
  * `train` false: no dropout and no backward (dev loss). */
 float trainer_step(Trainer *tr, const Batch *batch, const int *labels, bool train);
 
-/* Clip the gradients to clip_norm (0: no clipping) and apply AdamW.
- * Returns the gradient norm before clipping. */
+/* Apply AdamW to the gradients clipped to clip_norm (0: no clipping).
+ * The clipping is a factor AdamW applies as it reads each gradient:
+ * tr->grads stay as backward left them.  Returns the gradient norm before
+ * clipping. */
 float trainer_update(Trainer *tr, const AdamWSettings *settings, float clip_norm);
 
 #endif
