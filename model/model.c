@@ -94,7 +94,11 @@ static bool all_finite(const float *x, size_t n)
  * where the same loop takes 16 or 32 values per instruction instead of 8
  * (x86-64's baseline SSE2).  Over en-zh's file, its pages already mapped,
  * side by side on a loaded Xeon: 2.4 ms (SSE2), 1.8 (AVX2), 1.45
- * (AVX-512); the same verdict, it is the same loop. */
+ * (AVX-512); the same verdict, it is the same loop.  It is also the first
+ * touch of the mapped pages, which a translation would otherwise pay for:
+ * skipped (a hack, on an Intel Xeon, hyperfine, 60 runs each), the
+ * empty-sentence run bench/run.sh counts as start-up took 4.3 ms instead
+ * of 5.4, and ./translate "I love china" 11.4 ms either way. */
 #define ALL_FINITE_F16_BODY                                                                        \
     {                                                                                              \
         uint16_t bad = 0;                                                                          \
