@@ -1,7 +1,8 @@
 /* acts.h — the activations: every intermediate value of one forward pass,
  * carved from one allocation, sized for the largest batch a caller will
- * run (transformer.h computes them; training keeps a second set with the
- * same layout for their gradients).
+ * run (transformer.h computes them; training keeps a second set for their
+ * gradients, the same buffers at the same rows but for those backward only
+ * reads: acts_size_gradient).
  *
  * They are kept, not overwritten layer by layer, both because the
  * attention maps are what this program is for and because backward needs
@@ -114,8 +115,9 @@ void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
  * allocation instead of fresh pages each time.  The caller acts_frees it. */
 void acts_fit(Activations *work, const ModelArch *arch, ActsSize need);
 /* A gradient set ready for the next backward pass: every value 0 but the
- * logits' gradient, which the loss WRITES whole (cross_entropy_backward),
- * while every other gradient is accumulated into (layers.h). */
+ * logits' gradient, whose Nt rows of the batch the loss WRITES
+ * (cross_entropy_backward; backward reads no other row of it), while every
+ * other gradient is accumulated into (layers.h). */
 void acts_zero_gradient(Activations *grad);
 
 #endif

@@ -359,12 +359,60 @@ static void test_adamw_grad_scale(void **state)
     params_free(&g2);
 }
 
+/* trainer_update clips: two updates, the first with gradients far above
+ * clip_norm, the second below it, give the weights of AdamW fed the
+ * gradients times clip_factor, and not those of AdamW unclipped (Adam's
+ * first step alone would not tell: it is blind to the gradients' scale). */
+static void test_update_clips(void **state)
+{
+    (void)state;
+    ModelArch a = {.d_model = 8, .heads = 2, .encoder_layers = 1, .decoder_layers = 1, .d_ff = 16,
+                   .activation = ACTIVATION_RELU, .max_len = 8, .scale_attention = true,
+                   .tied_output = true, .src_vocab = 11, .tgt_vocab = 13};
+    AdamWSettings s = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = 0.1f};
+    Model m;
+    model_init_random(&m, &a, 7);
+    Trainer tr;
+    trainer_init(&tr, &m, 8, 8, 0.0f, 0.0f, 1);
+    size_t n = tr.model.params.count;
+    Params clipped, unclipped, g;
+    params_alloc(&clipped, &a);
+    params_alloc(&unclipped, &a);
+    params_alloc(&g, &a);
+    memcpy(clipped.data, tr.model.params.data, n * sizeof *g.data);
+    memcpy(unclipped.data, tr.model.params.data, n * sizeof *g.data);
+    AdamW o1, o2;
+    adamw_init(&o1, &a);
+    adamw_init(&o2, &a);
+    Rng rng;
+    rng_seed(&rng, 11);
+    const float clip = 1.0f, size[2] = {10.0f, 1e-3f};
+    for (int step = 0; step < 2; step++) {
+        for (size_t i = 0; i < n; i++) g.data[i] = size[step] * rng_normal(&rng);
+        memcpy(tr.grads.data, g.data, n * sizeof *g.data);
+        float norm = trainer_update(&tr, &s, clip);
+        assert_float_equal(norm, grad_norm(&g), 0.0f);
+        assert_true(step == 0 ? norm > clip : norm < clip);
+        adamw_update(&o1, &clipped, &g, clip_factor(norm, clip), &s);
+        adamw_update(&o2, &unclipped, &g, 1.0f, &s);
+    }
+    assert_memory_equal(tr.model.params.data, clipped.data, n * sizeof *g.data);
+    assert_memory_not_equal(tr.model.params.data, unclipped.data, n * sizeof *g.data);
+    adamw_free(&o1);
+    adamw_free(&o2);
+    params_free(&clipped);
+    params_free(&unclipped);
+    params_free(&g);
+    trainer_free(&tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_learning_rate_schedule),
         cmocka_unit_test(test_gradient_clipping),
         cmocka_unit_test(test_adamw_grad_scale),
+        cmocka_unit_test(test_update_clips),
         cmocka_unit_test(test_gradients_match_finite_differences_post_norm),
         cmocka_unit_test(test_gradients_match_finite_differences_pre_norm),
         cmocka_unit_test(test_step_matches_pytorch_post_norm_tied),
