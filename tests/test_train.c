@@ -300,15 +300,22 @@ static void test_gradient_clipping(void **state)
     assert_float_equal(data[10], 12.0f, 0.0f); /* the gradients themselves stay */
 }
 
+/* The optimizer tests' model (every parameter kind, tied output) and
+ * settings (weight decay on, so the decaying stretches differ). */
+static const ModelArch OPTIM_ARCH = {.d_model = 8, .heads = 2, .encoder_layers = 1, .decoder_layers = 1,
+                                     .d_ff = 16, .activation = ACTIVATION_RELU, .max_len = 8,
+                                     .scale_attention = true, .tied_output = true, .src_vocab = 11,
+                                     .tgt_vocab = 13};
+static const AdamWSettings OPTIM_SETTINGS = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f,
+                                             .weight_decay = 0.1f};
+
 /* adamw_update with a gradient scale s is adamw_update on the gradients
  * times s: the same bits (clipping's factor, applied as they are read). */
 static void test_adamw_grad_scale(void **state)
 {
     (void)state;
-    ModelArch a = {.d_model = 8, .heads = 2, .encoder_layers = 1, .decoder_layers = 1, .d_ff = 16,
-                   .activation = ACTIVATION_RELU, .max_len = 8, .scale_attention = true,
-                   .tied_output = true, .src_vocab = 11, .tgt_vocab = 13};
-    AdamWSettings s = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = 0.1f};
+    ModelArch a = OPTIM_ARCH;
+    AdamWSettings s = OPTIM_SETTINGS;
     Params p1, p2, g1, g2;
     params_alloc(&p1, &a);
     params_alloc(&p2, &a);
@@ -366,10 +373,8 @@ static void test_adamw_grad_scale(void **state)
 static void test_update_clips(void **state)
 {
     (void)state;
-    ModelArch a = {.d_model = 8, .heads = 2, .encoder_layers = 1, .decoder_layers = 1, .d_ff = 16,
-                   .activation = ACTIVATION_RELU, .max_len = 8, .scale_attention = true,
-                   .tied_output = true, .src_vocab = 11, .tgt_vocab = 13};
-    AdamWSettings s = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = 0.1f};
+    ModelArch a = OPTIM_ARCH;
+    AdamWSettings s = OPTIM_SETTINGS;
     Model m;
     model_init_random(&m, &a, 7);
     Trainer tr;
