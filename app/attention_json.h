@@ -1,6 +1,6 @@
 /* attention_json.h — every head's attention maps as a JSON document.
  *
- * Schema "translate-attention" 1.0, documented in docs/attention-json.md.
+ * Schema "translate-attention" 1.1, documented in docs/attention-json.md.
  * Names and shapes follow Hugging Face's Seq2SeqLMOutput:
  *   encoder_attentions [layers][heads][src][src]
  *   decoder_attentions [layers][heads][tgt][tgt]   (future cells exactly 0)
@@ -8,7 +8,8 @@
  * with the token roles spelled out: source tokens, decoder *input* tokens
  * (<s> + output but the last: they label the decoder axes and the
  * cross-attention rows) and the output tokens.
- * Only this file and model/safetensors.c include cJSON. */
+ * Only attention_json.c, model/safetensors.c and web/wasm_main.c include
+ * cJSON. */
 #ifndef TRANSLATE_ATTENTION_JSON_H
 #define TRANSLATE_ATTENTION_JSON_H
 

@@ -34,7 +34,7 @@ const char *arch_activation_name(Activation a); /* "relu" / "gelu" */
  * start.  QUERY_INIT_T5 divides them by sqrt(d_k) after the Xavier draw:
  * T5's way of keeping Q·Kᵀ's variance near 1 without dividing the scores
  * (docs/attention-questions.md).  The random draws are the same either way.
- * Only training's initialisation reads it (weights.c): it is not part of
+ * Only training's initialisation reads it (model.c): it is not part of
  * the architecture, and weights files do not record it. */
 typedef enum { QUERY_INIT_XAVIER, QUERY_INIT_T5 } QueryInit;
 

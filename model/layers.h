@@ -13,7 +13,8 @@
  * the upstream gradient d_out, then the saved values and the forward's
  * inputs, then sizes.  They ACCUMULATE (+=) into every gradient, so a
  * value used twice sums its gradients; they never zero one (clearing is
- * the caller's zero_grad).  A gradient buffer must not alias d_out. */
+ * the caller's: training/trainer.c, with acts_zero_gradient and
+ * parallel_zero).  A gradient buffer must not alias d_out. */
 #ifndef TRANSLATE_LAYERS_H
 #define TRANSLATE_LAYERS_H
 

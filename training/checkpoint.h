@@ -4,7 +4,8 @@
  *
  * A checkpoint is a safetensors file: the model's tensors under their
  * usual names (so it also loads as a model), plus "optimizer.m" and
- * "optimizer.v" (flat, in parameter order) and the progress as metadata.
+ * "optimizer.v" (flat, in parameter order), "optimizer.snapshots" (the
+ * last epochs' weights kept for averaging) and the progress as metadata.
  * It is written to a temporary file, fsync'ed and renamed, so killing the
  * trainer at any moment leaves the previous checkpoint intact; the
  * temporary file such a kill leaves behind is removed by the next
