@@ -52,7 +52,7 @@ typedef enum {
     T_NORM,       /* bool norm_first: "pre" → true, "post" → false */
     T_QUERY_INIT, /* QueryInit: "xavier" or "t5" */
     T_VOCABULARY, /* VocabularyKind: "subword" or "word" */
-    T_FORMAT,     /* SourceFormat: "tsv" or "cedict" */
+    T_FORMAT,     /* SourceFormat: "tsv", "cedict" or "names" */
     T_SECTION,    /* a nested mapping with its own keys */
     T_SOURCES,    /* train.sources: a list of mappings, each a SourceSpec */
 } ValueType;
@@ -335,10 +335,14 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
         if ((i = parse_choice(ld, qname, "subword", "word")) < 0) return -1;
         *(VocabularyKind *)field = i ? VOCABULARY_WORD : VOCABULARY_SUBWORD;
         break;
-    case T_FORMAT:
-        if ((i = parse_choice(ld, qname, "tsv", "cedict")) < 0) return -1;
-        *(SourceFormat *)field = i ? SOURCE_CEDICT : SOURCE_TSV;
+    case T_FORMAT: {
+        static const char *const formats[] = {"tsv", "cedict", "names"}; /* SourceFormat's order */
+        const char *s = (const char *)ld->ev.data.scalar.value;
+        for (i = 0; i < 3 && strcmp(s, formats[i]) != 0; i++) continue;
+        if (i == 3) return fail(ld, ld->ev.start_mark, "%s: expected tsv, cedict or names, got %s", qname, got(ld));
+        *(SourceFormat *)field = (SourceFormat)i;
         break;
+    }
     case T_SECTION:
     case T_SOURCES:
         ASSERT(!"store_scalar: a section is not a scalar");
@@ -568,16 +572,17 @@ static const Key source_keys[] = {
     SRC("strip_notes", T_BOOL, strip_notes, OPT, 0, 0, 0),
 };
 
-/* A dictionary has its own layout: columns and notes mean nothing there. */
+/* A dictionary has its own layout: columns and notes mean nothing there
+ * (names reads one too). */
 static int check_source(Loader *ld, const Section *sec, const SectionState *st)
 {
     const SourceSpec *src = (const SourceSpec *)ld->base;
     static const char *const tsv_only[] = {"source_column", "target_column", "strip_notes"};
-    for (size_t i = 0; src->format == SOURCE_CEDICT && i < 3; i++) {
+    for (size_t i = 0; src->format != SOURCE_TSV && i < 3; i++) {
         int k = find_key(sec, tsv_only[i]);
         if (st->seen[k])
-            return fail(ld, st->mark[k], "%s.%s: not used with format cedict (its columns are fixed)",
-                        ld->item, tsv_only[i]);
+            return fail(ld, st->mark[k], "%s.%s: not used with format %s (its columns are fixed)",
+                        ld->item, tsv_only[i], src->format == SOURCE_CEDICT ? "cedict" : "names");
     }
     return 0;
 }

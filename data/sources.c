@@ -12,6 +12,7 @@
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
 #include "cedict.h"
+#include "names.h"
 
 /* ---- the set of pairs seen (deduplication) ------------------------------- */
 
@@ -216,6 +217,28 @@ static int load_cedict(Builder *b, size_t s, Error *err)
     return 0;
 }
 
+/* Pairs of the TSV sources before this one with a name, the name replaced
+ * by Latin letters (names.h); a dictionary's pairs are glosses, not
+ * sentences, and are left out. */
+static int load_names(Builder *b, size_t s, Error *err)
+{
+    NameTable *names = names_load(b->set->specs[s].path, err);
+    if (!names) return -1;
+    Corpus *p = &b->out->pairs;
+    size_t before = p->count;
+    for (size_t i = 0; i < before; i++) {
+        if (b->set->specs[b->out->origin[i]].format != SOURCE_TSV) continue;
+        bool english_source = b->set->english_source;
+        char *en, *zh;
+        if (!names_to_latin(names, english_source ? p->source[i] : p->target[i],
+                            english_source ? p->target[i] : p->source[i], &en, &zh))
+            continue;
+        add_pair(b, s, english_source ? en : zh, english_source ? zh : en, p->line[i], false, false);
+    }
+    names_free(names);
+    return 0;
+}
+
 int sources_load(const SourcesSettings *set, Sources *out, Error *err)
 {
     memset(out, 0, sizeof *out);
@@ -226,7 +249,11 @@ int sources_load(const SourcesSettings *set, Sources *out, Error *err)
     for (size_t s = 0; s < set->count && !status; s++) {
         out->counts[s].first = out->pairs.count;
         out->counts[s].weight = set->specs[s].weight;
-        status = set->specs[s].format == SOURCE_CEDICT ? load_cedict(&b, s, err) : load_tsv(&b, s, err);
+        switch (set->specs[s].format) {
+        case SOURCE_TSV: status = load_tsv(&b, s, err); break;
+        case SOURCE_CEDICT: status = load_cedict(&b, s, err); break;
+        case SOURCE_NAMES: status = load_names(&b, s, err); break;
+        }
     }
     free(b.seen.slot);
     if (status) sources_free(out);

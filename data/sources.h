@@ -5,7 +5,9 @@
  *
  * Per pair, in this order (a pair dropped by one step is counted there
  * only):
- *   1. read: a TSV line's two columns, or one CEDICT gloss (cedict.h);
+ *   1. read: a TSV line's two columns, one CEDICT gloss (cedict.h), or
+ *      for a names source one pair of the sentence sources before it that
+ *      has a name, the name replaced by Latin letters (names.h);
  *   2. editors' notes handled, for a source with strip_notes (Wiktionary),
  *      on the English side only.  The editors bracket two things: words
  *      the English needs but the Chinese leaves implicit ("[their]",
@@ -51,7 +53,13 @@
 #include "corpus.h"
 #include "simplify.h"
 
-typedef enum { SOURCE_TSV, SOURCE_CEDICT } SourceFormat;
+typedef enum {
+    SOURCE_TSV,
+    SOURCE_CEDICT,
+    SOURCE_NAMES,  /* the pairs of the sources before it with a name, the name
+                      replaced by Latin letters; path: the CC-CEDICT file
+                      with the names (data/names.h) */
+} SourceFormat;
 
 /* One source as the config gives it. */
 typedef struct {

@@ -298,12 +298,14 @@ static void train_sources_load_with_defaults(void **state)
                        "train:\n  sources:\n    - path: a.tsv\n    - path: /abs/b.tsv\n      weight: 2.5\n"
                        "      target_column: 2\n      strip_notes: true\n"
                        "    - {path: c.tsv, format: cedict, weight: 0.25}\n"
+                       "    - {path: c.tsv, format: names, weight: 0.5}\n"
                        "  simplify_with: c.tsv\n  max_length_ratio: 2.5\n";
     if (load_text(yaml, &c, &err, &path)) fail_msg("%s", err.message);
     const TrainConfig *t = &c.train;
     char want[512];
     assert_null(t->train_path);
-    assert_int_equal(t->n_sources, 3);
+    assert_int_equal(t->n_sources, 4);
+    assert_true(t->sources[3].format == SOURCE_NAMES && t->sources[3].weight == 0.5f);
     snprintf(want, sizeof want, "%s/a.tsv", temp_dir());
     assert_string_equal(t->sources[0].path, want);
     assert_true(t->sources[0].format == SOURCE_TSV && t->sources[0].weight == 1.0f && !t->sources[0].strip_notes);
@@ -431,7 +433,7 @@ static void bad_train_sources_are_rejected(void **state)
         {SOURCES "    - path: a.tsv\n      weight: lots\n", "22:15",
          "train.sources[0].weight: expected a number, got 'lots'"},
         {SOURCES "    - path: a.tsv\n      format: csv\n", "22:15",
-         "train.sources[0].format: expected tsv or cedict, got 'csv'"},
+         "train.sources[0].format: expected tsv, cedict or names, got 'csv'"},
         {SOURCES "    - path: ''\n", "21:13", "train.sources[0].path: expected a non-empty string"},
         {SOURCES "    - path: a.tsv\n      strip_notes: maybe\n", "22:20",
          "train.sources[0].strip_notes: expected true or false, got 'maybe'"},
@@ -441,6 +443,8 @@ static void bad_train_sources_are_rejected(void **state)
          "train.sources[1].target_column: not used with format cedict (its columns are fixed)"},
         {SOURCES "    - path: d.tsv\n      format: cedict\n      strip_notes: true\n", "23:7",
          "train.sources[0].strip_notes: not used with format cedict"},
+        {SOURCES "    - path: d.tsv\n      format: names\n      source_column: 0\n", "23:7",
+         "train.sources[0].source_column: not used with format names (its columns are fixed)"},
         {SOURCES "    - path: a.tsv\n      source_column: 1\n      target_column: 1\n", "19:1",
          "train.sources[0]: source_column and target_column are both 1"},
         {SOURCES "    - path: a.tsv\n      &x weight: 1\n", "22:7", "anchors (&x) are not supported"},

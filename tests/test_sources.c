@@ -5,10 +5,12 @@
 #include "testutil.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../data/cedict.h"
+#include "../data/names.h"
 #include "../data/simplify.h"
 #include "../data/sources.h"
 
@@ -223,6 +225,140 @@ static void sources_count_too_long_pairs(void **state)
     sources_free(&s);
 }
 
+/* ---- names made Latin ---------------------------------------------------- */
+
+/* The word that replaced `name` in `in` to make `out` (new), after
+ * checking that the rest of `in` is unchanged. */
+static char *replaced_word(const char *in, const char *name, const char *out)
+{
+    const char *at = strstr(in, name);
+    if (!at) fail_msg("'%s' not in '%s'", name, in);
+    size_t before = (size_t)(at - in), after = strlen(at + strlen(name)), out_len = strlen(out);
+    assert_true(out_len > before + after);
+    assert_memory_equal(out, in, before);
+    assert_string_equal(out + out_len - after, at + strlen(name));
+    size_t n = out_len - before - after;
+    char *w = malloc(n + 1);
+    memcpy(w, out + before, n);
+    w[n] = '\0';
+    return w;
+}
+
+static void names_replace_a_shared_name_on_both_sides(void **state)
+{
+    (void)state;
+    Error err = {{0}};
+    NameTable *names = names_load("tests/data/names-mini.tsv", &err);
+    assert_non_null(names);
+    /* Tom, Mary and Marie, Boston, Tokyo, Thomson; not "United States"
+     * (two words), 肯 (one character), 李 (a surname), 酸菜 (not a name) */
+    assert_int_equal(names_count(names), 6);
+    static const struct { const char *en, *zh, *en_name, *zh_name; } yes[] = {
+        {"Tom is here.", "汤姆在这里。", "Tom", "汤姆"},
+        {"Ask Mary.", "去问玛丽。", "Mary", "玛丽"},
+        {"Ask Marie.", "去问玛丽。", "Marie", "玛丽"},
+        {"I live in Boston.", "我住在波士顿。", "Boston", "波士顿"},
+        {"Tom's dog is big.", "汤姆的狗很大。", "Tom", "汤姆"},
+    };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        char *en, *zh, *en2, *zh2;
+        if (!names_to_latin(names, yes[i].en, yes[i].zh, &en, &zh)) fail_msg("no name found in '%s'", yes[i].en);
+        char *w_en = replaced_word(yes[i].en, yes[i].en_name, en), *w_zh = replaced_word(yes[i].zh, yes[i].zh_name, zh);
+        assert_string_equal(w_en, w_zh); /* the same word on both sides */
+        assert_true(w_en[0] != '\0');
+        for (const char *c = w_en; *c; c++) assert_true((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z'));
+        assert_true(names_to_latin(names, yes[i].en, yes[i].zh, &en2, &zh2));
+        assert_string_equal(en, en2); /* drawn from the pair: the same every time */
+        assert_string_equal(zh, zh2);
+        free(w_en), free(w_zh), free(en), free(zh), free(en2), free(zh2);
+    }
+    static const struct { const char *en, *zh; } no[] = {
+        {"Tom likes Tom.", "汤姆喜欢汤姆。"},          /* twice in English */
+        {"Tom is here.", "汤姆和汤姆在这里。"},         /* twice in Chinese */
+        {"Tomorrow is fine.", "明天可以。"},            /* inside a word */
+        {"tom is here.", "汤姆在这里。"},               /* without its capital */
+        {"Tom is here.", "他在这里。"},                 /* not in the Chinese */
+        {"I love the United States.", "我爱美国。"},    /* a name of two words */
+        {"Ken is tall.", "肯很高。"},                   /* a one-character headword */
+        {"I like pickled cabbage.", "我喜欢酸菜。"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        char *en = (char *)1, *zh = (char *)1;
+        if (names_to_latin(names, no[i].en, no[i].zh, &en, &zh)) fail_msg("a name found in '%s'", no[i].en);
+        assert_null(en);
+        assert_null(zh);
+    }
+    names_free(names);
+    names_free(NULL);
+    assert_null(names_load("tests/data/no-such-file.tsv", &err));
+    expect_in(err.message, "tests/data/no-such-file.tsv");
+}
+
+/* The words take every shape names.h lists, and never the English words
+ * "A" or "I". */
+static void names_draw_words_of_every_shape(void **state)
+{
+    (void)state;
+    Error err = {{0}};
+    NameTable *names = names_load("tests/data/names-mini.tsv", &err);
+    assert_non_null(names);
+    int capital = 0, acronym = 0, name = 0, small_first = 0;
+    for (int i = 0; i < 400; i++) {
+        char en_in[64], zh_in[64], *en, *zh;
+        snprintf(en_in, sizeof en_in, "Tom has %d cats.", i);
+        snprintf(zh_in, sizeof zh_in, "汤姆有%d只猫。", i);
+        assert_true(names_to_latin(names, en_in, zh_in, &en, &zh));
+        char *w = replaced_word(en_in, "Tom", en);
+        size_t len = strlen(w), upper = 0;
+        for (size_t k = 0; k < len; k++) upper += w[k] >= 'A' && w[k] <= 'Z';
+        assert_true(len >= 1 && len <= 8);
+        assert_true(strcmp(w, "A") != 0 && strcmp(w, "I") != 0);
+        if (len == 1) capital++;
+        else if (upper == len) acronym++;
+        else if (w[0] >= 'A' && w[0] <= 'Z' && upper == 1) name++;
+        else if (w[0] >= 'a' && w[0] <= 'z' && w[1] >= 'A' && w[1] <= 'Z' && upper == 1) small_first++;
+        else fail_msg("'%s': an unexpected shape", w);
+        free(w), free(en), free(zh);
+    }
+    /* shares 3 : 2 : 4 : 1 of 10 */
+    assert_in_range(capital, 80, 160);
+    assert_in_range(acronym, 40, 120);
+    assert_in_range(name, 120, 200);
+    assert_in_range(small_first, 20, 60);
+    names_free(names);
+}
+
+/* A names source: the sentence pairs before it that share a name, the
+ * name made Latin, after the dictionary's own pairs are passed over. */
+static void sources_make_names_latin(void **state)
+{
+    (void)state;
+    for (int english_source = 1; english_source >= 0; english_source--) {
+        int en = english_source ? 0 : 1, zh = 1 - en;
+        SourceSpec spec[] = {{"tests/data/names-pairs.tsv", SOURCE_TSV, 1.0f, en, zh, false},
+                             {"tests/data/names-mini.tsv", SOURCE_CEDICT, 1.0f, 0, 0, false},
+                             {"tests/data/names-mini.tsv", SOURCE_NAMES, 0.5f, 0, 0, false}};
+        SourcesSettings set = {spec, 3, english_source, NULL, 32, 0.0f};
+        Sources s;
+        Error err = {{0}};
+        assert_int_equal(sources_load(&set, &s, &err), 0);
+        /* Tom, Mary, Boston; the dictionary's "Tom" ↔ 汤姆 is not a sentence */
+        assert_counts(&s.counts[2], 3, 3, 0, 0, 0, 0, 0);
+        assert_int_equal(sources_epoch_count(&s, 2), 2); /* round(1.5) */
+        size_t first = s.counts[2].first;
+        char **english = english_source ? s.pairs.source : s.pairs.target;
+        char **chinese = english_source ? s.pairs.target : s.pairs.source;
+        expect_in(english[first], " is here.");
+        expect_in(chinese[first], "在这里。");
+        assert_null(strstr(english[first], "Tom"));
+        assert_int_equal(s.pairs.line[first], 1);
+        expect_in(english[first + 2], "I live in ");
+        assert_int_equal(s.pairs.line[first + 2], 3);
+        sources_free(&s);
+    }
+}
+
 /* ---- sampling ------------------------------------------------------------ */
 
 static int compare_ints(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
@@ -289,6 +425,9 @@ int main(void)
         cmocka_unit_test(sources_zh_en_swaps_the_dictionary),
         cmocka_unit_test(sources_report_a_missing_file),
         cmocka_unit_test(sources_count_too_long_pairs),
+        cmocka_unit_test(names_replace_a_shared_name_on_both_sides),
+        cmocka_unit_test(names_draw_words_of_every_shape),
+        cmocka_unit_test(sources_make_names_latin),
         cmocka_unit_test(epochs_draw_by_weight_deterministically),
     };
     return cmocka_run_group_tests_name("training sources", tests, NULL, NULL);
