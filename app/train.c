@@ -63,6 +63,7 @@
 
 typedef struct {
     const char *config_path, *data_path, *out_path, *export_dir;
+    const char *init_path;  /* --init: the weights to start from (NULL: random) */
     int threads;
     int max_steps;          /* --max-steps: replaces train.max_steps when > 0 */
     double max_minutes;     /* --max-minutes: replaces train.max_minutes when > 0 */
@@ -72,7 +73,8 @@ typedef struct {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: train [--out FILE] [--max-steps N] [--max-minutes M] CONFIG [--resume [--force]]\n"
+            "Usage: train [--out FILE] [--init WEIGHTS] [--max-steps N] [--max-minutes M] CONFIG\n"
+            "             [--resume [--force]]\n"
             "             [--overwrite] [--vocab [--data TSV]] [--recase [--data TSV]]\n"
             "       train --export DIR [--max-steps N] CONFIG\n"
             "Train the model CONFIG describes on its train: data.\n"
@@ -80,6 +82,9 @@ static void usage(FILE *out)
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
             "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
             "      --overwrite   replace a weights file that this training run did not write\n"
+            "      --init WEIGHTS  start from these weights (a model of this config's architecture\n"
+            "                    and vocabularies) instead of random ones: fine-tuning; the\n"
+            "                    learning rate warms up again and the optimizer starts afresh\n"
             "      --resume      continue from the config's checkpoint\n"
             "      --force       with --resume: continue although the training data, batch_tokens\n"
             "                    or seed changed since the checkpoint (its batch position then\n"
@@ -392,16 +397,26 @@ static int open_data(Run *r)
     return 0;
 }
 
-static void open_trainer(Run *r)
+static int open_trainer(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
     Model model;
-    model_init_training(&model, &r->cfg.arch, t->seed, t->query_init);
+    if (r->opt->init_path) {
+        Error err = {{0}};
+        if (model_load(&model, r->opt->init_path, &r->cfg.arch, r->hashes, &err)) {
+            fprintf(stderr, "train: --init: %s\n", err.message);
+            return EXIT_DATA;
+        }
+        fprintf(stderr, "train: starting from the weights in %s\n", r->opt->init_path);
+    } else {
+        model_init_training(&model, &r->cfg.arch, t->seed, t->query_init);
+    }
     int src_rows = max_int(r->max_batch.max_src_rows, r->dev_batches.max_src_rows);
     int tgt_rows = max_int(r->max_batch.max_tgt_rows, r->dev_batches.max_tgt_rows);
     trainer_init(&r->trainer, &model, src_rows, tgt_rows, t->dropout, t->label_smoothing, t->seed);
     snapshots_init(&r->progress.snapshots, t->average_last, r->trainer.model.params.count);
     packed_batch_init(&r->packed, src_rows, tgt_rows, max_int(r->max_batch.max_pairs, r->dev_batches.max_pairs));
+    return 0;
 }
 
 /* Mean loss over the dev set (teacher forcing, no dropout), weighted by
@@ -846,6 +861,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"overwrite", no_argument, 0, 'w'}, {"force", no_argument, 0, 'f'},
         {"max-steps", required_argument, 0, 'S'}, {"max-minutes", required_argument, 0, 'M'},
         {"export", required_argument, 0, 'e'}, {"recase", no_argument, 0, 'c'},
+        {"init", required_argument, 0, 'i'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
@@ -855,6 +871,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'c': opt->recase = true; break;
         case 'd': opt->data_path = optarg; break;
         case 'o': opt->out_path = optarg; break;
+        case 'i': opt->init_path = optarg; break;
         case 'e': opt->export_dir = optarg; break;
         case 'w': opt->overwrite = true; break;
         case 'f': opt->force = true; break;
@@ -882,6 +899,11 @@ static int parse_options(int argc, char **argv, Options *opt)
     }
     if (opt->force && !opt->resume) {
         fprintf(stderr, "train: --force goes with --resume (try 'train --help')\n");
+        return -1;
+    }
+    if (opt->init_path && (!*opt->init_path || opt->resume || opt->vocab_only || opt->recase || opt->export_dir)) {
+        fprintf(stderr, "train: --init WEIGHTS starts a new run: not with --resume, --vocab, --recase or "
+                        "--export (try 'train --help')\n");
         return -1;
     }
     if (opt->export_dir && (!*opt->export_dir || opt->resume || opt->vocab_only || opt->out_path ||
@@ -947,10 +969,7 @@ int main(int argc, char **argv)
         return status;
     }
     status = open_data(&r);
-    if (!status) {
-        open_trainer(&r);
-        status = opt.export_dir ? export_data(&r) : start(&r);
-    }
+    if (!status && !(status = open_trainer(&r))) status = opt.export_dir ? export_data(&r) : start(&r);
     if (!status && !opt.export_dir) {
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);

@@ -317,6 +317,60 @@ static void test_resume_refuses_a_foreign_model(void **state)
     free(run_train_args(config, (const char *[]){"--resume", "--overwrite", NULL}, 0));
 }
 
+/* --init starts from the weights given: at a learning rate of almost 0 the
+ * first dev loss is the given model's, not a random one's.  A model of
+ * another shape is refused (3), and so is --init with --resume (2). */
+static void test_init_starts_from_given_weights(void **state)
+{
+    (void)state;
+    const char *base = write_config("init-base", "  batch_tokens: 60\n  learning_rate: 0.003\n  warmup_steps: 0\n"
+                                                 "  epochs: 1\n  max_steps: 6\n");
+    char *base_err = run_train_args(base, NULL, 0);
+    const char *loss = strstr(base_err, "dev loss ");
+    assert_non_null(loss);
+    char base_loss[32];
+    snprintf(base_loss, sizeof base_loss, "%.15s", loss); /* "dev loss 4.1234" */
+    char given[700];
+    snprintf(given, sizeof given, "%s", in_dir("init-base", "model.safetensors"));
+
+    const char *tuned = write_config("init-tuned", "  batch_tokens: 60\n  learning_rate: 0.0000001\n"
+                                                   "  warmup_steps: 0\n  epochs: 1\n  max_steps: 1\n");
+    char *err = run_train_args(tuned, (const char *[]){"--init", given, NULL}, 0);
+    expect_in(err, "starting from the weights in");
+    expect_in(err, base_loss);
+    free(err);
+    const char *fresh = write_config("init-fresh", "  batch_tokens: 60\n  learning_rate: 0.0000001\n"
+                                                   "  warmup_steps: 0\n  epochs: 1\n  max_steps: 1\n");
+    err = run_train_args(fresh, NULL, 0);
+    assert_null(strstr(err, base_loss)); /* without --init: a random model's loss */
+    free(err);
+    free(base_err);
+
+    /* the tiny config with d_ff 64 → 32: the tensors disagree */
+    size_t len;
+    char *yaml = read_file(tuned, &len);
+    char *at = strstr(yaml, "d_ff: 64");
+    assert_non_null(at);
+    memcpy(at, "d_ff: 32", 8);
+    FILE *f = fopen(tuned, "w");
+    assert_non_null(f);
+    fputs(yaml, f);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    remove(in_dir("init-tuned", "model.safetensors.ckpt"));
+    remove(in_dir("init-tuned", "model.safetensors"));
+    err = run_train_args(tuned, (const char *[]){"--init", given, NULL}, 3);
+    expect_in(err, "train: --init: ");
+    expect_in(err, given);
+    free(err);
+    err = run_train_args(tuned, (const char *[]){"--init", in_dir("init-base", "missing.safetensors"), NULL}, 3);
+    expect_in(err, "missing.safetensors");
+    free(err);
+    err = run_train_args(tuned, (const char *[]){"--init", given, "--resume", NULL}, 2);
+    expect_in(err, "--init WEIGHTS starts a new run");
+    free(err);
+}
+
 /* The tiny config with `log_steps: 1000` replaced by `log_steps` (the
  * testutil config fixes it, and a key may appear only once). */
 static const char *write_config_logging(const char *dir_name, const char *extra_train, const char *log_steps)
@@ -538,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
         cmocka_unit_test(test_existing_weights_are_not_replaced),
         cmocka_unit_test(test_resume_refuses_a_foreign_model),
+        cmocka_unit_test(test_init_starts_from_given_weights),
         cmocka_unit_test(test_empty_corpus_is_an_error),
         cmocka_unit_test(test_vocabulary_kinds),
         cmocka_unit_test(test_recase_keeps_the_vocabularies_tokens),
