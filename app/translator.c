@@ -154,6 +154,9 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
     if (status == EXIT_OK) {
         src->count = (int)e.count;
         src->ids = xmalloc(e.count * sizeof(int));
+        src->text = xmalloc(len + 1);
+        memcpy(src->text, text, len);
+        src->text[len] = '\0';
         for (size_t i = 0; i < e.count; i++) {
             src->ids[i] = e.ids[i];
             if (src->ids[i] == VOCAB_UNK) note_unknown(src, e.tokens.surface[e.token[i]]);
@@ -167,6 +170,7 @@ void translator_source_ids_free(SourceIds *src)
 {
     if (!src) return;
     free(src->ids);
+    free(src->text);
     memset(src, 0, sizeof *src);
 }
 
@@ -190,9 +194,11 @@ int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_l
 {
     int n = search_translate(&tr->decoder, src->ids, src->count, &tr->config.decode, n_best,
                              keep_logits, out, scores);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         texts[i] = detokenize_ids(tr->tgt_vocab, out[i].output_ids, (size_t)out[i].steps,
                                   tr->config.target_lang);
+        detokenize_source_casing(texts[i], src->text, tr->config.target_lang);
+    }
     return n;
 }
 
@@ -217,9 +223,10 @@ void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_
     for (int i = 0; i < n; i++) {
         texts[i] = NULL;
         statuses[i] = EXIT_OK;
-        if (finite[i])
+        if (finite[i]) {
             texts[i] = detokenize_ids(tr->tgt_vocab, outputs[i], (size_t)lengths[i], tr->config.target_lang);
-        else
+            detokenize_source_casing(texts[i], srcs[i].text, tr->config.target_lang);
+        } else
             statuses[i] = not_finite(tr, "the output log-probabilities", &errs[i]);
         free(outputs[i]);
     }

@@ -54,6 +54,7 @@ void translator_use_int8(Translator *tr);
 typedef struct {
     int count;
     int *ids;               /* [count] */
+    char *text;             /* the text itself: a word the model copies takes its casing */
     int unknown;            /* how many tokens were not in the vocabulary */
     char unknown_list[256]; /* the first few of them, quoted (long ones cut, "…"), for a note */
 } SourceIds;

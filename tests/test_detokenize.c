@@ -184,6 +184,30 @@ static void test_tatoeba_dev_exact_match(void **state)
     assert_true(zh >= 95.5);
 }
 
+/* A Latin word the source holds takes the source's casing, in any output
+ * language; in English output not a one-letter word ("a", "I"). */
+static void test_source_casing(void **state)
+{
+    (void)state;
+    static const struct { const char *text, *source, *lang, *want; } cases[] = {
+        {"我买了一个iphone。", "I bought an iPhone.", "zh", "我买了一个iPhone。"},
+        {"kAVELO是我的朋友。", "Kavelo is my friend.", "zh", "Kavelo是我的朋友。"},
+        {"他不在乎x。", "He doesn't care about X.", "zh", "他不在乎X。"},
+        {"Ibm and ibm.", "我在IBM工作。", "en", "IBM and IBM."},
+        {"I have a plan a.", "我有A计划。", "en", "I have a plan a."},     /* one letter */
+        {"Iphone is new.", "iPhone是新的。", "en", "iPhone is new."},
+        {"I ate an apple.", "我吃了一个苹果。", "en", "I ate an apple."},  /* nothing to copy */
+        {"ibm2 x", "IBM", "zh", "IBM2 x"},
+        {"", "IBM", "zh", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = strdup(cases[i].text);
+        detokenize_source_casing(text, cases[i].source, cases[i].lang);
+        assert_string_equal(text, cases[i].want);
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_chinese_rules),
         cmocka_unit_test(test_other_language_joins_with_spaces),
         cmocka_unit_test(test_ids_skip_specials_and_use_cased),
+        cmocka_unit_test(test_source_casing),
         cmocka_unit_test(test_tatoeba_dev_exact_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

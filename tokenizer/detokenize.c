@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../common/utf8.h"
 #include "../common/util.h"
@@ -355,6 +356,35 @@ static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **t
     }
     free(w);
     return words;
+}
+
+static int is_ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+void detokenize_source_casing(char *text, const char *source, const char *lang)
+{
+    bool english = strcmp(lang, "en") == 0;
+    for (char *w = text; *w;) {
+        if (!is_ascii_letter(*w)) {
+            w++;
+            continue;
+        }
+        size_t len = 0;
+        while (is_ascii_letter(w[len])) len++;
+        for (const char *s = source; *s && !(english && len == 1);) {
+            if (!is_ascii_letter(*s)) {
+                s++;
+                continue;
+            }
+            size_t n = 0;
+            while (is_ascii_letter(s[n])) n++;
+            if (n == len && strncasecmp(s, w, len) == 0) {
+                memcpy(w, s, len);
+                break;
+            }
+            s += n;
+        }
+        w += len;
+    }
 }
 
 size_t detokenize_words(const Vocab *vocab, const int *ids, size_t n, size_t *word_of, char **words)

@@ -29,6 +29,15 @@ char *detokenize(const char *const *tokens, const char *const *cased, size_t n,
  * through the rules above. */
 char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang);
 
+/* Each Latin-letter word of `text` that `source` holds too, in other
+ * letter case, takes the source's casing (in place: ASCII letters only, so
+ * the length stays).  The vocabulary keeps one casing per piece, so a name
+ * the model copied piece by piece comes out as "iphone" or "kAVELO" when the
+ * user wrote "iPhone" or "Kavelo".  In English output (`lang` "en")
+ * one-letter words are left alone: "a" and "I" are words of their own
+ * there, not copies of a placeholder "A". */
+void detokenize_source_casing(char *text, const char *source, const char *lang);
+
 /* How ids group into words, for display (the attention JSON, the
  * viewer's whole-word view): word_of[i] (room for n) gets the index of the
  * word id i belongs to.  In a subword vocabulary a "##" piece or continuing
