@@ -185,7 +185,7 @@ static void test_tatoeba_dev_exact_match(void **state)
 }
 
 /* A Latin word the source holds takes the source's casing, in any output
- * language; in English output not a one-letter word ("a", "I"). */
+ * language; in English output not "a" or "I". */
 static void test_source_casing(void **state)
 {
     (void)state;
@@ -194,7 +194,9 @@ static void test_source_casing(void **state)
         {"kAVELO是我的朋友。", "Kavelo is my friend.", "zh", "Kavelo是我的朋友。"},
         {"他不在乎x。", "He doesn't care about X.", "zh", "他不在乎X。"},
         {"Ibm and ibm.", "我在IBM工作。", "en", "IBM and IBM."},
-        {"I have a plan a.", "我有A计划。", "en", "I have a plan a."},     /* one letter */
+        {"I have a plan a.", "我有A计划。", "en", "I have a plan a."},     /* "a" is a word */
+        {"I think x is good.", "我觉得X不错。", "en", "I think X is good."},
+        {"I think i is good.", "我觉得I不错。", "en", "I think i is good."},
         {"Iphone is new.", "iPhone是新的。", "en", "iPhone is new."},
         {"I ate an apple.", "我吃了一个苹果。", "en", "I ate an apple."},  /* nothing to copy */
         {"ibm2 x", "IBM", "zh", "IBM2 x"},

@@ -370,7 +370,8 @@ void detokenize_source_casing(char *text, const char *source, const char *lang)
         }
         size_t len = 0;
         while (is_ascii_letter(w[len])) len++;
-        for (const char *s = source; *s && !(english && len == 1);) {
+        bool article_or_i = len == 1 && (*w == 'a' || *w == 'A' || *w == 'i' || *w == 'I');
+        for (const char *s = source; *s && !(english && article_or_i);) {
             if (!is_ascii_letter(*s)) {
                 s++;
                 continue;

@@ -33,9 +33,9 @@ char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *l
  * letter case, takes the source's casing (in place: ASCII letters only, so
  * the length stays).  The vocabulary keeps one casing per piece, so a name
  * the model copied piece by piece comes out as "iphone" or "kAVELO" when the
- * user wrote "iPhone" or "Kavelo".  In English output (`lang` "en")
- * one-letter words are left alone: "a" and "I" are words of their own
- * there, not copies of a placeholder "A". */
+ * user wrote "iPhone" or "Kavelo".  In English output (`lang` "en") "a" and
+ * "I" are left alone: they are words of their own there, not copies of a
+ * placeholder "A" (a placeholder "X" is copied: "x" → "X"). */
 void detokenize_source_casing(char *text, const char *source, const char *lang);
 
 /* How ids group into words, for display (the attention JSON, the
