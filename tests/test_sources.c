@@ -259,6 +259,7 @@ static void names_replace_a_shared_name_on_both_sides(void **state)
         {"Ask Marie.", "去问玛丽。", "Marie", "玛丽"},
         {"I live in Boston.", "我住在波士顿。", "Boston", "波士顿"},
         {"Tom's dog is big.", "汤姆的狗很大。", "Tom", "汤姆"},
+        {"Tom met Tomas.", "汤姆见了托马斯。", "Tom", "汤姆"},   /* "Tom" once as a word */
     };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
         char *en, *zh, *en2, *zh2;
