@@ -81,7 +81,8 @@ static void usage(FILE *out)
             "\n"
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
             "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
-            "      --overwrite   replace a weights file that this training run did not write\n"
+            "      --overwrite   replace a weights file that this training run did not write,\n"
+            "                    or vocabulary files that exist (--vocab)\n"
             "      --init WEIGHTS  start from these weights (a model of this config's architecture\n"
             "                    and vocabularies) instead of random ones: fine-tuning; the\n"
             "                    learning rate warms up again and the optimizer starts afresh\n"
@@ -92,7 +93,8 @@ static void usage(FILE *out)
             "      --max-steps N stop after N steps (instead of the config's train.max_steps)\n"
             "      --max-minutes M  stop after M minutes of training, a fraction allowed\n"
             "                    (instead of train.max_minutes); the dev scores come after\n"
-            "      --vocab       only build the vocabularies (from --data TSV if given)\n"
+            "      --vocab       only build the vocabularies (from --data TSV if given); files\n"
+            "                    that exist are replaced only with --overwrite\n"
             "      --recase      only recompute the casings of the config's subword vocabularies\n"
             "                    from its data (or --data TSV): their tokens, ids and counts stay,\n"
             "                    so the model still loads\n"
@@ -279,6 +281,24 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
     vocab_builder_free(tgt);
     sources_free(&sources);
     return status;
+}
+
+/* Building the vocabularies writes the config's two vocabulary files.  A
+ * model records the hashes of the vocabularies it was trained with and
+ * refuses others, so replacing a file that exists would leave every model
+ * trained with it unloadable (the shipped weights/ vocabularies are shared by
+ * configs/experiments/ too): that takes --overwrite. */
+static int check_vocab_replace(const Config *cfg, bool overwrite)
+{
+    const char *paths[] = {cfg->source_vocab_path, cfg->target_vocab_path};
+    for (int i = 0; i < 2 && !overwrite; i++)
+        if (access(paths[i], F_OK) == 0) {
+            fprintf(stderr, "train: %s exists: building the vocabularies would replace it, and the models "
+                            "trained with it would no longer load; name new files in a copy of the config, "
+                            "or replace it with --overwrite\n", paths[i]);
+            return EXIT_USAGE;
+        }
+    return 0;
 }
 
 /* ---- the run -------------------------------------------------------------- */
@@ -962,7 +982,8 @@ int main(int argc, char **argv)
         status = build_vocab(&r.cfg, opt.data_path, true);
     } else if (!(status = check_distinct_outputs(&r.cfg)) && !(status = make_output_dirs(&r.cfg)) &&
                (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
-        status = build_vocab(&r.cfg, opt.data_path, false); /* NULL: the config's sources */
+        if (!(status = check_vocab_replace(&r.cfg, opt.overwrite)))
+            status = build_vocab(&r.cfg, opt.data_path, false); /* NULL: the config's sources */
     }
     if (status || opt.vocab_only || opt.recase) {
         config_free(&r.cfg);

@@ -371,6 +371,40 @@ static void test_init_starts_from_given_weights(void **state)
     free(err);
 }
 
+/* Vocabulary files that exist are not replaced without --overwrite (a
+ * model trained with them would no longer load): status 2, files as they
+ * were; with --overwrite they are rebuilt. */
+static void test_vocab_keeps_existing_vocabularies(void **state)
+{
+    (void)state;
+    const char *config = write_config("vocab-kept", "  epochs: 1\n");
+    free(run_train_args(config, (const char *[]){"--vocab", NULL}, 0));
+    const char *path = in_dir("vocab-kept", "src.vocab");
+    FILE *f = fopen(path, "a"); /* a change a rebuild would undo */
+    assert_non_null(f);
+    fputs("zzz\tzzz\t1\n", f);
+    assert_int_equal(fclose(f), 0);
+    size_t before_len, after_len;
+    char *before = read_file(path, &before_len);
+    char *err = run_train_args(config, (const char *[]){"--vocab", NULL}, 2);
+    expect_in(err, "src.vocab exists: building the vocabularies would replace it");
+    free(err);
+    char *after = read_file(path, &after_len);
+    assert_int_equal(before_len, after_len);
+    assert_memory_equal(before, after, before_len);
+    free(after);
+    /* one file missing: building both would replace the other */
+    assert_int_equal(remove(in_dir("vocab-kept", "tgt.vocab")), 0);
+    err = run_train_args(config, NULL, 2);
+    expect_in(err, "src.vocab exists");
+    free(err);
+    free(run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 0));
+    after = read_file(path, &after_len);
+    assert_true(after_len != before_len);
+    free(after);
+    free(before);
+}
+
 /* The tiny config with `log_steps: 1000` replaced by `log_steps` (the
  * testutil config fixes it, and a key may appear only once). */
 static const char *write_config_logging(const char *dir_name, const char *extra_train, const char *log_steps)
@@ -593,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_existing_weights_are_not_replaced),
         cmocka_unit_test(test_resume_refuses_a_foreign_model),
         cmocka_unit_test(test_init_starts_from_given_weights),
+        cmocka_unit_test(test_vocab_keeps_existing_vocabularies),
         cmocka_unit_test(test_empty_corpus_is_an_error),
         cmocka_unit_test(test_vocabulary_kinds),
         cmocka_unit_test(test_recase_keeps_the_vocabularies_tokens),
