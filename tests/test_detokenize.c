@@ -184,8 +184,9 @@ static void test_tatoeba_dev_exact_match(void **state)
     assert_true(zh >= 95.5);
 }
 
-/* A Latin word the source holds takes the source's casing, in any output
- * language; in English output not "a" or "I". */
+/* A Latin word the source holds takes the source's casing when that has a
+ * capital, in any output language; in English output not the short words
+ * English writes itself ("a", "I", "it", "us"). */
 static void test_source_casing(void **state)
 {
     (void)state;
@@ -197,6 +198,9 @@ static void test_source_casing(void **state)
         {"I have a plan a.", "我有A计划。", "en", "I have a plan a."},     /* "a" is a word */
         {"I think x is good.", "我觉得X不错。", "en", "I think X is good."},
         {"I think i is good.", "我觉得I不错。", "en", "I think i is good."},
+        {"It is an IT company. It works.", "他在IT公司工作。", "en", "It is an IT company. It works."},
+        {"He lives with us.", "他和我们住在US。", "en", "He lives with us."},
+        {"Email me.", "给我发email。", "en", "Email me."},       /* a small-letter source gives nothing */
         {"Iphone is new.", "iPhone是新的。", "en", "iPhone is new."},
         {"I ate an apple.", "我吃了一个苹果。", "en", "I ate an apple."},  /* nothing to copy */
         {"ibm2 x", "IBM", "zh", "IBM2 x"},

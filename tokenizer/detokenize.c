@@ -360,6 +360,26 @@ static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **t
 
 static int is_ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
+/* English words of one or two letters that are also acronyms or letters a
+ * Chinese sentence may hold (IT, US, AM, PM, OK, A, I...): English output
+ * writes them as words of its own. */
+static bool short_english_word(const char *w, size_t len)
+{
+    static const char *const words[] = {"a", "i", "am", "an", "as", "at", "be", "by", "do", "go", "he", "if",
+                                        "in", "is", "it", "me", "my", "no", "of", "ok", "on", "or", "pm", "so",
+                                        "to", "up", "us", "we"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strlen(words[i]) == len && strncasecmp(words[i], w, len) == 0) return true;
+    return false;
+}
+
+static bool has_capital(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] >= 'A' && s[i] <= 'Z') return true;
+    return false;
+}
+
 void detokenize_source_casing(char *text, const char *source, const char *lang)
 {
     bool english = strcmp(lang, "en") == 0;
@@ -370,15 +390,15 @@ void detokenize_source_casing(char *text, const char *source, const char *lang)
         }
         size_t len = 0;
         while (is_ascii_letter(w[len])) len++;
-        bool article_or_i = len == 1 && (*w == 'a' || *w == 'A' || *w == 'i' || *w == 'I');
-        for (const char *s = source; *s && !(english && article_or_i);) {
+        bool own_word = english && short_english_word(w, len);
+        for (const char *s = source; *s && !own_word;) {
             if (!is_ascii_letter(*s)) {
                 s++;
                 continue;
             }
             size_t n = 0;
             while (is_ascii_letter(s[n])) n++;
-            if (n == len && strncasecmp(s, w, len) == 0) {
+            if (n == len && strncasecmp(s, w, len) == 0 && has_capital(s, n)) {
                 memcpy(w, s, len);
                 break;
             }

@@ -30,12 +30,15 @@ char *detokenize(const char *const *tokens, const char *const *cased, size_t n,
 char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *lang);
 
 /* Each Latin-letter word of `text` that `source` holds too, in other
- * letter case, takes the source's casing (in place: ASCII letters only, so
- * the length stays).  The vocabulary keeps one casing per piece, so a name
- * the model copied piece by piece comes out as "iphone" or "kAVELO" when the
- * user wrote "iPhone" or "Kavelo".  In English output (`lang` "en") "a" and
- * "I" are left alone: they are words of their own there, not copies of a
- * placeholder "A" (a placeholder "X" is copied: "x" → "X"). */
+ * letter case, takes the source's casing when that has a capital (in
+ * place: ASCII letters only, so the length stays).  The vocabulary keeps
+ * one casing per piece, so a name the model copied piece by piece comes
+ * out as "iphone" or "kAVELO" when the user wrote "iPhone" or "Kavelo".
+ * A source word in small letters gives nothing ("email" leaves "Email me."
+ * alone).  In English output (`lang` "en") the short words English
+ * writes itself are left alone, so that an acronym in the Chinese does not
+ * recase them: "it" for IT, "us" for US, "a" and "I" (the list is in
+ * detokenize.c); a placeholder "X" is copied ("x" → "X"). */
 void detokenize_source_casing(char *text, const char *source, const char *lang);
 
 /* How ids group into words, for display (the attention JSON, the
