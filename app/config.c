@@ -261,14 +261,23 @@ static int parse_number(Loader *ld, const Key *k, const char *qname, double *out
     return fail(ld, ld->ev.start_mark, "%s: %.40s is out of range (must be %s)", qname, s, range);
 }
 
+/* The index of the value in choices[0..n) (n is 2 or 3), else an error
+ * listing them. */
+static int parse_one_of(Loader *ld, const char *qname, const char *const *choices, int n)
+{
+    const char *s = (const char *)ld->ev.data.scalar.value;
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, choices[i]) == 0) return i;
+    if (n == 2)
+        return fail(ld, ld->ev.start_mark, "%s: expected %s or %s, got %s", qname, choices[0], choices[1], got(ld));
+    return fail(ld, ld->ev.start_mark, "%s: expected %s, %s or %s, got %s", qname, choices[0], choices[1],
+                choices[2], got(ld));
+}
+
 /* 0 if the value is `first`, 1 if it is `second`, else an error. */
 static int parse_choice(Loader *ld, const char *qname, const char *first, const char *second)
 {
-    const char *s = (const char *)ld->ev.data.scalar.value;
-    if (strcmp(s, first) == 0) return 0;
-    if (strcmp(s, second) == 0) return 1;
-    return fail(ld, ld->ev.start_mark, "%s: expected %s or %s, got %s", qname, first, second,
-                got(ld));
+    return parse_one_of(ld, qname, (const char *const[]){first, second}, 2);
 }
 
 /* Booleans as YAML 1.1 spells them (true/yes/on, false/no/off, any case). */
@@ -337,9 +346,7 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
         break;
     case T_FORMAT: {
         static const char *const formats[] = {"tsv", "cedict", "names"}; /* SourceFormat's order */
-        const char *s = (const char *)ld->ev.data.scalar.value;
-        for (i = 0; i < 3 && strcmp(s, formats[i]) != 0; i++) continue;
-        if (i == 3) return fail(ld, ld->ev.start_mark, "%s: expected tsv, cedict or names, got %s", qname, got(ld));
+        if ((i = parse_one_of(ld, qname, formats, 3)) < 0) return -1;
         *(SourceFormat *)field = (SourceFormat)i;
         break;
     }
@@ -499,6 +506,11 @@ static int finish_train(Loader *ld, yaml_mark_t train_mark)
         if (src->format == SOURCE_TSV && src->source_column == src->target_column)
             return fail(ld, train_mark, "train.sources[%zu]: source_column and target_column are both %d", i,
                         src->source_column);
+        bool tsv_before = false; /* a names source's pairs come from them */
+        for (size_t k = 0; k < i; k++) tsv_before |= t->sources[k].format == SOURCE_TSV;
+        if (src->format == SOURCE_NAMES && !tsv_before)
+            return fail(ld, train_mark, "train.sources[%zu]: format names takes the pairs of the tsv sources "
+                                        "listed before it, and there is none", i);
     }
     if (!t->dev_path) t->dev_path = join_path(ld->dir, DEFAULT_DEV_DATA);
     if (!t->checkpoint_path) t->checkpoint_path = concat(c->weights_path, "", ".ckpt");

@@ -3,7 +3,10 @@
  *   train CONFIG              train (building the vocabularies first if
  *                             their files do not exist yet)
  *   train CONFIG --resume     continue from the config's checkpoint
- *   train CONFIG --vocab      only (re)build the vocabularies
+ *   train CONFIG --vocab      only build the vocabularies (replacing files
+ *                             that exist only with --overwrite: a model
+ *                             trained with them would no longer load)
+ *   train --init WEIGHTS CONFIG  start from these weights: fine-tuning
  *   train CONFIG --recase     only recompute the vocabularies' casings from
  *                             the data: same tokens, same ids, same model
  *   train --out FILE CONFIG   write the model to FILE (the checkpoint and
@@ -73,16 +76,16 @@ typedef struct {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: train [--out FILE] [--init WEIGHTS] [--max-steps N] [--max-minutes M] CONFIG\n"
-            "             [--resume [--force]]\n"
+            "Usage: train [--out FILE] [--init WEIGHTS | --resume [--force]] [--max-steps N]\n"
+            "             [--max-minutes M] CONFIG\n"
             "             [--overwrite] [--vocab [--data TSV]] [--recase [--data TSV]]\n"
             "       train --export DIR [--max-steps N] CONFIG\n"
             "Train the model CONFIG describes on its train: data.\n"
             "\n"
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
             "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
-            "      --overwrite   replace a weights file that this training run did not write,\n"
-            "                    or vocabulary files that exist (--vocab)\n"
+            "      --overwrite   replace a weights file that this training run did not write;\n"
+            "                    with --vocab, vocabulary files that exist\n"
             "      --init WEIGHTS  start from these weights (a model of this config's architecture\n"
             "                    and vocabularies) instead of random ones: fine-tuning; the\n"
             "                    learning rate warms up again and the optimizer starts afresh\n"
@@ -182,11 +185,12 @@ static int load_sources(const Config *cfg, const char *data_path, Sources *sourc
                 t->simplify_path);
     simplify_free(simplifier);
     if (status) return EXIT_DATA;
+    static const char *const format_note[] = {"", " (cedict)", " (names)"}; /* SourceFormat's order */
     for (size_t i = 0; i < sources->n_sources; i++) {
         const SourceCounts *c = &sources->counts[i];
-        fprintf(stderr, "train: %s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
+        fprintf(stderr, "train: %s%s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
                         "%zu filtered (%zu empty, %zu too long, %zu length ratio); %zu simplified, %zu notes stripped\n",
-                set.specs[i].path, c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
+                set.specs[i].path, format_note[set.specs[i].format], c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
                 c->duplicates, c->empty + c->too_long + c->ratio, c->empty, c->too_long, c->ratio, c->simplified,
                 c->notes);
     }
@@ -287,17 +291,24 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
  * model records the hashes of the vocabularies it was trained with and
  * refuses others, so replacing a file that exists would leave every model
  * trained with it unloadable (the shipped weights/ vocabularies are shared by
- * configs/experiments/ too): that takes --overwrite. */
-static int check_vocab_replace(const Config *cfg, bool overwrite)
+ * configs/experiments/ too): only --vocab --overwrite does that.  A
+ * training run builds them when one is missing, and so never over one that
+ * exists. */
+static int check_vocab_replace(const Config *cfg, bool vocab_only, bool overwrite)
 {
     const char *paths[] = {cfg->source_vocab_path, cfg->target_vocab_path};
-    for (int i = 0; i < 2 && !overwrite; i++)
-        if (access(paths[i], F_OK) == 0) {
+    for (int i = 0; i < 2; i++) {
+        if (access(paths[i], F_OK) != 0 || (vocab_only && overwrite)) continue;
+        if (vocab_only)
             fprintf(stderr, "train: %s exists: building the vocabularies would replace it, and the models "
                             "trained with it would no longer load; name new files in a copy of the config, "
-                            "or replace it with --overwrite\n", paths[i]);
-            return EXIT_USAGE;
-        }
+                            "or replace it with --vocab --overwrite\n", paths[i]);
+        else
+            fprintf(stderr, "train: %s is missing but %s exists: building both would replace it, and the "
+                            "models trained with it would no longer load; restore %s, or build both with "
+                            "--vocab --overwrite\n", paths[1 - i], paths[i], paths[1 - i]);
+        return EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -982,14 +993,18 @@ int main(int argc, char **argv)
         status = build_vocab(&r.cfg, opt.data_path, true);
     } else if (!(status = check_distinct_outputs(&r.cfg)) && !(status = make_output_dirs(&r.cfg)) &&
                (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
-        if (!(status = check_vocab_replace(&r.cfg, opt.overwrite)))
+        if (!(status = check_vocab_replace(&r.cfg, opt.vocab_only, opt.overwrite)))
             status = build_vocab(&r.cfg, opt.data_path, false); /* NULL: the config's sources */
     }
     if (status || opt.vocab_only || opt.recase) {
         config_free(&r.cfg);
         return status;
     }
-    status = open_data(&r);
+    if (opt.init_path && access(opt.init_path, R_OK) != 0) { /* before minutes of loading data */
+        fprintf(stderr, "train: --init: %s: %s\n", opt.init_path, strerror(errno));
+        status = EXIT_DATA;
+    }
+    if (!status) status = open_data(&r);
     if (!status && !(status = open_trainer(&r))) status = opt.export_dir ? export_data(&r) : start(&r);
     if (!status && !opt.export_dir) {
         signal(SIGINT, on_signal);

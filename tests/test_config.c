@@ -443,6 +443,8 @@ static void bad_train_sources_are_rejected(void **state)
          "train.sources[1].target_column: not used with format cedict (its columns are fixed)"},
         {SOURCES "    - path: d.tsv\n      format: cedict\n      strip_notes: true\n", "23:7",
          "train.sources[0].strip_notes: not used with format cedict"},
+        {SOURCES "    - path: d.tsv\n      format: names\n", "19:1",
+         "train.sources[0]: format names takes the pairs of the tsv sources listed before it, and there is none"},
         {SOURCES "    - path: d.tsv\n      format: names\n      source_column: 0\n", "23:7",
          "train.sources[0].source_column: not used with format names (its columns are fixed)"},
         {SOURCES "    - path: a.tsv\n      source_column: 1\n      target_column: 1\n", "19:1",

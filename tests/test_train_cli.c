@@ -147,7 +147,7 @@ static void test_sources_are_counted_on_stderr(void **state)
                    "(0 empty, 0 too long, 0 length ratio); 0 simplified, 0 notes stripped\n");
     expect_in(err, "tests/data/sources-extra.tsv: 11 read, 7 kept (weight 2.5: 18 an epoch), 2 duplicates, "
                    "2 filtered (1 empty, 0 too long, 1 length ratio); 1 simplified, 3 notes stripped\n");
-    expect_in(err, "tests/data/cedict-mini.tsv: 19 read, 19 kept (weight 0.5: 10 an epoch), 0 duplicates, 0 filtered");
+    expect_in(err, "tests/data/cedict-mini.tsv (cedict): 19 read, 19 kept (weight 0.5: 10 an epoch), 0 duplicates, 0 filtered");
     expect_in(err, "train: 42 pairs from 3 sources, 44 an epoch [");
     expect_in(err, "train: vocabularies from 42 pairs: ");
     free(err);
@@ -393,11 +393,15 @@ static void test_vocab_keeps_existing_vocabularies(void **state)
     assert_int_equal(before_len, after_len);
     assert_memory_equal(before, after, before_len);
     free(after);
-    /* one file missing: building both would replace the other */
+    /* one file missing: building both would replace the other, and a
+     * training run's --overwrite (meant for the weights) does not */
     assert_int_equal(remove(in_dir("vocab-kept", "tgt.vocab")), 0);
-    err = run_train_args(config, NULL, 2);
-    expect_in(err, "src.vocab exists");
-    free(err);
+    for (int overwrite = 0; overwrite < 2; overwrite++) {
+        err = run_train_args(config, (const char *[]){overwrite ? "--overwrite" : NULL, NULL}, 2);
+        expect_in(err, "tgt.vocab is missing but ");
+        expect_in(err, "src.vocab exists");
+        free(err);
+    }
     free(run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 0));
     after = read_file(path, &after_len);
     assert_true(after_len != before_len);
