@@ -438,7 +438,17 @@ static int open_trainer(Run *r)
             fprintf(stderr, "train: --init: %s\n", err.message);
             return EXIT_DATA;
         }
-        fprintf(stderr, "train: starting from the weights in %s\n", r->opt->init_path);
+        /* Its run id goes into every model this run saves (train_init), so
+         * a fine-tuned model names the one it started from. */
+        SafeFile f;
+        Error ignored = {{0}};
+        if (safetensors_open(r->opt->init_path, &f, &ignored) == 0) {
+            const char *id = safetensors_meta(&f, "train_run");
+            if (id && checkpoint_is_run_id(id)) memcpy(r->progress.init_run, id, CHECKPOINT_RUN_ID_LENGTH + 1);
+            safetensors_close(&f);
+        }
+        fprintf(stderr, "train: starting from the weights in %s (run %s)\n", r->opt->init_path,
+                r->progress.init_run[0] ? r->progress.init_run : "unknown");
     } else {
         model_init_training(&model, &r->cfg.arch, t->seed, t->query_init);
     }
@@ -550,14 +560,15 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     r->progress.best_bleu = s.bleu;
     Error err = {{0}};
     Dtype dtype = r->cfg.train.weights_f16 ? DTYPE_F16 : DTYPE_F32;
-    SafeMeta lineage = {"train_run", r->progress.run_id};
+    SafeMeta lineage[2] = {{"train_run", r->progress.run_id}, {"train_init", r->progress.init_run}};
     /* Checked again just before writing: a file put there since the start
      * is no more ours than one that was there before. */
     if (!r->opt->overwrite && weights_not_ours(r, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
     }
-    if (model_save_with(model, r->cfg.weights_path, r->hashes, dtype, NULL, 0, &lineage, 1, &err)) {
+    if (model_save_with(model, r->cfg.weights_path, r->hashes, dtype, NULL, 0, lineage,
+                        r->progress.init_run[0] ? 2 : 1, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
     }

@@ -317,6 +317,18 @@ static void test_resume_refuses_a_foreign_model(void **state)
     free(run_train_args(config, (const char *[]){"--resume", "--overwrite", NULL}, 0));
 }
 
+/* The __metadata__ value `key` of a safetensors file ("" when absent), new. */
+static char *model_meta(const char *path, const char *key)
+{
+    SafeFile f;
+    Error err = {{0}};
+    if (safetensors_open(path, &f, &err)) fail_msg("%s", err.message);
+    const char *v = safetensors_meta(&f, key);
+    char *copy = strdup(v ? v : "");
+    safetensors_close(&f);
+    return copy;
+}
+
 /* --init starts from the weights given: at a learning rate of almost 0 the
  * first dev loss is the given model's, not a random one's.  A model of
  * another shape is refused (3), and so is --init with --resume (2). */
@@ -339,6 +351,28 @@ static void test_init_starts_from_given_weights(void **state)
     expect_in(err, "starting from the weights in");
     expect_in(err, base_loss);
     free(err);
+    /* the model and the checkpoint name the run the start came from, and a
+     * --resume keeps naming it */
+    char base_run[32], *meta;
+    meta = model_meta(given, "train_run");
+    snprintf(base_run, sizeof base_run, "%s", meta);
+    free(meta);
+    assert_int_equal(strlen(base_run), 16);
+    meta = model_meta(in_dir("init-tuned", "model.safetensors"), "train_init");
+    assert_string_equal(meta, base_run);
+    free(meta);
+    meta = model_meta(in_dir("init-tuned", "model.safetensors.ckpt"), "init_run");
+    assert_string_equal(meta, base_run);
+    free(meta);
+    free(run_train_args(write_config("init-tuned", "  batch_tokens: 60\n  learning_rate: 0.0000001\n"
+                                                   "  warmup_steps: 0\n  epochs: 1\n  max_steps: 2\n"),
+                        (const char *[]){"--resume", NULL}, 0));
+    meta = model_meta(in_dir("init-tuned", "model.safetensors.ckpt"), "step");
+    assert_string_equal(meta, "2"); /* the checkpoint the resumed run wrote ... */
+    free(meta);
+    meta = model_meta(in_dir("init-tuned", "model.safetensors.ckpt"), "init_run");
+    assert_string_equal(meta, base_run); /* ... still names the start */
+    free(meta);
     const char *fresh = write_config("init-fresh", "  batch_tokens: 60\n  learning_rate: 0.0000001\n"
                                                    "  warmup_steps: 0\n  epochs: 1\n  max_steps: 1\n");
     err = run_train_args(fresh, NULL, 0);

@@ -29,7 +29,7 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
                                 {"optimizer.v", 1, {tr->opt.count}, tr->opt.v, DTYPE_F32},
                                 {"optimizer.snapshots", 2, {(size_t)snap->capacity, snap->size},
                                  snap->data, DTYPE_F32}};
-    char values[11][96];
+    char values[12][96];
     snprintf(values[0], sizeof values[0], "%s", CHECKPOINT_FORMAT);
     snprintf(values[1], sizeof values[1], "%ld", tr->opt.step);
     snprintf(values[2], sizeof values[2], "%d", p->epoch);
@@ -42,14 +42,16 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
     snprintf(values[9], sizeof values[9], "%lld", p->log_bytes);
     snprintf(values[10], sizeof values[10], "%016" PRIx64 " %d %" PRIu64 " %zu", p->plan.data_hash,
              p->plan.batch_tokens, p->plan.seed, p->plan.batches);
-    SafeMeta meta[11] = {{"checkpoint", values[0]}, {"step", values[1]},
+    SafeMeta meta[12] = {{"checkpoint", values[0]}, {"step", values[1]},
                         {"epoch", values[2]},      {"batch", values[3]},
                         {"dropout_rng", values[4]}, {"best_bleu", values[5]},
                         {"elapsed_tokens", values[6]}, {"snapshots", values[7]},
-                        {"run_id", values[8]}, {"log_bytes", values[9]},
-                        {"batch_plan", values[10]}};
-    if (model_save_with(&tr->model, path, hashes, DTYPE_F32, extra, snap->capacity ? 3 : 2, meta,
-                        p->plan.known ? 11 : 10, err))
+                        {"run_id", values[8]}, {"log_bytes", values[9]}};
+    size_t n_meta = 10;
+    if (p->plan.known) meta[n_meta++] = (SafeMeta){"batch_plan", values[10]};
+    snprintf(values[11], sizeof values[11], "%s", p->init_run);
+    if (p->init_run[0]) meta[n_meta++] = (SafeMeta){"init_run", values[11]};
+    if (model_save_with(&tr->model, path, hashes, DTYPE_F32, extra, snap->capacity ? 3 : 2, meta, n_meta, err))
         return -1;
     /* A trainer killed while writing a checkpoint leaves its temporary
      * file; the next save clears it, so kills and resumes never pile them
@@ -71,6 +73,11 @@ static const char *need(const SafeFile *f, const char *key, Error *err)
 
 /* "path: bad "key" in __metadata__: 'value' (expected ...)", the value
  * cut short and with control characters shown as '?', so it stays one line. */
+bool checkpoint_is_run_id(const char *s)
+{
+    return strlen(s) == CHECKPOINT_RUN_ID_LENGTH && strspn(s, "0123456789abcdef") == CHECKPOINT_RUN_ID_LENGTH;
+}
+
 static int bad(const SafeFile *f, const char *key, const char *value, const char *expected, Error *err)
 {
     char shown[41];
@@ -166,10 +173,13 @@ static int read_progress(const SafeFile *f, Trainer *tr, TrainProgress *p, Error
      * new one, so a model already on disk counts as someone else's. */
     p->run_id[0] = '\0';
     if ((v = safetensors_meta(f, "run_id"))) {
-        if (strlen(v) != CHECKPOINT_RUN_ID_LENGTH ||
-            strspn(v, "0123456789abcdef") != CHECKPOINT_RUN_ID_LENGTH)
-            return bad(f, "run_id", v, "16 hex digits", err);
+        if (!checkpoint_is_run_id(v)) return bad(f, "run_id", v, "16 hex digits", err);
         memcpy(p->run_id, v, CHECKPOINT_RUN_ID_LENGTH + 1);
+    }
+    p->init_run[0] = '\0';
+    if ((v = safetensors_meta(f, "init_run"))) {
+        if (!checkpoint_is_run_id(v)) return bad(f, "init_run", v, "16 hex digits", err);
+        memcpy(p->init_run, v, CHECKPOINT_RUN_ID_LENGTH + 1);
     }
     p->log_bytes = -1;
     if ((v = safetensors_meta(f, "log_bytes")) && !parse_signed(v, -1, LLONG_MAX, &p->log_bytes))

@@ -26,6 +26,9 @@
  * tell a model it wrote from one it must not replace. */
 #define CHECKPOINT_RUN_ID_LENGTH 16 /* hex digits */
 
+/* Is s a run id (CHECKPOINT_RUN_ID_LENGTH small hex digits)? */
+bool checkpoint_is_run_id(const char *s);
+
 /* What a batch position means: the checkpoint's epoch and batch index name
  * batches of the order that the training data, batch_tokens and seed make;
  * under other ones the same numbers name other batches. */
@@ -48,6 +51,9 @@ typedef struct {
     Snapshots snapshots;/* epoch-end parameters for averaging */
     /* the lineage; "" in a checkpoint from before run ids */
     char run_id[CHECKPOINT_RUN_ID_LENGTH + 1];
+    /* train --init: the run id (train_run) of the model it started from;
+     * "" when it started from random weights or from a model without one */
+    char init_run[CHECKPOINT_RUN_ID_LENGTH + 1];
     BatchPlan plan;     /* what epoch and batch refer to */
     long long log_bytes;/* the CSV log's length when the checkpoint was written; -1: unknown
                            (rows after it are logged again by a resumed run, so it cuts them) */
