@@ -433,19 +433,21 @@ static int open_trainer(Run *r)
     const TrainConfig *t = &r->cfg.train;
     Model model;
     if (r->opt->init_path) {
+        /* Opened here rather than by model_load: its run id goes into every
+         * model this run saves (train_init), so a fine-tuned model names
+         * the one it started from. */
         Error err = {{0}};
-        if (model_load(&model, r->opt->init_path, &r->cfg.arch, r->hashes, &err)) {
-            fprintf(stderr, "train: --init: %s\n", err.message);
-            return EXIT_DATA;
-        }
-        /* Its run id goes into every model this run saves (train_init), so
-         * a fine-tuned model names the one it started from. */
         SafeFile f;
-        Error ignored = {{0}};
-        if (safetensors_open(r->opt->init_path, &f, &ignored) == 0) {
-            const char *id = safetensors_meta(&f, "train_run");
+        int failed = safetensors_open_limited(r->opt->init_path, model_header_limit(&r->cfg.arch, 0), &f, &err);
+        if (!failed) {
+            failed = model_load_from(&model, &f, &r->cfg.arch, r->hashes, NULL, &err);
+            const char *id = failed ? NULL : safetensors_meta(&f, "train_run");
             if (id && checkpoint_is_run_id(id)) memcpy(r->progress.init_run, id, CHECKPOINT_RUN_ID_LENGTH + 1);
             safetensors_close(&f);
+        }
+        if (failed) {
+            fprintf(stderr, "train: --init: %s\n", err.message);
+            return EXIT_DATA;
         }
         fprintf(stderr, "train: starting from the weights in %s (run %s)\n", r->opt->init_path,
                 r->progress.init_run[0] ? r->progress.init_run : "unknown");

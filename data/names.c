@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/utf8.h"
 #include "../common/util.h"
 #include "cedict.h"
 #include "corpus.h"
@@ -32,17 +31,6 @@ static bool is_name_word(const char *s, size_t len)
     for (size_t i = 1; i < len; i++)
         if (!is_lower(s[i])) return false;
     return true;
-}
-
-static size_t characters(const char *s)
-{
-    size_t n = 0, len = strlen(s);
-    for (size_t i = 0; i < len; n++) {
-        int32_t cp;
-        size_t k = utf8_decode((const unsigned char *)s + i, len - i, &cp);
-        i += k ? k : 1;
-    }
-    return n;
 }
 
 static void add(NameTable *t, size_t *cap, const char *word, size_t len, const char *headword)
@@ -91,8 +79,9 @@ NameTable *names_load(const char *path, Error *err)
     NameTable *t = xcalloc(1, sizeof *t);
     size_t cap = 0;
     for (size_t i = 0; i < c.count; i++) {
-        /* One Han character is too easily part of another word (肯 in 肯定). */
-        if (!cedict_headword_ok(c.source[i]) || characters(c.source[i]) < 2) continue;
+        /* One Han character is too easily part of another word (肯 in 肯定);
+         * a Han character takes 3 or 4 bytes, so two or more take over 4. */
+        if (!cedict_headword_ok(c.source[i]) || strlen(c.source[i]) <= 4) continue;
         char *gloss;
         if (cedict_glosses(c.target[i], &gloss, 1) != 1) continue; /* the first sense only */
         add_gloss(t, &cap, gloss, c.source[i]);
@@ -197,12 +186,7 @@ bool names_to_latin(const NameTable *t, const char *en, const char *zh, char **e
         size_t first = find(t, word, len);
         if (first == t->count) continue;
         const char *en_at, *zh_at;
-        char *w = xmalloc(len + 1);
-        memcpy(w, word, len);
-        w[len] = '\0';
-        size_t in_english = occurrences(en, w, len, true, &en_at);
-        free(w);
-        if (in_english != 1) continue;
+        if (occurrences(en, t->names[first].word, len, true, &en_at) != 1) continue;
         for (size_t i = first; i < t->count && strcmp(t->names[i].word, t->names[first].word) == 0; i++) {
             const char *head = t->names[i].headword;
             size_t head_len = strlen(head);
