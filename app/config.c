@@ -52,7 +52,7 @@ typedef enum {
     T_NORM,       /* bool norm_first: "pre" → true, "post" → false */
     T_QUERY_INIT, /* QueryInit: "xavier" or "t5" */
     T_VOCABULARY, /* VocabularyKind: "subword" or "word" */
-    T_FORMAT,     /* SourceFormat: "tsv", "cedict" or "names" */
+    T_FORMAT,     /* SourceFormat: "tsv", "cedict", "names" or "numbers" */
     T_SECTION,    /* a nested mapping with its own keys */
     T_SOURCES,    /* train.sources: a list of mappings, each a SourceSpec */
 } ValueType;
@@ -61,6 +61,9 @@ enum { OPEN_LO = 1, OPEN_HI = 2 }; /* Key.open: exclusive float bounds */
 
 typedef struct Section Section;
 typedef struct Loader Loader;
+
+/* format: of a training source, in SourceFormat's order. */
+static const char *const source_formats[] = {"tsv", "cedict", "names", "numbers"};
 
 typedef struct {
     const char *name;
@@ -261,17 +264,19 @@ static int parse_number(Loader *ld, const Key *k, const char *qname, double *out
     return fail(ld, ld->ev.start_mark, "%s: %.40s is out of range (must be %s)", qname, s, range);
 }
 
-/* The index of the value in choices[0..n) (n is 2 or 3), else an error
- * listing them. */
+/* The index of the value in choices[0..n), else an error listing them
+ * ("expected tsv, cedict, names or numbers"). */
 static int parse_one_of(Loader *ld, const char *qname, const char *const *choices, int n)
 {
     const char *s = (const char *)ld->ev.data.scalar.value;
     for (int i = 0; i < n; i++)
         if (strcmp(s, choices[i]) == 0) return i;
-    if (n == 2)
-        return fail(ld, ld->ev.start_mark, "%s: expected %s or %s, got %s", qname, choices[0], choices[1], got(ld));
-    return fail(ld, ld->ev.start_mark, "%s: expected %s, %s or %s, got %s", qname, choices[0], choices[1],
-                choices[2], got(ld));
+    char list[128];
+    size_t used = 0;
+    for (int i = 0; i < n && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                                 choices[i]);
+    return fail(ld, ld->ev.start_mark, "%s: expected %s, got %s", qname, list, got(ld));
 }
 
 /* 0 if the value is `first`, 1 if it is `second`, else an error. */
@@ -345,8 +350,7 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
         *(VocabularyKind *)field = i ? VOCABULARY_WORD : VOCABULARY_SUBWORD;
         break;
     case T_FORMAT: {
-        static const char *const formats[] = {"tsv", "cedict", "names"}; /* SourceFormat's order */
-        if ((i = parse_one_of(ld, qname, formats, 3)) < 0) return -1;
+        if ((i = parse_one_of(ld, qname, source_formats, 4)) < 0) return -1;
         *(SourceFormat *)field = (SourceFormat)i;
         break;
     }
@@ -506,11 +510,11 @@ static int finish_train(Loader *ld, yaml_mark_t train_mark)
         if (src->format == SOURCE_TSV && src->source_column == src->target_column)
             return fail(ld, train_mark, "train.sources[%zu]: source_column and target_column are both %d", i,
                         src->source_column);
-        bool tsv_before = false; /* a names source's pairs come from them */
+        bool tsv_before = false; /* a names or numbers source's pairs come from them */
         for (size_t k = 0; k < i; k++) tsv_before |= t->sources[k].format == SOURCE_TSV;
-        if (src->format == SOURCE_NAMES && !tsv_before)
-            return fail(ld, train_mark, "train.sources[%zu]: format names takes the pairs of the tsv sources "
-                                        "listed before it, and there is none", i);
+        if ((src->format == SOURCE_NAMES || src->format == SOURCE_NUMBERS) && !tsv_before)
+            return fail(ld, train_mark, "train.sources[%zu]: format %s takes the pairs of the tsv sources "
+                                        "listed before it, and there is none", i, source_formats[src->format]);
     }
     if (!t->dev_path) t->dev_path = join_path(ld->dir, DEFAULT_DEV_DATA);
     if (!t->checkpoint_path) t->checkpoint_path = concat(c->weights_path, "", ".ckpt");
@@ -576,7 +580,7 @@ static void enter_scores(Config *cfg) { cfg->has_scores = true; }
 /* One item of train.sources: offsets into a SourceSpec (Loader.base). */
 #define SRC(name, type, field, req, lo, hi, open) {name, type, offsetof(SourceSpec, field), req, lo, hi, open, NULL}
 static const Key source_keys[] = {
-    SRC("path", T_PATH, path, REQ, 0, 0, 0),
+    SRC("path", T_PATH, path, OPT, 0, 0, 0), /* required but with numbers: check_source */
     SRC("format", T_FORMAT, format, OPT, 0, 0, 0),
     SRC("weight", T_FLOAT, weight, OPT, 0, 100, OPEN_LO),
     SRC("source_column", T_INT, source_column, OPT, 0, 15, 0),
@@ -584,17 +588,26 @@ static const Key source_keys[] = {
     SRC("strip_notes", T_BOOL, strip_notes, OPT, 0, 0, 0),
 };
 
-/* A dictionary has its own layout: columns and notes mean nothing there
- * (names reads one too). */
+/* Every format reads a file but numbers, which takes the pairs of the tsv
+ * sources above it; columns and notes mean nothing but in a tsv source (a
+ * dictionary has its own layout, and names reads one too). */
 static int check_source(Loader *ld, const Section *sec, const SectionState *st)
 {
     const SourceSpec *src = (const SourceSpec *)ld->base;
+    const char *format = source_formats[src->format];
+    int path = find_key(sec, "path");
+    if (src->format == SOURCE_NUMBERS && st->seen[path])
+        return fail(ld, st->mark[path], "%s.path: not used with format numbers (its pairs are those of the tsv "
+                    "sources above it)", ld->item);
+    if (src->format != SOURCE_NUMBERS && !st->seen[path])
+        return fail(ld, st->start, "%s: missing required key 'path'", ld->item);
     static const char *const tsv_only[] = {"source_column", "target_column", "strip_notes"};
     for (size_t i = 0; src->format != SOURCE_TSV && i < 3; i++) {
         int k = find_key(sec, tsv_only[i]);
         if (st->seen[k])
-            return fail(ld, st->mark[k], "%s.%s: not used with format %s (its columns are fixed)",
-                        ld->item, tsv_only[i], src->format == SOURCE_CEDICT ? "cedict" : "names");
+            return fail(ld, st->mark[k], "%s.%s: not used with format %s (%s)", ld->item, tsv_only[i], format,
+                        src->format == SOURCE_NUMBERS ? "its pairs are those of the tsv sources above it"
+                                                      : "its columns are fixed");
     }
     return 0;
 }

@@ -185,12 +185,13 @@ static int load_sources(const Config *cfg, const char *data_path, Sources *sourc
                 t->simplify_path);
     simplify_free(simplifier);
     if (status) return EXIT_DATA;
-    static const char *const format_note[] = {"", " (cedict)", " (names)"}; /* SourceFormat's order */
+    static const char *const format_note[] = {"", " (cedict)", " (names)", ""}; /* SourceFormat's order */
     for (size_t i = 0; i < sources->n_sources; i++) {
         const SourceCounts *c = &sources->counts[i];
+        const char *name = set.specs[i].path ? set.specs[i].path : "numbers"; /* numbers has no file */
         fprintf(stderr, "train: %s%s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
                         "%zu filtered (%zu empty, %zu too long, %zu length ratio); %zu simplified, %zu notes stripped\n",
-                set.specs[i].path, format_note[set.specs[i].format], c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
+                name, format_note[set.specs[i].format], c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
                 c->duplicates, c->empty + c->too_long + c->ratio, c->empty, c->too_long, c->ratio, c->simplified,
                 c->notes);
     }

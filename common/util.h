@@ -1,4 +1,5 @@
-/* util.h — assertions for bugs, checked allocation, a seeded RNG.
+/* util.h — assertions for bugs, checked allocation, ASCII classes, a seeded
+ * RNG.
  *
  * ASSERT is for things that cannot happen unless our code is wrong; bad
  * input is never an ASSERT (see error.h).  Allocation failure aborts with
@@ -6,6 +7,7 @@
 #ifndef TRANSLATE_UTIL_H
 #define TRANSLATE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +36,13 @@ void big_free(void *p, size_t n, size_t size); /* NULL-safe */
 void *util_xcalloc(size_t n, size_t size, const char *file, int line);
 void *util_xrealloc(void *p, size_t n, const char *file, int line);
 char *util_xstrdup(const char *s, const char *file, int line);
+
+/* ASCII letters and digits whatever the locale (<ctype.h> answers by it):
+ * the rules for names, numbers and casing are about A-Z and 0-9. */
+static inline bool ascii_is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+static inline bool ascii_is_lower(char c) { return c >= 'a' && c <= 'z'; }
+static inline bool ascii_is_letter(char c) { return ascii_is_upper(c) || ascii_is_lower(c); }
+static inline bool ascii_is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* A small, fast, seedable generator: plain splitmix64 (one 64-bit state,
  * passes BigCrush, trivially seedable).  The same seed gives the same

@@ -20,16 +20,12 @@ struct NameTable {
     size_t count;
 };
 
-static bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
-static bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
-static bool is_letter(char c) { return is_upper(c) || is_lower(c); }
-
 /* "Boston": a capital, then at least two small letters and nothing else. */
 static bool is_name_word(const char *s, size_t len)
 {
-    if (len < 3 || !is_upper(s[0])) return false;
+    if (len < 3 || !ascii_is_upper(s[0])) return false;
     for (size_t i = 1; i < len; i++)
-        if (!is_lower(s[i])) return false;
+        if (!ascii_is_lower(s[i])) return false;
     return true;
 }
 
@@ -126,7 +122,7 @@ static size_t occurrences(const char *text, const char *needle, size_t len, bool
     size_t n = 0;
     *at = NULL;
     for (const char *p = strstr(text, needle); p; p = strstr(p + len, needle)) {
-        if (whole_word && ((p > text && is_letter(p[-1])) || is_letter(p[len]))) continue;
+        if (whole_word && ((p > text && ascii_is_letter(p[-1])) || ascii_is_letter(p[len]))) continue;
         if (!n) *at = p;
         n++;
     }
@@ -175,12 +171,12 @@ bool names_to_latin(const NameTable *t, const char *en, const char *zh, char **e
 {
     *en_out = *zh_out = NULL;
     for (const char *p = en; *p;) {
-        if (!is_letter(*p)) {
+        if (!ascii_is_letter(*p)) {
             p++;
             continue;
         }
         size_t len = 0;
-        while (is_letter(p[len])) len++;
+        while (ascii_is_letter(p[len])) len++;
         const char *word = p;
         p += len;
         size_t first = find(t, word, len);

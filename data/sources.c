@@ -13,6 +13,7 @@
 #include "../tokenizer/tokenizer.h"
 #include "cedict.h"
 #include "names.h"
+#include "numbers.h"
 
 /* ---- the set of pairs seen (deduplication) ------------------------------- */
 
@@ -239,6 +240,25 @@ static int load_names(Builder *b, size_t s, Error *err)
     return 0;
 }
 
+/* Copies of the pairs of the TSV sources before this one with numbers,
+ * the numbers replaced by random ones (numbers.h). */
+static void load_numbers(Builder *b, size_t s)
+{
+    Corpus *p = &b->out->pairs;
+    size_t before = p->count;
+    bool english_source = b->set->english_source;
+    for (size_t i = 0; i < before; i++) {
+        if (b->set->specs[b->out->origin[i]].format != SOURCE_TSV) continue;
+        for (unsigned copy = 0; copy < NUMBERS_COPIES; copy++) {
+            char *en, *zh;
+            if (!numbers_to_random(english_source ? p->source[i] : p->target[i],
+                                   english_source ? p->target[i] : p->source[i], copy, &en, &zh))
+                break;
+            add_pair(b, s, english_source ? en : zh, english_source ? zh : en, p->line[i], false, false);
+        }
+    }
+}
+
 int sources_load(const SourcesSettings *set, Sources *out, Error *err)
 {
     memset(out, 0, sizeof *out);
@@ -253,6 +273,7 @@ int sources_load(const SourcesSettings *set, Sources *out, Error *err)
         case SOURCE_TSV: status = load_tsv(&b, s, err); break;
         case SOURCE_CEDICT: status = load_cedict(&b, s, err); break;
         case SOURCE_NAMES: status = load_names(&b, s, err); break;
+        case SOURCE_NUMBERS: load_numbers(&b, s); break;
         }
     }
     free(b.seen.slot);

@@ -7,7 +7,9 @@
  * only):
  *   1. read: a TSV line's two columns, one CEDICT gloss (cedict.h), or
  *      for a names source one pair of the sentence sources before it that
- *      has a name, the name replaced by Latin letters (names.h);
+ *      has a name, the name replaced by Latin letters (names.h), or for
+ *      a numbers source one copy of such a pair that has numbers, the
+ *      numbers replaced by random ones (numbers.h);
  *   2. editors' notes handled, for a source with strip_notes (Wiktionary),
  *      on the English side only.  The editors bracket two things: words
  *      the English needs but the Chinese leaves implicit ("[their]",
@@ -59,11 +61,13 @@ typedef enum {
     SOURCE_NAMES,  /* the pairs of the sources before it with a name, the name
                       replaced by Latin letters; path: the CC-CEDICT file
                       with the names (data/names.h) */
+    SOURCE_NUMBERS, /* the pairs of the sources before it with numbers, the
+                      numbers replaced by random ones; no path (data/numbers.h) */
 } SourceFormat;
 
 /* One source as the config gives it. */
 typedef struct {
-    char *path;
+    char *path;             /* NULL for SOURCE_NUMBERS */
     SourceFormat format;
     float weight;           /* > 0: the share of its pairs used per epoch; > 1 repeats */
     int source_column;      /* TSV only: 0-based columns */

@@ -299,13 +299,16 @@ static void train_sources_load_with_defaults(void **state)
                        "      target_column: 2\n      strip_notes: true\n"
                        "    - {path: c.tsv, format: cedict, weight: 0.25}\n"
                        "    - {path: c.tsv, format: names, weight: 0.5}\n"
+                       "    - format: numbers\n"
                        "  simplify_with: c.tsv\n  max_length_ratio: 2.5\n";
     if (load_text(yaml, &c, &err, &path)) fail_msg("%s", err.message);
     const TrainConfig *t = &c.train;
     char want[512];
     assert_null(t->train_path);
-    assert_int_equal(t->n_sources, 4);
+    assert_int_equal(t->n_sources, 5);
     assert_true(t->sources[3].format == SOURCE_NAMES && t->sources[3].weight == 0.5f);
+    assert_true(t->sources[4].format == SOURCE_NUMBERS && t->sources[4].weight == 1.0f);
+    assert_null(t->sources[4].path); /* numbers reads no file */
     snprintf(want, sizeof want, "%s/a.tsv", temp_dir());
     assert_string_equal(t->sources[0].path, want);
     assert_true(t->sources[0].format == SOURCE_TSV && t->sources[0].weight == 1.0f && !t->sources[0].strip_notes);
@@ -433,7 +436,7 @@ static void bad_train_sources_are_rejected(void **state)
         {SOURCES "    - path: a.tsv\n      weight: lots\n", "22:15",
          "train.sources[0].weight: expected a number, got 'lots'"},
         {SOURCES "    - path: a.tsv\n      format: csv\n", "22:15",
-         "train.sources[0].format: expected tsv, cedict or names, got 'csv'"},
+         "train.sources[0].format: expected tsv, cedict, names or numbers, got 'csv'"},
         {SOURCES "    - path: ''\n", "21:13", "train.sources[0].path: expected a non-empty string"},
         {SOURCES "    - path: a.tsv\n      strip_notes: maybe\n", "22:20",
          "train.sources[0].strip_notes: expected true or false, got 'maybe'"},
@@ -447,6 +450,14 @@ static void bad_train_sources_are_rejected(void **state)
          "train.sources[0]: format names takes the pairs of the tsv sources listed before it, and there is none"},
         {SOURCES "    - path: d.tsv\n      format: names\n      source_column: 0\n", "23:7",
          "train.sources[0].source_column: not used with format names (its columns are fixed)"},
+        {SOURCES "    - format: numbers\n", "19:1",
+         "train.sources[0]: format numbers takes the pairs of the tsv sources listed before it, and there is none"},
+        {SOURCES "    - path: a.tsv\n    - format: numbers\n      path: a.tsv\n", "23:7",
+         "train.sources[1].path: not used with format numbers (its pairs are those of the tsv sources above it)"},
+        {SOURCES "    - path: a.tsv\n    - format: numbers\n      strip_notes: true\n", "23:7",
+         "train.sources[1].strip_notes: not used with format numbers (its pairs are those of the tsv sources "
+         "above it)"},
+        {SOURCES "    - path: a.tsv\n    - format: cedict\n", "22:7", "train.sources[1]: missing required key 'path'"},
         {SOURCES "    - path: a.tsv\n      source_column: 1\n      target_column: 1\n", "19:1",
          "train.sources[0]: source_column and target_column are both 1"},
         {SOURCES "    - path: a.tsv\n      &x weight: 1\n", "22:7", "anchors (&x) are not supported"},

@@ -1,7 +1,8 @@
 /* test_sources.c — the training data pipeline (data/sources.h): CC-CEDICT
  * senses as glosses, the Traditional → Simplified table, cleaning,
  * filters, deduplication and per-source counts, and each epoch's weighted
- * draw (deterministic from seed and epoch). */
+ * draw (deterministic from seed and epoch); the names and numbers sources
+ * that teach copying. */
 #include "testutil.h"
 
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 
 #include "../data/cedict.h"
 #include "../data/names.h"
+#include "../data/numbers.h"
 #include "../data/simplify.h"
 #include "../data/sources.h"
 
@@ -360,6 +362,127 @@ static void sources_make_names_latin(void **state)
     }
 }
 
+/* ---- numbers made random --------------------------------------------------- */
+
+static bool all_digits(const char *s)
+{
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return false;
+    return true;
+}
+
+static void numbers_replace_shared_numbers_on_both_sides(void **state)
+{
+    (void)state;
+    char *en, *zh, *en2, *zh2;
+    /* one number: the same digits on both sides, the rest unchanged */
+    assert_true(numbers_to_random("I was born in 1988.", "我生于1988年。", 0, &en, &zh));
+    char *w_en = replaced_word("I was born in 1988.", "1988", en), *w_zh = replaced_word("我生于1988年。", "1988", zh);
+    assert_string_equal(w_en, w_zh);
+    assert_true(all_digits(w_en) && w_en[0] != '\0');
+    assert_true(numbers_to_random("I was born in 1988.", "我生于1988年。", 0, &en2, &zh2));
+    assert_string_equal(en, en2); /* drawn from the pair and the copy: the same every time */
+    assert_string_equal(zh, zh2);
+    free(w_en), free(w_zh), free(en), free(zh), free(en2), free(zh2);
+
+    /* each side keeps its own commas */
+    for (unsigned copy = 0; copy < 16; copy++) {
+        assert_true(numbers_to_random("I owe him 1,000 dollars.", "我欠他1000美元。", copy, &en, &zh));
+        w_en = replaced_word("I owe him 1,000 dollars.", "1,000", en);
+        w_zh = replaced_word("我欠他1000美元。", "1000", zh);
+        assert_true(all_digits(w_zh));
+        size_t len = strlen(w_zh), n = 0;
+        for (size_t i = 0; i < len; i++) { /* w_en is w_zh with a comma before every group of three */
+            if (i > 0 && (len - i) % 3 == 0) assert_int_equal(w_en[n++], ',');
+            assert_int_equal(w_en[n++], w_zh[i]);
+        }
+        assert_int_equal(w_en[n], '\0');
+        free(w_en), free(w_zh), free(en), free(zh);
+    }
+
+    /* two numbers, in another order in the Chinese: each keeps its partner */
+    assert_true(numbers_to_random("I have 2 cats and 3 dogs.", "我有3条狗和2只猫。", 1, &en, &zh));
+    char cats[32], dogs[32], dogs_zh[32], cats_zh[32];
+    assert_int_equal(sscanf(en, "I have %31[0-9] cats and %31[0-9] dogs.", cats, dogs), 2);
+    assert_int_equal(sscanf(zh, "我有%31[0-9]条狗和%31[0-9]只猫。", dogs_zh, cats_zh), 2);
+    assert_string_equal(cats, cats_zh);
+    assert_string_equal(dogs, dogs_zh);
+    free(en), free(zh);
+
+    static const struct { const char *en, *zh; } no[] = {
+        {"It is 9:30.", "现在9:30。"},                    /* a time */
+        {"It costs 1.5 dollars.", "它1.5美元。"},         /* a decimal */
+        {"Call 555-1234.", "打555-1234。"},               /* joined by a dash */
+        {"He is 3 years old.", "他三岁。"},               /* not in the Chinese */
+        {"I have 3 cats.", "我有4只猫。"},                /* another number */
+        {"Buy an MP3 player.", "买一个MP3播放器。"},      /* beside a letter */
+        {"I'm 30, you're 30.", "我30岁，你30岁。"},       /* twice */
+        {"Take 2 or 3.", "拿2个。"},                      /* one of two */
+        {"It is 1,23.", "是1,23。"},                      /* a comma out of place */
+        {"I like cats.", "我喜欢猫。"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        en = zh = (char *)1;
+        if (numbers_to_random(no[i].en, no[i].zh, 0, &en, &zh)) fail_msg("numbers found in '%s'", no[i].en);
+        assert_null(en);
+        assert_null(zh);
+    }
+}
+
+/* The copies draw numbers of 1 to 12 digits, half of them as long as the
+ * number they replace, never with a leading zero. */
+static void numbers_draw_every_length(void **state)
+{
+    (void)state;
+    int lengths[13] = {0}, same = 0, copies = 600;
+    for (int copy = 0; copy < copies; copy++) {
+        char *en, *zh;
+        assert_true(numbers_to_random("I was born in 1988.", "我生于1988年。", (unsigned)copy, &en, &zh));
+        char *w = replaced_word("I was born in 1988.", "1988", en);
+        size_t len = strlen(w);
+        assert_true(len >= 1 && len <= 12);
+        assert_true(len == 1 || w[0] != '0');
+        lengths[len]++;
+        same += len == 4 && strcmp(w, "1988") != 0;
+        free(w), free(en), free(zh);
+    }
+    for (int len = 1; len <= 12; len++)
+        if (!lengths[len]) fail_msg("no number of %d digits in %d copies", len, copies);
+    assert_in_range(lengths[4], copies * 4 / 10, copies * 7 / 10); /* 1/2 + 1/24 expected */
+    assert_true(same > copies / 3); /* other numbers, not the year again */
+}
+
+/* A numbers source: NUMBERS_COPIES copies of each sentence pair before it
+ * that qualifies, in the pairs' order, with their line numbers. */
+static void sources_make_numbers_random(void **state)
+{
+    (void)state;
+    for (int english_source = 1; english_source >= 0; english_source--) {
+        int en = english_source ? 0 : 1, zh = 1 - en;
+        SourceSpec spec[] = {{"tests/data/numbers-pairs.tsv", SOURCE_TSV, 1.0f, en, zh, false},
+                             {NULL, SOURCE_NUMBERS, 1.0f, 0, 0, false}};
+        SourcesSettings set = {spec, 2, english_source, NULL, 32, 0.0f};
+        Sources s;
+        Error err = {{0}};
+        assert_int_equal(sources_load(&set, &s, &err), 0);
+        const SourceCounts *c = &s.counts[1];
+        assert_int_equal(c->read, 3 * NUMBERS_COPIES); /* the year, the dollars, the cats and dogs */
+        assert_int_equal(c->kept + c->duplicates, c->read);
+        assert_true(c->kept >= 2 * NUMBERS_COPIES);
+        char **english = english_source ? s.pairs.source : s.pairs.target;
+        int last_line = 0;
+        for (size_t i = c->first; i < c->first + c->kept; i++) {
+            assert_true(s.pairs.line[i] >= last_line && s.pairs.line[i] <= 3);
+            last_line = s.pairs.line[i];
+            assert_null(strstr(english[i], "1988")); /* 1988 is drawn again once in 10^4 */
+        }
+        assert_int_equal(s.pairs.line[c->first], 1);
+        expect_in(english[c->first], "I was born in ");
+        sources_free(&s);
+    }
+}
+
 /* ---- sampling ------------------------------------------------------------ */
 
 static int compare_ints(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
@@ -429,6 +552,9 @@ int main(void)
         cmocka_unit_test(names_replace_a_shared_name_on_both_sides),
         cmocka_unit_test(names_draw_words_of_every_shape),
         cmocka_unit_test(sources_make_names_latin),
+        cmocka_unit_test(numbers_replace_shared_numbers_on_both_sides),
+        cmocka_unit_test(numbers_draw_every_length),
+        cmocka_unit_test(sources_make_numbers_random),
         cmocka_unit_test(epochs_draw_by_weight_deterministically),
     };
     return cmocka_run_group_tests_name("training sources", tests, NULL, NULL);

@@ -358,8 +358,6 @@ static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **t
     return words;
 }
 
-static int is_ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
 /* English words of one or two letters that are also acronyms or letters a
  * Chinese sentence may hold (IT, US, AM, PM, OK, A, I...): English output
  * writes them as words of its own. */
@@ -384,20 +382,20 @@ void detokenize_source_casing(char *text, const char *source, const char *lang)
 {
     bool english = strcmp(lang, "en") == 0;
     for (char *w = text; *w;) {
-        if (!is_ascii_letter(*w)) {
+        if (!ascii_is_letter(*w)) {
             w++;
             continue;
         }
         size_t len = 0;
-        while (is_ascii_letter(w[len])) len++;
+        while (ascii_is_letter(w[len])) len++;
         bool own_word = english && short_english_word(w, len);
         for (const char *s = source; *s && !own_word;) {
-            if (!is_ascii_letter(*s)) {
+            if (!ascii_is_letter(*s)) {
                 s++;
                 continue;
             }
             size_t n = 0;
-            while (is_ascii_letter(s[n])) n++;
+            while (ascii_is_letter(s[n])) n++;
             if (n == len && strncasecmp(s, w, len) == 0 && has_capital(s, n)) {
                 memcpy(w, s, len);
                 break;
