@@ -555,7 +555,7 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     SearchSettings greedy = r->cfg.decode;
     greedy.beam = 1;
     EvalScores s;
-    evaluate(model, &r->dev, r->tgt_vocab, &greedy, r->cfg.target_lang, NULL, &s);
+    evaluate(model, &r->dev, r->tgt_vocab, &greedy, r->cfg.target_lang, NULL, NULL, &s);
     *bleu = s.bleu;
     *chrf = s.chrf;
     *improved = s.bleu > r->progress.best_bleu;

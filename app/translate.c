@@ -28,6 +28,7 @@
 #include "../tokenizer/tokenizer.h"
 #include "../model/model.h"
 #include "../data/dataset.h"
+#include "../eval/bootstrap.h"
 #include "../eval/evaluate.h"
 #include "alignment.h"
 #include "attention_json.h"
@@ -48,6 +49,7 @@ typedef struct {
     const char *logits_path;
     const char *eval_path;     /* --eval: a TSV to translate and score */
     const char *hyps_path;     /* --hyps: where --eval writes its translations */
+    const char *compare_path;  /* --compare: another system's translations of the --eval TSV */
     int threads;
     int beam, n_best;          /* --beam (0: the config's), --n-best (1) */
     bool init_weights, force, quiet;
@@ -100,6 +102,9 @@ static void usage(FILE *out)
             "      --eval TSV        translate the source column of TSV (e.g. dev.tsv) and\n"
             "                        print corpus BLEU and chrF2 against its target column\n"
             "      --hyps FILE       with --eval: also write the translations to FILE\n"
+            "      --compare FILE    with --eval: score FILE's translations of the same TSV\n"
+            "                        (one line each, as --hyps writes them) and say whether\n"
+            "                        the difference is measurable (paired bootstrap)\n"
             "  -b, --beam N          beam search with N hypotheses (default: the config's\n"
             "                        decoding.beam; 1 is greedy)\n"
             "  -n, --n-best N        print the N best translations of each input as\n"
@@ -212,6 +217,7 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
     for (int i = 0; i < n_texts && n_texts > 1; i++) mixed_dash |= strcmp(texts[i], "-") == 0;
     if (mixed_dash) why = "'-' (standard input) cannot be mixed with TEXT arguments";
     else if (o->hyps_path && !o->eval_path) why = "--hyps needs --eval";
+    else if (o->compare_path && !o->eval_path) why = "--compare needs --eval";
     else if (o->force && !o->init_weights) why = "--force needs --init-weights";
     else if (n_texts && o->eval_path) why = "--eval reads its sentences from the TSV: no TEXT arguments";
     else if (n_texts && o->init_weights) why = "--init-weights translates nothing: no TEXT arguments";
@@ -235,12 +241,13 @@ static int parse_options(int argc, char **argv, Options *opt)
 {
     enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML, OPT_EXPLAIN, OPT_SHOW,
            OPT_ALIGNMENT, OPT_NO_REPEAT, OPT_FROM = 300, OPT_TO, OPT_LIST, OPT_MAXI, OPT_MINI,
-           OPT_INT8 };
+           OPT_INT8, OPT_COMPARE };
     static const struct option longs[] = {
         {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
         {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
         {"force", no_argument, 0, OPT_FORCE},    {"quiet", no_argument, 0, 'q'},
         {"eval", required_argument, 0, OPT_EVAL}, {"hyps", required_argument, 0, OPT_HYPS},
+        {"compare", required_argument, 0, OPT_COMPARE},
         {"threads", required_argument, 0, 't'},  {"beam", required_argument, 0, 'b'},
         {"n-best", required_argument, 0, 'n'},   {"html", required_argument, 0, OPT_HTML},
         {"explain", no_argument, 0, OPT_EXPLAIN}, {"show", required_argument, 0, OPT_SHOW},
@@ -273,6 +280,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         case OPT_FORCE: opt->force = true; break;
         case OPT_EVAL: opt->eval_path = optarg; break;
         case OPT_HYPS: opt->hyps_path = optarg; break;
+        case OPT_COMPARE: opt->compare_path = optarg; break;
         case 't':
             if (cli_parse_count("translate", "--threads", optarg, 256, &opt->threads)) return -1;
             break;
@@ -924,6 +932,35 @@ static int init_weights(const Options *opt, const char *config_path)
     return 0;
 }
 
+static EvalSentences eval_sentences_new(size_t n)
+{
+    EvalSentences each = {xcalloc(n ? n : 1, sizeof *each.bleu), xcalloc(n ? n : 1, sizeof *each.chrf)};
+    return each;
+}
+
+static void eval_sentences_free(EvalSentences *each)
+{
+    free(each->bleu);
+    free(each->chrf);
+}
+
+/* --compare: this run (B) against the file's translations (A), metric by
+ * metric, with the paired bootstrap's 95% interval (eval/bootstrap.h). */
+static void print_comparison(const char *path, const EvalScores *theirs_scores,
+                             const EvalSentences *theirs, const EvalSentences *mine, size_t n)
+{
+    BootstrapResult bleu, chrf;
+    bootstrap_bleu(theirs->bleu, mine->bleu, n, BOOTSTRAP_RESAMPLES, &bleu);
+    bootstrap_chrf(theirs->chrf, mine->chrf, n, BOOTSTRAP_RESAMPLES, &chrf);
+    printf("compared with %s (BLEU %.2f  chrF2 %.2f), paired bootstrap over %d resamples:\n", path,
+           theirs_scores->bleu, theirs_scores->chrf, BOOTSTRAP_RESAMPLES);
+    const struct { const char *name; const BootstrapResult *r; } rows[] = {{"BLEU ", &bleu}, {"chrF2", &chrf}};
+    for (int i = 0; i < 2; i++)
+        printf("  %s %+.2f, 95%% interval [%+.2f, %+.2f], this run higher in %d: %s\n", rows[i].name,
+               rows[i].r->difference, rows[i].r->low, rows[i].r->high, rows[i].r->b_higher,
+               bootstrap_verdict(rows[i].r));
+}
+
 /* --eval: translate a TSV's source column, score against its target. */
 static int eval_file(const Options *opt, const char *config_path)
 {
@@ -946,29 +983,46 @@ static int eval_file(const Options *opt, const char *config_path)
         translator_close(&tr);
         return EXIT_INPUT;
     }
+    /* --compare's file is read and scored first: a wrong one is an error
+     * before the translating, not after. */
+    EvalSentences theirs = {0}, mine = {0};
+    EvalScores their_scores;
+    if (opt->compare_path) {
+        theirs = eval_sentences_new(data.count);
+        mine = eval_sentences_new(data.count);
+    }
     /* Written to a temporary file (common/output_file.h), committed only
      * after the whole set was translated. */
     OutputFile *hyps = NULL;
-    if (opt->hyps_path && !(hyps = output_file_open(opt->hyps_path, OUTPUT_FILE_DASH, &err))) {
+    if (opt->compare_path && evaluate_file(opt->compare_path, &data, opt->eval_path, tr.config.target_lang,
+                                           &theirs, &their_scores, &err)) {
+        fprintf(stderr, "translate: --compare %s\n", err.message);
+        st = EXIT_INPUT;
+    } else if (opt->hyps_path && !(hyps = output_file_open(opt->hyps_path, OUTPUT_FILE_DASH, &err))) {
         fprintf(stderr, "translate: %s\n", err.message);
         st = EXIT_WRITE;
     } else {
         EvalScores s;
         const SearchSettings decode = tr.config.decode;
         evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang,
-                 hyps ? output_file_stream(hyps) : NULL, &s);
+                 hyps ? output_file_stream(hyps) : NULL, opt->compare_path ? &mine : NULL, &s);
         char how[64];
         if (decode.beam > 1) snprintf(how, sizeof how, "beam %d, length penalty %.2g", decode.beam, decode.length_penalty);
         else snprintf(how, sizeof how, "greedy");
         if (opt->int8) strcat(how, ", int8 weights");
         printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
                opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, how, s.seconds, s.skipped);
+        if (opt->compare_path) print_comparison(opt->compare_path, &their_scores, &theirs, &mine, data.count);
         const char *inputs[] = {config_path, opt->eval_path, tr.config.weights_path,
-                                tr.config.source_vocab_path, tr.config.target_vocab_path};
+                                tr.config.source_vocab_path, tr.config.target_vocab_path,
+                                opt->compare_path};
         if (hyps)
-            st = finish_output(hyps, check_not_an_input("--hyps", opt->hyps_path, inputs, 5, &err),
+            st = finish_output(hyps, check_not_an_input("--hyps", opt->hyps_path, inputs,
+                                                        opt->compare_path ? 6 : 5, &err),
                                &err);
     }
+    eval_sentences_free(&theirs);
+    eval_sentences_free(&mine);
     dataset_free(&data);
     translator_close(&tr);
     return st;

@@ -1,9 +1,12 @@
 /* evaluate.c — translate a data set and score it (see evaluate.h). */
 #include "evaluate.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/input_file.h"
+#include "../common/line.h"
 #include "../common/util.h"
 
 #include "../model/search.h"
@@ -46,8 +49,27 @@ static void translate_chunk(SearchWorkspace *work, const Model *model, const Dat
     }
 }
 
+/* The statistics of line i's translation, into the corpus' sums and, when
+ * wanted, the line's own slot: the one place both evaluate and
+ * evaluate_file score a line. */
+static void score_line(BleuStats *bleu, ChrfStats *chrf, EvalSentences *each, size_t i,
+                       const char *hyp, const char *ref, MetricTokenize tok)
+{
+    BleuStats line_bleu = {0};
+    ChrfStats line_chrf = {0};
+    bleu_add(&line_bleu, hyp, ref, tok);
+    chrf_add(&line_chrf, hyp, ref);
+    bleu_merge(bleu, &line_bleu);
+    chrf_merge(chrf, &line_chrf);
+    if (each) {
+        each->bleu[i] = line_bleu;
+        each->chrf[i] = line_chrf;
+    }
+}
+
 void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
-              const SearchSettings *decode, const char *target_lang, FILE *hyps, EvalScores *out)
+              const SearchSettings *decode, const char *target_lang, FILE *hyps,
+              EvalSentences *each, EvalScores *out)
 {
     double start = util_now();
     BleuStats bleu = {0};
@@ -62,8 +84,7 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
         for (size_t i = 0; i < n; i++) {
             const char *h = chunk[i] ? chunk[i] : "";
             out->skipped += chunk[i] == NULL;
-            bleu_add(&bleu, h, data->target_text[first + i], tok);
-            chrf_add(&chrf, h, data->target_text[first + i]);
+            score_line(&bleu, &chrf, each, first + i, h, data->target_text[first + i], tok);
             if (hyps) fprintf(hyps, "%s\n", h);
             free(chunk[i]);
         }
@@ -73,4 +94,45 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
     out->chrf = chrf_score(&chrf);
     out->sentences = data->count;
     out->seconds = util_now() - start;
+}
+
+/* As the corpus reader takes TSV lines (data/corpus.c). */
+enum { EVAL_MAX_LINE_BYTES = 65536 };
+
+int evaluate_file(const char *path, const Dataset *data, const char *data_path,
+                  const char *target_lang, EvalSentences *each, EvalScores *out, Error *err)
+{
+    double start = util_now();
+    FILE *f = input_file_fopen(path, 0, err);
+    if (!f) return -1;
+    BleuStats bleu = {0};
+    ChrfStats chrf = {0};
+    MetricTokenize tok = metric_tokenize_for_lang(target_lang);
+    char *line = xmalloc(EVAL_MAX_LINE_BYTES + 1);
+    size_t count = 0;
+    int status = 0;
+    out->skipped = 0;
+    long n;
+    while (!status && (n = line_read_or_stop(f, line, EVAL_MAX_LINE_BYTES)) != LINE_EOF) {
+        if (n == LINE_TOO_LONG)
+            status = error_set(err, "%s:%zu: longer than %d bytes", path, count + 1, EVAL_MAX_LINE_BYTES);
+        else if (memchr(line, '\0', (size_t)n))
+            status = error_set(err, "%s:%zu: NUL byte in line", path, count + 1);
+        else if (count < data->count) {
+            out->skipped += n == 0;
+            score_line(&bleu, &chrf, each, count, line, data->target_text[count], tok);
+        }
+        count += !status;
+    }
+    if (!status && ferror(f)) status = error_set(err, "%s: read error: %s", path, strerror(errno));
+    /* One translation per sentence, in order, or the pairing means nothing. */
+    if (!status && count != data->count)
+        status = error_set(err, "%s: %zu lines, %s has %zu sentences", path, count, data_path, data->count);
+    free(line);
+    fclose(f);
+    out->bleu = bleu_score(&bleu);
+    out->chrf = chrf_score(&chrf);
+    out->sentences = data->count;
+    out->seconds = util_now() - start;
+    return status;
 }

@@ -9,8 +9,10 @@
 
 #include <stdio.h>
 
+#include "../common/error.h"
 #include "../data/dataset.h"
 #include "../model/search.h"
+#include "metrics.h"
 
 typedef struct {
     double bleu, chrf;
@@ -18,10 +20,26 @@ typedef struct {
     double seconds;
 } EvalScores;
 
+/* Each line's own statistics, for comparing two systems line by line
+ * (bootstrap.h): two arrays of data->count, filled in line order. */
+typedef struct {
+    BleuStats *bleu;
+    ChrfStats *chrf;
+} EvalSentences;
+
 /* Decode every line of `data` with `model` as `decode` says (greedy, or
  * beam search when decode->beam > 1: search.h); write each hypothesis to
- * `hyps` when it is not NULL. */
+ * `hyps` and its statistics to `each` when they are not NULL. */
 void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
-              const SearchSettings *decode, const char *target_lang, FILE *hyps, EvalScores *out);
+              const SearchSettings *decode, const char *target_lang, FILE *hyps,
+              EvalSentences *each, EvalScores *out);
+
+/* Score translations made before: `path` holds one line per line of `data`,
+ * in order (as --hyps writes them; an empty line is an empty translation
+ * and counts as not translatable).  Fills out (seconds: the reading) and,
+ * when not NULL, each.  0, or -1 with "PATH: N lines, DATA has M",
+ * "PATH:N: longer than 65536 bytes" or "PATH:N: NUL byte in line". */
+int evaluate_file(const char *path, const Dataset *data, const char *data_path,
+                  const char *target_lang, EvalSentences *each, EvalScores *out, Error *err);
 
 #endif

@@ -441,6 +441,16 @@ void bleu_add(BleuStats *stats, const char *hyp, const char *ref, MetricTokenize
     free(r);
 }
 
+void bleu_merge(BleuStats *into, const BleuStats *from)
+{
+    into->hyp_len += from->hyp_len;
+    into->ref_len += from->ref_len;
+    for (size_t n = 0; n < BLEU_MAX_ORDER; n++) {
+        into->correct[n] += from->correct[n];
+        into->total[n] += from->total[n];
+    }
+}
+
 /* sacrebleu BLEU.compute_bleu with smooth_method 'exp' (mteval's NIST
  * smoothing: the k-th order with no match counts as 1 / (2^k * total)). */
 double bleu_score(const BleuStats *stats)
@@ -503,6 +513,15 @@ void chrf_add(ChrfStats *stats, const char *hyp, const char *ref)
     }
     free(h);
     free(r);
+}
+
+void chrf_merge(ChrfStats *into, const ChrfStats *from)
+{
+    for (size_t n = 0; n < CHRF_ORDER; n++) {
+        into->hyp[n] += from->hyp[n];
+        into->ref[n] += from->ref[n];
+        into->match[n] += from->match[n];
+    }
 }
 
 /* sacrebleu CHRF._compute_f_score without eps smoothing: precision and

@@ -55,6 +55,10 @@ typedef struct {
 /* Tokenise one hypothesis/reference pair and add its counts to `stats`. */
 void bleu_add(BleuStats *stats, const char *hyp, const char *ref, MetricTokenize tok);
 
+/* Add `from`'s counts to `into`: a corpus' statistics are its sentences'
+ * summed (bootstrap.h sums resampled sentences this way). */
+void bleu_merge(BleuStats *into, const BleuStats *from);
+
 /* Corpus BLEU in 0..100 from summed statistics (0 for an empty corpus). */
 double bleu_score(const BleuStats *stats);
 
@@ -71,6 +75,9 @@ typedef struct {
 /* Add one pair's character n-gram counts to `stats` (no tokenisation:
  * chrF only drops whitespace). */
 void chrf_add(ChrfStats *stats, const char *hyp, const char *ref);
+
+/* Add `from`'s counts to `into`, as bleu_merge. */
+void chrf_merge(ChrfStats *into, const ChrfStats *from);
 
 /* Corpus chrF2 in 0..100 from summed statistics (0 for an empty corpus). */
 double chrf_score(const ChrfStats *stats);
