@@ -321,6 +321,23 @@ static void test_stray_bytes_become_replacement_characters(void **state)
     vocab_free(v);
 }
 
+/* A byte token for a control character writes nothing: a newline in a
+ * translation would make two output lines of one input line. */
+static void test_control_bytes_are_not_written(void **state)
+{
+    (void)state;
+    Vocab *v = learn("control.vocab", english, N_ENGLISH, 600, 1);
+    int tom = vocab_id(v, "tom");
+    int ids[] = {tom, 4 + '\n', tom, 4 + 192 + '\r', 4 + '\t', 4 + 0x7F, 4 + 192 + '\n', tom};
+    char *got = detokenize_ids(v, ids, sizeof ids / sizeof ids[0], "en");
+    assert_string_equal(got, "Tom Tom Tom");
+    free(got);
+    got = detokenize_ids(v, ids, sizeof ids / sizeof ids[0], "zh");
+    assert_null(strpbrk(got, "\n\r\t\x7F"));
+    free(got);
+    vocab_free(v);
+}
+
 /* Old word vocabularies: exactly one id per token, as vocab_id gives.
  * (The shipped weights/ vocabularies were word vocabularies until issue 13's
  * retraining; tests/data/tiny.* still are.) */
@@ -528,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_weights_and_min_count),
         cmocka_unit_test(test_bad_byte_tokens_are_rejected),
         cmocka_unit_test(test_stray_bytes_become_replacement_characters),
+        cmocka_unit_test(test_control_bytes_are_not_written),
         cmocka_unit_test(test_word_vocabularies_are_unchanged),
         cmocka_unit_test(test_encoding_offsets),
         cmocka_unit_test(test_learner_is_deterministic),

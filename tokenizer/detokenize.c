@@ -260,7 +260,10 @@ char *detokenize(const char *const *tokens, const char *const *cased, size_t n, 
 }
 
 /* Append s[0..n) to o, each invalid UTF-8 sequence as U+FFFD: byte
- * tokens joined in an order no text has must still make valid text. */
+ * tokens joined in an order no text has must still make valid text.  And
+ * without control characters: a model may write the byte token <0x0A>,
+ * and a translation with a newline in it would be two lines of output for
+ * one of input (a tab or a CR would garble TSV and terminal output too). */
 static void str_add_valid(Str *o, const char *s, size_t n)
 {
     char *copy = xmalloc(n + 1);
@@ -270,6 +273,10 @@ static void str_add_valid(Str *o, const char *s, size_t n)
         if (k == 0) {
             str_add(o, "\xEF\xBF\xBD");
             i++;
+            continue;
+        }
+        if (cp < 0x20 || cp == 0x7F) {
+            i += k;
             continue;
         }
         memcpy(copy, s + i, k);
