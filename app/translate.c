@@ -103,8 +103,8 @@ static void usage(FILE *out)
             "                        print corpus BLEU and chrF2 against its target column\n"
             "      --hyps FILE       with --eval: also write the translations to FILE\n"
             "      --compare FILE    with --eval: score FILE's translations of the same TSV\n"
-            "                        (one line each, as --hyps writes them) and say whether\n"
-            "                        the difference is measurable (paired bootstrap)\n"
+            "                        (one line per sentence, as --hyps writes them) and say\n"
+            "                        whether the difference is measurable (paired bootstrap)\n"
             "  -b, --beam N          beam search with N hypotheses (default: the config's\n"
             "                        decoding.beam; 1 is greedy)\n"
             "  -n, --n-best N        print the N best translations of each input as\n"
@@ -946,19 +946,19 @@ static void eval_sentences_free(EvalSentences *each)
 
 /* --compare: this run (B) against the file's translations (A), metric by
  * metric, with the paired bootstrap's 95% interval (eval/bootstrap.h). */
-static void print_comparison(const char *path, const EvalScores *theirs_scores,
+static void print_comparison(const char *path, const EvalScores *their_scores,
                              const EvalSentences *theirs, const EvalSentences *mine, size_t n)
 {
     BootstrapResult bleu, chrf;
     bootstrap_bleu(theirs->bleu, mine->bleu, n, BOOTSTRAP_RESAMPLES, &bleu);
     bootstrap_chrf(theirs->chrf, mine->chrf, n, BOOTSTRAP_RESAMPLES, &chrf);
     printf("compared with %s (BLEU %.2f  chrF2 %.2f), paired bootstrap over %d resamples:\n", path,
-           theirs_scores->bleu, theirs_scores->chrf, BOOTSTRAP_RESAMPLES);
+           their_scores->bleu, their_scores->chrf, BOOTSTRAP_RESAMPLES);
     const struct { const char *name; const BootstrapResult *r; } rows[] = {{"BLEU ", &bleu}, {"chrF2", &chrf}};
     for (int i = 0; i < 2; i++)
-        printf("  %s %+.2f, 95%% interval [%+.2f, %+.2f], this run higher in %d: %s\n", rows[i].name,
+        printf("  %s %+.2f, 95%% interval [%+.2f, %+.2f], this run higher in %d of %d: %s\n", rows[i].name,
                rows[i].r->difference, rows[i].r->low, rows[i].r->high, rows[i].r->b_higher,
-               bootstrap_verdict(rows[i].r));
+               rows[i].r->resamples, bootstrap_verdict(rows[i].r));
 }
 
 /* --eval: translate a TSV's source column, score against its target. */
@@ -992,13 +992,18 @@ static int eval_file(const Options *opt, const char *config_path)
         mine = eval_sentences_new(data.count);
     }
     /* Written to a temporary file (common/output_file.h), committed only
-     * after the whole set was translated. */
+     * after the whole set was translated; never over an input, which is
+     * checked first, so a refusal costs no translating. */
+    const char *inputs[] = {config_path, opt->eval_path, tr.config.weights_path,
+                            tr.config.source_vocab_path, tr.config.target_vocab_path, opt->compare_path};
+    size_t n_inputs = opt->compare_path ? 6 : 5;
     OutputFile *hyps = NULL;
     if (opt->compare_path && evaluate_file(opt->compare_path, &data, opt->eval_path, tr.config.target_lang,
                                            &theirs, &their_scores, &err)) {
         fprintf(stderr, "translate: --compare %s\n", err.message);
         st = EXIT_INPUT;
-    } else if (opt->hyps_path && !(hyps = output_file_open(opt->hyps_path, OUTPUT_FILE_DASH, &err))) {
+    } else if (opt->hyps_path && (check_not_an_input("--hyps", opt->hyps_path, inputs, n_inputs, &err) ||
+                                  !(hyps = output_file_open(opt->hyps_path, OUTPUT_FILE_DASH, &err)))) {
         fprintf(stderr, "translate: %s\n", err.message);
         st = EXIT_WRITE;
     } else {
@@ -1013,13 +1018,7 @@ static int eval_file(const Options *opt, const char *config_path)
         printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
                opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, how, s.seconds, s.skipped);
         if (opt->compare_path) print_comparison(opt->compare_path, &their_scores, &theirs, &mine, data.count);
-        const char *inputs[] = {config_path, opt->eval_path, tr.config.weights_path,
-                                tr.config.source_vocab_path, tr.config.target_vocab_path,
-                                opt->compare_path};
-        if (hyps)
-            st = finish_output(hyps, check_not_an_input("--hyps", opt->hyps_path, inputs,
-                                                        opt->compare_path ? 6 : 5, &err),
-                               &err);
+        if (hyps) st = finish_output(hyps, 0, &err);
     }
     eval_sentences_free(&theirs);
     eval_sentences_free(&mine);

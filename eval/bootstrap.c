@@ -7,7 +7,9 @@
 
 #include "../common/util.h"
 
-/* sacrebleu's seed for its resampling (SACREBLEU_SEED's default). */
+/* sacrebleu's seed value (SACREBLEU_SEED's default), in our own generator:
+ * the draws, and so the intervals, are not numpy's and will not match
+ * sacrebleu's figures to the digit. */
 enum { BOOTSTRAP_SEED = 12345 };
 
 /* One sentence's statistics of either metric, so the resampling loop below
@@ -46,6 +48,7 @@ void bootstrap_interval(double *values, int n, double *low, double *high)
 static void resample(const Metric *m, const void *a, const void *b, size_t n, int resamples,
                      BootstrapResult *out)
 {
+    ASSERT(resamples >= 1);
     const unsigned char *sentences_a = a, *sentences_b = b;
     AnyStats sum_a, sum_b;
     memset(&sum_a, 0, sizeof sum_a);
@@ -68,7 +71,7 @@ static void resample(const Metric *m, const void *a, const void *b, size_t n, in
         for (size_t k = 0; k < n; k++) {
             /* The same sentence for both systems: that pairing is what makes
              * the test see small differences a set's luck would hide.  (The
-             * modulo's bias is below 2^-40 for any n we can hold.) */
+             * modulo's bias is below n / 2^64: negligible.) */
             size_t i = (size_t)(rng_next(&rng) % n);
             m->merge(&sum_a, sentences_a + i * m->size);
             m->merge(&sum_b, sentences_b + i * m->size);

@@ -24,7 +24,8 @@
 
 #include "metrics.h"
 
-/* sacrebleu's default for its paired bootstrap (--paired-bs-n). */
+/* As sacrebleu's paired bootstrap (--paired-bs-n's default).  Its test is
+ * another: a p-value from the resampled scores; ours is the interval. */
 enum { BOOTSTRAP_RESAMPLES = 1000 };
 
 typedef struct {
@@ -36,7 +37,7 @@ typedef struct {
 } BootstrapResult;
 
 /* Per-sentence statistics a[i], b[i] of the two systems for sentences
- * 0..n-1 (n >= 1, resamples >= 1). */
+ * 0..n-1 (resamples >= 1; n = 0 scores both 0). */
 void bootstrap_bleu(const BleuStats *a, const BleuStats *b, size_t n, int resamples,
                     BootstrapResult *out);
 void bootstrap_chrf(const ChrfStats *a, const ChrfStats *b, size_t n, int resamples,

@@ -127,7 +127,8 @@ int evaluate_file(const char *path, const Dataset *data, const char *data_path,
     if (!status && ferror(f)) status = error_set(err, "%s: read error: %s", path, strerror(errno));
     /* One translation per sentence, in order, or the pairing means nothing. */
     if (!status && count != data->count)
-        status = error_set(err, "%s: %zu lines, %s has %zu sentences", path, count, data_path, data->count);
+        status = error_set(err, "%s: %zu line%s, %s has %zu sentences (its non-blank lines)", path, count,
+                           count == 1 ? "" : "s", data_path, data->count);
     free(line);
     fclose(f);
     out->bleu = bleu_score(&bleu);

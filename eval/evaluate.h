@@ -20,8 +20,9 @@ typedef struct {
     double seconds;
 } EvalScores;
 
-/* Each line's own statistics, for comparing two systems line by line
- * (bootstrap.h): two arrays of data->count, filled in line order. */
+/* Each sentence's own statistics, for comparing two systems sentence by
+ * sentence (bootstrap.h): two arrays of data->count, in the Dataset's
+ * order (the TSV's non-blank lines). */
 typedef struct {
     BleuStats *bleu;
     ChrfStats *chrf;
@@ -34,11 +35,13 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
               const SearchSettings *decode, const char *target_lang, FILE *hyps,
               EvalSentences *each, EvalScores *out);
 
-/* Score translations made before: `path` holds one line per line of `data`,
- * in order (as --hyps writes them; an empty line is an empty translation
- * and counts as not translatable).  Fills out (seconds: the reading) and,
- * when not NULL, each.  0, or -1 with "PATH: N lines, DATA has M",
- * "PATH:N: longer than 65536 bytes" or "PATH:N: NUL byte in line". */
+/* Score translations made before: the regular file `path` holds one line
+ * per sentence of `data`, in order (as --hyps writes them; an empty line is
+ * an empty translation, counted in out->skipped).  Fills out (seconds: the
+ * reading) and, when not NULL, each.  0, or -1 with input_file.h's
+ * messages (cannot open, a directory, not a regular file), "PATH:N: longer
+ * than 65536 bytes", "PATH:N: NUL byte in line", "PATH: read error: ..." or
+ * "PATH: N lines, DATA_PATH has M sentences (its non-blank lines)". */
 int evaluate_file(const char *path, const Dataset *data, const char *data_path,
                   const char *target_lang, EvalSentences *each, EvalScores *out, Error *err);
 

@@ -197,8 +197,8 @@ static void test_compare_prints_the_difference_and_its_interval(void **state)
     snprintf(want, sizeof want, "compared with %s (BLEU ", own);
     expect_in(r.out, want);
     expect_in(r.out, "paired bootstrap over 1000 resamples:\n");
-    expect_in(r.out, "  BLEU  +0.00, 95% interval [+0.00, +0.00], this run higher in 0: no measurable difference\n");
-    expect_in(r.out, "  chrF2 +0.00, 95% interval [+0.00, +0.00], this run higher in 0: no measurable difference\n");
+    expect_in(r.out, "  BLEU  +0.00, 95% interval [+0.00, +0.00], this run higher in 0 of 1000: no measurable difference\n");
+    expect_in(r.out, "  chrF2 +0.00, 95% interval [+0.00, +0.00], this run higher in 0 of 1000: no measurable difference\n");
     run_result_free(&r);
 
     char empty[TINY_LINES + 1];
@@ -209,8 +209,8 @@ static void test_compare_prints_the_difference_and_its_interval(void **state)
     r = run_program(against_blank, NULL, 0);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "(BLEU 0.00  chrF2 0.00)");
-    expect_in(r.out, "this run higher in 1000: measurably higher\n  chrF2");
-    expect_in(r.out, "this run higher in 1000: measurably higher\n");
+    expect_in(r.out, "this run higher in 1000 of 1000: measurably higher\n  chrF2");
+    expect_in(r.out, "this run higher in 1000 of 1000: measurably higher\n");
     run_result_free(&r);
 }
 
@@ -225,9 +225,9 @@ static void test_compare_refuses_a_file_that_does_not_pair(void **state)
         size_t len;
         const char *phrase;
     } cases[] = {
-        {"short.hyps", TEXT("我爱中国。\n我想吃鱼。\n你好吗？\n"), ": 3 lines, " TINY_TSV " has 16 sentences"},
+        {"short.hyps", TEXT("我爱中国。\n我想吃鱼。\n你好吗？\n"), ": 3 lines, " TINY_TSV " has 16 sentences (its non-blank lines)"},
         {"long.hyps", TEXT("a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\no\np\nq\n"),
-         ": 17 lines, " TINY_TSV " has 16 sentences"},
+         ": 17 lines, " TINY_TSV " has 16 sentences (its non-blank lines)"},
         {"nul.hyps", TEXT("a\nb\0c\n"), ":2: NUL byte in line"},
         {"missing.hyps", NULL, 0, ": cannot open"},
     };
@@ -247,7 +247,8 @@ static void test_compare_refuses_a_file_that_does_not_pair(void **state)
     }
 }
 
-/* --compare needs --eval; --hyps never replaces the file compared with. */
+/* --compare needs --eval; --hyps never replaces the file compared with,
+ * and says so before translating anything. */
 static void test_compare_needs_eval_and_is_an_input(void **state)
 {
     (void)state;
@@ -265,6 +266,7 @@ static void test_compare_needs_eval_and_is_an_input(void **state)
     r = run_program(over, NULL, 0);
     assert_int_equal(r.status, 4);
     expect_in(r.err, "--hyps would overwrite");
+    assert_string_equal(r.out, ""); /* refused before translating */
     size_t len;
     char *kept = read_file(theirs, &len);
     assert_true(kept && len == TINY_LINES * 2 && memcmp(kept, lines, len) == 0);
