@@ -7,6 +7,7 @@
  * stops at the first problem, so most need only the lines up to it. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,38 @@ static void en_zh_config_loads_with_expected_values(void **state)
     assert_true(c.decode.length_penalty == 1.0f && c.decode.max_output_ratio == 2.0f);
     assert_int_equal(c.decode.max_output_extra, 10);
     config_free(&c);
+}
+
+/* Every config the repository ships, the experiments' too, loads; and the
+ * training data each names is there when the shared data is (a file under
+ * build/ is made by make, e.g. make back-translation). */
+static void every_config_in_the_repository_loads(void **state)
+{
+    (void)state;
+    const char *dirs[] = {"configs", "configs/experiments"};
+    int loaded = 0;
+    for (int d = 0; d < 2; d++) {
+        DIR *dir = opendir(dirs[d]);
+        assert_non_null(dir);
+        for (struct dirent *e; (e = readdir(dir));) {
+            size_t len = strlen(e->d_name);
+            if (len < 5 || strcmp(e->d_name + len - 5, ".yaml") != 0) continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            Config c;
+            Error err = {""};
+            if (config_load(path, &c, &err) != 0) fail_msg("%s: %s", path, err.message);
+            loaded++;
+            for (size_t i = 0; c.has_train && tatoeba_dir() && i < c.train.n_sources; i++) {
+                const char *source = c.train.sources[i].path;
+                if (source && !strstr(source, "/build/") && access(source, R_OK) != 0)
+                    fail_msg("%s: train.sources[%zu]: %s is missing", path, i, source);
+            }
+            config_free(&c);
+        }
+        closedir(dir);
+    }
+    assert_true(loaded >= 8);
 }
 
 static void en_zh_train_section_loads(void **state)
@@ -678,6 +711,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(en_zh_config_loads_with_expected_values),
         cmocka_unit_test(en_zh_train_section_loads),
+        cmocka_unit_test(every_config_in_the_repository_loads),
         cmocka_unit_test(zh_en_config_mirrors_en_zh),
         cmocka_unit_test(tiny_config_loads_with_decoding_defaults),
         cmocka_unit_test(random_init_is_off_without_a_seed),
