@@ -21,7 +21,7 @@
 typedef enum { DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I32 } Dtype;
 
 #define SAFETENSORS_MAX_DIMS 8
-#define SAFETENSORS_MAX_HEADER (100u << 20) /* 100 MB, as the reference implementation */
+#define SAFETENSORS_MAX_HEADER 100000000u /* 100 MB, as the reference implementation (its MAX_HEADER_SIZE) */
 
 typedef struct {
     char *name;

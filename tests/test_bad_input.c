@@ -435,7 +435,7 @@ static void test_weights_header_length_beyond_the_file(void **state)
     const char *p = write_weights("beyond.safetensors", w.len, "{}", "", 0);
     expect_bad_weights(p, "is beyond the end of the file");
     p = write_weights("huge.safetensors", (uint64_t)1 << 62, "{}", "", 0);
-    expect_bad_weights(p, "exceeds the limit of 104857600 bytes");
+    expect_bad_weights(p, "exceeds the limit of 100000000 bytes");
     weights_free(&w);
 }
 
