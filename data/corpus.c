@@ -10,9 +10,6 @@
 #include "../common/line.h"
 #include "../common/util.h"
 
-/* Longer lines are an error: no TSV line makes us allocate more. */
-#define CORPUS_MAX_LINE_BYTES 65536
-
 /* Column `index` of a tab-separated line, copied; NULL if there are fewer
  * columns. */
 static char *column(const char *line, int index)

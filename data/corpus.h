@@ -14,6 +14,11 @@
 
 #include "../common/error.h"
 
+/* The longest line read, in bytes (without its newline); a longer one is
+ * an error, so no line makes us allocate more.  A --compare file of
+ * translations has the same limit (eval/evaluate.h). */
+enum { CORPUS_MAX_LINE_BYTES = 65536 };
+
 typedef struct {
     size_t count;
     char **source;  /* [count] the source column of each line */

@@ -9,6 +9,7 @@
 #include "../common/line.h"
 #include "../common/util.h"
 
+#include "../data/corpus.h"
 #include "../model/search.h"
 #include "metrics.h"
 #include "../tokenizer/detokenize.h"
@@ -96,9 +97,6 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
     out->seconds = util_now() - start;
 }
 
-/* As the corpus reader takes TSV lines (data/corpus.c). */
-enum { EVAL_MAX_LINE_BYTES = 65536 };
-
 int evaluate_file(const char *path, const Dataset *data, const char *data_path,
                   const char *target_lang, EvalSentences *each, EvalScores *out, Error *err)
 {
@@ -108,14 +106,14 @@ int evaluate_file(const char *path, const Dataset *data, const char *data_path,
     BleuStats bleu = {0};
     ChrfStats chrf = {0};
     MetricTokenize tok = metric_tokenize_for_lang(target_lang);
-    char *line = xmalloc(EVAL_MAX_LINE_BYTES + 1);
+    char *line = xmalloc(CORPUS_MAX_LINE_BYTES + 1);
     size_t count = 0;
     int status = 0;
     out->skipped = 0;
     long n;
-    while (!status && (n = line_read_or_stop(f, line, EVAL_MAX_LINE_BYTES)) != LINE_EOF) {
+    while (!status && (n = line_read_or_stop(f, line, CORPUS_MAX_LINE_BYTES)) != LINE_EOF) {
         if (n == LINE_TOO_LONG)
-            status = error_set(err, "%s:%zu: longer than %d bytes", path, count + 1, EVAL_MAX_LINE_BYTES);
+            status = error_set(err, "%s:%zu: longer than %d bytes", path, count + 1, CORPUS_MAX_LINE_BYTES);
         else if (memchr(line, '\0', (size_t)n))
             status = error_set(err, "%s:%zu: NUL byte in line", path, count + 1);
         else if (count < data->count) {
