@@ -932,18 +932,6 @@ static int init_weights(const Options *opt, const char *config_path)
     return 0;
 }
 
-static EvalSentences eval_sentences_new(size_t n)
-{
-    EvalSentences each = {xcalloc(n ? n : 1, sizeof *each.bleu), xcalloc(n ? n : 1, sizeof *each.chrf)};
-    return each;
-}
-
-static void eval_sentences_free(EvalSentences *each)
-{
-    free(each->bleu);
-    free(each->chrf);
-}
-
 /* --compare: this run (B) against the file's translations (A), metric by
  * metric, with the paired bootstrap's 95% interval (eval/bootstrap.h). */
 static void print_comparison(const char *path, const EvalScores *their_scores,

@@ -50,6 +50,18 @@ static void translate_chunk(SearchWorkspace *work, const Model *model, const Dat
     }
 }
 
+EvalSentences eval_sentences_new(size_t n)
+{
+    EvalSentences each = {xcalloc(n ? n : 1, sizeof *each.bleu), xcalloc(n ? n : 1, sizeof *each.chrf)};
+    return each;
+}
+
+void eval_sentences_free(EvalSentences *each)
+{
+    free(each->bleu);
+    free(each->chrf);
+}
+
 /* The statistics of line i's translation, into the corpus' sums and, when
  * wanted, the line's own slot: the one place both evaluate and
  * evaluate_file score a line. */

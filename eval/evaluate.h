@@ -28,6 +28,11 @@ typedef struct {
     ChrfStats *chrf;
 } EvalSentences;
 
+/* Room for n sentences' statistics (zeroed); eval_sentences_free frees
+ * both arrays (NULL-safe, so a zeroed EvalSentences may be freed too). */
+EvalSentences eval_sentences_new(size_t n);
+void eval_sentences_free(EvalSentences *each);
+
 /* Decode every line of `data` with `model` as `decode` says (greedy, or
  * beam search when decode->beam > 1: search.h); write each hypothesis to
  * `hyps` and its statistics to `each` when they are not NULL. */
