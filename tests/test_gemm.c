@@ -329,27 +329,25 @@ static void test_few_rows_do_not_depend_on_each_other(void **state)
     }
 }
 
-/* gemm_nt on 17..48 rows runs turned around (Cᵀ = B·Aᵀ, see gemm.c) but
- * must give the bits of the blocked path, which taller products take: each
- * of those rows equals the same row inside a 64-row product. */
-static void test_turned_path_matches_blocked(void **state)
+/* Each of `count` products, shapes[i] by `form`, must give its rows the
+ * bits they have inside a product of the same K and N but `tall` rows (A's
+ * first rows the same): the paths a product's height chooses are the same
+ * arithmetic.  With and without accumulate. */
+static void check_rows_as_in_taller(const char *kernel, const Form *form, const Shape *shapes,
+                                    size_t count, int tall, uint64_t seed)
 {
-    const char *kernel = kernel_of(state);
-    static const Shape shapes[] = {{17, 33, 7}, {32, 256, 256}, {40, 300, 513}, {48, 2858, 256},
-                                   {33, 17, 300}};
-    enum { TALL = 64 };
-    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
-        Shape tall = shapes[s];
-        tall.m = TALL;
-        Case c = case_make(tall, 31 + s); /* A has 64 rows; the first m are the short product's */
+    for (size_t s = 0; s < count; s++) {
+        Shape tall_shape = shapes[s];
+        tall_shape.m = tall;
+        Case c = case_make(tall_shape, seed + s);
         size_t n = (size_t)c.s.n, rows = (size_t)shapes[s].m;
         for (int accumulate = 0; accumulate < 2; accumulate++) {
-            float *whole = copy(c.c0, TALL * n), *part = copy(c.c0, rows * n);
-            gemm_nt(whole, c.a, c.b, TALL, c.s.n, c.s.k, accumulate);
-            gemm_nt(part, c.a, c.b, (int)rows, c.s.n, c.s.k, accumulate);
+            float *whole = copy(c.c0, (size_t)tall * n), *part = copy(c.c0, rows * n);
+            form->fast(whole, c.a, c.b, tall, c.s.n, c.s.k, accumulate);
+            form->fast(part, c.a, c.b, (int)rows, c.s.n, c.s.k, accumulate);
             if (memcmp(part, whole, rows * n * sizeof *part))
-                print_error("%s: %zux%dx%d (accumulate %d) differs from its rows in a %d-row product\n",
-                            kernel, rows, c.s.n, c.s.k, accumulate, TALL);
+                print_error("%s: %s %zux%dx%d (accumulate %d) differs from its rows in a %d-row product\n",
+                            kernel, form->name, rows, c.s.n, c.s.k, accumulate, tall);
             assert_memory_equal(part, whole, rows * n * sizeof *part);
             free(whole);
             free(part);
@@ -358,34 +356,37 @@ static void test_turned_path_matches_blocked(void **state)
     }
 }
 
+/* gemm_nt on 17..48 rows runs turned around (Cᵀ = B·Aᵀ, see gemm.c) but
+ * must give the bits of the blocked path, which taller products take: each
+ * of those rows equals the same row inside a 64-row product. */
+static void test_turned_path_matches_blocked(void **state)
+{
+    static const Shape shapes[] = {{17, 33, 7}, {32, 256, 256}, {40, 300, 513}, {48, 2858, 256},
+                                   {33, 17, 300}};
+    check_rows_as_in_taller(kernel_of(state), &FORMS[0], shapes, sizeof shapes / sizeof *shapes, 64, 31);
+}
+
 /* gemm_nt and gemm_nn read A's whole row panels in place and pack only a
  * block's last, partial one (gemm.c, micro_direct_*), the same arithmetic:
  * in a 52- or 53-row product rows 48.. are that packed panel, in a 64-row
  * product they are read in place, and they must have the same bits. */
 static void test_in_place_rows_match_packed(void **state)
 {
-    const char *kernel = kernel_of(state);
     static const Shape shapes[] = {{52, 256, 256}, {52, 300, 513}, {53, 33, 7}};
-    enum { TALL = 64 };
     for (size_t f = 0; f < 2; f++) /* nt, nn */
-        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
-            Shape tall = shapes[s];
-            tall.m = TALL;
-            Case c = case_make(tall, 57 + s);
-            size_t n = (size_t)c.s.n, rows = (size_t)shapes[s].m;
-            for (int accumulate = 0; accumulate < 2; accumulate++) {
-                float *whole = copy(c.c0, TALL * n), *part = copy(c.c0, rows * n);
-                FORMS[f].fast(whole, c.a, c.b, TALL, c.s.n, c.s.k, accumulate);
-                FORMS[f].fast(part, c.a, c.b, (int)rows, c.s.n, c.s.k, accumulate);
-                if (memcmp(part, whole, rows * n * sizeof *part))
-                    print_error("%s: %s %zux%dx%d (accumulate %d) differs from its rows in a %d-row product\n",
-                                kernel, FORMS[f].name, rows, c.s.n, c.s.k, accumulate, TALL);
-                assert_memory_equal(part, whole, rows * n * sizeof *part);
-                free(whole);
-                free(part);
-            }
-            case_free(&c);
-        }
+        check_rows_as_in_taller(kernel_of(state), &FORMS[f], shapes, sizeof shapes / sizeof *shapes, 64,
+                                57);
+}
+
+/* gemm_nt on rows that fit in one row block (up to MC, 192) packs each
+ * panel of B just before using it (gemm.c, product_run); taller products
+ * pack a whole block of B first.  (On AVX-512 up to 48 rows take the
+ * turned path, tested above.)  Shapes with K past one K block, N past one
+ * N block (4096), edge panels both ways, against 400-row products. */
+static void test_one_row_block_matches_taller(void **state)
+{
+    static const Shape shapes[] = {{100, 300, 513}, {49, 4133, 40}, {192, 33, 7}, {61, 17, 300}};
+    check_rows_as_in_taller(kernel_of(state), &FORMS[0], shapes, sizeof shapes / sizeof *shapes, 400, 71);
 }
 
 /* Without accumulate C's old contents are never read: NaNs there vanish. */
@@ -472,6 +473,7 @@ int main(void)
         PER_KERNEL(test_few_rows_do_not_depend_on_each_other),
         PER_KERNEL(test_turned_path_matches_blocked),
         PER_KERNEL(test_in_place_rows_match_packed),
+        PER_KERNEL(test_one_row_block_matches_taller),
         PER_KERNEL(test_overwrite_ignores_old_c),
         PER_KERNEL(test_empty_sum),
         cmocka_unit_test(test_kernel_choice),
