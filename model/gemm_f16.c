@@ -6,18 +6,18 @@
  * float16 of B, widen them with vcvtph2ps and do 8 fused multiply-adds
  * into as many vector accumulators, summed horizontally at the end; B is
  * read once, sequentially, and A (a few KB) stays in L1, so a batch-1
- * decoding step reads 2 bytes per weight.  More rows take 4 rows of B at
- * a time, which the rows of A pass over 3 at a time (rows_avx2), each
+ * decoding step reads 2 bytes per weight.  More rows take 3 rows of B at
+ * a time, which the rows of A pass over 4 at a time (rows_avx2), each
  * group converting them again in registers from L1, each conversion
- * serving the group's 3 rows.  (They were widened once into a float buffer
+ * serving the group's 4 rows.  (They were widened once into a float buffer
  * instead, which the groups then read: on an AMD EPYC (Zen 3), beam 4 on
  * 300 en-zh dev lines one at a time took 6.6-7.0 s of CPU, 4.2-4.7 s in
  * registers; mini-batched, 3.4-3.5 s against 3.0-3.1 s; greedy batched,
  * 0.90-0.94 s against 0.81-0.95 s; the same translations.)
  *
  * With AVX-512 (where gemm.c runs it) tile_avx512 does the same with
- * 16-wide conversions, up to 4 rows of A × 4 of B or 1 × 8, converting B
- * in registers for every group of 4 rows of A too.  (More than 4 rows
+ * 16-wide conversions, up to 6 rows of A × 4 of B or 1 × 8, converting B
+ * in registers for every group of 6 rows of A too.  (More than 4 rows
  * once went over 4 rows of B widened into an L1 buffer: on an AMD EPYC
  * (Zen 5), 1,000 en-zh dev lines mini-batched on 1 thread took 4.22-4.44 s
  * of CPU with beam 4 and 1.07-1.15 s greedy, against 3.36-3.56 and
@@ -197,51 +197,60 @@ static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int n
     for (int q = 0; q < nb; q++) finish(c + q, sum[q], a, b[q], k, K);
 }
 
-/* R <= 3 rows of A (C rows c, c + ldc, ...) against nb <= 4 rows of B from
- * b (row stride K), widened in registers: each B value widened once
- * serves every row.  Every element is the chain of tile1_avx2 (k
- * ascending 8 at a time, hsum, the tail), so a row's results do not
- * depend on the rows beside it or on the tile it was in.  R is a constant
- * after inlining, so the 12 accumulators, 3 rows of A and the value of B
- * fill the 16 registers. */
+/* Rows of A and of B in an AVX2 tile of more than one row of A.  Each
+ * value of B is widened once (vcvtph2ps, which on Intel takes a slot of
+ * the ports that also multiply) for ROWS_AVX2 rows of A, whose values come
+ * straight from L1 as the multiply-adds' memory operands: 12 accumulators
+ * and one widened vector of the 16 registers.  3 × 4, with the 3 rows of
+ * A in registers, widened each value for 3 rows only: on an Intel Xeon
+ * (AVX2 forced; 1 thread, best of 30 timings), M × 5230 × 256 went
+ * 65 -> 83 GF/s for 4 rows (a beam of 4), 76 -> 86 for 8, 81 -> 88 for 32
+ * (5 × 2: 74, 86, 94). */
+enum { ROWS_AVX2 = 4, COLS_AVX2 = 3 };
+
+/* R <= ROWS_AVX2 rows of A (C rows c, c + ldc, ...) against nb <= COLS_AVX2
+ * rows of B from b (row stride K), widened in registers: each B value
+ * widened once serves every row.  Every element is the chain of
+ * tile1_avx2 (k ascending 8 at a time, hsum, the tail), so a row's results
+ * do not depend on the rows beside it or on the tile it was in.  R is a
+ * constant after inlining, so the accumulators stay in registers. */
 __attribute__((target("avx2,fma,f16c"), always_inline))
 static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const uint16_t *b, int R, int nb,
                                   int K)
 {
-    const uint16_t *bq[4];
-    for (int q = 0; q < 4; q++) bq[q] = b + (size_t)(q < nb ? q : 0) * K;
-    __m256 acc[3][4];
-#pragma GCC unroll 3
-    for (int r = 0; r < R; r++)
+    const uint16_t *bq[COLS_AVX2];
+    for (int q = 0; q < COLS_AVX2; q++) bq[q] = b + (size_t)(q < nb ? q : 0) * K;
+    __m256 acc[ROWS_AVX2][COLS_AVX2];
 #pragma GCC unroll 4
-        for (int q = 0; q < 4; q++) acc[r][q] = _mm256_setzero_ps();
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 3
+        for (int q = 0; q < COLS_AVX2; q++) acc[r][q] = _mm256_setzero_ps();
     int k = 0;
     for (; k + 8 <= K; k += 8) {
-        __m256 x[3];
 #pragma GCC unroll 3
-        for (int r = 0; r < R; r++) x[r] = _mm256_loadu_ps(a + (size_t)r * K + k);
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < COLS_AVX2; q++) {
             __m256 w = widen8(bq[q] + k);
-#pragma GCC unroll 3
-            for (int r = 0; r < R; r++) acc[r][q] = _mm256_fmadd_ps(x[r], w, acc[r][q]);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++)
+                acc[r][q] = _mm256_fmadd_ps(_mm256_loadu_ps(a + (size_t)r * K + k), w, acc[r][q]);
         }
     }
-#pragma GCC unroll 3
-    for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-        for (int q = 0; q < 4; q++)
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 3
+        for (int q = 0; q < COLS_AVX2; q++)
             if (q < nb) finish(c + (size_t)r * ldc + q, hsum(acc[r][q]), a + (size_t)r * K, bq[q], k, K);
 }
 
-/* R (1 to 3) rows of A against rows j.. of B. */
+/* R (1 to ROWS_AVX2) rows of A against rows j.. of B. */
 __attribute__((target("avx2,fma,f16c")))
 static void rows_avx2(float *c, int N, const float *a, const uint16_t *b, int R, int nb, int K)
 {
     switch (R) {
     case 1: rows_body_avx2(c, (size_t)N, a, b, 1, nb, K); break;
     case 2: rows_body_avx2(c, (size_t)N, a, b, 2, nb, K); break;
-    default: rows_body_avx2(c, (size_t)N, a, b, 3, nb, K); break;
+    case 3: rows_body_avx2(c, (size_t)N, a, b, 3, nb, K); break;
+    default: rows_body_avx2(c, (size_t)N, a, b, 4, nb, K); break;
     }
 }
 
@@ -288,13 +297,22 @@ static inline __m512 reduce16_avx512(const __m512 v[16])
     return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), w);
 }
 
-/* An R×C tile of C (R <= 4 rows of A, C <= 8 rows of B, R·C <= 16): one
- * accumulator per element, k ascending 16 at a time, then reduced and the
- * tail added.  Every element gets that same sequence whatever R and C, so
- * a row's results never depend on the rows beside it: a sentence decoded
- * alone and inside a batch give the same bits.  R and C are constants
- * after inlining (the switches below), so the accumulators stay in the
- * 32 vector registers.
+/* Rows of A in an AVX-512 tile of more than one row of A (against 4 rows
+ * of B): each value of B widened (vcvtph2ps, which on Intel takes a slot
+ * of both ports that multiply) serves 6 rows, and the 24 accumulators, 6
+ * rows of A and the widened vector fill 31 of the 32 registers.  On an
+ * Intel Xeon (1 thread, best of 30 timings), M × 5230 × 256 went 124 -> 136
+ * GF/s for 16 and for 32 rows, 115 -> 132 for 10; 8 rows × 3 ran out of
+ * registers (83). */
+enum { ROWS_AVX512 = 6 };
+
+/* An R×C tile of C (R <= ROWS_AVX512 rows of A, C <= 8 rows of B, R·C <=
+ * 24): one accumulator per element, k ascending 16 at a time, then reduced
+ * and the tail added.  Every element gets that same sequence whatever R
+ * and C, so a row's results never depend on the rows beside it: a sentence
+ * decoded alone and inside a batch give the same bits.  R and C are
+ * constants after inlining (the switches below), so the accumulators stay
+ * in the 32 vector registers.
  *
  * pf, when not NULL, is the start of the bytes to fetch into the cache
  * while this tile runs (pf_bytes of them, spread over its k loop): the
@@ -306,8 +324,8 @@ static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const 
                                     const char *pf, size_t pf_bytes,
                                     int R, int C, int K)
 {
-    __m512 acc[4][8];
-#pragma GCC unroll 4
+    __m512 acc[ROWS_AVX512][8];
+#pragma GCC unroll 6
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 8
         for (int q = 0; q < C; q++) acc[r][q] = _mm512_setzero_ps();
@@ -318,25 +336,26 @@ static inline void tile_body_avx512(float *c, size_t ldc, const float *a, const 
     for (; k + 16 <= K; k += 16) {
         if (pf)
             for (size_t o = 0; o < pf_step && pf < pf_end; o += 64, pf += 64) _mm_prefetch(pf, _MM_HINT_T0);
-        __m512 x[4];
-#pragma GCC unroll 4
+        __m512 x[ROWS_AVX512];
+#pragma GCC unroll 6
         for (int r = 0; r < R; r++) x[r] = _mm512_loadu_ps(a + (size_t)r * K + k);
 #pragma GCC unroll 8
         for (int q = 0; q < C; q++) {
             __m512 w = widen16(b + (size_t)q * K + k);
-#pragma GCC unroll 4
+#pragma GCC unroll 6
             for (int r = 0; r < R; r++) acc[r][q] = _mm512_fmadd_ps(x[r], w, acc[r][q]);
         }
     }
     /* Every tile, short ones at the edges too, through the one tree
      * (whatever the compiler's _mm512_reduce_add_ps does): a row's bits
      * never depend on the tile it was in. */
-    __m512 v[16];
-    float sum[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++) v[i] = i < R * C ? acc[i / C][i % C] : _mm512_setzero_ps();
+    __m512 v[32];
+    float sum[32];
+#pragma GCC unroll 32
+    for (int i = 0; i < 32; i++) v[i] = i < R * C ? acc[i / C][i % C] : _mm512_setzero_ps();
     _mm512_storeu_ps(sum, reduce16_avx512(v));
-#pragma GCC unroll 4
+    if (R * C > 16) _mm512_storeu_ps(sum + 16, reduce16_avx512(v + 16));
+#pragma GCC unroll 6
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 8
         for (int q = 0; q < C; q++)
@@ -359,8 +378,8 @@ static void row_tile_avx512(float *c, const float *a, const uint16_t *b, const c
 }
 #undef ROW_CASE
 
-/* R <= 4 rows of A against C <= 4 rows of B converted in registers,
- * fetching ahead as `pf` says. */
+/* R <= ROWS_AVX512 rows of A against C <= 4 rows of B converted in
+ * registers, fetching ahead as `pf` says. */
 #define TILE_CASE(R, C) \
     case R * 16 + C: tile_body_avx512(c, ldc, a, b, pf, pf_bytes, R, C, K); break;
 
@@ -373,6 +392,8 @@ static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b,
     TILE_CASE(2, 1) TILE_CASE(2, 2) TILE_CASE(2, 3) TILE_CASE(2, 4)
     TILE_CASE(3, 1) TILE_CASE(3, 2) TILE_CASE(3, 3) TILE_CASE(3, 4)
     TILE_CASE(4, 1) TILE_CASE(4, 2) TILE_CASE(4, 3) TILE_CASE(4, 4)
+    TILE_CASE(5, 1) TILE_CASE(5, 2) TILE_CASE(5, 3) TILE_CASE(5, 4)
+    TILE_CASE(6, 1) TILE_CASE(6, 2) TILE_CASE(6, 3) TILE_CASE(6, 4)
     default: ASSERT(0);
     }
 }
@@ -398,9 +419,9 @@ static size_t ahead(const uint16_t *B, int j, int width, int N, int K, const cha
  *   - One row of A (a batch-1 decoding step) takes 8 rows of B at a time,
  *     8 loads in flight.
  *   - More rows (beam hypotheses, a mini-batch) take 4 rows of B at a
- *     time, which the rows of A pass over 4 at a time, each group
- *     converting them again in registers from L1 (the first group also
- *     fetches the next 4 rows of B). */
+ *     time, which the rows of A pass over ROWS_AVX512 at a time, each
+ *     group converting them again in registers from L1 (the first group
+ *     also fetches the next 4 rows of B). */
 static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, int N, int K)
 {
     int width = M == 1 ? 8 : 4;
@@ -412,18 +433,19 @@ static void dot_rows_avx512(float *C, const float *A, const uint16_t *B, int M, 
             row_tile_avx512(C + j, A, B + (size_t)j * K, pf, bytes, cols, K);
             continue;
         }
-        for (int i = 0; i < M; i += 4)
-            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K, i ? NULL : pf,
-                        i ? 0 : bytes, M - i < 4 ? M - i : 4, cols, K);
+        for (int i = 0; i < M; i += ROWS_AVX512)
+            tile_avx512(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, B + (size_t)j * K,
+                        i ? NULL : pf, i ? 0 : bytes, M - i < ROWS_AVX512 ? M - i : ROWS_AVX512, cols, K);
     }
 }
 
 /* All of C through the AVX2 tiles.
  *   - One row of A (a batch-1 decoding step): 8 rows of B at a time,
  *     converted in registers (tile1_avx2), fetching ahead.
- *   - More rows (a beam, a mini-batch, a short sentence's encoder): 4 rows
- *     of B at a time, the next 4 fetched ahead, which the rows of A pass
- *     over 3 at a time (rows_avx2): B read from memory once per product.
+ *   - More rows (a beam, a mini-batch, a short sentence's encoder):
+ *     COLS_AVX2 rows of B at a time, the next ones fetched ahead, which the
+ *     rows of A pass over ROWS_AVX2 at a time (rows_avx2): B read from
+ *     memory once per product.
  * Every element is summed by the same chain whichever tile it is in, so a
  * row's results do not depend on the other rows of A. */
 static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, int N, int K)
@@ -434,12 +456,13 @@ static void dot_rows_avx2(float *C, const float *A, const uint16_t *B, int M, in
         return;
     }
     const char *pf;
-    for (int j = 0; j < N; j += 4) {
-        int nb = N - j < 4 ? N - j : 4;
-        size_t bytes = ahead(B, j, 4, N, K, &pf);
+    for (int j = 0; j < N; j += COLS_AVX2) {
+        int nb = N - j < COLS_AVX2 ? N - j : COLS_AVX2;
+        size_t bytes = ahead(B, j, COLS_AVX2, N, K, &pf);
         for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
-        for (int i = 0; i < M; i += 3)
-            rows_avx2(C + (size_t)i * N + j, N, A + (size_t)i * K, B + (size_t)j * K, M - i < 3 ? M - i : 3, nb, K);
+        for (int i = 0; i < M; i += ROWS_AVX2)
+            rows_avx2(C + (size_t)i * N + j, N, A + (size_t)i * K, B + (size_t)j * K,
+                      M - i < ROWS_AVX2 ? M - i : ROWS_AVX2, nb, K);
     }
 }
 

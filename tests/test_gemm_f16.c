@@ -104,7 +104,7 @@ static void test_rows_are_independent(void **state)
  * lanes are added in the tree l + (l + 8), then + 4, + 2, + 1 (that of
  * GCC's _mm512_reduce_add_ps, which the tiles used until their sums were
  * reduced 16 at a time), then the k tail in order.  Every tile shape (1×8
- * rows of decoding, 4×4 of a batch, the short ones at the edges) gets the
+ * rows of decoding, 6×4 of a batch, the short ones at the edges) gets the
  * same bits, so a change of that order shows here, not as a translation
  * that differs in the last digit of its score. */
 static float tree_sum(const float *a, const uint16_t *b, int K)
