@@ -24,6 +24,10 @@
 
 #include "../common/util.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <xmmintrin.h> /* _mm_stream_ps: SSE, in every x86-64 */
+#endif
+
 /* More than this many threads (parallel_set_threads) are not started. */
 enum { PARALLEL_MAX_THREADS = 64 };
 
@@ -189,9 +193,28 @@ void parallel_for_blocks(size_t n, size_t block, double work, ParallelRangeFn *f
  * writes them). */
 enum { ZERO_BLOCK = 1 << 16 };
 
+/* On x86-64 with non-temporal stores (SSE's, which every x86-64 has):
+ * what parallel_zero clears is a training step's gradients, 179 MB for
+ * train_bench's batches, far more than the caches, and an ordinary store
+ * first reads each line it writes (memset did: it ran at 7.5 GB/s).
+ * Streamed, a line goes to memory without being read, and the first
+ * accumulation into it reads it from memory as it had to anyway.  On an
+ * Intel Xeon (train_bench, en-zh, 1 thread, 5 alternated runs): median
+ * 5,777 -> 5,921 tokens/s; 2 threads 10,768 -> 11,000.  The fence makes
+ * the stores visible before parallel_for reports the range done. */
 static void zero_range(void *x, size_t i0, size_t i1)
 {
-    memset((float *)x + i0, 0, (i1 - i0) * sizeof(float));
+    float *p = (float *)x + i0;
+    size_t n = i1 - i0, i = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* up to the first 16-byte boundary as memset, then 4 floats a store */
+    i = ((16 - ((uintptr_t)p & 15)) & 15) / sizeof *p;
+    if (i > n) i = n;
+    memset(p, 0, i * sizeof *p);
+    for (; i + 4 <= n; i += 4) _mm_stream_ps(p + i, _mm_setzero_ps());
+    _mm_sfence();
+#endif
+    memset(p + i, 0, (n - i) * sizeof *p);
 }
 
 void parallel_zero(float *x, size_t n) { parallel_for_blocks(n, ZERO_BLOCK, (double)n, zero_range, x); }
