@@ -1143,11 +1143,14 @@ typedef struct {
     const float *a; /* row ic, column pc */
     const float *apack;
     size_t a_panel; /* floats from one packed panel to the next */
-    int ic, mc, kc, direct;
+    int ic, mc, kc;
+    int direct;     /* rows read in place: a multiple of MR, the rest packed */
 } RowBlock;
 
-static RowBlock row_block(const Kernel *kern, const Product *p, int ic, int mc, int pc, int kc,
-                          float *apack)
+/* Packs the rows of a row block that are not read in place (into apack)
+ * and says where everything is. */
+static RowBlock pack_row_block(const Kernel *kern, const Product *p, int ic, int mc, int pc, int kc,
+                               float *apack)
 {
     const int MR = kern->mr;
     RowBlock r = {p->a + (size_t)ic * p->a_rs + (size_t)pc * p->a_cs, apack, panel_stride(kc, MR),
@@ -1177,9 +1180,10 @@ static void row_block_times_panel(const Kernel *kern, const Product *p, const Ro
  *
  * When all of C's rows fit in one row block (M ≤ MC) and B has its lines
  * along k (gemm_nt), each panel of B is packed and at once used by every
- * row, while it is still in L1, instead of packing all nc columns first
- * (up to NC·KC floats, 4 MB, more than L2) and reading each panel back
- * once, from L3.  The same packed values and micro-kernel calls, so the
+ * row, while it is still in L1 or L2, instead of packing all nc columns
+ * first (up to NC·KC floats, 4 MB, more than L2) and reading each panel
+ * back once, from L3 (bpack, sized for the other order, then holds one
+ * panel).  The same packed values and micro-kernel calls, so the
  * same bits.  On an Intel Xeon (AVX-512; 1 thread, best of 30 timings,
  * old and new side by side): AVX2 forced, 32×5230×256 (32 rows through
  * en-zh's output projection) 73.7 -> 96.6 GF/s, where OpenBLAS's Haswell
@@ -1209,24 +1213,24 @@ static void product_run(const Kernel *kern, const Product *p, Path path)
         int nc = min_int(p->n - jc, NC);
         for (int pc = 0; pc < p->k; pc += KC) {
             int kc = min_int(p->k - pc, KC);
-            size_t b_panel = panel_stride(kc, NR);
             bool acc = p->accumulate || pc > 0; /* later K blocks add to the first */
             const float *b = p->b + (size_t)pc * p->b_rs + (size_t)jc * p->b_cs;
             if (panel_by_panel) {
-                RowBlock rows = row_block(kern, p, 0, p->m, pc, kc, apack);
+                RowBlock rows = pack_row_block(kern, p, 0, p->m, pc, kc, apack);
                 for (int jr = 0; jr < nc; jr += NR) {
                     int nr = min_int(NR, nc - jr);
                     kern->pack_rows(bpack, b + (size_t)jr * p->b_cs, p->b_cs, kc, nr, NR);
                     row_block_times_panel(kern, p, &rows, bpack, jc + jr, nr, acc);
                 }
-                continue;
-            }
-            pack_block(kern, bpack, b, p->b_rs, p->b_cs, kc, nc, NR);
-            for (int ic = 0; ic < p->m; ic += MC) {
-                RowBlock rows = row_block(kern, p, ic, min_int(p->m - ic, MC), pc, kc, apack);
-                for (int jr = 0; jr < nc; jr += NR)
-                    row_block_times_panel(kern, p, &rows, bpack + (size_t)(jr / NR) * b_panel, jc + jr,
-                                          min_int(NR, nc - jr), acc);
+            } else {
+                size_t b_panel = panel_stride(kc, NR);
+                pack_block(kern, bpack, b, p->b_rs, p->b_cs, kc, nc, NR);
+                for (int ic = 0; ic < p->m; ic += MC) {
+                    RowBlock rows = pack_row_block(kern, p, ic, min_int(p->m - ic, MC), pc, kc, apack);
+                    for (int jr = 0; jr < nc; jr += NR)
+                        row_block_times_panel(kern, p, &rows, bpack + (size_t)(jr / NR) * b_panel,
+                                              jc + jr, min_int(NR, nc - jr), acc);
+                }
             }
         }
     }

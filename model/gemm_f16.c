@@ -143,7 +143,7 @@ static void finish(float *c, float sum, const float *a, const uint16_t *b, int k
 /* Rows of B a tile of one row of A (tile1_avx2) covers: 8 independent
  * sums.  A fused multiply-add's result is ready 4 cycles after it starts
  * and a core starts two a cycle, so 8 chains are what keeps both FMA units
- * busy; with 4 chains (as rows_avx2 has for each row), one row of A ran at
+ * busy; with 4 chains (as rows_avx2 then had for each row), one row of A ran at
  * half the speed (decode_bench, AMD EPYC Zen 4: 0.35x the bandwidth
  * bound). */
 #define TILE1_ROWS 8
@@ -204,8 +204,10 @@ static void tile1_avx2(float *c, const float *a, const uint16_t *B, int j, int n
  * and one widened vector of the 16 registers.  3 × 4, with the 3 rows of
  * A in registers, widened each value for 3 rows only: on an Intel Xeon
  * (AVX2 forced; 1 thread, best of 30 timings), M × 5230 × 256 went
- * 65 -> 83 GF/s for 4 rows (a beam of 4), 76 -> 86 for 8, 81 -> 88 for 32
- * (5 × 2: 74, 86, 94). */
+ * 65 -> 83 GF/s for 4 rows (a beam of 4), 76 -> 86 for 8, 81 -> 88 for 32.
+ * 5 × 2 gave 74, 86 and 94: better on a full mini-batch, worse on a beam
+ * of 4 translating one sentence at a time, which is what an interactive
+ * user waits for. */
 enum { ROWS_AVX2 = 4, COLS_AVX2 = 3 };
 
 /* R <= ROWS_AVX2 rows of A (C rows c, c + ldc, ...) against nb <= COLS_AVX2

@@ -9,8 +9,8 @@
  *   - up to GEMM_F16_SMALL_M rows of A (decoding: one row per sentence or
  *     hypothesis, a mini-batch of them) take dot-product kernels that read
  *     B once, converting it in registers (F16C; x86-64 CPUs with AVX2 + FMA,
- *     or AVX-512 where gemm.c uses it; with AVX-512, for more than 4 rows,
- *     a few rows at a time into a buffer that stays in L1):
+ *     or AVX-512 where gemm.c uses it; several rows of A share each
+ *     converted value of B, then the next rows convert it again from L1):
  *     half the bytes of float32, which is what a batch-1 decoding step is
  *     bound by; a row's results do not depend on the other rows, so a
  *     sentence decoded alone and inside a mini-batch get the same bits;

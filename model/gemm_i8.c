@@ -9,8 +9,9 @@
  * gemm_f16.c's tile1_avx2 found), the int8 values sign-extended and
  * converted in registers, the next 8 rows fetched meanwhile: q is read
  * once, at a quarter of float32's bytes.  Several rows (a beam, a
- * mini-batch) convert each 16 values once for 4 rows of A (AVX-512), or
- * each 8 once for 3 rows of A (AVX2: 16 registers), 4 rows of q at a time;
+ * mini-batch) convert each 16 values once for ROWS_AVX512 (6) rows of A
+ * (AVX-512), or each 8 once for ROWS_AVX2 (3) rows of A (AVX2: 16
+ * registers), 4 rows of q at a time;
  * the next group of rows of A converts them again, from L1.  (AVX2 once
  * widened the 4 rows of q into a float buffer first, which the groups
  * then read: on an AMD EPYC (Zen 3), --int8 beam 4 on 300 en-zh dev lines
@@ -34,7 +35,9 @@
 
 /* Rows of q one tile covers. */
 #define TILE_ROWS 8
-enum { ROWS_AVX512 = 6 };
+/* Rows of A that share each converted value of q on the several-row paths
+ * (rows_body_avx512, rows_body_avx2). */
+enum { ROWS_AVX512 = 6, ROWS_AVX2 = 3 };
 
 void gemm_i8_nt_reference(float *C, const float *A, const int8_t *q, const float *scale, int M, int N,
                           int K)
@@ -165,7 +168,7 @@ static void tile_avx2(float *c, const float *a, const int8_t *q, const float *sc
     }
 }
 
-/* R rows of A (1 to 3) against 4 rows of q, each 8 values widened in
+/* R rows of A (1 to ROWS_AVX2) against 4 rows of q, each 8 values widened in
  * registers once for all R: R · 4 sums, each the one tile_avx2 makes (8
  * lanes in k order, hsum8), so an element's bits are the same in either
  * kernel.  (16 registers: 12 sums, 3 rows of A, one of q.) */
@@ -173,14 +176,14 @@ __attribute__((target("avx2,fma"), always_inline))
 static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const int8_t *q, const float *scale,
                                   const int R, int K)
 {
-    __m256 acc[3][4];
+    __m256 acc[ROWS_AVX2][4];
 #pragma GCC unroll 3
     for (int i = 0; i < R; i++)
 #pragma GCC unroll 4
         for (int r = 0; r < 4; r++) acc[i][r] = _mm256_setzero_ps();
     int k = 0;
     for (; k + 8 <= K; k += 8) {
-        __m256 av[3];
+        __m256 av[ROWS_AVX2];
 #pragma GCC unroll 3
         for (int i = 0; i < R; i++) av[i] = _mm256_loadu_ps(a + (size_t)i * K + k);
 #pragma GCC unroll 4
@@ -201,7 +204,7 @@ static inline void rows_body_avx2(float *c, size_t ldc, const float *a, const in
 __attribute__((target("avx2,fma")))
 static void rows_avx2(float *c, size_t ldc, const float *a, const int8_t *q, const float *scale, int R, int K)
 {
-    if (R >= 3) rows_body_avx2(c, ldc, a, q, scale, 3, K);
+    if (R >= ROWS_AVX2) rows_body_avx2(c, ldc, a, q, scale, ROWS_AVX2, K);
     else if (R == 2) rows_body_avx2(c, ldc, a, q, scale, 2, K);
     else rows_body_avx2(c, ldc, a, q, scale, 1, K);
 }
@@ -313,7 +316,7 @@ static void dot_rows(bool avx512, float *C, const float *A, const int8_t *q, con
             const int8_t *tile = q + (size_t)j * K;
             if (j + 8 <= whole)
                 fetch(tile + (size_t)4 * K, (size_t)4 * K);
-            for (int i = 0; i < M; i += 3)
+            for (int i = 0; i < M; i += ROWS_AVX2)
                 rows_avx2(C + (size_t)i * N + j, (size_t)N, A + (size_t)i * K, tile, scale + j, M - i, K);
         }
     }

@@ -193,16 +193,26 @@ void parallel_for_blocks(size_t n, size_t block, double work, ParallelRangeFn *f
  * writes them). */
 enum { ZERO_BLOCK = 1 << 16 };
 
-/* On x86-64 with non-temporal stores (SSE's, which every x86-64 has):
- * what parallel_zero clears is a training step's gradients, 179 MB for
- * train_bench's batches, far more than the caches, and an ordinary store
- * first reads each line it writes (memset did: it ran at 7.5 GB/s).
- * Streamed, a line goes to memory without being read, and the first
- * accumulation into it reads it from memory as it had to anyway.  On an
- * Intel Xeon (train_bench, en-zh, 1 thread, 5 alternated runs): median
- * 5,777 -> 5,921 tokens/s; 2 threads 10,768 -> 11,000.  The fence makes
- * the stores visible before parallel_for reports the range done. */
+/* Buffers of at least ZERO_STREAM_BYTES are cleared on x86-64 with
+ * non-temporal stores (SSE's, which every x86-64 has).  What parallel_zero
+ * clears is a training step's gradients, 179 MB for train_bench's
+ * batches, far more than the caches, and an ordinary store first reads
+ * each line it writes (memset did: it ran at 7.5 GB/s).  Streamed, a line
+ * goes to memory without being read, and the first accumulation into it
+ * reads it from memory as it had to anyway.  On an Intel Xeon
+ * (train_bench, en-zh, 1 thread, 5 alternated runs): median 5,777 ->
+ * 5,921 tokens/s; 2 threads 10,768 -> 11,000.  A smaller buffer might
+ * still be in the caches when it is next read, where memset leaves it and
+ * streaming would not.  The fence makes the stores visible before
+ * parallel_for reports the range done. */
+enum { ZERO_STREAM_BYTES = 16 << 20 };
+
 static void zero_range(void *x, size_t i0, size_t i1)
+{
+    memset((float *)x + i0, 0, (i1 - i0) * sizeof(float));
+}
+
+static void zero_range_streamed(void *x, size_t i0, size_t i1)
 {
     float *p = (float *)x + i0;
     size_t n = i1 - i0, i = 0;
@@ -217,4 +227,8 @@ static void zero_range(void *x, size_t i0, size_t i1)
     memset(p + i, 0, (n - i) * sizeof *p);
 }
 
-void parallel_zero(float *x, size_t n) { parallel_for_blocks(n, ZERO_BLOCK, (double)n, zero_range, x); }
+void parallel_zero(float *x, size_t n)
+{
+    bool streamed = n >= ZERO_STREAM_BYTES / sizeof *x;
+    parallel_for_blocks(n, ZERO_BLOCK, (double)n, streamed ? zero_range_streamed : zero_range, x);
+}

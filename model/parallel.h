@@ -40,7 +40,9 @@ typedef void ParallelRangeFn(void *ctx, size_t i0, size_t i1);
 void parallel_for_blocks(size_t n, size_t block, double work, ParallelRangeFn *fn, void *ctx);
 
 /* x[0 .. n-1] = 0, split between threads when large: a training step
- * clears its gradients (~10⁷ floats) every time. */
+ * clears its gradients (~10⁷ floats) every time.  From 16 MB on, with
+ * stores that bypass the caches (parallel.c says why): the values are then
+ * in memory, not in the caches, when they are next read. */
 void parallel_zero(float *x, size_t n);
 
 /* How many threads parallel_for may use (default 1; values below 1 mean 1,

@@ -71,30 +71,36 @@ static void test_products_match_the_reference(void **state)
 
 /* With the x86 kernels (AVX-512, and AVX2 forced) a row's results do not
  * depend on the rows beside it (so a sentence in a batch gets the bits it
- * gets alone): 2, 3, 13 and GEMM_F16_SMALL_M rows at once equal each row by
- * itself, bit for bit. */
+ * gets alone): 2 to 5, 13 and GEMM_F16_SMALL_M rows at once equal each row
+ * by itself, bit for bit (every height of the several-row tiles, 6 rows
+ * of A with AVX-512, 4 with AVX2), over 19 and 20 rows of B (short tiles
+ * of 1 and 2 rows of B past the AVX2 tiles' 3, of 3 and 0 past 4). */
 static void test_rows_are_independent(void **state)
 {
     (void)state;
     static const char *const kernels[] = {"avx512", "avx2"};
-    static const int Ms[] = {2, 3, 13, GEMM_F16_SMALL_M};
-    enum { N = 19, K = 43 }; /* K: a tail past 8 and 16 */
+    static const int Ms[] = {2, 3, 4, 5, 13, GEMM_F16_SMALL_M};
+    static const int Ns[] = {19, 20};
+    enum { N_MAX = 20, K = 43 }; /* K: a tail past 8 and 16 */
     Rng rng;
     rng_seed(&rng, 3);
-    float A[GEMM_F16_SMALL_M * K], C[GEMM_F16_SMALL_M * N], one[N];
-    uint16_t B[N * K];
+    float A[GEMM_F16_SMALL_M * K], C[GEMM_F16_SMALL_M * N_MAX], one[N_MAX];
+    uint16_t B[N_MAX * K];
     for (int i = 0; i < GEMM_F16_SMALL_M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
-    for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
+    for (int i = 0; i < N_MAX * K; i++) B[i] = random_half(&rng);
     for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
         if (!gemm_force_kernel(kernels[k]) || strcmp(gemm_f16_kernel_name(), kernels[k]) != 0) continue;
-        for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
-            gemm_f16_nt(C, A, B, Ms[m], N, K);
-            for (int i = 0; i < Ms[m]; i++) {
-                gemm_f16_nt(one, A + i * K, B, 1, N, K);
-                if (memcmp(one, C + i * N, sizeof one) != 0)
-                    fail_msg("%s, %d rows: row %d differs from itself alone", kernels[k], Ms[m], i);
+        for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
+            for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+                int N = Ns[n];
+                gemm_f16_nt(C, A, B, Ms[m], N, K);
+                for (int i = 0; i < Ms[m]; i++) {
+                    gemm_f16_nt(one, A + i * K, B, 1, N, K);
+                    if (memcmp(one, C + i * N, (size_t)N * sizeof *one) != 0)
+                        fail_msg("%s, %d rows × %d: row %d differs from itself alone", kernels[k], Ms[m], N,
+                                 i);
+                }
             }
-        }
     }
     gemm_force_kernel(NULL);
 }
