@@ -249,7 +249,7 @@ static inline void rows_body_avx512(float *c, size_t ldc, const float *a, const 
 __attribute__((target("avx512f")))
 static void rows_avx512(float *c, size_t ldc, const float *a, const int8_t *q, const float *scale, int R, int K)
 {
-    if (R >= 6) rows_body_avx512(c, ldc, a, q, scale, 6, K);
+    if (R >= ROWS_AVX512) rows_body_avx512(c, ldc, a, q, scale, ROWS_AVX512, K);
     else if (R == 5) rows_body_avx512(c, ldc, a, q, scale, 5, K);
     else if (R == 4) rows_body_avx512(c, ldc, a, q, scale, 4, K);
     else if (R == 3) rows_body_avx512(c, ldc, a, q, scale, 3, K);
