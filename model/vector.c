@@ -158,11 +158,28 @@ VECTOR_CLONES float VECTOR_NAME(vec_max)(const float *a, int n)
  * Rounding uses the 1.5·2^23 trick (adding it leaves k in the low bits of
  * the mantissa) rather than a float-to-int conversion, which would be
  * undefined behaviour for a NaN.  Below -87 the result is 0; a NaN stays
- * NaN (the comparisons below are false for it). */
+ * NaN (the comparison below is false for it).
+ *
+ * Below -87 is handled with an all-ones mask on the bits, not with
+ * `x < -87 ? ... : ...`: from the two choices GCC made two paths through
+ * the function, and without AVX-512's masked instructions it would not
+ * turn paths with float arithmetic on them into vector code (an operation
+ * that may raise a floating-point exception may not run where the program
+ * says it does not).  So the AVX2 and SSE2 clones of vec_exp_sum were
+ * scalar; with the mask every clone is vector code, with the same bits
+ * (all 2^32 inputs compared with the old form).  Over a row of 5,230
+ * logits on an AMD EPYC (Zen 5): 2.76 -> 0.43 ns an exponential compiled
+ * for AVX2, 0.69 -> 0.25 for AVX-512 (with vec_exp_sum's 16 at a time). */
 static inline float exp_nonpositive(float x)
 {
-    const float magic = 12582912.0f; /* 1.5 · 2^23 */
-    float clamped = x < -87.0f ? -87.0f : x;
+    const float magic = 12582912.0f;        /* 1.5 · 2^23 */
+    const uint32_t minus_87 = 0xC2AE0000u;  /* -87.0f */
+    uint32_t below = -(uint32_t)(x < -87.0f); /* all ones below -87, else 0 */
+    uint32_t x_bits;
+    memcpy(&x_bits, &x, sizeof x_bits);
+    uint32_t clamped_bits = (x_bits & ~below) | (minus_87 & below);
+    float clamped;
+    memcpy(&clamped, &clamped_bits, sizeof clamped);
     float shifted = clamped * 1.44269504088896341f + magic;
     float k = shifted - magic;
     float r = clamped - k * 0.693359375f;   /* ln 2 in two parts: this one */
@@ -176,30 +193,32 @@ static inline float exp_nonpositive(float x)
     p = p * (r * r) + r + 1.0f;
     uint32_t bits;
     memcpy(&bits, &shifted, sizeof bits);
-    bits = (bits - 0x4B400000u + 127u) << 23; /* k + 127, the biased exponent */
+    bits = ((bits - 0x4B400000u + 127u) << 23) & ~below; /* 2^k (k + 127, the biased exponent), or 0 */
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    return x < -87.0f ? 0.0f : p * scale;
+    return p * scale;
 }
 
 VECTOR_CLONES float VECTOR_NAME(vec_exp_sum)(float *out, const float *a, float shift, int n)
 {
     float acc[8] = {0};
     int i = 0;
-    /* The inner loops are unrolled by hand's order, not left to GCC's
-     * size limits: rolled (the polynomial makes the body too big for its
-     * complete unrolling) the block of 8 stayed a loop inside the loop,
-     * and neither was vectorised (-fopt-info-vec: "control flow in loop");
-     * unrolled, the 8 lanes become one vector (SLP).  Same operations in
-     * the same order, so the same bits. */
-    if (out) {
-        for (; i + 8 <= n; i += 8)
-#pragma GCC unroll 8
-            for (int j = 0; j < 8; j++) acc[j] += out[i + j] = exp_nonpositive(a[i + j] - shift);
-    } else {
-        for (; i + 8 <= n; i += 8)
-#pragma GCC unroll 8
-            for (int j = 0; j < 8; j++) acc[j] += exp_nonpositive(a[i + j] - shift);
+    /* 16 exponentials at a time into e (one AVX-512 vector, two AVX2
+     * ones), then added to the 8 partial sums as two blocks of 8 in order,
+     * as 8 at a time would: the same bits. */
+    for (; i + 16 <= n; i += 16) {
+        float e[16];
+        for (int j = 0; j < 16; j++) e[j] = exp_nonpositive(a[i + j] - shift);
+        for (int j = 0; j < 8; j++) acc[j] += e[j];
+        for (int j = 0; j < 8; j++) acc[j] += e[8 + j];
+        if (out) memcpy(out + i, e, sizeof e);
+    }
+    if (i + 8 <= n) {
+        float e[8];
+        for (int j = 0; j < 8; j++) e[j] = exp_nonpositive(a[i + j] - shift);
+        for (int j = 0; j < 8; j++) acc[j] += e[j];
+        if (out) memcpy(out + i, e, sizeof e);
+        i += 8;
     }
     float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     for (; i < n; i++) {

@@ -766,6 +766,48 @@ static void test_vector_row_forms_are_the_one_row_loops(void **state)
     }
 }
 
+/* vec_exp_sum: each exponential within 2 ulp of expf (exactly 0 below -87,
+ * a NaN kept), and the sum in vector.h's order of 8 partial sums, whatever
+ * the clone's vector width: lanes i mod 8 over the whole blocks of 8, the
+ * tree, then the rest one by one.  Lengths around 8 and 16 (the loop's
+ * blocks) and past them. */
+static void test_exp_sum_order_and_values(void **state)
+{
+    (void)state;
+    enum { MAX_N = 70 };
+    Rng rng;
+    rng_seed(&rng, 11);
+    float a[MAX_N], out[MAX_N];
+    for (int i = 0; i < MAX_N; i++) a[i] = -fabsf(rng_normal(&rng)) * (i % 5 == 0 ? 40.0f : 3.0f);
+    a[3] = 0.0f;
+    a[4] = -87.5f;
+    a[5] = -INFINITY;
+    a[6] = -87.0f;
+    for (int n = 1; n <= MAX_N; n++) {
+        float sum = vec_exp_sum(out, a, 0.0f, n);
+        float acc[8] = {0};
+        int whole = n / 8 * 8;
+        for (int i = 0; i < whole; i++) acc[i % 8] += out[i];
+        float want = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for (int i = whole; i < n; i++) want += out[i];
+        if (memcmp(&sum, &want, sizeof sum) != 0) fail_msg("vec_exp_sum n=%d: %.9g, in order %.9g", n, sum, want);
+        float without_out = vec_exp_sum(NULL, a, 0.0f, n);
+        if (memcmp(&sum, &without_out, sizeof sum) != 0) fail_msg("vec_exp_sum n=%d: out NULL gives another sum", n);
+    }
+    for (int i = 0; i < MAX_N; i++) {
+        if (a[i] < -87.0f) {
+            if (out[i] != 0.0f || signbit(out[i])) fail_msg("e^%g = %g, not +0", a[i], out[i]);
+        } else if (fabsf(out[i] - expf(a[i])) > 2.0f * (nextafterf(expf(a[i]), INFINITY) - expf(a[i]))) {
+            fail_msg("e^%.9g = %.9g, expf %.9g", a[i], out[i], expf(a[i]));
+        }
+    }
+    float nan_in[17] = {0};
+    nan_in[16] = NAN; /* past the block of 16: the one-by-one path */
+    nan_in[2] = NAN;  /* inside it */
+    vec_exp_sum(out, nan_in, 0.0f, 17);
+    assert_true(isnan(out[2]) && isnan(out[16]) && out[1] == 1.0f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -792,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_cross_entropy_backward_writes),
         cmocka_unit_test(test_dropout_mask_is_the_stream_in_order),
         cmocka_unit_test(test_vector_row_forms_are_the_one_row_loops),
+        cmocka_unit_test(test_exp_sum_order_and_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
