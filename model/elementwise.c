@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "clones.h"
 #include "gemm_f16.h"
 #include "layers.h"
 #include "parallel.h"
@@ -49,7 +50,7 @@ static void pointwise_run(const Pointwise *w, int streams)
     parallel_for_blocks(w->n, PART, (double)w->n * streams, pointwise_range, (void *)w);
 }
 
-static void residual_range(const Pointwise *w, size_t i0, size_t i1)
+CLONES static void residual_range(const Pointwise *w, size_t i0, size_t i1)
 {
     for (size_t i = i0; i < i1; i++) w->out[i] = w->a[i] + w->b[i];
 }
@@ -59,7 +60,7 @@ void residual_forward(float *out, const float *a, const float *b, size_t n)
     pointwise_run(&(Pointwise){.range = residual_range, .out = out, .a = a, .b = b, .n = n}, 3);
 }
 
-static void residual_backward_range(const Pointwise *w, size_t i0, size_t i1)
+CLONES static void residual_backward_range(const Pointwise *w, size_t i0, size_t i1)
 {
     for (size_t i = i0; i < i1; i++) {
         w->out[i] += w->a[i];
@@ -78,7 +79,7 @@ void residual_backward(float *d_a, float *d_b, const float *d_out, size_t n)
 /* GELU as torch.nn.functional.gelu(approximate='none'): x·Φ(x). */
 static float gelu(float x) { return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)); }
 
-static void activation_range(const Pointwise *w, size_t i0, size_t i1)
+CLONES static void activation_range(const Pointwise *w, size_t i0, size_t i1)
 {
     float *out = w->out;
     const float *in = w->a;
@@ -105,7 +106,7 @@ static float gelu_grad(float x)
 
 /* a is d_out, b the pre-activation value the forward read.  ReLU's
  * derivative at exactly 0 is taken as 0, as torch does. */
-static void activation_backward_range(const Pointwise *w, size_t i0, size_t i1)
+CLONES static void activation_backward_range(const Pointwise *w, size_t i0, size_t i1)
 {
     float *d_in = w->out;
     const float *d_out = w->a, *in = w->b;
@@ -178,7 +179,7 @@ void embedding_backward(float *d_table, const float *d_out, const int *ids, int 
  * generator is a visible share of a training step otherwise.  Elements
  * 2j and 2j+1 take draw j after w->rng, wherever the range starts (i0 is
  * a multiple of PART, so even). */
-static void dropout_range(const Pointwise *w, size_t i0, size_t i1)
+CLONES static void dropout_range(const Pointwise *w, size_t i0, size_t i1)
 {
     Rng rng = w->rng;
     rng_skip(&rng, i0 / 2);
@@ -195,7 +196,7 @@ void dropout_forward(float *x, float *mask, size_t n, float p, Rng *rng)
     rng_skip(rng, (n + 1) / 2); /* the draws the loop took */
 }
 
-static void dropout_backward_range(const Pointwise *w, size_t i0, size_t i1)
+CLONES static void dropout_backward_range(const Pointwise *w, size_t i0, size_t i1)
 {
     for (size_t i = i0; i < i1; i++) w->out[i] *= w->a[i];
 }

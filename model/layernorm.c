@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "../common/util.h"
+#include "clones.h"
 #include "layers.h"
 #include "parallel.h"
 #include "vector.h"
@@ -26,7 +27,7 @@ typedef struct {
     int N, D;
 } Norm;
 
-static void forward_rows(void *ctx, int n0, int n1)
+CLONES static void forward_rows(void *ctx, int n0, int n1)
 {
     const Norm *t = ctx;
     int D = t->D;
@@ -59,7 +60,7 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *in,
  * x_i also moves every other output of its row through them. */
 enum { MAX_D = 8192 }; /* config.c caps d_model at 8192 */
 
-static void backward_rows(void *ctx, int n0, int n1)
+CLONES static void backward_rows(void *ctx, int n0, int n1)
 {
     const Norm *t = ctx;
     int D = t->D;
@@ -81,7 +82,7 @@ static void backward_rows(void *ctx, int n0, int n1)
 /* Columns i0 .. i1-1 of d_weight and d_bias, every row in order. */
 enum { COLS = 16 };
 
-static void backward_columns(void *ctx, size_t i0, size_t i1)
+CLONES static void backward_columns(void *ctx, size_t i0, size_t i1)
 {
     const Norm *t = ctx;
     int D = t->D;

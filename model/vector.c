@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "clones.h"
 
 /* Compiled three times, for AVX-512, AVX2 and any x86-64 (the loader picks
  * one when the program starts): attention calls the row forms once per
@@ -23,12 +24,12 @@
  * fuzz failed so).  Under clang the clones are static, named *_clones, and
  * the plain functions at the end of the file jump to them: one jump more
  * per call, in clang builds only.  GCC's build is as it was. */
-#define VECTOR_CLONES static __attribute__((target_clones("avx512f", "avx2", "default")))
+#define VECTOR_CLONES static CLONES
 #define VECTOR_NAME(name) name##_clones
 #define VECTOR_WRAPPERS 1
 #define MASK_CLONES VECTOR_CLONES
 #elif defined(__x86_64__) && defined(__GNUC__)
-#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define VECTOR_CLONES CLONES
 #define VECTOR_NAME(name) name
 /* vec_dropout_mask's 64-bit multiplies vectorise with AVX-512DQ's
  * vpmullq, which x86-64-v4 (every AVX-512 CPU since Skylake-SP) has; GCC

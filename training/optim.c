@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "../model/clones.h"
 #include "../model/parallel.h"
 
 void adamw_init(AdamW *opt, const ModelArch *arch)
@@ -69,7 +70,7 @@ typedef struct {
 
 /* Elements i0..i1-1, all under one rule: p shrinks by `shrink` (weight
  * decay: 1 - lr·wd, or exactly 1), then the Adam step. */
-static void adamw_stretch(const AdamWStep *a, size_t i0, size_t i1, float shrink)
+CLONES static void adamw_stretch(const AdamWStep *a, size_t i0, size_t i1, float shrink)
 {
     float *p = a->p, *m = a->m, *v = a->v;
     const float *g = a->g;
@@ -127,7 +128,7 @@ typedef struct {
 
 /* 8 partial sums in double per part: vectorisable, and exact enough for
  * 10⁷ terms. */
-static void norm_range(void *ctx, size_t i0, size_t i1)
+CLONES static void norm_range(void *ctx, size_t i0, size_t i1)
 {
     const GradParts *gp = ctx;
     for (size_t start = i0; start < i1; start += PART) {
