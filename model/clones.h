@@ -15,11 +15,22 @@
  * 5: build/bench/train_bench, medians of 5 alternated runs) and the
  * trained weights kept their bits.
  *
- * Mark static functions only: clang 14 names target_clones' dispatcher
- * "f.ifunc" and never defines "f" itself, so under clang no other file
- * could link to a clone (model/vector.c has its own way around that). */
+ * clang (make fuzz, the web page) is GCC-like enough to clone too, but it
+ * fuses multiply-adds by default, which AVX2 and AVX-512 have and SSE2
+ * has not: a file including this header turns that off, so its clones
+ * keep GCC's bits under clang as well.
+ *
+ * Mark static functions only, each name used in one file: clang 14 names
+ * target_clones' dispatcher "f.ifunc" and never defines "f" itself, so
+ * under clang no other file could link to a clone (model/vector.c has its
+ * own way around that), and it makes "f.resolver" global even for a
+ * static f, so two files' static f would clash at link time. */
 #ifndef TRANSLATE_CLONES_H
 #define TRANSLATE_CLONES_H
+
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CLONE_TARGETS "avx512f", "avx2", "default"
