@@ -13,11 +13,8 @@
  * bias with vec_add row by row, and wider vectors do each row in fewer
  * instructions.  The results are the same bits on every CPU: the partial
  * sums are fixed by the code (see vector.h), and no multiply-add is fused
- * (GCC fuses none under -std=c11; clang would by default, hence the
- * pragma, for its builds: make fuzz, the web page). */
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
+ * (GCC fuses none under -std=c11; clang would by default, and clones.h
+ * turns that off for its builds: make fuzz, the web page). */
 #if defined(__x86_64__) && defined(__clang__)
 /* clang 14 gives target_clones' dispatcher the name "vec_dot.ifunc" and
  * never defines "vec_dot" itself, so no other file could link to it (make
