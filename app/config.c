@@ -565,6 +565,7 @@ static const Key decoding_keys[] = {
     FLOAT("length_penalty", decode.length_penalty, 0, NO_MAX, 0),
     FLOAT("max_output_ratio", decode.max_output_ratio, 0, NO_MAX, OPEN_LO),
     INT("max_output_extra", decode.max_output_extra, OPT, 0, INT_MAX),
+    VALUE("copy_numbers", T_BOOL, decode.copy_numbers, OPT),
 };
 
 /* What `translate -c CONFIG --eval EVAL_DATA` printed, so that

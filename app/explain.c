@@ -158,8 +158,9 @@ static void explain_sublayer_tail(FILE *out, const ModelArch *arch, int T, const
 /* ---- the walk-through ------------------------------------------------------ */
 
 /* Which search produced the output, and what that means for the steps. */
-static void steps_heading(FILE *out, const SearchSettings *d)
+static void steps_heading(FILE *out, const SearchSettings *d, const Translation *t)
 {
+    bool copies = d->copy_numbers && d->numbers && number_rule_applies(d->numbers, t->src_ids, t->src_len);
     if (d->beam > 1)
         fprintf(out, "Output, step by step: beam search (%d hypotheses, length penalty %.2g) produced it.\n"
                      "  It keeps the %d best-scoring partial translations at every step and returns the\n"
@@ -167,10 +168,13 @@ static void steps_heading(FILE *out, const SearchSettings *d)
                 d->beam, d->length_penalty, d->beam);
     else
         fprintf(out, "Output, step by step: greedy decoding produced it (the most probable token each step%s).\n",
-                d->no_repeat_ngram ? ", unless banned" : "");
+                d->no_repeat_ngram || copies ? ", unless banned" : "");
     if (d->no_repeat_ngram)
         fprintf(out, "  --no-repeat-ngram %d: a token that would repeat %d tokens already output is never kept.\n",
                 d->no_repeat_ngram, d->no_repeat_ngram);
+    if (copies)
+        fprintf(out, "  copy_numbers: the source has numbers, so a digit is kept only where it copies one\n"
+                     "  of them, and a number ends only where it is whole (model/number_rule.h).\n");
     fprintf(out, "  Each step: the model's %d most probable next tokens after this translation's\n"
                  "  prefix, with their probabilities; * marks the token kept.\n", TRANSLATION_TOP_K);
 }
@@ -182,7 +186,7 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
 {
     const Vocab *v = tr->tgt_vocab;
     int V = tr->config.arch.tgt_vocab;
-    steps_heading(out, &tr->config.decode);
+    steps_heading(out, &tr->config.decode, t);
     for (int i = 0; i < t->steps; i++) {
         const int *top = t->top_ids + (size_t)i * TRANSLATION_TOP_K;
         const float *top_lp = t->top_logprobs + (size_t)i * TRANSLATION_TOP_K;

@@ -35,6 +35,24 @@ static ExitStatus create_random_weights(Translator *tr, VocabHashes hashes, Erro
     return EXIT_OK;
 }
 
+/* The digit tokens of both vocabularies, for decoding's copy_numbers rule
+ * (model/number_rule.h), which knows ids, not text. */
+static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt)
+{
+    NumberRule *rule = number_rule_new(vocab_size(src), vocab_size(tgt));
+    for (int side = 0; side < 2; side++) {
+        const Vocab *v = side ? tgt : src;
+        for (int id = 0; id < vocab_size(v); id++) {
+            int continues;
+            const char *piece = vocab_piece(v, id, VOCAB_FOLDED, &continues);
+            if (!number_rule_is_digits(piece)) continue;
+            if (side) number_rule_set_target(rule, id, piece, continues);
+            else number_rule_set_source(rule, id, piece, continues);
+        }
+    }
+    return rule;
+}
+
 /* The vocabularies and weights of the config already in tr->config;
  * `write_weights`: write a random model first, even over an existing file.
  * The status of a failed write is the caller's (`write_status`). */
@@ -47,6 +65,8 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
     if (!tr->tgt_vocab) goto fail;
     cfg->arch.src_vocab = vocab_size(tr->src_vocab);
     cfg->arch.tgt_vocab = vocab_size(tr->tgt_vocab);
+    tr->numbers = number_rule_of(tr->src_vocab, tr->tgt_vocab);
+    cfg->decode.numbers = tr->numbers;
     VocabHashes hashes = {vocab_hash(tr->src_vocab), vocab_hash(tr->tgt_vocab)};
     if (write_weights && create_random_weights(tr, hashes, err) != EXIT_OK) {
         status = write_status;
@@ -107,6 +127,7 @@ void translator_close(Translator *tr)
     model_free(&tr->model);
     vocab_free(tr->src_vocab);
     vocab_free(tr->tgt_vocab);
+    number_rule_free(tr->numbers);
     config_free(&tr->config);
     memset(tr, 0, sizeof *tr);
 }

@@ -22,6 +22,7 @@ typedef struct {
     Model model;
     Decoder decoder;
     SearchWorkspace batch_work; /* translator_run_many's activations, kept from one call to the next */
+    NumberRule *numbers;    /* the vocabularies' digit tokens (config.decode.numbers points here) */
     bool created_weights;   /* the weights were just written by random init */
 } Translator;
 

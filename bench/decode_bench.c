@@ -135,9 +135,9 @@ static int bench(const char *config_path, const char *data_path, int limit_sente
         int limit = decode_limit(arch, S, set->max_output_ratio, set->max_output_extra);
         Translation out = {0}, one = {0};
         double a = util_now(), ca = cpu_now();
-        decode_greedy(&tr.decoder, src, S, limit, 0, false, &out);
+        decode_greedy(&tr.decoder, src, S, limit, NULL, false, &out);
         double b = util_now(), cb = cpu_now();
-        decode_greedy(&tr.decoder, src, S, 1, 0, false, &one);
+        decode_greedy(&tr.decoder, src, S, 1, NULL, false, &one);
         double c = util_now(), cc = cpu_now();
         full_s += b - a;
         tokens += out.steps;

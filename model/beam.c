@@ -127,11 +127,11 @@ void beam_ranker_init(Ranker *r, const BeamSettings *set, int V)
     r->beam = set->beam;
     r->width = set->beam < V ? set->beam : V;
     r->V = V;
-    r->no_repeat = set->no_repeat_ngram;
+    r->rules = decode_rules_on(set->rules) ? set->rules : NULL;
     r->cand = xmalloc((size_t)r->beam * sizeof *r->cand);
     r->ids = xmalloc((size_t)r->width * sizeof *r->ids);
     r->lse = xmalloc((size_t)r->beam * sizeof *r->lse);
-    r->banned = r->no_repeat ? xmalloc((size_t)V * sizeof *r->banned) : NULL;
+    r->banned = r->rules ? xmalloc((size_t)V * sizeof *r->banned) : NULL;
 }
 
 void beam_ranker_free(Ranker *r)
@@ -145,7 +145,7 @@ void beam_ranker_free(Ranker *r)
 /* See beam_impl.h.  The proposals of all hypotheses are ranked together
  * (ranks_before, keep_best). */
 int beam_rank_candidates(Ranker *r, const float *logits, int live, const float *raw,
-                         const int *histories, int cap, int t)
+                         const int *histories, int cap, int t, const int *src, int S)
 {
     int V = r->V, n = 0;
     for (int b = 0; b < live; b++) {
@@ -153,17 +153,17 @@ int beam_rank_candidates(Ranker *r, const float *logits, int live, const float *
         float lse = r->lse[b] = decode_log_sum_exp(row, V);
         /* ranking by logits within one hypothesis equals ranking by
          * log-probability, and keeps beam 1 identical to greedy's argmax;
-         * under the no-repeat rule, among the tokens it allows */
+         * under rules, among the tokens they allow */
         const float *allowed = row;
-        if (r->no_repeat) {
+        if (decode_rules_apply(r->rules, src, S)) {
             memcpy(r->banned, row, (size_t)V * sizeof(float));
-            decode_ban_repeats(histories + (size_t)b * cap, t, r->no_repeat, r->banned);
+            decode_ban(r->rules, src, S, histories + (size_t)b * cap, t, r->banned);
             allowed = r->banned;
         }
         decode_top_k(allowed, V, r->width, r->ids);
         for (int k = 0; k < r->width; k++) {
             int id = r->ids[k];
-            if (r->no_repeat && allowed[id] == -INFINITY && row[id] > -INFINITY) continue; /* banned */
+            if (allowed != row && allowed[id] == -INFINITY && row[id] > -INFINITY) continue; /* banned */
             float lp = row[id] - lse;
             keep_best(r->cand, &n, r->beam, (Candidate){b, id, lp, raw[b] + lp});
         }
@@ -406,7 +406,8 @@ static void encode(Search *s)
 static int expand(Search *s, int t)
 {
     int V = s->model->arch.tgt_vocab;
-    int kept = beam_rank_candidates(&s->rank, s->acts.logits, s->live, s->raw, s->output_ids, s->cap, t);
+    int kept = beam_rank_candidates(&s->rank, s->acts.logits, s->live, s->raw, s->output_ids, s->cap, t,
+                                    s->src_ids, s->S);
     for (int b = 0; b < s->live; b++) {
         size_t at = ((size_t)b * s->cap + t) * K;
         decode_top_logprobs(s->acts.logits + (size_t)b * V, V, s->rank.lse[b], s->top_ids + at,

@@ -24,7 +24,7 @@ typedef struct {
     int beam;             /* hypotheses kept per step, >= 1 (1 is greedy) */
     float length_penalty; /* alpha >= 0 in the score above (0: raw sum) */
     int n_best;           /* translations wanted, 1 <= n_best <= beam */
-    int no_repeat_ngram;  /* n >= 1: no hypothesis repeats an n-gram (decode_ban_repeats); 0: off */
+    const DecodeRules *rules; /* what no hypothesis may choose (decode_ban); NULL: no rule */
     DecodeProgress *progress; /* called after each step (decode.h); NULL: not */
     void *progress_context;
 } BeamSettings;

@@ -25,11 +25,11 @@ typedef struct {
 typedef struct {
     int beam, width;  /* hypotheses kept; tokens proposed per hypothesis (<= V) */
     int V;
-    int no_repeat;    /* no_repeat_ngram (0: off) */
+    const DecodeRules *rules; /* BeamSettings' (decode_ban); NULL: none */
     Candidate *cand;  /* [beam] the best proposals of a step, best first */
     int *ids;         /* [width] top_k's output */
     float *lse;       /* [beam] each hypothesis's log Σ exp(logits) of this step */
-    float *banned;    /* [V] a row of logits under the no-repeat rule, or NULL */
+    float *banned;    /* [V] a row of logits under the rules, or NULL without them */
 } Ranker;
 
 /* A raw score (Σ logprob) of T tokens, length-normalised (beam.h). */
@@ -38,13 +38,14 @@ float beam_normalise(float raw, int T, float alpha);
 void beam_ranker_init(Ranker *r, const BeamSettings *set, int V);
 void beam_ranker_free(Ranker *r);
 
-/* After step t, for `live` hypotheses of one sentence, with logits[live, V]
- * (this step's rows), raw[live] scores and histories[live, cap] (tokens
- * 0..t-1 of each): log-softmax each row (into r->lse), let each propose its
- * `width` best tokens, and rank all proposals.  Returns how many are kept,
- * the first of r->cand; their parents are indices 0..live-1. */
+/* After step t, for `live` hypotheses of one sentence (source src[0..S-1]),
+ * with logits[live, V] (this step's rows), raw[live] scores and
+ * histories[live, cap] (tokens 0..t-1 of each): log-softmax each row (into
+ * r->lse), let each propose its `width` best tokens the rules allow, and
+ * rank all proposals.  Returns how many are kept, the first of r->cand;
+ * their parents are indices 0..live-1. */
 int beam_rank_candidates(Ranker *r, const float *logits, int live, const float *raw,
-                         const int *histories, int cap, int t);
+                         const int *histories, int cap, int t, const int *src, int S);
 
 /* Can none of `live` hypotheses with raw[live] scores after step t, at most
  * `limit` steps, still score above `bar`?  (The caller checks

@@ -58,6 +58,7 @@ typedef struct {
     int **outputs;     /* [count] the best ended so far (see beam.h) */
     int *lengths;      /* [count] its tokens, 0 while none has ended */
     float *scores;     /* [count] its score */
+    const int *src_ids; /* the group's sources, sentence s at src_ids + src_start[s] */
     int *src_start;    /* [group_size+1] the group's sources, from 0 */
     int *live;         /* [group_size] hypotheses still extending */
     bool *done;        /* [group_size] answer final */
@@ -192,7 +193,8 @@ static void step_sentence(Group *g, int s, int t)
     float *raw = g->raw + (size_t)s * beam;
     int *ids = g->output_ids + (size_t)s * beam * g->cap;
     int kept = beam_rank_candidates(&g->rank, g->acts->logits + (size_t)g->first_row[s] * V, g->live[s], raw,
-                                    ids, g->cap, t);
+                                    ids, g->cap, t, g->src_ids + g->src_start[s],
+                                    g->src_start[s + 1] - g->src_start[s]);
     int live = 0;
     for (int i = 0; i < kept; i++) {
         const Candidate *c = &g->rank.cand[i];
@@ -244,6 +246,7 @@ static void group_run(Group *g, const int *src_ids, const int *src_start, int co
     g->outputs = outputs;
     g->lengths = lengths;
     g->scores = scores;
+    g->src_ids = src_ids + src_start[0];
     for (int s = 0; s <= count; s++) g->src_start[s] = src_start[s] - src_start[0];
     for (int s = 0; s < count; s++) {
         int S = src_start[s + 1] - src_start[s];

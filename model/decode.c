@@ -127,16 +127,34 @@ void decode_ban_repeats(const int *history, int len, int n, float *logits)
             logits[history[i + n - 1]] = -INFINITY;
 }
 
-/* The greedy choice after history[0..len-1] under the no-repeat rule:
- * argmax of the logits with the banned tokens removed (scratch[V] holds
- * the copy; without the rule the logits are read as they are, so the
- * choice is the plain argmax, bit for bit). */
-static int choose(const float *logits, int V, const int *history, int len, int no_repeat_ngram,
-                  float *scratch)
+bool decode_rules_on(const DecodeRules *rules)
 {
-    if (no_repeat_ngram < 1) return argmax(logits, V);
+    return rules && (rules->no_repeat_ngram >= 1 || rules->numbers);
+}
+
+bool decode_rules_apply(const DecodeRules *rules, const int *src, int S)
+{
+    return rules && (rules->no_repeat_ngram >= 1 ||
+                     (rules->numbers && number_rule_applies(rules->numbers, src, S)));
+}
+
+void decode_ban(const DecodeRules *rules, const int *src, int S, const int *history, int len, float *logits)
+{
+    if (!rules) return;
+    decode_ban_repeats(history, len, rules->no_repeat_ngram, logits);
+    if (rules->numbers) number_rule_ban(rules->numbers, src, S, history, len, logits);
+}
+
+/* The greedy choice after history[0..len-1] for source src[0..S-1] under
+ * `rules`: argmax of the logits with the banned tokens removed (scratch[V]
+ * holds the copy; without rules the logits are read as they are, so the
+ * choice is the plain argmax, bit for bit). */
+static int choose(const float *logits, int V, const DecodeRules *rules, const int *src, int S,
+                  const int *history, int len, float *scratch)
+{
+    if (!decode_rules_apply(rules, src, S)) return argmax(logits, V); /* no copy of the row */
     memcpy(scratch, logits, (size_t)V * sizeof *scratch);
-    decode_ban_repeats(history, len, no_repeat_ngram, scratch);
+    decode_ban(rules, src, S, history, len, scratch);
     return argmax(scratch, V);
 }
 
@@ -188,14 +206,14 @@ static void collect_maps(Translation *out, const Activations *acts, const Batch 
     decode_copy_target_maps(out, acts, batch, 0, a);
 }
 
-void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, int no_repeat_ngram,
+void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, const DecodeRules *rules,
                    bool keep_logits, Translation *out)
 {
     const Model *m = dec->model;
     const ModelArch *a = &m->arch;
     ASSERT(S >= 1 && S <= a->max_len && limit >= 1 && limit <= a->max_len);
     translation_init(out, a, src_ids, S, limit, keep_logits);
-    float *scratch = no_repeat_ngram ? xmalloc((size_t)a->tgt_vocab * sizeof(float)) : NULL;
+    float *scratch = decode_rules_on(rules) ? xmalloc((size_t)a->tgt_vocab * sizeof(float)) : NULL;
 
     /* One new row per step at position t; its keys and values go to row t
      * of the store (kv_start NULL: target 0 starts at row 0). */
@@ -209,7 +227,7 @@ void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, int no_re
         out->input_ids[t] = token;
         transformer_decode(&dec->acts, m, batch);
         const float *logits = dec->acts.logits; /* [1, V]: this step's row */
-        int best = choose(logits, a->tgt_vocab, out->output_ids, t, no_repeat_ngram, scratch);
+        int best = choose(logits, a->tgt_vocab, rules, src_ids, S, out->output_ids, t, scratch);
         record_step(out, t, logits, a->tgt_vocab, best);
         if (dec->progress) dec->progress(dec->progress_context, t + 1, limit);
         if (out->logits) memcpy(out->logits + (size_t)t * a->tgt_vocab, logits, (size_t)a->tgt_vocab * sizeof(float));
@@ -260,17 +278,17 @@ static bool step_finite(const float *logits, int V, int chosen)
 }
 
 void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start, int count,
-                        const int *limits, int no_repeat_ngram, int **outputs, int *lengths)
+                        const int *limits, const DecodeRules *rules, int **outputs, int *lengths)
 {
-    decode_greedy_many_checked(m, src_ids, src_start, count, limits, no_repeat_ngram, outputs, lengths,
+    decode_greedy_many_checked(m, src_ids, src_start, count, limits, rules, outputs, lengths,
                                NULL);
 }
 
 void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *src_start, int count,
-                                const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
+                                const int *limits, const DecodeRules *rules, int **outputs, int *lengths,
                                 bool *finite)
 {
-    decode_greedy_many_in(NULL, m, src_ids, src_start, count, limits, no_repeat_ngram, outputs, lengths, finite);
+    decode_greedy_many_in(NULL, m, src_ids, src_start, count, limits, rules, outputs, lengths, finite);
 }
 
 /* The activations decode_greedy_many_in needs for `count` sources of
@@ -287,7 +305,7 @@ ActsSize decode_greedy_many_bound(const ModelArch *arch, int count, int src_long
 }
 
 void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids, const int *src_start,
-                           int count, const int *limits, int no_repeat_ngram, int **outputs, int *lengths,
+                           int count, const int *limits, const DecodeRules *rules, int **outputs, int *lengths,
                            bool *finite)
 {
     const ModelArch *a = &m->arch;
@@ -305,7 +323,7 @@ void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids
     int *tokens = xcalloc((size_t)count, sizeof(int)), *tgt_start = xcalloc((size_t)count + 1, sizeof(int));
     int *kv_start = xcalloc((size_t)count, sizeof(int)), *live_src = xcalloc((size_t)count + 1, sizeof(int));
     int *sentence = xcalloc((size_t)count, sizeof(int)); /* live row j decodes sentence[j] */
-    float *scratch = no_repeat_ngram ? xmalloc((size_t)a->tgt_vocab * sizeof(float)) : NULL;
+    float *scratch = decode_rules_on(rules) ? xmalloc((size_t)a->tgt_vocab * sizeof(float)) : NULL;
     for (int b = 0; b < count; b++) {
         tokens[b] = TOKEN_BOS;
         tgt_start[b + 1] = b + 1;
@@ -334,7 +352,8 @@ void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids
         for (int j = 0; j < live; j++) {
             int b = sentence[j];
             const float *logits = acts->logits + (size_t)j * a->tgt_vocab;
-            int best = choose(logits, a->tgt_vocab, outputs[b], lengths[b], no_repeat_ngram, scratch);
+            int best = choose(logits, a->tgt_vocab, rules, src_ids + src_start[b], src_start[b + 1] - src_start[b],
+                              outputs[b], lengths[b], scratch);
             if (finite && finite[b]) finite[b] = step_finite(logits, a->tgt_vocab, best);
             outputs[b][lengths[b]++] = best;
             if (best == TOKEN_EOS || lengths[b] == limits[b]) continue;

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 
+#include "number_rule.h"
 #include "transformer.h"
 #include "translation.h"
 
@@ -41,11 +42,28 @@ void decode_free(Decoder *dec); /* NULL-safe */
  * max_len. */
 int decode_limit(const ModelArch *arch, int S, float ratio, int extra);
 
+/* Rules on which tokens a step may choose, which greedy decoding and
+ * every beam hypothesis apply alike (decode_ban).  Only the choice is
+ * restricted: the log-probabilities recorded and scored stay the model's
+ * (as in Hugging Face's beam search, which applies its rules after the
+ * log-softmax).  A NULL DecodeRules is no rule. */
+typedef struct {
+    int no_repeat_ngram;       /* n >= 1: never complete an n-gram twice (decode_ban_repeats); 0: off */
+    const NumberRule *numbers; /* not NULL: write the source's numbers, no others (number_rule.h) */
+} DecodeRules;
+
+/* Can `rules` ban anything?  And for source src[0..S-1]? */
+bool decode_rules_on(const DecodeRules *rules);
+bool decode_rules_apply(const DecodeRules *rules, const int *src, int S);
+
+/* logits[token] = -inf for every token `rules` bans after history[0..len-1]
+ * (the output so far, <s> not included) for source src[0..S-1]. */
+void decode_ban(const DecodeRules *rules, const int *src, int S, const int *history, int len, float *logits);
+
 /* Greedy decoding of src_ids[S] (1 <= S <= max_len) for at most `limit`
- * steps, never completing an n-gram of size `no_repeat_ngram` twice (0:
- * no such rule; see decode_ban_repeats).  Fills *out (free with
+ * steps under `rules` (NULL: none).  Fills *out (free with
  * translation_free); keeps logits if asked. */
-void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, int no_repeat_ngram,
+void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, const DecodeRules *rules,
                    bool keep_logits, Translation *out);
 
 /* A teacher-forced full pass: the decoder reads input_ids[T] all at once
@@ -56,13 +74,10 @@ void decode_teacher_forced(const Model *model, const int *src_ids, int S,
                            Translation *out);
 
 /* The no-repeat-n-gram rule (Hugging Face's and CTranslate2's
- * no_repeat_ngram_size), the one copy greedy and beam search both use:
- * every token that would complete an n-gram (n >= 1) already present in
- * history[0..len-1] (the output tokens so far, <s> not included) gets
+ * no_repeat_ngram_size), part of decode_ban: every token that would
+ * complete an n-gram (n >= 1) already present in history[0..len-1] gets
  * logits[token] = -inf.  n 0 changes nothing.  </s> is never in a history
- * (decoding stops there), so it always stays allowed.  Only the choice is
- * restricted: the log-probabilities recorded and scored stay the model's
- * (as in HF's beam search, which applies the rule after the log-softmax). */
+ * (decoding stops there), so it always stays allowed. */
 void decode_ban_repeats(const int *history, int len, int n, float *logits);
 
 /* Pieces shared with beam search (beam.c). */
@@ -82,20 +97,20 @@ void decode_copy_target_maps(Translation *out, const Activations *acts, const Ba
 /* Greedy decoding of `count` sentences at once, packed as in a Batch
  * (src_ids with src_start[count+1]), each with its own step limit: the
  * matrix products then work on `count` rows per step instead of one, which
- * is what makes scoring a whole dev set quick (no_repeat_ngram as in
+ * is what makes scoring a whole dev set quick (rules as in
  * decode_greedy).  Only the tokens are kept:
  * outputs[b] receives up to limits[b] ids (ending with </s> if reached),
  * lengths[b] their number.  Same tokens as decode_greedy, sentence by
  * sentence. */
 void decode_greedy_many(const Model *model, const int *src_ids, const int *src_start, int count,
-                        const int *limits, int no_repeat_ngram, int **outputs, int *lengths);
+                        const int *limits, const DecodeRules *rules, int **outputs, int *lengths);
 
 /* The same, also telling (finite[b]) whether every step of sentence b had
  * logits whose log-softmax is finite at the chosen token: no NaN, no +Inf,
  * the chosen one not -Inf.  That is what makes decode_greedy's
  * log-probabilities finite, so a caller can refuse what it would refuse. */
 void decode_greedy_many_checked(const Model *model, const int *src_ids, const int *src_start,
-                                int count, const int *limits, int no_repeat_ngram, int **outputs,
+                                int count, const int *limits, const DecodeRules *rules, int **outputs,
                                 int *lengths, bool *finite);
 
 /* The same in `work`, activations kept by the caller between calls (start
@@ -105,7 +120,7 @@ void decode_greedy_many_checked(const Model *model, const int *src_ids, const in
  * after (perf: a tenth of translating a file).  NULL: allocated for this
  * call. */
 void decode_greedy_many_in(Activations *work, const Model *model, const int *src_ids,
-                           const int *src_start, int count, const int *limits, int no_repeat_ngram,
+                           const int *src_start, int count, const int *limits, const DecodeRules *rules,
                            int **outputs, int *lengths, bool *finite);
 
 /* The most decode_greedy_many_in can need of `work` for up to `count`

@@ -17,17 +17,24 @@ int search_limit(const ModelArch *arch, const SearchSettings *set, int S)
     return decode_limit(arch, S, set->max_output_ratio, set->max_output_extra);
 }
 
+/* The rules of decoding that `set` asks for (decode.h). */
+static DecodeRules rules_of(const SearchSettings *set)
+{
+    return (DecodeRules){set->no_repeat_ngram, set->copy_numbers ? set->numbers : NULL};
+}
+
 int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettings *set, int n_best,
                      bool keep_logits, Translation *out, float *scores)
 {
     int limit = search_limit(&dec->model->arch, set, S);
+    DecodeRules rules = rules_of(set);
     if (set->beam == 1) {
-        decode_greedy(dec, src_ids, S, limit, set->no_repeat_ngram, keep_logits, &out[0]);
+        decode_greedy(dec, src_ids, S, limit, &rules, keep_logits, &out[0]);
         scores[0] = beam_score(&out[0], set->length_penalty);
         return 1;
     }
     BeamSettings beam = {set->beam, set->length_penalty, n_best > set->beam ? set->beam : n_best,
-                         set->no_repeat_ngram, dec->progress, dec->progress_context};
+                         &rules, dec->progress, dec->progress_context};
     return beam_decode(dec->model, src_ids, S, limit, &beam, out, scores);
 }
 
@@ -41,15 +48,16 @@ static void translate_many_in(Activations *work, const Model *model, const int *
     int *limits = xmalloc((size_t)count * sizeof(int));
     for (int b = 0; b < count; b++)
         limits[b] = search_limit(&model->arch, set, src_start[b + 1] - src_start[b]);
+    DecodeRules rules = rules_of(set);
     if (set->beam <= 1) {
-        decode_greedy_many_in(work, model, src_ids, src_start, count, limits, set->no_repeat_ngram, outputs,
+        decode_greedy_many_in(work, model, src_ids, src_start, count, limits, &rules, outputs,
                               lengths, finite);
     } else {
         /* All sentences' hypotheses together (beam_decode_many).  A score is
          * finite exactly when every log-probability of its tokens is: they
          * are <= 0 or NaN, and a sum of at most max_len finite ones is
          * finite, so this is what search_translate's callers check. */
-        BeamSettings beam = {set->beam, set->length_penalty, 1, set->no_repeat_ngram, NULL, NULL};
+        BeamSettings beam = {set->beam, set->length_penalty, 1, &rules, NULL, NULL};
         float *scores = xmalloc((size_t)count * sizeof(float));
         beam_decode_many(work, model, src_ids, src_start, count, limits, &beam, outputs, lengths, scores);
         for (int b = 0; finite && b < count; b++) finite[b] = isfinite(scores[b]);

@@ -20,6 +20,9 @@ typedef struct {
     int max_output_extra;   /*   capped at arch.max_len */
     int no_repeat_ngram;    /* n >= 1: never complete an n-gram twice (decode_ban_repeats); 0: off.
                              * Not a config key: translate's --no-repeat-ngram sets it. */
+    bool copy_numbers;      /* the output's numbers are the source's (number_rule.h) */
+    const NumberRule *numbers; /* the digit tokens copy_numbers needs, from the vocabularies:
+                             * not a config key, app/translator.c sets it; NULL: no copying */
 } SearchSettings;
 
 /* The output length limit for a source of S tokens (decode_limit). */

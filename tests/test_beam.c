@@ -101,7 +101,7 @@ static void test_beam_one_is_greedy_bit_for_bit(void **state)
         Decoder dec;
         decode_init(&dec, &m);
         Translation greedy, beam;
-        decode_greedy(&dec, source, S, LIMIT, 0, false, &greedy);
+        decode_greedy(&dec, source, S, LIMIT, NULL, false, &greedy);
         float score;
         assert_int_equal(beam_of(&m, 1, 1.0f, 1, LIMIT, &beam, &score), 1);
         expect_same_translation(&beam, &greedy, &a);
@@ -278,7 +278,7 @@ static void test_beam_of_four_beats_or_ties_greedy(void **state)
         Decoder dec;
         decode_init(&dec, &m);
         Translation greedy;
-        decode_greedy(&dec, source, S, LIMIT, 0, false, &greedy);
+        decode_greedy(&dec, source, S, LIMIT, NULL, false, &greedy);
         for (size_t k = 0; k < sizeof alphas / sizeof alphas[0]; k++) {
             Translation best;
             float score;

@@ -62,9 +62,10 @@ static Seen check_equal(const Model *m, const Sentences *in, BeamSettings set)
             assert_int_equal(beam_decode(m, in->src_ids + in->src_start[b], S, in->limits[b], &set, &t, &score), 1);
             if (lengths[b] != t.steps || memcmp(outputs[b], t.output_ids, (size_t)t.steps * sizeof(int)) != 0 ||
                 memcmp(&scores[b], &score, sizeof score) != 0)
-                fail_msg("beam %d, alpha %g, no_repeat %d, sentence %d (S %d, limit %d): %d tokens scored %a "
-                         "together, %d scored %a alone",
-                         set.beam, set.length_penalty, set.no_repeat_ngram, b, S, in->limits[b], lengths[b],
+                fail_msg("beam %d, alpha %g, no_repeat %d, numbers %s, sentence %d (S %d, limit %d): %d tokens "
+                         "scored %a together, %d scored %a alone",
+                         set.beam, set.length_penalty, set.rules ? set.rules->no_repeat_ngram : 0,
+                         set.rules && set.rules->numbers ? "copied" : "free", b, S, in->limits[b], lengths[b],
                          scores[b], t.steps, score);
             seen.lengths_changed += b > 0 && lengths[b] != lengths[b - 1];
             seen.at_limit += !t.finished;
@@ -85,7 +86,8 @@ static Seen check_settings(const Model *m, const Sentences *in)
     Seen all = {0, 0};
     for (size_t i = 0; i < sizeof beams / sizeof *beams; i++)
         for (size_t j = 0; j < sizeof no_repeats / sizeof *no_repeats; j++) {
-            BeamSettings set = {beams[i], alphas[i], 1, no_repeats[j], NULL, NULL};
+            DecodeRules rules = {no_repeats[j], NULL};
+            BeamSettings set = {beams[i], alphas[i], 1, &rules, NULL, NULL};
             Seen s = check_equal(m, in, set);
             all.lengths_changed += s.lengths_changed;
             all.at_limit += s.at_limit;
@@ -172,10 +174,10 @@ static void test_activation_bounds_are_never_outgrown(void **state)
             int *outputs[MAX_SENTENCES], lengths[MAX_SENTENCES];
             for (int b = 0; b < count; b++) outputs[b] = malloc((size_t)a.max_len * sizeof(int));
             if (beam == 1) {
-                decode_greedy_many_in(&work, &m, in.src_ids, in.src_start, count, in.limits, 0, outputs, lengths,
+                decode_greedy_many_in(&work, &m, in.src_ids, in.src_start, count, in.limits, NULL, outputs, lengths,
                                       NULL);
             } else {
-                BeamSettings set = {beam, 1.0f, 1, 0, NULL, NULL};
+                BeamSettings set = {beam, 1.0f, 1, NULL, NULL, NULL};
                 beam_decode_many(&work, &m, in.src_ids, in.src_start, count, in.limits, &set, outputs, lengths,
                                  NULL);
             }
@@ -199,7 +201,7 @@ static void test_float32_model_on_the_generic_kernel(void **state)
     model_init_random(&m, &a, 2);
     Sentences in;
     random_sentences(&in, 5, &a);
-    BeamSettings set = {4, 1.0f, 1, 0, NULL, NULL};
+    BeamSettings set = {4, 1.0f, 1, NULL, NULL, NULL};
     check_equal(&m, &in, set);
     model_free(&m);
     gemm_force_kernel(NULL);
@@ -221,6 +223,8 @@ static const char *const english[] = {
     "Could you tell me how to get to the nearest post office?",
     "Hello.",
     "We should have left earlier.",
+    "My phone number is 13912345678.",
+    "The meeting is at 3:30 on May 21, and 2,500 people will come.",
 };
 enum { N_ENGLISH = sizeof english / sizeof *english };
 
@@ -253,8 +257,9 @@ static void check_shipped(const char *kernel)
     Seen all = {0, 0};
     static const int beams[] = {4, 2};
     for (int i = 0; i < 2; i++)
-        for (int no_repeat = 0; no_repeat <= 2; no_repeat += 2) {
-            BeamSettings set = {beams[i], 1.4f, 1, no_repeat, NULL, NULL};
+        for (int rule = 0; rule < 3; rule++) { /* none, no-repeat 2, numbers copied */
+            DecodeRules rules = {rule == 1 ? 2 : 0, rule == 2 ? tr.numbers : NULL};
+            BeamSettings set = {beams[i], 1.4f, 1, &rules, NULL, NULL};
             Seen s = check_equal(&tr.model, &in, set);
             all.lengths_changed += s.lengths_changed;
             all.at_limit += s.at_limit;

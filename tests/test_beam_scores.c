@@ -145,7 +145,7 @@ static void test_kept_proposals_are_the_best_of_all_sorted(void **state)
         BeamSettings set = {.beam = beam, .n_best = 1, .length_penalty = 1.0f};
         Ranker r;
         beam_ranker_init(&r, &set, V);
-        int kept = beam_rank_candidates(&r, logits, live, raw, histories, 1, 0);
+        int kept = beam_rank_candidates(&r, logits, live, raw, histories, 1, 0, NULL, 0);
         /* every proposal: each hypothesis's `width` best tokens */
         int n = 0, *ids = xmalloc((size_t)r.width * sizeof *ids);
         for (int b = 0; b < live; b++) {

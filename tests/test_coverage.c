@@ -109,7 +109,7 @@ static void test_beam_search_over_a_data_set(void **state)
     int out_buf[3][16], *outputs[3] = {out_buf[0], out_buf[1], out_buf[2]}, lengths[3];
     search_translate_many(&m, src, start, 3, &set, outputs, lengths);
     search_translate_many(&m, src, start, 0, &set, outputs, lengths); /* none: nothing happens */
-    BeamSettings beam = {3, 0.6f, 1, 0, NULL, NULL};
+    BeamSettings beam = {3, 0.6f, 1, NULL, NULL, NULL};
     for (int b = 0; b < 3; b++) {
         int S = start[b + 1] - start[b];
         Translation t;

@@ -276,8 +276,8 @@ static void check_same_decoding(bool tied)
     const int lens[] = {4, 6, 2};
     for (int s = 0; s < 3; s++) {
         Translation tw, th;
-        decode_greedy(&dw, srcs[s], lens[s], 12, 0, true, &tw);
-        decode_greedy(&dh, srcs[s], lens[s], 12, 0, true, &th);
+        decode_greedy(&dw, srcs[s], lens[s], 12, NULL, true, &tw);
+        decode_greedy(&dh, srcs[s], lens[s], 12, NULL, true, &th);
         assert_int_equal(tw.steps, th.steps);
         assert_memory_equal(tw.output_ids, th.output_ids, (size_t)tw.steps * sizeof(int));
         for (int i = 0; i < tw.steps * a.tgt_vocab; i++)
@@ -359,11 +359,11 @@ static void test_batch_whose_sentences_end_apart_equals_each_alone(void **state)
     }
     int out[N][24], lengths[N], *outputs[N];
     for (int b = 0; b < N; b++) outputs[b] = out[b];
-    decode_greedy_many(&half, src_ids, src_start, N, limits, 0, outputs, lengths);
+    decode_greedy_many(&half, src_ids, src_start, N, limits, NULL, outputs, lengths);
     int ended_apart = 0;
     for (int b = 0; b < N; b++) {
         Translation t;
-        decode_greedy(&dec, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b], 0, false, &t);
+        decode_greedy(&dec, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b], NULL, false, &t);
         assert_int_equal(lengths[b], t.steps);
         assert_memory_equal(out[b], t.output_ids, (size_t)t.steps * sizeof(int));
         ended_apart += b > 0 && lengths[b] != lengths[b - 1];

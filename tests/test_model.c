@@ -342,7 +342,7 @@ static void check_cached_equals_teacher_forced(bool pre)
     decode_init(&dec, &m);
     const int src[] = {5, 9, 4, 17, 6, 8, 29};
     Translation greedy, forced;
-    decode_greedy(&dec, src, 7, 12, 0, true, &greedy);
+    decode_greedy(&dec, src, 7, 12, NULL, true, &greedy);
     int T = greedy.steps, H = a.heads, S = 7;
     decode_teacher_forced(&m, src, 7, greedy.input_ids, greedy.output_ids, T, &forced);
     assert_close_floats(greedy.logits, forced.logits, (size_t)T * a.tgt_vocab, "logits");
@@ -382,7 +382,7 @@ static void test_greedy_ties_go_to_the_lowest_id(void **state)
     decode_init(&dec, &m);
     const int src[] = {7, 8, 9, 10};
     Translation t;
-    decode_greedy(&dec, src, 4, 3, 0, false, &t);
+    decode_greedy(&dec, src, 4, 3, NULL, false, &t);
     assert_int_equal(t.steps, 3);
     for (int i = 0; i < t.steps; i++) assert_int_equal(t.output_ids[i], 0);
     translation_free(&t);
@@ -436,7 +436,7 @@ static void test_maps_are_distributions_and_causal(void **state)
     decode_init(&dec, &m);
     const int src[] = {7, 8, 9, 10};
     Translation t;
-    decode_greedy(&dec, src, 4, 9, 0, false, &t);
+    decode_greedy(&dec, src, 4, 9, NULL, false, &t);
     int T = t.steps, S = 4, H = a.heads;
     for (int l = 0; l < a.decoder_layers; l++)
         for (int h = 0; h < H; h++)

@@ -1,0 +1,66 @@
+/* number_rule.h — the number-copying rule of decoding: a translation writes
+ * the source's numbers as the source wrote them, digit for digit, and no
+ * others.
+ *
+ * Without it the models garble numbers they rarely saw in training
+ * ("My phone number is 13912345678." → 我的电话号码是1932年的。): digits
+ * are tokens like any other, and the model picks each by how likely it
+ * looks, not by what the source said.  The rule is a ban, applied to a
+ * step's logits before the choice (greedy's argmax, beam search's
+ * ranking), like the no-repeat rule (decode.h):
+ *
+ *   - A number is a run of digit tokens (a token whose text is ASCII
+ *     digits: 1990 is 1 ##9 ##9 ##0), each after the first continuing its
+ *     word (the "##"); a digit token that starts a word starts a new
+ *     number.  NFKC has made full-width digits ASCII.
+ *   - When the source holds no number, the rule bans nothing: "two" may
+ *     still become 2 or 两.
+ *   - Otherwise every number of the output must be one of the source's
+ *     numbers, each used at most as often as the source has it: a number
+ *     may only begin with a digit token that begins an unused source
+ *     number, continue with one that keeps it a prefix of one, and end
+ *     (any other token, </s> included) only where it equals one.  The
+ *     numbers of the output before the current one use up theirs in
+ *     output order (the first unused equal one).
+ *   - "3:30" and "2,500" are two numbers each; "30.2" is 30 and 2.  So
+ *     2,500 may come out as 2,500 but not as 2500.
+ *   - Should the ban leave no token at all (a vocabulary that lacks a digit
+ *     piece the number needs), the current number may end anyway.
+ *
+ * The rule is a function of the source ids and the output so far, nothing
+ * else, so greedy decoding and every beam hypothesis apply it the same way
+ * and a sentence gets the same tokens alone or in a batch.  The tables of
+ * which tokens are digits come from the vocabularies (app/translator.c),
+ * which the model layer does not read. */
+#ifndef TRANSLATE_NUMBER_RULE_H
+#define TRANSLATE_NUMBER_RULE_H
+
+#include <stdbool.h>
+
+typedef struct NumberRule NumberRule;
+
+/* A rule for a model with these vocabulary sizes, knowing no digit token
+ * yet.  Free with number_rule_free. */
+NumberRule *number_rule_new(int src_vocab, int tgt_vocab);
+void number_rule_free(NumberRule *rule); /* NULL-safe */
+
+/* Token `id` of the source (target) vocabulary is the digits `digits`
+ * (1 to 15 of '0'..'9'), continuing the word before it when `continues`.
+ * Ids never set are not digits. */
+void number_rule_set_source(NumberRule *rule, int id, const char *digits, bool continues);
+void number_rule_set_target(NumberRule *rule, int id, const char *digits, bool continues);
+
+/* Does `text` (a vocabulary piece, without the "##") consist of 1 to 15
+ * ASCII digits?  What the callers of the two above test first. */
+bool number_rule_is_digits(const char *text);
+
+/* Does source src[0..S-1] hold a number, so that the rule can ban
+ * anything at all? */
+bool number_rule_applies(const NumberRule *rule, const int *src, int S);
+
+/* Set to -INFINITY every logit (logits[tgt_vocab]) of a token the rule
+ * bans after output history[0..len-1], for source src[0..S-1]. */
+void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *history, int len,
+                     float *logits);
+
+#endif

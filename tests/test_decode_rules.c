@@ -1,0 +1,401 @@
+/* test_decode_rules.c — the rules on which tokens decoding may choose
+ * (decode.h's DecodeRules): the no-repeat-n-gram rule (decode_ban_repeats)
+ * and the number-copying rule (model/number_rule.h), and their use by
+ * greedy decoding, batched greedy decoding and beam search.
+ *
+ * What is checked: each rule bans exactly the tokens it describes (tables
+ * of cases; the number rule's on a made-up vocabulary: no source number,
+ * beginning, continuing and ending a number, numbers used up, a number
+ * that is also the beginning of another, a vocabulary that cannot finish
+ * one); random models that break a rule without it (V = 24 tokens, so
+ * repeats and digits are common) obey it with it, greedy and beam alike;
+ * the log-probabilities recorded under a rule are still the model's own (a
+ * teacher-forced pass over the same tokens gives them); beam 1 under a
+ * rule is greedy under it, bit for bit; batched greedy decoding (--eval's)
+ * gives the same tokens as one sentence at a time; and n 0 changes
+ * nothing. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/beam.h"
+#include "../model/model.h"
+#include "../model/number_rule.h"
+
+/* ---- the no-repeat rule (decode_ban_repeats) ------------------------------------ */
+
+static void test_bans_the_tokens_that_complete_a_seen_ngram(void **state)
+{
+    (void)state;
+    enum { V = 10 };
+    static const struct {
+        int history[8], len, n;
+        int banned[V]; /* 1 = banned */
+    } cases[] = {
+        {{5, 6, 5}, 3, 2, {[6] = 1}},                 /* 5 6 seen, ends in 5: no second 6 */
+        {{1, 2, 3, 1, 2}, 5, 3, {[3] = 1}},           /* 1 2 3 seen, ends in 1 2 */
+        {{1, 2, 3, 1, 2}, 5, 2, {[3] = 1}},           /* ends in 2: 2 3 seen */
+        {{4, 4}, 2, 2, {[4] = 1}},                    /* 4 4 4 would repeat 4 4 */
+        {{7, 8, 9}, 3, 1, {[7] = 1, [8] = 1, [9] = 1}}, /* n 1: no token twice */
+        {{1, 2, 3}, 3, 2, {0}},                       /* 3 never seen before the end */
+        {{1, 2}, 2, 4, {0}},                          /* history shorter than n-1 */
+        {{3, 1, 3, 2, 3}, 5, 2, {[1] = 1, [2] = 1}},  /* 3 was followed by 1 and by 2 */
+        {{1, 2, 3}, 3, 0, {0}},                       /* n 0: off */
+        {{0}, 0, 1, {0}},                             /* nothing output yet */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        float logits[V];
+        for (int i = 0; i < V; i++) logits[i] = (float)i * 0.5f;
+        decode_ban_repeats(cases[c].history, cases[c].len, cases[c].n, logits);
+        for (int i = 0; i < V; i++) {
+            bool banned = logits[i] == -INFINITY;
+            if (banned != (cases[c].banned[i] == 1))
+                fail_msg("case %zu: token %d is %sbanned", c, i, banned ? "" : "not ");
+            if (!banned && logits[i] != (float)i * 0.5f) fail_msg("case %zu: token %d changed", c, i);
+        }
+    }
+}
+
+/* ---- the number rule (model/number_rule.h), on a made-up vocabulary --------------- */
+
+/* Target ids: 0..3 the specials, 4 "cat", 5 ".", then the digits 0..9 as
+ * word starts (6..15) and as "##" continuations (16..25).  The source
+ * vocabulary is the same. */
+enum { MADE_UP_V = 26, WORD = 6, CONT = 16, CAT = 4, DOT = 5 };
+
+static NumberRule *made_up_rule(bool with_continuations)
+{
+    NumberRule *r = number_rule_new(MADE_UP_V, MADE_UP_V);
+    for (int d = 0; d < 10; d++) {
+        char text[2] = {(char)('0' + d), 0};
+        number_rule_set_source(r, WORD + d, text, false);
+        number_rule_set_source(r, CONT + d, text, true);
+        number_rule_set_target(r, WORD + d, text, false);
+        if (with_continuations || d != 2) number_rule_set_target(r, CONT + d, text, true);
+    }
+    return r;
+}
+
+/* The tokens allowed after `history` for `src`, as a string: one letter a
+ * token, '.' banned, 'x' allowed. */
+static void allowed(const NumberRule *r, const int *src, int S, const int *history, int len, char out[MADE_UP_V + 1])
+{
+    float logits[MADE_UP_V];
+    for (int i = 0; i < MADE_UP_V; i++) logits[i] = 0.0f;
+    number_rule_ban(r, src, S, history, len, logits);
+    for (int i = 0; i < MADE_UP_V; i++) out[i] = logits[i] == -INFINITY ? '.' : 'x';
+    out[MADE_UP_V] = 0;
+}
+
+static void test_number_rule_bans_what_its_header_says(void **state)
+{
+    (void)state;
+    /* sources: "cat 1 ##9 ##8 ##8 ." (1988), "5 cat 5" (5 twice), "1 cat 1 ##2" (1 and 12),
+     * "cat ." (no number), "1 ##2" (12) */
+    static const int src_1988[] = {CAT, WORD + 1, CONT + 9, CONT + 8, CONT + 8, DOT};
+    static const int src_55[] = {WORD + 5, CAT, WORD + 5};
+    static const int src_1_12[] = {WORD + 1, CAT, WORD + 1, CONT + 2};
+    static const int src_none[] = {CAT, DOT};
+    static const int src_12[] = {WORD + 1, CONT + 2};
+    /* Expected: the 6 others (specials, cat, .), the 10 word-start digits
+     * and the 10 "##" digits, each 'x' allowed or '.' banned. */
+    static const char X6[] = "xxxxxx", B6[] = "......", X10[] = "xxxxxxxxxx", B10[] = "..........";
+    static const char ONE[] = ".x........", FIVE[] = ".....x....", TWO[] = "..x.......";
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[6], len;
+        bool continuations; /* the target vocabulary has ##2 */
+        const char *others, *words, *continued;
+    } cases[] = {
+        {"no source number: nothing banned", src_none, 2, {0}, 0, true, X6, X10, X10},
+        {"no source number, after digits: nothing banned", src_none, 2, {WORD + 3, CONT + 4}, 2, true, X6, X10,
+         X10},
+        {"start: a number may only begin with 1", src_1988, 6, {0}, 0, true, X6, ONE, ONE},
+        {"after 1: only ##9, nothing ends it", src_1988, 6, {WORD + 1}, 1, true, B6, B10, ".........x"},
+        {"after 1 ##9 ##8: only ##8", src_1988, 6, {WORD + 1, CONT + 9, CONT + 8}, 3, true, B6, B10,
+         "........x."},
+        {"after 1988: it may end, no digit follows", src_1988, 6, {CAT, WORD + 1, CONT + 9, CONT + 8, CONT + 8},
+         5, true, X6, B10, B10},
+        {"1988 used up: no digit at all", src_1988, 6, {WORD + 1, CONT + 9, CONT + 8, CONT + 8, CAT}, 5, true, X6,
+         B10, B10},
+        {"5 twice: after one 5, another may begin", src_55, 3, {WORD + 5, CAT}, 2, true, X6, FIVE, FIVE},
+        {"5 twice: after both, none", src_55, 3, {WORD + 5, CAT, WORD + 5, DOT}, 4, true, X6, B10, B10},
+        {"5 twice: right after a 5, a new 5 may begin, but not ##5 (55)", src_55, 3, {WORD + 5}, 1, true, X6,
+         FIVE, B10},
+        {"1 and 12: after 1, it may end, go on to 12, or a new 1 begin", src_1_12, 4, {WORD + 1}, 1, true, X6,
+         ONE, TWO},
+        {"1 and 12: after 12, the 1 is left", src_1_12, 4, {WORD + 1, CONT + 2, CAT}, 3, true, X6, ONE, ONE},
+        {"a continuing digit after a word begins a number", src_12, 2, {CAT}, 1, true, X6, ONE, ONE},
+        {"no ##2 in the vocabulary (so it is a word): 1 may end rather than stall", src_12, 2, {WORD + 1}, 1,
+         false, X6, B10, TWO},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        NumberRule *r = made_up_rule(cases[c].continuations);
+        assert_int_equal(number_rule_applies(r, cases[c].src, cases[c].S), cases[c].src != src_none);
+        char got[MADE_UP_V + 1], expect[MADE_UP_V + 1];
+        allowed(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, got);
+        snprintf(expect, sizeof expect, "%s%s%s", cases[c].others, cases[c].words, cases[c].continued);
+        if (strcmp(got, expect) != 0)
+            fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, expect, got);
+        number_rule_free(r);
+    }
+}
+
+static void test_is_digits(void **state)
+{
+    (void)state;
+    assert_true(number_rule_is_digits("0"));
+    assert_true(number_rule_is_digits("123456789012345"));
+    assert_false(number_rule_is_digits("1234567890123456")); /* longer than a piece may be */
+    assert_false(number_rule_is_digits(""));
+    assert_false(number_rule_is_digits("1a"));
+    assert_false(number_rule_is_digits("\xef\xbc\x91")); /* full-width 1: NFKC made it ASCII before */
+}
+
+/* ---- decoding under the no-repeat rule -------------------------------------------- */
+
+enum { V_SRC = 30, V_TGT = 24, S = 5, LIMIT = 20 };
+static const int source[S] = {5, 9, 12, 7, 3};
+
+static ModelArch tiny_arch(void)
+{
+    return (ModelArch){.d_model = 16, .heads = 2, .encoder_layers = 2, .decoder_layers = 2, .d_ff = 24,
+                       .activation = ACTIVATION_RELU, .norm_first = false, .max_len = 24,
+                       .scale_attention = true, .tied_output = false, .src_vocab = V_SRC, .tgt_vocab = V_TGT};
+}
+
+/* Does ids[0..len-1] hold some n-gram twice? */
+static bool repeats_ngram(const int *ids, int len, int n)
+{
+    for (int i = 0; i + n <= len; i++)
+        for (int j = i + 1; j + n <= len; j++)
+            if (memcmp(ids + i, ids + j, (size_t)n * sizeof *ids) == 0) return true;
+    return false;
+}
+
+/* The recorded log-probabilities are the model's: a teacher-forced pass
+ * over the same source and tokens gives them. */
+static void expect_models_own_logprobs(const Model *m, const Translation *t)
+{
+    Translation tf;
+    decode_teacher_forced(m, t->src_ids, t->src_len, t->input_ids, t->output_ids, t->steps, &tf);
+    for (int i = 0; i < t->steps; i++)
+        if (fabsf(tf.logprobs[i] - t->logprobs[i]) > 1e-5f)
+            fail_msg("step %d: logprob %g, teacher-forced %g", i, t->logprobs[i], tf.logprobs[i]);
+    translation_free(&tf);
+}
+
+/* Beam 1 under `rules` is greedy decoding under them, bit for bit. */
+static void expect_beam1_is_greedy(const Model *m, const DecodeRules *rules, const Translation *greedy)
+{
+    Translation beam1;
+    BeamSettings one = {.beam = 1, .length_penalty = 1.0f, .n_best = 1, .rules = rules};
+    assert_int_equal(beam_decode(m, greedy->src_ids, greedy->src_len, LIMIT, &one, &beam1, NULL), 1);
+    assert_int_equal(beam1.steps, greedy->steps);
+    assert_memory_equal(beam1.output_ids, greedy->output_ids, (size_t)greedy->steps * sizeof(int));
+    assert_memory_equal(beam1.logprobs, greedy->logprobs, (size_t)greedy->steps * sizeof(float));
+    translation_free(&beam1);
+}
+
+static void test_greedy_and_beam_never_repeat_an_ngram(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch();
+    int looped = 0; /* seeds whose plain greedy output repeats a bigram */
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        Model m;
+        model_init_random(&m, &a, seed);
+        Decoder dec;
+        decode_init(&dec, &m);
+        Translation plain;
+        decode_greedy(&dec, source, S, LIMIT, NULL, false, &plain);
+        looped += repeats_ngram(plain.output_ids, plain.steps, 2);
+        for (int n = 1; n <= 3; n++) {
+            Translation greedy, beam4[4];
+            DecodeRules rules = {.no_repeat_ngram = n};
+            decode_greedy(&dec, source, S, LIMIT, &rules, false, &greedy);
+            if (repeats_ngram(greedy.output_ids, greedy.steps, n))
+                fail_msg("seed %d, n %d: greedy repeats an n-gram", (int)seed, n);
+            expect_models_own_logprobs(&m, &greedy);
+
+            expect_beam1_is_greedy(&m, &rules, &greedy);
+
+            BeamSettings four = {.beam = 4, .length_penalty = 1.0f, .n_best = 4, .rules = &rules};
+            int got = beam_decode(&m, source, S, LIMIT, &four, beam4, NULL);
+            assert_true(got >= 1);
+            for (int i = 0; i < got; i++) {
+                if (repeats_ngram(beam4[i].output_ids, beam4[i].steps, n))
+                    fail_msg("seed %d, n %d: beam hypothesis %d repeats an n-gram", (int)seed, n, i);
+                expect_models_own_logprobs(&m, &beam4[i]);
+                translation_free(&beam4[i]);
+            }
+            translation_free(&greedy);
+        }
+        translation_free(&plain);
+        decode_free(&dec);
+        model_free(&m);
+    }
+    if (looped < 3) fail_msg("only %d of 12 random models loop without the rule: the test proves little", looped);
+}
+
+/* Three sources packed as a Batch (src_start[3]), decoded together under
+ * `rules` and one by one: the same tokens. */
+static void expect_batch_as_alone(const Model *m, const int *src_ids, const int *src_start,
+                                  const DecodeRules *rules)
+{
+    const int limits[] = {LIMIT, 9, LIMIT};
+    Decoder dec;
+    decode_init(&dec, m);
+    int out[3][LIMIT], lengths[3];
+    int *outputs[3] = {out[0], out[1], out[2]};
+    decode_greedy_many(m, src_ids, src_start, 3, limits, rules, outputs, lengths);
+    for (int b = 0; b < 3; b++) {
+        Translation t;
+        decode_greedy(&dec, src_ids + src_start[b], src_start[b + 1] - src_start[b], limits[b], rules, false, &t);
+        assert_int_equal(lengths[b], t.steps);
+        assert_memory_equal(out[b], t.output_ids, (size_t)t.steps * sizeof(int));
+        translation_free(&t);
+    }
+    decode_free(&dec);
+}
+
+static void test_batched_greedy_follows_the_rule_too(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch();
+    Model m;
+    model_init_random(&m, &a, 3);
+    static const int src_ids[] = {5, 9, 12, 7, 3, 4, 4, 8, 2, 11, 6, 6, 6};
+    static const int src_start[] = {0, 5, 9, 13};
+    for (int n = 0; n <= 2; n++) expect_batch_as_alone(&m, src_ids, src_start, &(DecodeRules){.no_repeat_ngram = n});
+    model_free(&m);
+}
+
+/* ---- decoding under the number rule ----------------------------------------------- */
+
+/* Random models over a vocabulary of 24 tokens of which 10 are digits
+ * (tokens 4..8 the word-start digits 1..5, 9..13 the "##" ones), so that
+ * without the rule their outputs are full of numbers the source does not
+ * have. */
+enum { FIRST_DIGIT = 4 };
+
+static NumberRule *tiny_rule(void)
+{
+    NumberRule *r = number_rule_new(V_SRC, V_TGT);
+    for (int d = 1; d <= 5; d++) {
+        char text[2] = {(char)('0' + d), 0};
+        number_rule_set_source(r, FIRST_DIGIT + d - 1, text, false);
+        number_rule_set_source(r, FIRST_DIGIT + 4 + d, text, true);
+        number_rule_set_target(r, FIRST_DIGIT + d - 1, text, false);
+        number_rule_set_target(r, FIRST_DIGIT + 4 + d, text, true);
+    }
+    return r;
+}
+
+/* "123" (4 ##2 ##3) and "3" between words. */
+enum { NUMBER_S = 6 };
+static const int number_source[NUMBER_S] = {20, 4, 10, 11, 21, 6};
+
+/* The rule checked from outside: the output's numbers, in order, each one
+ * of the source's ("123", "3") not yet used, and the last, where the
+ * output stopped at its limit inside it, the beginning of one.  A number
+ * is written here as its digits, one char each. */
+static bool obeys(const int *ids, int len, bool finished)
+{
+    const char *unused[2] = {"123", "3"};
+    char number[LIMIT + 1];
+    int n = 0;
+    for (int i = 0; i <= len; i++) {
+        int id = i < len ? ids[i] : -1;
+        bool digit = id >= FIRST_DIGIT && id < FIRST_DIGIT + 10, continues = digit && id >= FIRST_DIGIT + 5;
+        if (n > 0 && (!digit || !continues)) { /* the number before ends here */
+            number[n] = 0;
+            bool at_limit = i == len && !finished;
+            int k = 0;
+            while (k < 2 && !(unused[k] && (at_limit ? strncmp(unused[k], number, (size_t)n) == 0
+                                                     : strcmp(unused[k], number) == 0)))
+                k++;
+            if (k == 2) return false;
+            unused[k] = NULL;
+            n = 0;
+        }
+        if (digit) number[n++] = (char)('1' + (id - FIRST_DIGIT) % 5);
+    }
+    return true;
+}
+
+static void test_greedy_and_beam_obey_the_number_rule(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch();
+    NumberRule *numbers = tiny_rule();
+    DecodeRules rules = {.numbers = numbers};
+    int broken = 0, with_numbers = 0; /* seeds whose plain greedy output breaks the rule; outputs with numbers */
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        Model m;
+        model_init_random(&m, &a, seed);
+        Decoder dec;
+        decode_init(&dec, &m);
+        Translation plain, greedy, beam4[4];
+        decode_greedy(&dec, number_source, NUMBER_S, LIMIT, NULL, false, &plain);
+        broken += !obeys(plain.output_ids, plain.steps, plain.finished);
+        decode_greedy(&dec, number_source, NUMBER_S, LIMIT, &rules, false, &greedy);
+        if (!obeys(greedy.output_ids, greedy.steps, greedy.finished))
+            fail_msg("seed %d: greedy breaks the rule", (int)seed);
+        expect_models_own_logprobs(&m, &greedy);
+        for (int i = 0; i < greedy.steps; i++)
+            with_numbers += greedy.output_ids[i] >= FIRST_DIGIT && greedy.output_ids[i] < FIRST_DIGIT + 10;
+
+        expect_beam1_is_greedy(&m, &rules, &greedy);
+
+        BeamSettings four = {.beam = 4, .length_penalty = 1.0f, .n_best = 4, .rules = &rules};
+        int got = beam_decode(&m, number_source, NUMBER_S, LIMIT, &four, beam4, NULL);
+        assert_true(got >= 1);
+        for (int i = 0; i < got; i++) {
+            if (!obeys(beam4[i].output_ids, beam4[i].steps, beam4[i].finished))
+                fail_msg("seed %d: beam hypothesis %d breaks the rule", (int)seed, i);
+            expect_models_own_logprobs(&m, &beam4[i]);
+            translation_free(&beam4[i]);
+        }
+        translation_free(&greedy);
+        translation_free(&plain);
+        decode_free(&dec);
+        model_free(&m);
+    }
+    if (broken < 3) fail_msg("only %d of 12 random models break the rule without it: the test proves little", broken);
+    if (with_numbers < 3) fail_msg("only %d digits written under the rule: the test proves little", with_numbers);
+    number_rule_free(numbers);
+}
+
+static void test_batched_greedy_obeys_the_number_rule_too(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch();
+    NumberRule *numbers = tiny_rule();
+    Model m;
+    model_init_random(&m, &a, 3);
+    /* numbers 123 and 3; 1 and 5; none */
+    static const int src_ids[] = {20, 4, 10, 11, 21, 6, 3, 4, 8, 2, 20, 21, 22};
+    static const int src_start[] = {0, 6, 10, 13};
+    expect_batch_as_alone(&m, src_ids, src_start, &(DecodeRules){.numbers = numbers});
+    model_free(&m);
+    number_rule_free(numbers);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bans_the_tokens_that_complete_a_seen_ngram),
+        cmocka_unit_test(test_number_rule_bans_what_its_header_says),
+        cmocka_unit_test(test_is_digits),
+        cmocka_unit_test(test_greedy_and_beam_never_repeat_an_ngram),
+        cmocka_unit_test(test_batched_greedy_follows_the_rule_too),
+        cmocka_unit_test(test_greedy_and_beam_obey_the_number_rule),
+        cmocka_unit_test(test_batched_greedy_obeys_the_number_rule_too),
+    };
+    return cmocka_run_group_tests_name("decode_rules", tests, NULL, NULL);
+}
