@@ -394,6 +394,24 @@ static void test_explain_under_the_no_repeat_rule(void **state)
     free(out);
 }
 
+/* The shipped configs copy the source's numbers (decoding.copy_numbers):
+ * the model alone turned this phone number into 1932年; --explain says why
+ * a step kept what it kept, and only where the source has numbers. */
+static void test_explain_under_copy_numbers(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-b", "1", "--explain", "My phone number is 13912345678.", NULL};
+    char *out = output_of(argv);
+    expect_in(out, "greedy decoding produced it (the most probable token each step, unless banned)");
+    expect_in(out, "copy_numbers: the source has numbers, so a digit is kept only where it copies one");
+    expect_in(out, "13912345678");
+    free(out);
+    const char *plain[] = {"./translate", "-q", "-b", "1", "--explain", "Cheer up.", NULL};
+    out = output_of(plain);
+    if (strstr(out, "copy_numbers")) fail_msg("a source without numbers gets the rule's note:\n%s", out);
+    free(out);
+}
+
 /* ---- item 10: --show ------------------------------------------------------------- */
 
 /* Display columns of a UTF-8 line, with a table of our own (East Asian
@@ -510,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_eval_follows_the_no_repeat_rule),
         cmocka_unit_test(test_explain_says_which_search_and_marks_the_kept_token),
         cmocka_unit_test(test_explain_under_the_no_repeat_rule),
+        cmocka_unit_test(test_explain_under_copy_numbers),
         cmocka_unit_test(test_display_width_rule),
         cmocka_unit_test(test_show_aligns_chinese_labels_by_width),
         cmocka_unit_test(test_show_windows_a_map_wider_than_the_terminal),
