@@ -549,11 +549,13 @@ static int weights_not_ours(const Run *r, Error *err)
  * the best so far.  Returns 0 or EXIT_WRITE; *improved says whether it won. */
 static int score_model(Run *r, const Model *model, double *bleu, double *chrf, bool *improved)
 {
-    /* Greedy, whatever the config's decoding.beam: the score that picks
-     * the model must not depend on how it will be decoded later, and beam
-     * search would make each evaluation several times slower. */
+    /* Greedy, whatever the config's decoding.beam, and without its
+     * copy_numbers rule: the score that picks the model must not depend on
+     * how it will be decoded later, and beam search would make each
+     * evaluation several times slower. */
     SearchSettings greedy = r->cfg.decode;
     greedy.beam = 1;
+    greedy.copy_numbers = false;
     EvalScores s;
     evaluate(model, &r->dev, r->tgt_vocab, &greedy, r->cfg.target_lang, NULL, NULL, &s);
     *bleu = s.bleu;

@@ -142,6 +142,7 @@ void decode_ban(const DecodeRules *rules, const int *src, int S, const int *hist
 {
     if (!rules) return;
     decode_ban_repeats(history, len, rules->no_repeat_ngram, logits);
+    /* Last: it looks at what the others left (number_rule.h) */
     if (rules->numbers) number_rule_ban(rules->numbers, src, S, history, len, logits);
 }
 

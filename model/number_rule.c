@@ -147,12 +147,18 @@ void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *h
 {
     const Side *tgt = &rule->target;
     if (S < 1 || tgt->count == 0) return;
-    /* Room for every token's digits on either side, plus one token more. */
+    /* Everything is worked out again from the source and the output at
+     * every step, for every hypothesis: no state to carry, reorder or get
+     * wrong between greedy, beam and batched decoding, for a few hundred
+     * bytes of parsing next to a decoder step's millions of products.
+     * Room for every token's digits on either side, plus one token more. */
     int most = (S > len ? S : len) + 1;
     char *src_text = xmalloc((size_t)most * MAX_DIGITS), *out_text = xmalloc((size_t)most * MAX_DIGITS);
-    int *index = xmalloc((size_t)most * 4 * sizeof *index);
-    int *src_start = index, *src_len = index + most, *out_start = index + 2 * most, *out_len = index + 3 * most;
-    bool *used = xcalloc((size_t)most, sizeof *used), open;
+    int *offsets = xmalloc((size_t)most * 4 * sizeof *offsets);
+    int *src_start = offsets, *src_len = offsets + most, *out_start = offsets + 2 * most,
+        *out_len = offsets + 3 * most;
+    bool *used = xcalloc((size_t)most, sizeof *used);
+    bool open; /* the output ends inside a number, which may go on */
     int src_count = numbers_of(&rule->source, src, S, src_text, src_start, src_len, &open);
     Pool pool = {src_text, src_start, src_len, src_count, used};
     if (src_count == 0) goto done; /* nothing to copy: the rule is off */
@@ -179,17 +185,17 @@ void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *h
             ok = unused_prefix(&pool, p, n + m, -1);
         } else
             ok = may_end && unused_prefix(&pool, d, m, complete);
-        if (ok) allowed++;
-        else logits[id] = -INFINITY;
+        if (!ok) logits[id] = -INFINITY;
+        else if (logits[id] > -INFINITY) allowed++; /* not banned by a rule before this one either */
     }
     /* Every other token ends p: only as a whole source number, unless no
-     * digit token can go on (see number_rule.h). */
+     * digit token can go on, here or by an earlier rule (number_rule.h). */
     if (!may_end && allowed > 0)
         for (int id = 0; id < tgt->V; id++)
             if (!tgt->digits[id][0]) logits[id] = -INFINITY;
 done:
     free(used);
-    free(index);
+    free(offsets);
     free(out_text);
     free(src_text);
 }

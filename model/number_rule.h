@@ -10,8 +10,9 @@
  * ranking), like the no-repeat rule (decode.h):
  *
  *   - A number is a run of digit tokens (a token whose text is ASCII
- *     digits: 1990 is 1 ##9 ##9 ##0), each after the first continuing its
- *     word (the "##"); a digit token that starts a word starts a new
+ *     digits, a byte token of one included: 1990 is 1 ##9 ##9 ##0), each
+ *     after the first continuing its word (the "##"); a digit token that
+ *     starts a word, or follows a token that is not a digit, starts a new
  *     number.  NFKC has made full-width digits ASCII.
  *   - When the source holds no number, the rule bans nothing: "two" may
  *     still become 2 or 两.
@@ -24,8 +25,10 @@
  *     output order (the first unused equal one).
  *   - "3:30" and "2,500" are two numbers each; "30.2" is 30 and 2.  So
  *     2,500 may come out as 2,500 but not as 2500.
- *   - Should the ban leave no token at all (a vocabulary that lacks a digit
- *     piece the number needs), the current number may end anyway.
+ *   - Where no digit token may continue the current number (a vocabulary
+ *     that lacks a digit piece it needs, or an earlier rule of decode_ban
+ *     banned the one it needs: --no-repeat-ngram 2 on 1000), it may end
+ *     where it is, so that some token is always left.
  *
  * The rule is a function of the source ids and the output so far, nothing
  * else, so greedy decoding and every beam hypothesis apply it the same way

@@ -7,8 +7,9 @@
  * of cases; the number rule's on a made-up vocabulary: no source number,
  * beginning, continuing and ending a number, numbers used up, a number
  * that is also the beginning of another, a vocabulary that cannot finish
- * one); random models that break a rule without it (V = 24 tokens, so
- * repeats and digits are common) obey it with it, greedy and beam alike;
+ * one), and the two together always leave a token; random models that
+ * break a rule without it (V = 24 tokens, so repeats and digits are
+ * common) obey it with it, greedy and beam alike;
  * the log-probabilities recorded under a rule are still the model's own (a
  * teacher-forced pass over the same tokens gives them); beam 1 under a
  * rule is greedy under it, bit for bit; batched greedy decoding (--eval's)
@@ -143,6 +144,25 @@ static void test_number_rule_bans_what_its_header_says(void **state)
             fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, expect, got);
         number_rule_free(r);
     }
+}
+
+/* Both rules: --no-repeat-ngram 2 on 1000 bans the ##0 that 1 ##0 ##0
+ * needs next; the number rule then lets the number end (every digit
+ * banned, every other token left), rather than banning all of them. */
+static void test_both_rules_leave_a_token(void **state)
+{
+    (void)state;
+    NumberRule *r = made_up_rule(true);
+    static const int src[] = {WORD + 1, CONT + 0, CONT + 0, CONT + 0};
+    static const int history[] = {WORD + 1, CONT + 0, CONT + 0};
+    DecodeRules rules = {.no_repeat_ngram = 2, .numbers = r};
+    float logits[MADE_UP_V];
+    for (int i = 0; i < MADE_UP_V; i++) logits[i] = 0.0f;
+    decode_ban(&rules, src, 4, history, 3, logits);
+    for (int i = 0; i < MADE_UP_V; i++)
+        if ((logits[i] == -INFINITY) != (i >= WORD))
+            fail_msg("token %d is %sbanned", i, logits[i] == -INFINITY ? "" : "not ");
+    number_rule_free(r);
 }
 
 static void test_is_digits(void **state)
@@ -391,6 +411,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bans_the_tokens_that_complete_a_seen_ngram),
         cmocka_unit_test(test_number_rule_bans_what_its_header_says),
+        cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_is_digits),
         cmocka_unit_test(test_greedy_and_beam_never_repeat_an_ngram),
         cmocka_unit_test(test_batched_greedy_follows_the_rule_too),
