@@ -159,6 +159,7 @@ static void add_settings(DataFile *f, const ExportInput *in)
     add_meta(f, "length_penalty", "%.9g", (double)c->decode.length_penalty);
     add_meta(f, "max_output_ratio", "%.9g", (double)c->decode.max_output_ratio);
     add_meta(f, "max_output_extra", "%d", c->decode.max_output_extra);
+    add_meta(f, "copy_numbers", "%s", c->decode.copy_numbers ? "true" : "false");
 }
 
 static void data_free(DataFile *f)

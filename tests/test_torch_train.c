@@ -181,6 +181,7 @@ static void test_export_holds_our_tokens_and_batches(void **state)
     expect_in(header, "\"batch_tokens\":\"60\"");
     expect_in(header, "\"label_smoothing\":\"0.100000001\"");
     expect_in(header, "\"beta2\":\"0.980000019\"");
+    expect_in(header, "\"copy_numbers\":\"false\""); /* the decoding: settings too */
     /* The ids are what the C trainer reads: the tiny data through our
      * tokenizer and the exported vocabulary, batched by data/batches.c. */
     Error err = {{0}};
@@ -447,6 +448,12 @@ static void test_torchrun_two_processes_equal_one_and_translate_runs_the_model(v
     expect_close(path_in("e2e", "two.step.safetensors"), path_in("e2e", "one.step.safetensors"), 1e-6, lr);
 
     const char *yaml = path_in("e2e", "out/tiny.yaml");
+    size_t yaml_len;
+    char *written = read_file(yaml, &yaml_len);
+    assert_non_null(written);
+    expect_in(written, "decoding:\n  beam: 1\n"); /* the export's decoding: settings, copy_numbers among them */
+    expect_in(written, "  copy_numbers: false\n");
+    free(written);
     char json[700], logits[700];
     snprintf(json, sizeof json, "%s", path_in("e2e", "attention.json"));
     snprintf(logits, sizeof logits, "%s", path_in("e2e", "logits.bin"));

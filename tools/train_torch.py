@@ -232,8 +232,9 @@ def write_model(args, model, init_meta, meta, steps, world):
              f"  source_vocab: {os.path.basename(vocab['source'])}",
              f"  target_vocab: {os.path.basename(vocab['target'])}", "", "architecture:"]
     lines += [f"  {k}: {init_meta[k]}" for k in ARCH_KEYS]
-    lines += ["", "decoding:"] + [f"  {k}: {meta[k]}" for k in
-                                  ("beam", "length_penalty", "max_output_ratio", "max_output_extra")]
+    # copy_numbers: absent from exports written before it existed
+    lines += ["", "decoding:"] + [f"  {k}: {meta[k]}" for k in ("beam", "length_penalty", "max_output_ratio",
+                                                               "max_output_extra", "copy_numbers") if k in meta]
     text = ("\n".join(lines) + "\n").encode()
     atomic_write(yaml, lambda f: f.write(text))
 
