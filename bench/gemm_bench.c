@@ -43,8 +43,14 @@
  * OPENBLAS_CORETYPE forced when the library loaded (bench/run.sh sets that
  * for this command only, where Debian's 0.3.21 mis-detects the CPU).
  *
+ * Before the products it measures each kernel's multiply-add peak on one
+ * thread (fma_peak below): what no product on this core can exceed, so
+ * bench/run.sh can say how near it our products come and how fast
+ * training could be if its products ran at it and nothing else took time.
+ *
  * Output: lines of key=value pairs (bench/run.sh reads them):
  *   openblas=PATH|none corename=NAME config="…"
+ *   peak kernel=K threads=1 gflops=GF/s|none
  *   gemm kernel=K form=F threads=T m=M n=N k=K what=W ours=GF/s openblas=GF/s|none
  * Each GF/s is the best of three timings of enough repetitions to last
  * about 30 ms (--quick: one), after a warm-up call. */
@@ -59,6 +65,13 @@
 #include "../common/util.h"
 #include "../model/gemm.h"
 #include "../model/parallel.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BENCH_X86 1
+#include <immintrin.h>
+#else
+#define BENCH_X86 0
+#endif
 
 /* ---- OpenBLAS, found at run time --------------------------------------- */
 
@@ -163,6 +176,75 @@ static double gflops(Gemm *fn, float *C, const float *A, const float *B, int m, 
     return best;
 }
 
+/* ---- the multiply-add peak ----------------------------------------------- */
+
+/* 12 independent chains of vector fused multiply-adds and nothing else (no
+ * loads): enough chains to keep two FMA pipes busy through a latency of up
+ * to 6 cycles.  The result only keeps the compiler from dropping them. */
+enum { PEAK_CHAINS = 12 };
+
+#if BENCH_X86
+__attribute__((target("avx512f,fma"))) static float fma_chains_avx512(long reps)
+{
+    __m512 acc[PEAK_CHAINS], x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < PEAK_CHAINS; i++) acc[i] = _mm512_set1_ps((float)i);
+    for (long r = 0; r < reps; r++)
+#pragma GCC unroll 12
+        for (int i = 0; i < PEAK_CHAINS; i++) acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+    for (int i = 1; i < PEAK_CHAINS; i++) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+    return _mm512_reduce_add_ps(acc[0]);
+}
+
+__attribute__((target("avx2,fma"))) static float fma_chains_avx2(long reps)
+{
+    __m256 acc[PEAK_CHAINS], x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < PEAK_CHAINS; i++) acc[i] = _mm256_set1_ps((float)i);
+    for (long r = 0; r < reps; r++)
+#pragma GCC unroll 12
+        for (int i = 0; i < PEAK_CHAINS; i++) acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+    for (int i = 1; i < PEAK_CHAINS; i++) acc[0] = _mm256_add_ps(acc[0], acc[i]);
+    float lanes[8];
+    _mm256_storeu_ps(lanes, acc[0]);
+    return lanes[0];
+}
+#endif
+
+/* The peak GF/s of `kernel`'s vector width on one thread, the best of 5
+ * timings of ~20 ms in this thread's CPU time (one with --quick); 0 for
+ * the generic kernel, or where the CPU lacks the instructions. */
+static double fma_peak(const char *kernel, bool quick)
+{
+#if BENCH_X86
+    float (*chains)(long) = NULL;
+    int lanes = 0;
+    if (strcmp(kernel, "avx512") == 0 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))
+        chains = fma_chains_avx512, lanes = 16;
+    else if (strcmp(kernel, "avx2") == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        chains = fma_chains_avx2, lanes = 8;
+    if (!chains) return 0.0;
+    bool was = cpu_clock;
+    cpu_clock = true;
+    long reps = 100000;
+    double t0 = now();
+    volatile float sink = chains(reps);
+    double once = now() - t0;
+    if (!quick && once < 0.02) reps = (long)((double)reps * 0.02 / (once + 1e-9)) + 1;
+    double best = 0.0;
+    for (int trial = 0; trial < (quick ? 1 : 5); trial++) {
+        t0 = now();
+        sink = chains(reps);
+        double rate = 2.0 * PEAK_CHAINS * lanes * (double)reps / (now() - t0) / 1e9;
+        if (rate > best) best = rate;
+    }
+    (void)sink;
+    cpu_clock = was;
+    return best;
+#else
+    (void)kernel, (void)quick;
+    return 0.0;
+#endif
+}
+
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -232,6 +314,12 @@ int main(int argc, char **argv)
         if (n_kernels == 0) kernels[n_kernels++] = "generic";
         gemm_force_kernel(NULL);
     }
+    for (int kn = 0; kn < n_kernels; kn++) {
+        double peak = fma_peak(kernels[kn], quick);
+        if (peak > 0.0) printf("peak kernel=%s threads=1 gflops=%.2f\n", kernels[kn], peak);
+        else printf("peak kernel=%s threads=1 gflops=none\n", kernels[kn]);
+    }
+    fflush(stdout);
 
     /* (O, I) of the model's weights, and the batch rows R. */
     const int D = quick ? 16 : 256, F = quick ? 64 : 1024;

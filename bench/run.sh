@@ -34,9 +34,15 @@
 #      overrides the choice; "auto" is the default)
 #   1. our GEMM vs OpenBLAS cblas_sgemm on every training shape, nt/nn/tn,
 #      1 and 2 threads, every fast kernel this CPU runs (build/bench/gemm_bench)
+#      and each kernel's multiply-add peak on one thread (what no product
+#      can exceed; gemm_bench measures it), and how near our products come
 #   2. training tokens/s (source + target), ours (bench/train_bench.c) vs
 #      PyTorch with OpenBLAS (tools/bench_torch.py train) on the same batches
-#      from the same initial weights, 1 and 2 threads; our 2-thread scaling
+#      from the same initial weights, 1 and 2 threads; our 2-thread scaling;
+#      on an AVX-512 machine also 1 thread with our AVX2 products forced
+#      against PyTorch with OpenBLAS forced to Haswell; and the bound: our
+#      tokens/s if the step's products ran at the peak and nothing else
+#      took time, the most any kernel of ours could reach
 #   3. greedy batch-1 decoding against its bandwidth bound (bytes of weights
 #      per output token, as held in memory, / read bandwidth at that size:
 #      build/bench/decode_bench), per fast kernel, in wall and in CPU time; greedy translation of every line, one at a time,
@@ -307,6 +313,21 @@ if [ $HAVE_TORCH = 1 ] && [ -r "$TMP/dump.safetensors" ]; then
     TORCH_T2=$(torch_train 2)
 fi
 KERNEL=$(kv "$OURS_T1" kernel)
+# On an AVX-512 machine, training with our AVX2 products forced, against
+# PyTorch with OpenBLAS forced to its AVX2 core type (as section 1 pairs
+# them): what an AVX2-only CPU of this speed would see, 1 thread.  The rest
+# of our step (vector.c's loops) still runs as this CPU runs it.
+OURS_A2_T1=""; TORCH_A2_T1=""
+if [ "$KERNEL" = avx512 ] && has_flag avx2 && has_flag fma; then
+    OURS_A2_T1=$(median_train env TRANSLATE_GEMM=avx2 "$TRAIN_BENCH" -t 1 -s "$STEPS" -w "$WARMUP" -b "$BATCH" \
+                     -n "$CEILING_N" "$CONFIG" "$DATA")
+    if [ $HAVE_TORCH = 1 ] && [ -r "$TMP/dump.safetensors" ]; then
+        TORCH_A2_T1=$(BLAS_CORETYPE=Haswell; torch_train 1)
+    fi
+fi
+# Each kernel's multiply-add peak, GF/s on one thread (gemm_bench's "peak" lines).
+peak_of() { awk -v k="$1" '$1 == "peak" && $2 == "kernel=" k { split($4, v, "="); print v[2]; exit }' "$TMP/gemm.txt"; }
+PEAK=$(peak_of "$KERNEL"); PEAK_AVX2=$(peak_of avx2)
 
 # ---- 3. decoding -------------------------------------------------------------------
 note "3. decoding: greedy batch-1 vs its bandwidth bound; $SENTENCES sentences one at a time, 1 thread"
@@ -445,7 +466,16 @@ awk -v blas="$HAVE_BLAS" -v core="$BLAS_CORE" -v avx2core="$AVX2_CORE" -v auto="
           fmt(go, "%.1f"), blasc(gt, "%.1f"),
           h ? sprintf("%.2f× (worst %.2f×)", gr, worst) : "—", "≥ 0.95× on every shape",
           h ? (below ? sprintf("missed (%d of %d below)", below, shapes) : "met") : "—") }' "$TMP/gemm_sum.txt"
+# Against the peak, one row per kernel: our 1-thread geometric mean.
+awk -v auto="$KERNEL" -v peaks="avx512=$(peak_of avx512) avx2=$PEAK_AVX2 generic=" "$AWK_LIB"'
+    $2 == 1 { k = $1; p = kv(peaks, k); h = num(p) && num($6)
+      row("gemm-" (k == auto ? "" : k "-") "peak",
+          sprintf("our %s GEMM, 1 thread (the geometric mean above) vs this CPU'"'"'s multiply-add peak at that width (%s GF/s: 12 chains of fused multiply-adds, no loads; gemm_bench)",
+                  k, fmt(p, "%.1f")),
+          fmt($6, "%.1f"), fmt(p, "%.1f") " (peak)", h ? sprintf("%.0f%% of the peak", 100 * $6 / p) : "—", "—", "") }' "$TMP/gemm_sum.txt"
 awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" \
+    -v g1="$(kv "$OURS_T1" gemm_gflops)" -v peak="$PEAK" -v a1="$(kv "$OURS_A2_T1" tokens_per_s)" \
+    -v ag1="$(kv "$OURS_A2_T1" gemm_gflops)" -v pa1="$(kv "$TORCH_A2_T1" tokens_per_s)" -v peak2="$PEAK_AVX2" \
     -v p1="$(kv "$TORCH_T1" tokens_per_s)" -v p2="$(kv "$TORCH_T2" tokens_per_s)" \
     -v n="$SENTENCES" -v gs="$GREEDY_S" -v bs="$BEAM_S" -v g8s="$GREEDY_I8_S" \
     -v pts="$(kv "$TORCH_TR" sentences_per_s)" -v ptn="$(kv "$TORCH_TR" sentences)" \
@@ -463,6 +493,22 @@ awk -v o1="$(kv "$OURS_T1" tokens_per_s)" -v o2="$(kv "$OURS_T2" tokens_per_s)" 
         h = num(o2) && num(p2)
         row("train-2t", "training, tokens/s (source + target), 2 threads, vs PyTorch with its BLAS", fmt(o2, "%.0f"),
             other(p2, "%.0f"), h ? sprintf("%.2f×", o2 / p2) : "—", "≥ 2× PyTorch", verdict(h && o2 >= 2 * p2, h))
+        # The bound: tokens / (the products'"'"' FLOPs / the peak) = o1 · peak / g1.
+        h = num(o1) && num(g1) && num(peak)
+        b1 = h ? o1 * peak / g1 : 0
+        row("train-1t-bound", sprintf("training at the peak: our tokens/s, 1 thread, were every matrix product at the %s peak (%s GF/s) and the rest of the step free; as measured, the products'"'"' FLOPs ÷ the whole step'"'"'s time = %s GF/s (reference: PyTorch, row train-1t)",
+                                      auto, fmt(peak, "%.1f"), fmt(g1, "%.1f")),
+            fmt(b1, "%.0f"), other(p1, "%.0f"), h && num(p1) ? sprintf("%.2f× at most", b1 / p1) : "—", "—", "")
+        if (a1 != "" || pa1 != "") {
+            h = num(a1) && num(pa1)
+            row("train-avx2-1t", "training, tokens/s, 1 thread, our avx2 products forced (the rest of the step as this CPU runs it) vs PyTorch with OpenBLAS forced to Haswell",
+                fmt(a1, "%.0f"), other(pa1, "%.0f"), h ? sprintf("%.2f×", a1 / pa1) : "—", "≥ 2× PyTorch", verdict(h && a1 >= 2 * pa1, h))
+            h = num(a1) && num(ag1) && num(peak2)
+            b2 = h ? a1 * peak2 / ag1 : 0
+            row("train-avx2-1t-bound", sprintf("the same at the avx2 peak (%s GF/s), the rest of the step free; as measured, %s GF/s",
+                                                fmt(peak2, "%.1f"), fmt(ag1, "%.1f")),
+                fmt(b2, "%.0f"), other(pa1, "%.0f"), h && num(pa1) ? sprintf("%.2f× at most", b2 / pa1) : "—", "—", "")
+        }
         h = num(o1) && num(o2)
         row("train-scale", "training: 2 threads vs 1 thread, ours (reference: our 1 thread)", fmt(o2, "%.0f"),
             fmt(o1, "%.0f") " (1 thread)", h ? sprintf("%.2f×", o2 / o1) : "—", "≥ 1.7×", verdict(h && o2 >= 1.7 * o1, h))
