@@ -195,6 +195,43 @@ static void test_outputs_to_a_full_device_are_status_4(void **state)
     run_result_free(&r);
 }
 
+/* Megabytes into a full device, in writes of many sizes: every write is
+ * refused, none may crash (the write function once returned -1 to stdio,
+ * which fopencookie forbids, and an fwrite of a large block after a
+ * failed flush copied past stdio's buffer), and commit reports it. */
+static void fill_a_full_device(FILE *f, const void *context)
+{
+    (void)context;
+    static char block[300000];
+    memset(block, 'x', sizeof block);
+    for (size_t size = 1; size <= sizeof block; size = size * 3 + 1)
+        for (int i = 0; i < 4; i++) fwrite(block, 1, size, f);
+}
+
+static void test_large_writes_to_a_full_device_fail_cleanly(void **state)
+{
+    (void)state;
+    const char *full = make_device("full-large", 7);
+    Error err = {{0}};
+    assert_int_equal(output_file_write(full, 0, fill_a_full_device, NULL, &err), -1);
+    expect_in(err.message, "cannot write: No space left on device");
+    /* the same through translate: the attention maps of 40 sentences are
+     * megabytes of JSON */
+    char input[4096] = "";
+    for (int i = 0; i < 40; i++)
+        snprintf(input + strlen(input), sizeof input - strlen(input), "This is sentence number %d.\n", i);
+    const char *options[] = {"-a", "--html", "--logits"};
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
+        const char *argv[] = {"./translate", "-q", "-b", "1", "-c", TINY, options[i], full, NULL};
+        RunResult r = run_program(argv, input, strlen(input));
+        if (r.status != 4) fail_msg("%s %s: status %d, stderr: %s", options[i], full, r.status, r.err);
+        expect_in(r.err, "cannot write: No space left on device");
+        assert_int_equal(count_lines(r.out), 40);
+        run_result_free(&r);
+    }
+    assert_int_equal(kind_of(full), S_IFCHR);
+}
+
 static void test_a_symlink_is_followed_and_stays_a_link(void **state)
 {
     (void)state;
@@ -817,6 +854,7 @@ int main(void)
         cmocka_unit_test(test_attention_to_a_fifo_keeps_the_fifo),
         cmocka_unit_test(test_outputs_to_a_device_keep_the_device),
         cmocka_unit_test(test_outputs_to_a_full_device_are_status_4),
+        cmocka_unit_test(test_large_writes_to_a_full_device_fail_cleanly),
         cmocka_unit_test(test_a_symlink_is_followed_and_stays_a_link),
         cmocka_unit_test(test_two_concurrent_writers_leave_a_whole_file),
         cmocka_unit_test(test_nested_writers_never_share_a_temporary),
