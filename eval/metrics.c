@@ -477,7 +477,11 @@ double bleu_score(const BleuStats *stats)
         }
         log_sum += log(precision);
     }
-    return bp * exp(log_sum / BLEU_MAX_ORDER);
+    /* Every precision 100 gives exp(4·log 100 / 4) = 100.00000000000004:
+     * capped, so that a perfect score is 100, no more (train's checkpoint
+     * refused to resume from a best score above 100 it had written). */
+    double score = bp * exp(log_sum / BLEU_MAX_ORDER);
+    return score < 100.0 ? score : 100.0;
 }
 
 /* ---- 4b. chrF -------------------------------------------------------------- */

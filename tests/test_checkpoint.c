@@ -126,6 +126,23 @@ static void test_restores_what_was_saved(void **state)
     state_free(&s);
 }
 
+/* A perfect dev score as older versions wrote it (exp(log 100) rounds up)
+ * resumes, read as 100; a clearly larger one stays an error (below). */
+static void test_a_perfect_score_rounded_above_100_resumes(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/perfect.ckpt", temp_dir());
+    save_one(path);
+    rewrite(path, "best_bleu", "100.00000000000004", NULL, 0, 0.0f);
+    State s;
+    state_init(&s, 2);
+    Error err = {{0}};
+    if (checkpoint_load(path, &s.tr, hashes, &s.p, &err)) fail_msg("%s", err.message);
+    assert_true(s.p.best_bleu == 100.0);
+    state_free(&s);
+}
+
 static void test_bad_values_are_refused(void **state)
 {
     (void)state;
@@ -186,6 +203,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_restores_what_was_saved),
+        cmocka_unit_test(test_a_perfect_score_rounded_above_100_resumes),
         cmocka_unit_test(test_bad_values_are_refused),
     };
     return cmocka_run_group_tests_name("checkpoint", tests, NULL, NULL);

@@ -161,9 +161,12 @@ static int read_progress(const SafeFile *f, Trainer *tr, TrainProgress *p, Error
     if (!parse_hex64(v, &u)) return bad(f, "dropout_rng", v, "16 hex digits", err);
     tr->dropout_rng.state = u;
     if (!(v = need(f, "best_bleu", err))) return -1;
-    if (!parse_real(v, -1.0, &p->best_bleu) || p->best_bleu > 100.0 ||
+    /* Before bleu_score was capped, a perfect dev score was written as
+     * 100.00000000000004: such a checkpoint resumes, its score read as 100. */
+    if (!parse_real(v, -1.0, &p->best_bleu) || p->best_bleu > 100.0 + 1e-9 ||
         (p->best_bleu < 0.0 && p->best_bleu != -1.0))
         return bad(f, "best_bleu", v, "a BLEU score from 0 to 100, or -1 before the first one", err);
+    if (p->best_bleu > 100.0) p->best_bleu = 100.0;
     if (!(v = need(f, "elapsed_tokens", err))) return -1;
     const char *rest = v;
     if (!next_field(&rest, field, sizeof field) || !parse_real(field, 0.0, &p->elapsed) ||
