@@ -284,6 +284,21 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
 
 /* ---- the terminal heatmap ---------------------------------------------------- */
 
+/* A layer or head number: 1 to 65536 in plain decimal digits, all of it
+ * (sscanf's %d took "1x", " 2" and wrapped 4294967297 to 1). */
+static bool parse_index(const char *text, size_t len, int *out)
+{
+    if (len < 1 || len > 5) return false;
+    int v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9') return false;
+        v = v * 10 + (text[i] - '0');
+    }
+    if (v < 1 || v > 65536) return false;
+    *out = v;
+    return true;
+}
+
 int explain_parse_show(const char *text, ShowChoice *out, Error *err)
 {
     static const char *names[] = {"encoder", "decoder", "cross"};
@@ -292,11 +307,14 @@ int explain_parse_show(const char *text, ShowChoice *out, Error *err)
     for (int i = 0; i < 3; i++)
         if (strlen(names[i]) == n && strncmp(text, names[i], n) == 0) out->kind = (ShowKind)(i + 1);
     int layer = 1, head = 1;
-    char extra;
-    if (out->kind == SHOW_NONE || (text[n] == ':' && sscanf(text + n, ":%d:%d%c", &layer, &head, &extra) < 1) ||
-        layer < 1 || head < 1)
-        return error_set(err, "--show: expected encoder|decoder|cross[:LAYER[:HEAD]], got '%s'", text);
-    if (text[n] == ':') sscanf(text + n, ":%d:%d", &layer, &head);
+    bool ok = out->kind != SHOW_NONE;
+    if (ok && text[n] == ':') { /* :LAYER or :LAYER:HEAD, nothing else */
+        const char *l = text + n + 1;
+        size_t ln = strcspn(l, ":");
+        ok = parse_index(l, ln, &layer);
+        if (ok && l[ln] == ':') ok = parse_index(l + ln + 1, strlen(l + ln + 1), &head);
+    }
+    if (!ok) return error_set(err, "--show: expected encoder|decoder|cross[:LAYER[:HEAD]], got '%s'", text);
     out->layer = layer - 1;
     out->head = head - 1;
     return 0;

@@ -227,6 +227,13 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
         why = "--list-models takes no TEXT, --eval, --init-weights, -c, --from or --to";
     else if (!translating && (o->input_path || o->output_path))
         why = "-i and -o are for translating lines (--eval writes translations with --hyps)";
+    else if (!translating && (o->attention_path || o->html_path || o->logits_path || o->n_best_lines ||
+                              o->alignment.kind != ALIGNMENT_NONE || o->explain || o->show.kind != SHOW_NONE ||
+                              o->maxi_batch || o->mini_batch))
+        why = "-a, --html, --logits, -n, --alignment, --explain, --show, --maxi-batch and --mini-batch "
+              "are for translating lines (not --eval, --init-weights or --list-models)";
+    else if ((o->init_weights || o->list_models) && (o->beam || o->no_repeat_ngram))
+        why = "-b and --no-repeat-ngram are for translating and --eval (not --init-weights or --list-models)";
     else if (o->input_path && n_texts) why = "-i FILE and TEXT arguments: give one";
     else if (o->config_path && (o->from || o->to)) why = "-c and --from/--to both choose the model: give one";
     else if ((o->from && !is_language(o->from)) || (o->to && !is_language(o->to)))
@@ -546,6 +553,84 @@ static bool same_file(const char *a, const char *b)
     struct stat sa, sb;
     return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
            sa.st_ino == sb.st_ino;
+}
+
+/* realpath of the folder `path` is in, then "/" and its last name: what a
+ * file that need not exist yet is named as ("x" and "./x" alike), a link
+ * to a file not yet there followed to that name; NULL if the folder cannot
+ * be resolved. */
+static char *resolved_name(const char *path)
+{
+    char *p = xstrdup(path);
+    struct stat st;
+    for (int hops = 0; hops < 8 && lstat(p, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(p, target, sizeof target - 1);
+        if (n <= 0) break;
+        target[n] = '\0';
+        const char *slash = strrchr(p, '/');
+        size_t keep = target[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1; /* the link's folder */
+        char *next = xmalloc(keep + (size_t)n + 1);
+        memcpy(next, p, keep);
+        strcpy(next + keep, target);
+        free(p);
+        p = next;
+    }
+    const char *slash = strrchr(p, '/');
+    char *dir = slash ? xstrdup(p) : xstrdup(".");
+    if (slash) dir[slash == p ? 1 : slash - p] = '\0';
+    char *real = realpath(dir, NULL);
+    free(dir);
+    char *name = NULL;
+    if (real) {
+        const char *base = slash ? slash + 1 : p;
+        name = xmalloc(strlen(real) + strlen(base) + 2);
+        sprintf(name, "%s/%s", real, base);
+        free(real);
+    }
+    free(p);
+    return name;
+}
+
+/* Do two output paths name one file: the same text, one existing file
+ * (links followed), or one name in one folder? */
+static bool same_output(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0 || same_file(a, b)) return true;
+    char *ra = resolved_name(a), *rb = resolved_name(b);
+    bool same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* Is `path` standard output, or a device or FIFO (written directly, not
+ * replaced: output_file.h)?  Those may take several outputs (/dev/null). */
+static bool written_directly(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
+/* Two outputs of one run on one file would leave only the one committed
+ * last (-o X -a X kept the JSON and lost the translations): refused, a
+ * usage error.  Standard output or a device may be named more than once. */
+static int check_distinct_outputs(const Options *o)
+{
+    const struct {
+        const char *option, *path;
+    } outs[] = {{"-o", o->output_path},     {"--attention", o->attention_path}, {"--html", o->html_path},
+                {"--logits", o->logits_path}, {"--hyps", o->hyps_path}};
+    enum { N = sizeof outs / sizeof *outs };
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j++) {
+            const char *a = outs[i].path, *b = outs[j].path;
+            if (!a || !b || written_directly(a) || written_directly(b) || !same_output(a, b)) continue;
+            fprintf(stderr, "translate: %s and %s both name %s: each output needs a file of its own\n",
+                    outs[i].option, outs[j].option, b);
+            return -1;
+        }
+    return 0;
 }
 
 /* An output file must not be written over a file this run reads: the
@@ -1113,7 +1198,7 @@ int main(int argc, char **argv)
     static char stdout_buffer[1 << 16];
     setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
     Options opt = {0};
-    if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
+    if (parse_options(argc, argv, &opt) || check_distinct_outputs(&opt)) return EXIT_USAGE;
     if (opt.list_models) return finish_stdout(list_models());
     cli_set_threads(opt.threads);
     char *chosen;

@@ -595,6 +595,42 @@ static void test_each_default_config_is_read_once_at_start(void **state)
     free(err);
 }
 
+/* Two outputs of one run naming one file: by the same text, another
+ * spelling of it, or a link (to a file not there yet too) — a usage
+ * error before anything is written, where one of them used to be lost. */
+static void test_two_outputs_on_one_file_are_usage_errors(void **state)
+{
+    (void)state;
+    char dir[600], same[700], dotted[700], link[700], other[700];
+    snprintf(dir, sizeof dir, "%s/two-outputs", temp_dir());
+    mkdir(dir, 0755);
+    snprintf(same, sizeof same, "%s/same.txt", dir);
+    snprintf(dotted, sizeof dotted, "%s/./same.txt", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    snprintf(other, sizeof other, "%s/other.txt", dir);
+    unlink(same);
+    unlink(link);
+    assert_int_equal(symlink("same.txt", link), 0); /* dangling until something writes same.txt */
+    const char *pairs[][4] = {{"-o", same, "-a", same},        {"-o", same, "--logits", dotted},
+                              {"-a", same, "--html", link},     {"--html", dotted, "--logits", link}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        expect_usage_error((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, pairs[i][0], pairs[i][1],
+                                            pairs[i][2], pairs[i][3], "I love China.", NULL},
+                           "each output needs a file of its own");
+        struct stat st;
+        assert_int_equal(stat(same, &st), -1); /* nothing written */
+    }
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", "tests/data/tiny.tsv", "--hyps",
+                                        same, "--compare", "tests/data/tiny.tsv", "-a", same, NULL},
+                       "are for translating lines");
+    /* different files, and standard output named twice, are fine */
+    RunResult r = run((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, "-o", same, "-a", other,
+                                       "--logits", "-", "I love China.", NULL},
+                      NULL);
+    assert_int_equal(r.status, 0);
+    run_result_free(&r);
+}
+
 static void test_options_that_do_nothing_are_usage_errors(void **state)
 {
     (void)state;
@@ -609,6 +645,25 @@ static void test_options_that_do_nothing_are_usage_errors(void **state)
                        "--init-weights translates nothing");
     expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", tsv, "-o", "o.txt", NULL},
                        "-i and -o are for translating");
+    /* what only translating lines uses, given to --eval, --init-weights
+     * or --list-models */
+    static const char *const line_only[][2] = {{"-a", "a.json"}, {"--html", "h.html"}, {"--logits", "l.bin"},
+                                               {"-n", "1"}, {"--alignment", "hard"}, {"--explain", NULL},
+                                               {"--show", "cross"}, {"--maxi-batch", "4"}, {"--mini-batch", "2"}};
+    for (size_t i = 0; i < sizeof line_only / sizeof *line_only; i++) {
+        expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", tsv, line_only[i][0],
+                                            line_only[i][1], NULL},
+                           "are for translating lines");
+        expect_usage_error((const char *[]){"./translate", "-c", TINY, "--init-weights", line_only[i][0],
+                                            line_only[i][1], NULL},
+                           "are for translating lines");
+    }
+    expect_usage_error((const char *[]){"./translate", "--list-models", "-a", "a.json", NULL},
+                       "are for translating lines");
+    expect_usage_error((const char *[]){"./translate", "--list-models", "-b", "2", NULL},
+                       "-b and --no-repeat-ngram are for translating and --eval");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--init-weights", "--no-repeat-ngram", "2", NULL},
+                       "-b and --no-repeat-ngram are for translating and --eval");
     /* --show names a map that exists, with -c or without (checked at start). */
     expect_usage_error((const char *[]){"./translate", "-c", TINY, "--show", "cross:3", "x", NULL},
                        "--show: layer 3 does not exist: configs/tiny.yaml has 2 decoder layers");
@@ -643,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_broken_config_fails_once_at_start),
         cmocka_unit_test(test_each_default_config_is_read_once_at_start),
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
+        cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,11 +35,18 @@ static void test_show_draws_one_head(void **state)
     expect_in(r.out, "decoder masked self-attention, layer 2, head 1");
     expect_in(r.out, "· = masked future");
     run_result_free(&r);
-    const char *bad[] = {"./translate", "-c", "configs/tiny.yaml", "--show", "sideways", "x", NULL};
-    r = run_program(bad, NULL, 0);
-    assert_int_equal(r.status, 2);
-    expect_in(r.err, "--show: expected encoder|decoder|cross");
-    run_result_free(&r);
+    /* anything but KIND[:LAYER[:HEAD]] in plain digits is refused: junk
+     * after a number, a third number, spaces, 0, numbers past int */
+    static const char *const bad[] = {"sideways", "cross:1x", "cross:1:2junk", "cross:1:1:1", "cross: 2",
+                                      "cross:0", "cross:", "cross:1:", "cross:4294967297",
+                                      "encoder:1:99999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *argv_bad[] = {"./translate", "-c", "configs/tiny.yaml", "--show", bad[i], "x", NULL};
+        r = run_program(argv_bad, NULL, 0);
+        if (r.status != 2) fail_msg("--show %s: status %d", bad[i], r.status);
+        expect_in(r.err, "--show: expected encoder|decoder|cross");
+        run_result_free(&r);
+    }
 }
 
 int main(void)
