@@ -1,10 +1,14 @@
 /* cli.c — see cli.h. */
 #include "cli.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/util.h"
 #include "../model/parallel.h"
 
 int cli_parse_count(const char *prog, const char *name, const char *text, int max, int *out)
@@ -23,4 +27,52 @@ void cli_set_threads(int threads)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     parallel_set_threads(threads ? threads : (cores > 0 ? (int)cores : 1));
+}
+
+/* realpath of the folder `path` is in, then "/" and its last name: what a
+ * file that need not exist yet is named as, a link to a file not yet there
+ * followed to that name; NULL if the folder cannot be resolved. */
+static char *resolved_name(const char *path)
+{
+    char *p = xstrdup(path);
+    struct stat st;
+    for (int hops = 0; hops < 8 && lstat(p, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(p, target, sizeof target - 1);
+        if (n <= 0) break;
+        target[n] = '\0';
+        const char *slash = strrchr(p, '/');
+        size_t keep = target[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1; /* the link's folder */
+        char *next = xmalloc(keep + (size_t)n + 1);
+        memcpy(next, p, keep);
+        strcpy(next + keep, target);
+        free(p);
+        p = next;
+    }
+    const char *slash = strrchr(p, '/');
+    char *dir = slash ? xstrdup(p) : xstrdup(".");
+    if (slash) dir[slash == p ? 1 : slash - p] = '\0';
+    char *real = realpath(dir, NULL);
+    free(dir);
+    char *name = NULL;
+    if (real) {
+        const char *base = slash ? slash + 1 : p;
+        name = xmalloc(strlen(real) + strlen(base) + 2);
+        sprintf(name, "%s/%s", real, base);
+        free(real);
+    }
+    free(p);
+    return name;
+}
+
+bool cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0) return true;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ra = resolved_name(a), *rb = resolved_name(b);
+    bool same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
 }

@@ -1,7 +1,11 @@
 /* cli.h — what translate's and train's command lines share: a counted
- * option (--threads N, --beam N, ...) and the thread count it sets. */
+ * option (--threads N, --beam N, ...), the thread count it sets, and
+ * whether two paths name one file (an output must not be another output
+ * or an input of the run). */
 #ifndef TRANSLATE_CLI_H
 #define TRANSLATE_CLI_H
+
+#include <stdbool.h>
 
 /* A whole number in 1..max for option `name` of program `prog`: 0 with
  * *out set, else -1 after "prog: name: expected a number from 1 to max,
@@ -11,5 +15,11 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
 /* Threads for the matrix products: `threads`, or every online core when 0
  * (--threads not given). */
 void cli_set_threads(int threads);
+
+/* Do a and b name one file: the same text, one existing file (links
+ * followed), or one name in one folder ("x" and "./x"; a link to a file
+ * not there yet followed to that name), so that a file one output is
+ * about to create counts too? */
+bool cli_same_file(const char *a, const char *b);
 
 #endif

@@ -31,6 +31,7 @@
 
 #include "../common/input_file.h"
 #include "../common/util.h"
+#include "../tokenizer/vocab.h"
 
 /* Defaults for the train: section's data, relative to the YAML file's folder
  * (configs/ → repository root → the shared data next to it). */
@@ -462,9 +463,27 @@ static void enter_train(Config *cfg)
     };
 }
 
+/* Do a and b name one file: the same resolved path, or one existing file? */
+static bool same_path(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return strcmp(a, b) == 0 ||
+           (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+/* The weights are written (translate --init-weights --force, a seeded
+ * random model, train): naming the config or a vocabulary, they would
+ * replace it. */
 static int check_model(Loader *ld, const Section *sec, const SectionState *st)
 {
-    ld->cfg->random_init = st->seen[find_key(sec, "random_init_seed")];
+    Config *c = ld->cfg;
+    c->random_init = st->seen[find_key(sec, "random_init_seed")];
+    const char *names[] = {"the config itself", "model.source_vocab", "model.target_vocab"};
+    const char *paths[] = {c->path, c->source_vocab_path, c->target_vocab_path};
+    for (int i = 0; i < 3; i++)
+        if (c->weights_path && paths[i] && same_path(c->weights_path, paths[i]))
+            return fail(ld, st->mark[find_key(sec, "weights")], "model.weights and %s are the same file (%.200s)",
+                        names[i], c->weights_path);
     return 0;
 }
 
@@ -516,6 +535,15 @@ static int finish_train(Loader *ld, yaml_mark_t train_mark)
             return fail(ld, train_mark, "train.sources[%zu]: format %s takes the pairs of the tsv sources "
                                         "listed before it, and there is none", i, source_formats[src->format]);
     }
+    /* A subword vocabulary holds the specials and the byte tokens before
+     * any piece (tokenizer/vocab.h): a size that leaves no room builds
+     * nothing, and train --vocab said so only after reading the data, as
+     * a write error (status 4). */
+    const int reserved = VOCAB_SPECIALS + VOCAB_BYTE_TOKENS;
+    if (t->vocabulary == VOCABULARY_SUBWORD && (t->source_vocab_size <= reserved || t->target_vocab_size <= reserved))
+        return fail(ld, train_mark, "train: a subword vocabulary needs a size above %d (%d special and %d byte "
+                                    "tokens): source_vocab_size is %d, target_vocab_size %d",
+                    reserved, VOCAB_SPECIALS, VOCAB_BYTE_TOKENS, t->source_vocab_size, t->target_vocab_size);
     if (!t->dev_path) t->dev_path = join_path(ld->dir, DEFAULT_DEV_DATA);
     if (!t->checkpoint_path) t->checkpoint_path = concat(c->weights_path, "", ".ckpt");
     if (!t->log_path) t->log_path = concat(c->weights_path, "", ".log.csv");

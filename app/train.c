@@ -880,20 +880,48 @@ static void run_close(Run *r)
     config_free(&r->cfg);
 }
 
-/* The config loader refuses two of the files train writes under one name;
- * two names of one existing file (a link, "./x" and "x") are refused here,
- * before the log is opened over the model or the checkpoint. */
-static int check_distinct_outputs(const Config *cfg)
+/* A device or FIFO (log: /dev/null) is written, never replaced: it may
+ * take several outputs. */
+static bool written_directly(const char *path)
 {
-    const char *paths[] = {cfg->weights_path, cfg->train.checkpoint_path, cfg->train.log_path};
-    struct stat sb[3];
-    bool exists[3];
-    for (int i = 0; i < 3; i++) exists[i] = stat(paths[i], &sb[i]) == 0;
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
-            if (exists[i] && exists[j] && S_ISREG(sb[i].st_mode) && sb[i].st_dev == sb[j].st_dev &&
-                sb[i].st_ino == sb[j].st_ino) {
-                fprintf(stderr, "train: %s and %s are the same file\n", paths[i], paths[j]);
+    struct stat sb;
+    return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode);
+}
+
+/* What train writes must be three files (the config loader refuses two
+ * under one name; here also another spelling, a link) and none of them a
+ * file the run reads: `--overwrite --out CONFIG` replaced the config
+ * with the weights, and `log: VOCAB` a vocabulary with the log, whatever
+ * --overwrite says (it is for an earlier run's weights).  The
+ * vocabularies count as read: --vocab writes them, and the rest reads
+ * them. */
+static int check_distinct_outputs(const Config *cfg, const Options *opt)
+{
+    const TrainConfig *t = &cfg->train;
+    const char *outputs[] = {cfg->weights_path, t->checkpoint_path, t->log_path};
+    const char *roles[] = {"the weights", "the checkpoint", "the log"};
+    enum { N_OUT = sizeof outputs / sizeof *outputs };
+    for (int i = 0; i < N_OUT; i++)
+        for (int j = i + 1; j < N_OUT; j++)
+            if (!written_directly(outputs[i]) && cli_same_file(outputs[i], outputs[j])) {
+                fprintf(stderr, "train: %s and %s are the same file\n", outputs[i], outputs[j]);
+                return EXIT_USAGE;
+            }
+    const char *inputs[CONFIG_MAX_SOURCES + 7];
+    size_t n = 0;
+    inputs[n++] = cfg->path;
+    inputs[n++] = cfg->source_vocab_path;
+    inputs[n++] = cfg->target_vocab_path;
+    inputs[n++] = t->dev_path;
+    inputs[n++] = t->simplify_path;
+    inputs[n++] = opt->init_path;
+    inputs[n++] = opt->data_path;
+    for (size_t k = 0; k < t->n_sources; k++) inputs[n++] = t->sources[k].path;
+    for (int i = 0; i < N_OUT; i++)
+        for (size_t k = 0; k < n; k++)
+            if (inputs[k] && !written_directly(outputs[i]) && cli_same_file(outputs[i], inputs[k])) {
+                fprintf(stderr, "train: %s (%s) would overwrite %s, an input of this run\n", outputs[i],
+                        roles[i], inputs[k]);
                 return EXIT_USAGE;
             }
     return 0;
@@ -963,6 +991,11 @@ static int parse_options(int argc, char **argv, Options *opt)
         fprintf(stderr, "train: --recase goes alone (with --data TSV at most) (try 'train --help')\n");
         return -1;
     }
+    if (opt->data_path && !opt->vocab_only && !opt->recase) {
+        fprintf(stderr, "train: --data TSV goes with --vocab or --recase (training reads the config's "
+                        "sources) (try 'train --help')\n");
+        return -1;
+    }
     if (opt->out_path && !*opt->out_path) {
         fprintf(stderr, "train: --out: expected a file name\n");
         return -1;
@@ -1007,7 +1040,7 @@ int main(int argc, char **argv)
         status = EXIT_USAGE;
     } else if (opt.recase) {
         status = build_vocab(&r.cfg, opt.data_path, true);
-    } else if (!(status = check_distinct_outputs(&r.cfg)) && !(status = make_output_dirs(&r.cfg)) &&
+    } else if (!(status = check_distinct_outputs(&r.cfg, &opt)) && !(status = make_output_dirs(&r.cfg)) &&
                (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
         if (!(status = check_vocab_replace(&r.cfg, opt.vocab_only, opt.overwrite)))
             status = build_vocab(&r.cfg, opt.data_path, false); /* NULL: the config's sources */

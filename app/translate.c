@@ -547,63 +547,6 @@ static void session_close(Session *s)
 
 /* ---- outputs never replace inputs ------------------------------------- */
 
-/* Do a and b name one existing file (links followed)? */
-static bool same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-/* realpath of the folder `path` is in, then "/" and its last name: what a
- * file that need not exist yet is named as ("x" and "./x" alike), a link
- * to a file not yet there followed to that name; NULL if the folder cannot
- * be resolved. */
-static char *resolved_name(const char *path)
-{
-    char *p = xstrdup(path);
-    struct stat st;
-    for (int hops = 0; hops < 8 && lstat(p, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
-        char target[PATH_MAX];
-        ssize_t n = readlink(p, target, sizeof target - 1);
-        if (n <= 0) break;
-        target[n] = '\0';
-        const char *slash = strrchr(p, '/');
-        size_t keep = target[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1; /* the link's folder */
-        char *next = xmalloc(keep + (size_t)n + 1);
-        memcpy(next, p, keep);
-        strcpy(next + keep, target);
-        free(p);
-        p = next;
-    }
-    const char *slash = strrchr(p, '/');
-    char *dir = slash ? xstrdup(p) : xstrdup(".");
-    if (slash) dir[slash == p ? 1 : slash - p] = '\0';
-    char *real = realpath(dir, NULL);
-    free(dir);
-    char *name = NULL;
-    if (real) {
-        const char *base = slash ? slash + 1 : p;
-        name = xmalloc(strlen(real) + strlen(base) + 2);
-        sprintf(name, "%s/%s", real, base);
-        free(real);
-    }
-    free(p);
-    return name;
-}
-
-/* Do two output paths name one file: the same text, one existing file
- * (links followed), or one name in one folder? */
-static bool same_output(const char *a, const char *b)
-{
-    if (strcmp(a, b) == 0 || same_file(a, b)) return true;
-    char *ra = resolved_name(a), *rb = resolved_name(b);
-    bool same = ra && rb && strcmp(ra, rb) == 0;
-    free(ra);
-    free(rb);
-    return same;
-}
-
 /* Is `path` standard output, or a device or FIFO (written directly, not
  * replaced: output_file.h)?  Those may take several outputs (/dev/null). */
 static bool written_directly(const char *path)
@@ -625,7 +568,7 @@ static int check_distinct_outputs(const Options *o)
     for (int i = 0; i < N; i++)
         for (int j = i + 1; j < N; j++) {
             const char *a = outs[i].path, *b = outs[j].path;
-            if (!a || !b || written_directly(a) || written_directly(b) || !same_output(a, b)) continue;
+            if (!a || !b || written_directly(a) || written_directly(b) || !cli_same_file(a, b)) continue;
             fprintf(stderr, "translate: %s and %s both name %s: each output needs a file of its own\n",
                     outs[i].option, outs[j].option, b);
             return -1;
@@ -640,7 +583,7 @@ static int check_not_an_input(const char *option, const char *path, const char *
                               size_t n, Error *err)
 {
     for (size_t i = 0; i < n; i++)
-        if (same_file(path, inputs[i]))
+        if (path && inputs[i] && cli_same_file(path, inputs[i]))
             return error_set(err, "%s: %s would overwrite %s, an input of this run", path, option,
                              inputs[i]);
     return 0;

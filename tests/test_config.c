@@ -625,6 +625,26 @@ static void numbers_are_read_as_written(void **state)
     CHECK_REJECTED(cases);
 }
 
+/* A subword vocabulary needs room for pieces after its 4 specials and
+ * 448 byte tokens: a config error, not a failure after reading the data
+ * (a word vocabulary has no byte tokens: 200 is fine there). */
+static void subword_vocabularies_need_room(void **state)
+{
+    (void)state;
+    static const BadCase cases[] = {
+        {VALID "train:\n  source_vocab_size: 452\n", "19:1", "a subword vocabulary needs a size above 452"},
+        {VALID "train:\n  target_vocab_size: 200\n", "19:1", "target_vocab_size 200"},
+    };
+    CHECK_REJECTED(cases);
+    Config c;
+    Error err = {{0}};
+    const char *path;
+    assert_int_equal(load_text(VALID "train:\n  vocabulary: word\n  source_vocab_size: 200\n", &c, &err, &path), 0);
+    config_free(&c);
+    assert_int_equal(load_text(VALID "train:\n  source_vocab_size: 453\n", &c, &err, &path), 0);
+    config_free(&c);
+}
+
 /* train writes three files; one name for two of them would make one
  * overwrite the other (the checkpoint over the model). */
 static void train_outputs_must_differ(void **state)
@@ -632,6 +652,11 @@ static void train_outputs_must_differ(void **state)
     (void)state;
     static const BadCase cases[] = {
         {VALID "train:\n  checkpoint: w.st\n", "19:1", "train.checkpoint and model.weights are the same file"},
+        /* the weights are written too (--init-weights --force, a seeded model) */
+        {VALID_HEAD "model:\n  weights: s.vocab\n  source_vocab: s.vocab\n  target_vocab: t.vocab\n" VALID_ARCH,
+         "5:3", "model.weights and model.source_vocab are the same file"},
+        {VALID_HEAD "model:\n  weights: w\n  source_vocab: s\n  target_vocab: w\n" VALID_ARCH,
+         "5:3", "model.weights and model.target_vocab are the same file"},
         {VALID "train:\n  log: w.st\n", "19:1", "train.log and model.weights are the same file"},
         {VALID "train:\n  checkpoint: x\n  log: x\n", "19:1", "train.log and train.checkpoint are the same file"},
     };
@@ -729,6 +754,7 @@ int main(void)
         cmocka_unit_test(out_of_range_values_are_rejected),
         cmocka_unit_test(numbers_are_read_as_written),
         cmocka_unit_test(train_outputs_must_differ),
+        cmocka_unit_test(subword_vocabularies_need_room),
         cmocka_unit_test(seeds_take_every_uint64),
         cmocka_unit_test(missing_required_keys_point_at_the_mapping),
         cmocka_unit_test(document_shape_errors_are_rejected),

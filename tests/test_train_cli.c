@@ -585,6 +585,69 @@ static void test_log_write_error(void **state)
     free(err);
 }
 
+/* Nothing train writes may be a file it reads, --overwrite or not: the
+ * config, a vocabulary, the data (each checked byte for byte after), and
+ * --data only goes with --vocab or --recase. */
+static void test_outputs_never_replace_the_runs_inputs(void **state)
+{
+    (void)state;
+    const char *config = write_config("own-inputs", "  batch_tokens: 1000\n  epochs: 1\n");
+    char cfg[700], data[700], src_vocab[700];
+    snprintf(cfg, sizeof cfg, "%s", config);
+    snprintf(data, sizeof data, "%s", in_dir("own-inputs", "data.tsv"));
+    snprintf(src_vocab, sizeof src_vocab, "%s", in_dir("own-inputs", "src.vocab"));
+    /* the config trains on a copy of the data in its own folder */
+    size_t len;
+    char *tsv = read_file("tests/data/tiny.tsv", &len), *yaml = read_file(cfg, NULL);
+    FILE *f = fopen(data, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(tsv, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    char *at = strstr(yaml, "  train_data: ");
+    assert_non_null(at);
+    f = fopen(cfg, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s  train_data: data.tsv\n%s", (int)(at - yaml), yaml, strchr(at, '\n') + 1);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    run_train(cfg, "--vocab", 0);
+    char *before_cfg = read_file(cfg, NULL), *before_vocab = read_file(src_vocab, NULL);
+    char spelled[800]; /* another spelling of data.tsv */
+    snprintf(spelled, sizeof spelled, "%s/../own-inputs/./data.tsv", in_dir("own-inputs", ""));
+    const char *onto[][4] = {{"--overwrite", "--out", cfg, NULL}, {"--overwrite", "--out", src_vocab, NULL},
+                             {"--overwrite", "--out", data, NULL}, {"--overwrite", "--out", spelled, NULL}};
+    for (size_t i = 0; i < sizeof onto / sizeof *onto; i++) {
+        char *err = run_train_args(cfg, onto[i], 2);
+        if (!strstr(err, "an input of this run")) fail_msg("--out %s: unexpected message: %s", onto[i][2], err);
+        free(err);
+    }
+    /* the log onto the source vocabulary, named in the config */
+    yaml = read_file(cfg, NULL);
+    f = fopen(cfg, "w");
+    assert_non_null(f);
+    fprintf(f, "%s  log: src.vocab\n", yaml);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    char *err = run_train_args(cfg, NULL, 2);
+    if (!strstr(err, "(the log) would overwrite")) fail_msg("unexpected message: %s", err);
+    free(err);
+    char *after_vocab = read_file(src_vocab, NULL), *after_data = read_file(data, &len);
+    assert_string_equal(after_vocab, before_vocab);
+    assert_memory_equal(after_data, tsv, len);
+    free(after_vocab);
+    free(after_data);
+    free(before_vocab);
+    free(tsv);
+    char *now_cfg = read_file(cfg, NULL);
+    assert_true(strncmp(now_cfg, before_cfg, strlen(before_cfg)) == 0); /* only the log: line added */
+    free(now_cfg);
+    free(before_cfg);
+    const char *data_flags[] = {"--data", "tests/data/tiny.tsv", NULL};
+    err = run_train_args(config, data_flags, 2);
+    if (!strstr(err, "--data TSV goes with --vocab or --recase")) fail_msg("unexpected message: %s", err);
+    free(err);
+}
+
 /* A run killed after logging past its last checkpoint leaves rows that
  * the resumed run logs again: they are cut off on resume, so every step
  * is in the log once. */
@@ -670,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_vocabulary_kinds),
         cmocka_unit_test(test_recase_keeps_the_vocabularies_tokens),
         cmocka_unit_test(test_log_write_error),
+        cmocka_unit_test(test_outputs_never_replace_the_runs_inputs),
         cmocka_unit_test(test_resume_truncates_the_log),
         cmocka_unit_test(test_changed_batching_needs_force),
         cmocka_unit_test(test_sources_are_counted_on_stderr),
