@@ -76,3 +76,9 @@ bool cli_same_file(const char *a, const char *b)
     free(rb);
     return same;
 }
+
+bool cli_written_directly(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}

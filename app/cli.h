@@ -22,4 +22,9 @@ void cli_set_threads(int threads);
  * about to create counts too? */
 bool cli_same_file(const char *a, const char *b);
 
+/* Is `path` standard output ("-"), or a device or FIFO, which an output is
+ * written into, never replaced (common/output_file.h)?  Several outputs may
+ * go there (/dev/null), where one file would keep only the last. */
+bool cli_written_directly(const char *path);
+
 #endif

@@ -880,14 +880,6 @@ static void run_close(Run *r)
     config_free(&r->cfg);
 }
 
-/* A device or FIFO (log: /dev/null) is written, never replaced: it may
- * take several outputs. */
-static bool written_directly(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode);
-}
-
 /* What train writes must be three files (the config loader refuses two
  * under one name; here also another spelling, a link) and none of them a
  * file the run reads: `--overwrite --out CONFIG` replaced the config
@@ -903,7 +895,7 @@ static int check_distinct_outputs(const Config *cfg, const Options *opt)
     enum { N_OUT = sizeof outputs / sizeof *outputs };
     for (int i = 0; i < N_OUT; i++)
         for (int j = i + 1; j < N_OUT; j++)
-            if (!written_directly(outputs[i]) && cli_same_file(outputs[i], outputs[j])) {
+            if (!cli_written_directly(outputs[i]) && cli_same_file(outputs[i], outputs[j])) {
                 fprintf(stderr, "train: %s and %s are the same file\n", outputs[i], outputs[j]);
                 return EXIT_USAGE;
             }
@@ -919,7 +911,7 @@ static int check_distinct_outputs(const Config *cfg, const Options *opt)
     for (size_t k = 0; k < t->n_sources; k++) inputs[n++] = t->sources[k].path;
     for (int i = 0; i < N_OUT; i++)
         for (size_t k = 0; k < n; k++)
-            if (inputs[k] && !written_directly(outputs[i]) && cli_same_file(outputs[i], inputs[k])) {
+            if (inputs[k] && !cli_written_directly(outputs[i]) && cli_same_file(outputs[i], inputs[k])) {
                 fprintf(stderr, "train: %s (%s) would overwrite %s, an input of this run\n", outputs[i],
                         roles[i], inputs[k]);
                 return EXIT_USAGE;

@@ -547,14 +547,6 @@ static void session_close(Session *s)
 
 /* ---- outputs never replace inputs ------------------------------------- */
 
-/* Is `path` standard output, or a device or FIFO (written directly, not
- * replaced: output_file.h)?  Those may take several outputs (/dev/null). */
-static bool written_directly(const char *path)
-{
-    struct stat st;
-    return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
-}
-
 /* Two outputs of one run on one file would leave only the one committed
  * last (-o X -a X kept the JSON and lost the translations): refused, a
  * usage error.  Standard output or a device may be named more than once. */
@@ -568,7 +560,7 @@ static int check_distinct_outputs(const Options *o)
     for (int i = 0; i < N; i++)
         for (int j = i + 1; j < N; j++) {
             const char *a = outs[i].path, *b = outs[j].path;
-            if (!a || !b || written_directly(a) || written_directly(b) || !cli_same_file(a, b)) continue;
+            if (!a || !b || cli_written_directly(a) || cli_written_directly(b) || !cli_same_file(a, b)) continue;
             fprintf(stderr, "translate: %s and %s both name %s: each output needs a file of its own\n",
                     outs[i].option, outs[j].option, b);
             return -1;
