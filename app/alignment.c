@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "cli.h"
 
 int alignment_parse(const char *text, AlignmentChoice *out, Error *err)
 {
@@ -20,7 +21,7 @@ int alignment_parse(const char *text, AlignmentChoice *out, Error *err)
     }
     char *end;
     double x = strtod(text, &end);
-    if (end == text || *end || !(x > 0.0 && x < 1.0))
+    if (!cli_plain_decimal(text) || end == text || *end || !(x > 0.0 && x < 1.0))
         return error_set(err, "--alignment: expected hard, soft or a threshold between 0 and 1, got '%s'",
                          text);
     out->kind = ALIGNMENT_THRESHOLD;

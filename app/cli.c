@@ -15,7 +15,8 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
 {
     char *end;
     long n = strtol(text, &end, 10);
-    if (*end || end == text || n < 1 || n > max) {
+    /* plain digits only: strtol also skips spaces and takes a sign */
+    if (*end || end == text || !(text[0] >= '0' && text[0] <= '9') || n < 1 || n > max) {
         fprintf(stderr, "%s: %s: expected a number from 1 to %d, got '%s'\n", prog, name, max, text);
         return -1;
     }
@@ -81,4 +82,23 @@ bool cli_written_directly(const char *path)
 {
     struct stat st;
     return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
+bool cli_plain_decimal(const char *text)
+{
+    size_t digits = strspn(text, "0123456789"), i = digits;
+    if (text[i] == '.') {
+        size_t more = strspn(text + i + 1, "0123456789");
+        digits += more;
+        i += 1 + more;
+    }
+    if (!digits) return false;
+    if (text[i] == 'e' || text[i] == 'E') {
+        i++;
+        if (text[i] == '+' || text[i] == '-') i++;
+        size_t exp = strspn(text + i, "0123456789");
+        if (!exp) return false;
+        i += exp;
+    }
+    return text[i] == '\0';
 }

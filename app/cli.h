@@ -12,6 +12,12 @@
  * got 'text'" on stderr. */
 int cli_parse_count(const char *prog, const char *name, const char *text, int max, int *out);
 
+/* Is `text` a decimal number as people write one ("90", "0.5", ".5",
+ * "1e-2"): digits with at most one point and an exponent — no sign,
+ * space, hexadecimal, inf or nan, which strtod would take too?  (The
+ * config loader refuses the same.) */
+bool cli_plain_decimal(const char *text);
+
 /* Threads for the matrix products: `threads`, or every online core when 0
  * (--threads not given). */
 void cli_set_threads(int threads);

@@ -950,7 +950,8 @@ static int parse_options(int argc, char **argv, Options *opt)
             char *end;
             errno = 0;
             opt->max_minutes = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(opt->max_minutes > 0) || !isfinite(opt->max_minutes)) {
+            if (!cli_plain_decimal(optarg) || errno || end == optarg || *end || !(opt->max_minutes > 0) ||
+                !isfinite(opt->max_minutes)) {
                 fprintf(stderr, "train: --max-minutes: expected a positive number of minutes, not '%s'\n", optarg);
                 return -1;
             }

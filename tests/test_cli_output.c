@@ -248,9 +248,18 @@ static void test_bad_alignment_and_ngram_values_are_usage_errors(void **state)
         {"./translate", "--alignment=1", "x", NULL},
         {"./translate", "--no-repeat-ngram", "0", "x", NULL},
         {"./translate", "--no-repeat-ngram", "two", "x", NULL},
+        /* numbers as people write them: no hex, inf, spaces or signs */
+        {"./translate", "--alignment=0x0.8p0", "x", NULL},
+        {"./translate", "--alignment=inf", "x", NULL},
+        {"./translate", "--alignment= 0.5", "x", NULL},
+        {"./translate", "--no-repeat-ngram", " 2", "x", NULL},
+        {"./translate", "--no-repeat-ngram", "+2", "x", NULL},
     };
     static const char *const messages[] = {"--alignment: expected hard, soft or a threshold",
                                            "--alignment: expected", "--no-repeat-ngram: expected a number",
+                                           "--no-repeat-ngram: expected a number", "--alignment: expected",
+                                           "--alignment: expected", "--alignment: expected",
+                                           "--no-repeat-ngram: expected a number",
                                            "--no-repeat-ngram: expected a number"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         RunResult r = run(cases[i], NULL);

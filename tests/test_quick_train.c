@@ -144,7 +144,9 @@ static void test_max_steps_and_minutes_options(void **state)
     assert_non_null(strstr(r.err, "max_minutes reached"));
     run_result_free(&r);
     const char *bad[][2] = {{"--max-steps", "0"}, {"--max-steps", "x"}, {"--max-minutes", "0"},
-                            {"--max-minutes", "-1"}, {"--max-minutes", "1m"}, {"--max-minutes", "nan"}};
+                            {"--max-minutes", "-1"}, {"--max-minutes", "1m"}, {"--max-minutes", "nan"},
+                            {"--max-minutes", "0x10"}, {"--max-minutes", " 3"}, {"--max-minutes", "inf"},
+                            {"--max-steps", " 5"}, {"--max-steps", "+5"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *argv3[] = {"./train", bad[i][0], bad[i][1], config, NULL};
         r = run_program(argv3, NULL, 0);
