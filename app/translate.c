@@ -589,13 +589,31 @@ static int check_session_inputs(const Session *s, const char *option, const char
     if (s->opt->input_path) inputs[n++] = s->opt->input_path;
     for (int i = 0; i < 2; i++) {
         inputs[n++] = s->paths[i];
-        if (!s->opened[i]) continue;
-        const Config *c = &s->models[i].config;
+        if (!s->opened[i] && !s->have_config[i]) continue;
+        const Config *c = s->opened[i] ? &s->models[i].config : &s->configs[i];
         inputs[n++] = c->weights_path;
         inputs[n++] = c->source_vocab_path;
         inputs[n++] = c->target_vocab_path;
     }
     return check_not_an_input(option, path, inputs, n, err);
+}
+
+/* Every output against every file the session has read, before any line
+ * is: checked only at the end (they still are, for a model opened on the
+ * way), the translations had already gone to standard output when the
+ * run was refused.  0, or EXIT_WRITE with the error printed. */
+static ExitStatus check_outputs_early(const Session *s)
+{
+    const Options *o = s->opt;
+    const char *outs[][2] = {{"-o", o->output_path}, {"--attention", o->attention_path},
+                             {"--html", o->html_path}, {"--logits", o->logits_path}};
+    Error err = {{0}};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+        if (outs[i][1] && strcmp(outs[i][1], "-") != 0 && check_session_inputs(s, outs[i][0], outs[i][1], &err)) {
+            fprintf(stderr, "translate: %s\n", err.message);
+            return EXIT_WRITE;
+        }
+    return EXIT_OK;
 }
 
 /* Commit a streamed output file, or abort it when `refused` (a failed
@@ -1154,6 +1172,7 @@ int main(int argc, char **argv)
     FILE *in = NULL;
     const char *in_name;
     ExitStatus status = session_start(&s);
+    if (status == EXIT_OK) status = check_outputs_early(&s);
     if (status == EXIT_OK) status = open_input(&opt, n_texts, texts, &in, &in_name);
     if (status == EXIT_OK) status = open_output(&s);
     if (status != EXIT_OK) {

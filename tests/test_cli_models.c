@@ -631,6 +631,53 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
     run_result_free(&r);
 }
 
+/* Reading standard input without -c, both default configs are read at
+ * start and either model may be needed: an output naming a file of the
+ * one no line has needed yet (zh-en's weights, for English lines) is
+ * refused before anything is translated.  Checked only at the end,
+ * against the models opened on the way, it was replaced. */
+static void test_an_output_never_replaces_an_unopened_models_file(void **state)
+{
+    (void)state;
+    char cwd[512], home[600], dir[700], en_zh[800], zh_en[800], weights[1200];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(home, sizeof home, "%s/home-unopened", temp_dir());
+    mkdir(home, 0755);
+    snprintf(dir, sizeof dir, "%s/configs", home);
+    mkdir(dir, 0755);
+    size_t len;
+    char *tiny = read_file("tests/data/tiny.safetensors", &len);
+    assert_non_null(tiny);
+    snprintf(weights, sizeof weights, "%s/%s/zh-en.safetensors", cwd, home); /* as the config names it */
+    FILE *f = fopen(weights, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(tiny, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    snprintf(en_zh, sizeof en_zh, "%s/en-zh.yaml", dir);
+    snprintf(zh_en, sizeof zh_en, "%s/zh-en.yaml", dir);
+    char en_weights[700];
+    snprintf(en_weights, sizeof en_weights, "%s/tests/data/tiny.safetensors", cwd);
+    write_tiny_config_for(en_zh, en_weights, "en", "zh");
+    write_tiny_config_for(zh_en, weights, "zh", "en");
+    char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
+    setenv("TRANSLATE_HOME", home, 1);
+    RunResult r = run((const char *[]){"./translate", "-q", "-a", weights, NULL}, "I love China.\n");
+    if (saved) setenv("TRANSLATE_HOME", saved, 1);
+    else unsetenv("TRANSLATE_HOME");
+    free(saved);
+    if (r.status != 4 || r.out_len != 0) {
+        print_in_full(&r);
+        fail_msg("status %d, %zu bytes on stdout", r.status, r.out_len);
+    }
+    expect_in(r.err, "--attention would overwrite");
+    run_result_free(&r);
+    size_t now_len;
+    char *now = read_file(weights, &now_len);
+    assert_true(now && now_len == len && memcmp(now, tiny, len) == 0);
+    free(now);
+    free(tiny);
+}
+
 static void test_options_that_do_nothing_are_usage_errors(void **state)
 {
     (void)state;
@@ -699,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_each_default_config_is_read_once_at_start),
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
         cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
+        cmocka_unit_test(test_an_output_never_replaces_an_unopened_models_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

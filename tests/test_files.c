@@ -413,7 +413,8 @@ static void test_an_output_never_replaces_an_input(void **state)
     RunResult r = run_program(argv, NULL, 0);
     assert_int_equal(r.status, 4);
     expect_in(r.err, "--logits would overwrite");
-    assert_int_equal(count_lines(r.out), 1);
+    assert_int_equal(count_lines(r.err), 1);
+    assert_int_equal(r.out_len, 0); /* refused before any line is translated */
     expect_file_is(config, yaml);
     run_result_free(&r);
     /* the weights and vocabularies are inputs too */
@@ -425,6 +426,7 @@ static void test_an_output_never_replaces_an_input(void **state)
     r = run_program(argv2, NULL, 0);
     assert_int_equal(r.status, 4);
     expect_in(r.err, "--attention would overwrite");
+    assert_int_equal(r.out_len, 0);
     char *after = read_file(tmp_path("own.yaml.safetensors"), &after_len);
     assert_true(after && before_len == after_len && memcmp(before, after, before_len) == 0);
     run_result_free(&r);
