@@ -37,10 +37,12 @@ static char *resolved_name(const char *path)
 {
     char *p = xstrdup(path);
     struct stat st;
-    for (int hops = 0; hops < 8 && lstat(p, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+    /* as many links as Linux follows (SYMLOOP_MAX, 40): past that, opening
+     * the name fails anyway */
+    for (int hops = 0; hops < 40 && lstat(p, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
         char target[PATH_MAX];
         ssize_t n = readlink(p, target, sizeof target - 1);
-        if (n <= 0) break;
+        if (n <= 0 || n == (ssize_t)sizeof target - 1) break; /* (possibly cut short) */
         target[n] = '\0';
         const char *slash = strrchr(p, '/');
         size_t keep = target[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1; /* the link's folder */

@@ -484,6 +484,11 @@ static int check_model(Loader *ld, const Section *sec, const SectionState *st)
         if (c->weights_path && paths[i] && same_path(c->weights_path, paths[i]))
             return fail(ld, st->mark[find_key(sec, "weights")], "model.weights and %s are the same file (%.200s)",
                         names[i], c->weights_path);
+    /* and train --vocab writes the vocabularies */
+    for (int i = 1; i < 3; i++)
+        if (paths[i] && same_path(paths[i], c->path))
+            return fail(ld, st->mark[find_key(sec, i == 1 ? "source_vocab" : "target_vocab")],
+                        "%s and the config itself are the same file (%.200s)", names[i], c->path);
     return 0;
 }
 

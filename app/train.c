@@ -885,37 +885,49 @@ static void run_close(Run *r)
  * file the run reads: `--overwrite --out CONFIG` replaced the config
  * with the weights, and `log: VOCAB` a vocabulary with the log, whatever
  * --overwrite says (it is for an earlier run's weights).  The
- * vocabularies count as read: --vocab writes them, and the rest reads
- * them. */
+ * vocabularies are read by training and written by --vocab and
+ * --recase: the other outputs may not be them, and they may not be any
+ * other input (source_vocab: DATA.tsv and --vocab --overwrite replaced
+ * the data). */
 static int check_distinct_outputs(const Config *cfg, const Options *opt)
 {
     const TrainConfig *t = &cfg->train;
-    const char *outputs[] = {cfg->weights_path, t->checkpoint_path, t->log_path};
-    const char *roles[] = {"the weights", "the checkpoint", "the log"};
-    enum { N_OUT = sizeof outputs / sizeof *outputs };
+    const char *outputs[] = {cfg->weights_path, t->checkpoint_path, t->log_path,
+                             cfg->source_vocab_path, cfg->target_vocab_path};
+    const char *roles[] = {"the weights", "the checkpoint", "the log", "the source vocabulary",
+                           "the target vocabulary"};
+    enum { N_OUT = 3, N_VOCAB = 2 }; /* outputs[N_OUT..] are the vocabularies */
     for (int i = 0; i < N_OUT; i++)
         for (int j = i + 1; j < N_OUT; j++)
             if (!cli_written_directly(outputs[i]) && cli_same_file(outputs[i], outputs[j])) {
                 fprintf(stderr, "train: %s and %s are the same file\n", outputs[i], outputs[j]);
                 return EXIT_USAGE;
             }
-    const char *inputs[CONFIG_MAX_SOURCES + 7];
+    const char *inputs[CONFIG_MAX_SOURCES + 5];
     size_t n = 0;
     inputs[n++] = cfg->path;
-    inputs[n++] = cfg->source_vocab_path;
-    inputs[n++] = cfg->target_vocab_path;
     inputs[n++] = t->dev_path;
     inputs[n++] = t->simplify_path;
     inputs[n++] = opt->init_path;
     inputs[n++] = opt->data_path;
     for (size_t k = 0; k < t->n_sources; k++) inputs[n++] = t->sources[k].path;
-    for (int i = 0; i < N_OUT; i++)
-        for (size_t k = 0; k < n; k++)
-            if (inputs[k] && !cli_written_directly(outputs[i]) && cli_same_file(outputs[i], inputs[k])) {
+    for (int i = 0; i < N_OUT + N_VOCAB; i++) {
+        if (cli_written_directly(outputs[i])) continue;
+        /* the first three against the vocabularies and every input; a
+         * vocabulary against every input but the vocabularies */
+        for (int v = i < N_OUT ? N_OUT : N_OUT + N_VOCAB; v < N_OUT + N_VOCAB; v++)
+            if (cli_same_file(outputs[i], outputs[v])) {
                 fprintf(stderr, "train: %s (%s) would overwrite %s, an input of this run\n", outputs[i],
-                        roles[i], inputs[k]);
+                        roles[i], outputs[v]);
                 return EXIT_USAGE;
             }
+        for (size_t k = 0; k < n; k++)
+            if (inputs[k] && cli_same_file(outputs[i], inputs[k])) {
+                fprintf(stderr, "train: %s (%s) would overwrite %s, an input of this run%s\n", outputs[i],
+                        roles[i], inputs[k], i < N_OUT ? ": write it elsewhere (--out FILE)" : "");
+                return EXIT_USAGE;
+            }
+    }
     return 0;
 }
 
@@ -1032,7 +1044,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "train: %s: no train: section\n", r.cfg.path);
         status = EXIT_USAGE;
     } else if (opt.recase) {
-        status = build_vocab(&r.cfg, opt.data_path, true);
+        if (!(status = check_distinct_outputs(&r.cfg, &opt))) status = build_vocab(&r.cfg, opt.data_path, true);
     } else if (!(status = check_distinct_outputs(&r.cfg, &opt)) && !(status = make_output_dirs(&r.cfg)) &&
                (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
         if (!(status = check_vocab_replace(&r.cfg, opt.vocab_only, opt.overwrite)))

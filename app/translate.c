@@ -552,20 +552,29 @@ static void session_close(Session *s)
  * usage error.  Standard output or a device may be named more than once. */
 static int check_distinct_outputs(const Options *o)
 {
+    /* --attention FILE also writes FILE.zh-en when lines of both languages
+     * go through the two default models (write_attention) */
+    char *second = NULL;
+    if (o->attention_path) {
+        second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
+        sprintf(second, "%s.zh-en", o->attention_path);
+    }
     const struct {
         const char *option, *path;
     } outs[] = {{"-o", o->output_path},     {"--attention", o->attention_path}, {"--html", o->html_path},
-                {"--logits", o->logits_path}, {"--hyps", o->hyps_path}};
+                {"--logits", o->logits_path}, {"--hyps", o->hyps_path}, {"--attention (its .zh-en file)", second}};
     enum { N = sizeof outs / sizeof *outs };
-    for (int i = 0; i < N; i++)
-        for (int j = i + 1; j < N; j++) {
+    int status = 0;
+    for (int i = 0; i < N && !status; i++)
+        for (int j = i + 1; j < N && !status; j++) {
             const char *a = outs[i].path, *b = outs[j].path;
             if (!a || !b || cli_written_directly(a) || cli_written_directly(b) || !cli_same_file(a, b)) continue;
             fprintf(stderr, "translate: %s and %s both name %s: each output needs a file of its own\n",
                     outs[i].option, outs[j].option, b);
-            return -1;
+            status = -1;
         }
-    return 0;
+    free(second);
+    return status;
 }
 
 /* An output file must not be written over a file this run reads: the
@@ -574,8 +583,9 @@ static int check_distinct_outputs(const Options *o)
 static int check_not_an_input(const char *option, const char *path, const char *const *inputs,
                               size_t n, Error *err)
 {
+    if (!path || cli_written_directly(path)) return 0; /* a device or FIFO is written, never replaced */
     for (size_t i = 0; i < n; i++)
-        if (path && inputs[i] && cli_same_file(path, inputs[i]))
+        if (inputs[i] && cli_same_file(path, inputs[i]))
             return error_set(err, "%s: %s would overwrite %s, an input of this run", path, option,
                              inputs[i]);
     return 0;

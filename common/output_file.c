@@ -29,11 +29,12 @@ struct OutputFile {
     int error;      /* errno of the first failed write, or 0 */
 };
 
-/* On a failed write it returns 0, as fopencookie(3) requires ("must not
- * return a negative value"): glibc adds what it returns to its count of
- * bytes taken, and a -1 made a later fwrite of a large block copy past
- * its buffer (translate -a /dev/full with 20 lines of input: a
- * segmentation fault once the JSON passed ~580 KB). */
+/* On a failed write it returns the bytes written before it (often 0), as
+ * fopencookie(3) requires ("must not return a negative value"): glibc
+ * adds what it returns to its count of bytes taken, and a -1 made a later
+ * fwrite of a large block copy past its buffer (translate -a /dev/full
+ * with 20 lines of input: a segmentation fault once the JSON passed
+ * ~580 KB). */
 static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
 {
     OutputFile *o = cookie;
@@ -43,7 +44,7 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             if (!o->error) o->error = w < 0 ? errno : EIO;
-            return 0;
+            return (ssize_t)done;
         }
         done += (size_t)w;
     }

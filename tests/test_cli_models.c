@@ -611,8 +611,19 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
     unlink(same);
     unlink(link);
     assert_int_equal(symlink("same.txt", link), 0); /* dangling until something writes same.txt */
+    char zh_en[800], chain[800]; /* -a X also writes X.zh-en; a chain of 12 links to same.txt */
+    snprintf(zh_en, sizeof zh_en, "%s.zh-en", other);
+    for (int i = 1; i <= 12; i++) {
+        char name[800], to[64];
+        snprintf(name, sizeof name, "%s/chain%d", dir, i);
+        snprintf(to, sizeof to, i == 1 ? "same.txt" : "chain%d", i - 1);
+        unlink(name);
+        assert_int_equal(symlink(to, name), 0);
+    }
+    snprintf(chain, sizeof chain, "%s/chain12", dir);
     const char *pairs[][4] = {{"-o", same, "-a", same},        {"-o", same, "--logits", dotted},
-                              {"-a", same, "--html", link},     {"--html", dotted, "--logits", link}};
+                              {"-a", same, "--html", link},     {"--html", dotted, "--logits", link},
+                              {"-o", zh_en, "-a", other},       {"-o", same, "--html", chain}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
         expect_usage_error((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, pairs[i][0], pairs[i][1],
                                             pairs[i][2], pairs[i][3], "I love China.", NULL},

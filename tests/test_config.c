@@ -657,6 +657,11 @@ static void train_outputs_must_differ(void **state)
          "5:3", "model.weights and model.source_vocab are the same file"},
         {VALID_HEAD "model:\n  weights: w\n  source_vocab: s\n  target_vocab: w\n" VALID_ARCH,
          "5:3", "model.weights and model.target_vocab are the same file"},
+        /* load_text writes the config as config.yaml: these name it */
+        {VALID_HEAD "model:\n  weights: config.yaml\n  source_vocab: s\n  target_vocab: t\n" VALID_ARCH,
+         "5:3", "model.weights and the config itself are the same file"},
+        {VALID_HEAD "model:\n  weights: w\n  source_vocab: s\n  target_vocab: ./config.yaml\n" VALID_ARCH,
+         "7:3", "model.target_vocab and the config itself are the same file"},
         {VALID "train:\n  log: w.st\n", "19:1", "train.log and model.weights are the same file"},
         {VALID "train:\n  checkpoint: x\n  log: x\n", "19:1", "train.log and train.checkpoint are the same file"},
     };

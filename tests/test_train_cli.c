@@ -637,11 +637,31 @@ static void test_outputs_never_replace_the_runs_inputs(void **state)
     free(after_vocab);
     free(after_data);
     free(before_vocab);
-    free(tsv);
     char *now_cfg = read_file(cfg, NULL);
     assert_true(strncmp(now_cfg, before_cfg, strlen(before_cfg)) == 0); /* only the log: line added */
     free(now_cfg);
     free(before_cfg);
+    /* a vocabulary naming the data: --vocab --overwrite would replace it */
+    yaml = read_file(cfg, NULL);
+    at = strstr(yaml, "  log: src.vocab\n");
+    assert_non_null(at);
+    *at = '\0';
+    char *model_vocab = strstr(yaml, "  source_vocab: src.vocab\n");
+    assert_non_null(model_vocab);
+    f = fopen(cfg, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s  source_vocab: data.tsv\n%s", (int)(model_vocab - yaml), yaml,
+            model_vocab + strlen("  source_vocab: src.vocab\n"));
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    const char *vocab_over[] = {"--vocab", "--overwrite", NULL};
+    err = run_train_args(cfg, vocab_over, 2);
+    if (!strstr(err, "(the source vocabulary) would overwrite")) fail_msg("unexpected message: %s", err);
+    free(err);
+    after_data = read_file(data, &len);
+    assert_memory_equal(after_data, tsv, len);
+    free(after_data);
+    free(tsv);
     const char *data_flags[] = {"--data", "tests/data/tiny.tsv", NULL};
     err = run_train_args(config, data_flags, 2);
     if (!strstr(err, "--data TSV goes with --vocab or --recase")) fail_msg("unexpected message: %s", err);
