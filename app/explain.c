@@ -213,6 +213,27 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
     }
 }
 
+
+/* The user's text as typed, but for what would act on the terminal
+ * instead of showing: control characters (an escape sequence, a bell) as
+ * \\xNN and the bidirectional overrides and isolates (U+202A-U+202E,
+ * U+2066-U+2069, which reorder the rest of the line) as \\u{NNNN}. */
+static void put_visible(FILE *out, const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    while (*p) {
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(out, "\\x%02X", *p++);
+        } else if (p[0] == 0xE2 && ((p[1] == 0x80 && p[2] >= 0xAA && p[2] <= 0xAE) ||
+                                    (p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9))) {
+            fprintf(out, "\\u{%04X}", 0x2000 + ((p[1] & 0x3F) << 6) + (p[2] & 0x3F));
+            p += 3;
+        } else {
+            fputc(*p++, out);
+        }
+    }
+}
+
 void explain_print(FILE *out, const Translator *tr, const char *text, const SourceIds *src,
                    const Translation *t)
 {
@@ -233,7 +254,9 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     transformer_encode(&acts, &tr->model, b);
     transformer_decode(&acts, &tr->model, b);
 
-    fprintf(out, "1. Text → tokens: \"%s\" → ", text);
+    fprintf(out, "1. Text → tokens: \"");
+    put_visible(out, text);
+    fprintf(out, "\" → ");
     tokens_line(out, tr->src_vocab, src->ids, S);
     if (vocab_is_subword(tr->src_vocab))
         fprintf(out, "   (%d tokens of %zu words; " PIECES_NOTE ")\n", S,

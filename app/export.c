@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/input_file.h"
 #include "../common/output_file.h"
@@ -61,9 +62,21 @@ static int check_dir(const char *dir, Error *err)
     snprintf(data, n, "%s/%s", dir, EXPORT_DATA);
     bool earlier = is_export(data);
     free(data);
-    if (earlier) return 0;
-    return error_set(err, "%s: not empty (%s) and not an earlier export (no %s of ours): export into an "
-                          "empty or new folder", dir, stranger, EXPORT_DATA);
+    if (!earlier)
+        return error_set(err, "%s: not empty (%s) and not an earlier export (no %s of ours): export into an "
+                              "empty or new folder", dir, stranger, EXPORT_DATA);
+    /* An export writes regular files only.  One of its names as a link
+     * would be followed (common/output_file.h), and a link to the
+     * training data or the config replaced it. */
+    for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, FILES[i]);
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return error_set(err, "%s: not a file of an earlier export (a link, a folder or a device): export "
+                                  "into an empty or new folder", path);
+    }
+    return 0;
 }
 
 /* ---- data.safetensors ---------------------------------------------------- */

@@ -24,6 +24,7 @@
 
 #include "../common/line.h"
 #include "../common/output_file.h"
+#include "../common/utf8.h"
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
 #include "../model/model.h"
@@ -1019,6 +1020,24 @@ static int eval_file(const Options *opt, const char *config_path)
         translator_close(&tr);
         return EXIT_INPUT;
     }
+    /* A line that cannot be translated is scored as an empty translation,
+     * as a system that failed on it would be; each is named here with its
+     * reason, as batch mode names it, and the run ends with status 1.  An
+     * invalid reference is scored as it is, but said. */
+    size_t untranslatable = 0;
+    for (size_t i = 0; i < data.count; i++) {
+        SourceIds src;
+        Error why = {{0}};
+        if (translator_encode(&tr, data.source_text[i], strlen(data.source_text[i]), &src, &why) != EXIT_OK) {
+            fprintf(stderr, "translate: %s:%d: not translated (scored as empty): %s\n", opt->eval_path,
+                    data.line[i], why.message);
+            untranslatable++;
+        }
+        translator_source_ids_free(&src);
+        if (!utf8_valid(data.target_text[i], strlen(data.target_text[i])))
+            fprintf(stderr, "translate: %s:%d: the reference is not valid UTF-8 (scored as it is)\n",
+                    opt->eval_path, data.line[i]);
+    }
     /* --compare's file is read and scored first: a wrong one is an error
      * before the translating, not after. */
     EvalSentences theirs = {0}, mine = {0};
@@ -1055,6 +1074,7 @@ static int eval_file(const Options *opt, const char *config_path)
                opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, how, s.seconds, s.skipped);
         if (opt->compare_path) print_comparison(opt->compare_path, &their_scores, &theirs, &mine, data.count);
         if (hyps) st = finish_output(hyps, 0, &err);
+        if (untranslatable) st = worse(st, EXIT_INPUT);
     }
     eval_sentences_free(&theirs);
     eval_sentences_free(&mine);

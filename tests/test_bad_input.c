@@ -576,6 +576,28 @@ static void expect_bad_tsv(const char *name, const char *tsv, size_t len, const 
     run_result_free(&r);
 }
 
+/* --eval scores a source it cannot translate as an empty translation, but
+ * names it (file:line and why) and ends with status 1; an invalid
+ * reference is scored as it is and named too. */
+static void test_eval_names_what_it_cannot_translate(void **state)
+{
+    (void)state;
+    static const char tsv[] = "I love China.\t我爱中国。\n\xff\xfe bad\t坏\nHello.\t\xff你好。\n";
+    const char *path = temp_file("eval-bad.tsv", tsv, sizeof tsv - 1);
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "--eval", path, NULL};
+    RunResult r = run(argv, NULL, 0);
+    assert_int_equal(r.status, 1);
+    char want[700];
+    snprintf(want, sizeof want, "%s:2: not translated (scored as empty): invalid UTF-8", path);
+    expect_in(r.err, want);
+    snprintf(want, sizeof want, "%s:3: the reference is not valid UTF-8", path);
+    expect_in(r.err, want);
+    assert_int_equal(count_lines(r.err), 2);
+    expect_in(r.out, "3 sentences: BLEU");
+    expect_in(r.out, "1 not translatable");
+    run_result_free(&r);
+}
+
 static void test_tsv_with_a_nul_byte_or_a_huge_line(void **state)
 {
     (void)state;
@@ -667,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_weights_nan_or_inf_values),
         cmocka_unit_test(test_weights_too_small_for_their_architecture),
         cmocka_unit_test(test_weights_path_is_a_directory),
+        cmocka_unit_test(test_eval_names_what_it_cannot_translate),
         cmocka_unit_test(test_tsv_with_a_nul_byte_or_a_huge_line),
         cmocka_unit_test(test_attention_path_is_a_directory),
         cmocka_unit_test(test_html_path_is_a_directory_or_unwritable),

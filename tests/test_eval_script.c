@@ -86,7 +86,9 @@ static const char FAKE_TRANSLATE[] =
     "fi\n"
     "printf '%s\\n' 'I saw Tom in Beijing.' 'He likes Apples.' 'Where is the Cat? The dog is here.' \\\n"
     "    '\"Go home,\" she said. She left.' \"I'm sure I'll Go.\" > \"$hyps\"\n"
-    "echo 'x.tsv: fake, 5 sentences: BLEU 12.34  chrF2 56.78  (greedy; 0.5 s, 1 not translatable)'\n";
+    "echo 'x.tsv: fake, 5 sentences: BLEU 12.34  chrF2 56.78  (greedy; 0.5 s, 1 not translatable)'\n"
+    "echo 'translate: x.tsv:3: not translated (scored as empty): invalid UTF-8 at byte 0' >&2\n"
+    "exit 1\n";
 
 /* Its references (English first, as in every set). */
 static const char FAKE_SET[] = "I saw Tom in Beijing.\t甲\n"     /* names: no capital counted */

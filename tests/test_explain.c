@@ -49,11 +49,28 @@ static void test_show_draws_one_head(void **state)
     }
 }
 
+/* The text is echoed as typed, but an escape sequence, a bell or a
+ * bidirectional override reaches the terminal as visible text. */
+static void test_explain_shows_control_characters(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-b", "1", "-c", "configs/tiny.yaml", "--explain",
+                          "a\x1b[31mred\x07 b \xe2\x80\xae" "evil", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "\"a\\x1B[31mred\\x07 b \\u{202E}evil\"");
+    assert_null(strchr(r.out, '\x1b'));
+    assert_null(strchr(r.out, '\x07'));
+    assert_null(strstr(r.out, "\xe2\x80\xae"));
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_walkthrough_shapes),
         cmocka_unit_test(test_show_draws_one_head),
+        cmocka_unit_test(test_explain_shows_control_characters),
     };
     return cmocka_run_group_tests_name("explain", tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,25 @@ static void test_export_refuses_a_foreign_folder_and_other_options(void **state)
     err = run_expect(resume, 2);
     expect_in(err, "--export DIR goes alone");
     free(err);
+    /* An earlier export whose vocabulary is now a link to the config: an
+     * export writes its own files, never through a link (the config, or
+     * the training data, was replaced so). */
+    const char *earlier = path_in("export-refused", "earlier");
+    const char *again[] = {"./train", "-q", "--export", earlier, config, NULL};
+    free(run_expect(again, 0));
+    char *yaml = read_file(config, &len);
+    const char *vocab = path_in("export-refused", "earlier/source.vocab");
+    assert_int_equal(unlink(vocab), 0);
+    char absolute[PATH_MAX];
+    assert_non_null(realpath(config, absolute));
+    assert_int_equal(symlink(absolute, vocab), 0);
+    err = run_expect(again, 2);
+    expect_in(err, "not a file of an earlier export");
+    free(err);
+    char *now = read_file(config, NULL);
+    assert_string_equal(now, yaml);
+    free(now);
+    free(yaml);
 }
 
 /* ---- PyTorch ------------------------------------------------------------------ */
