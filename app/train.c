@@ -190,7 +190,7 @@ static int load_sources(const Config *cfg, const char *data_path, Sources *sourc
         const SourceCounts *c = &sources->counts[i];
         const char *name = set.specs[i].path ? set.specs[i].path : "numbers"; /* numbers has no file */
         fprintf(stderr, "train: %s%s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
-                        "%zu filtered (%zu empty, %zu too long, %zu length ratio); %zu simplified, %zu notes stripped\n",
+                        "%zu filtered (%zu empty or invalid, %zu too long, %zu length ratio); %zu simplified, %zu notes stripped\n",
                 name, format_note[set.specs[i].format], c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
                 c->duplicates, c->empty + c->too_long + c->ratio, c->empty, c->too_long, c->ratio, c->simplified,
                 c->notes);

@@ -218,6 +218,8 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
     for (int i = 0; i < n_texts && n_texts > 1; i++) mixed_dash |= strcmp(texts[i], "-") == 0;
     if (mixed_dash) why = "'-' (standard input) cannot be mixed with TEXT arguments";
     else if (o->hyps_path && !o->eval_path) why = "--hyps needs --eval";
+    else if ((o->eval_path && !strcmp(o->eval_path, "-")) || (o->compare_path && !strcmp(o->compare_path, "-")))
+        why = "--eval and --compare read files: '-' (standard input) is not one";
     else if (o->compare_path && !o->eval_path) why = "--compare needs --eval";
     else if (o->force && !o->init_weights) why = "--force needs --init-weights";
     else if (n_texts && o->eval_path) why = "--eval reads its sentences from the TSV: no TEXT arguments";

@@ -716,6 +716,9 @@ static void test_options_that_do_nothing_are_usage_errors(void **state)
                                             line_only[i][1], NULL},
                            "are for translating lines");
     }
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", "-", NULL}, "'-' (standard input) is not one");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", tsv, "--compare", "-", NULL},
+                       "'-' (standard input) is not one");
     expect_usage_error((const char *[]){"./translate", "--list-models", "-a", "a.json", NULL},
                        "are for translating lines");
     expect_usage_error((const char *[]){"./translate", "--list-models", "-b", "2", NULL},
