@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/input_file.h"
 #include "../common/util.h"
 #include "../model/parallel.h"
 
@@ -16,7 +17,7 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
     char *end;
     long n = strtol(text, &end, 10);
     /* plain digits only: strtol also skips spaces and takes a sign */
-    if (*end || end == text || !(text[0] >= '0' && text[0] <= '9') || n < 1 || n > max) {
+    if (*end || end == text || !ascii_is_digit(text[0]) || n < 1 || n > max) {
         fprintf(stderr, "%s: %s: expected a number from 1 to %d, got '%s'\n", prog, name, max, text);
         return -1;
     }
@@ -70,9 +71,7 @@ static char *resolved_name(const char *path)
 
 bool cli_same_file(const char *a, const char *b)
 {
-    struct stat sa, sb;
-    if (strcmp(a, b) == 0) return true;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (input_file_same(a, b)) return true;
     char *ra = resolved_name(a), *rb = resolved_name(b);
     bool same = ra && rb && strcmp(ra, rb) == 0;
     free(ra);

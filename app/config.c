@@ -463,14 +463,6 @@ static void enter_train(Config *cfg)
     };
 }
 
-/* Do a and b name one file: the same resolved path, or one existing file? */
-static bool same_path(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return strcmp(a, b) == 0 ||
-           (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
-}
-
 /* The weights are written (translate --init-weights --force, a seeded
  * random model, train): naming the config or a vocabulary, they would
  * replace it. */
@@ -481,12 +473,12 @@ static int check_model(Loader *ld, const Section *sec, const SectionState *st)
     const char *names[] = {"the config itself", "model.source_vocab", "model.target_vocab"};
     const char *paths[] = {c->path, c->source_vocab_path, c->target_vocab_path};
     for (int i = 0; i < 3; i++)
-        if (c->weights_path && paths[i] && same_path(c->weights_path, paths[i]))
+        if (c->weights_path && paths[i] && input_file_same(c->weights_path, paths[i]))
             return fail(ld, st->mark[find_key(sec, "weights")], "model.weights and %s are the same file (%.200s)",
                         names[i], c->weights_path);
     /* and train --vocab writes the vocabularies */
     for (int i = 1; i < 3; i++)
-        if (paths[i] && same_path(paths[i], c->path))
+        if (paths[i] && input_file_same(paths[i], c->path))
             return fail(ld, st->mark[find_key(sec, i == 1 ? "source_vocab" : "target_vocab")],
                         "%s and the config itself are the same file (%.200s)", names[i], c->path);
     return 0;

@@ -314,7 +314,7 @@ static bool parse_index(const char *text, size_t len, int *out)
     if (len < 1 || len > 5) return false;
     int v = 0;
     for (size_t i = 0; i < len; i++) {
-        if (text[i] < '0' || text[i] > '9') return false;
+        if (!ascii_is_digit(text[i])) return false;
         v = v * 10 + (text[i] - '0');
     }
     if (v < 1 || v > 65536) return false;

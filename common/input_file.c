@@ -87,3 +87,10 @@ char *input_file_read_all(const char *path, unsigned flags, size_t max, const ch
     *len = n;
     return buf;
 }
+
+bool input_file_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return strcmp(a, b) == 0 ||
+           (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}

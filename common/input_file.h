@@ -10,6 +10,7 @@
 #ifndef TRANSLATE_INPUT_FILE_H
 #define TRANSLATE_INPUT_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -31,5 +32,10 @@ FILE *input_file_fopen(const char *path, unsigned flags, Error *err);
  * never more).  `what` is e.g. "a config's". */
 char *input_file_read_all(const char *path, unsigned flags, size_t max, const char *what,
                           size_t *len, Error *err);
+
+/* Do a and b name one file: the same text, or one existing file (links
+ * followed)?  What keeps an output off a file the run reads (app/cli.h's
+ * cli_same_file adds names of files not there yet). */
+bool input_file_same(const char *a, const char *b);
 
 #endif

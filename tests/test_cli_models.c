@@ -556,20 +556,30 @@ static void test_broken_config_fails_once_at_start(void **state)
  * config broken while translate runs changes nothing until the next run.
  * (It used to be read again when its model was opened, a quarter of a
  * millisecond of every start-up.) */
-static void test_each_default_config_is_read_once_at_start(void **state)
+/* A TRANSLATE_HOME, temp_dir()/NAME, whose configs/ holds en-zh.yaml and
+ * zh-en.yaml of the tiny model (zh-en's weights at zh_en_weights when not
+ * NULL); their paths go to en_zh and zh_en. */
+static void make_tiny_home(const char *name, const char *zh_en_weights, char home[600], char en_zh[800],
+                           char zh_en[800])
 {
-    (void)state;
-    char cwd[512], home[600], dir[700], en_zh[800], zh_en[800], weights[700];
+    char cwd[512], dir[700], weights[700];
     if (!getcwd(cwd, sizeof cwd)) abort();
-    snprintf(home, sizeof home, "%s/home-once", temp_dir());
+    snprintf(home, 600, "%s/%s", temp_dir(), name);
     mkdir(home, 0755);
     snprintf(dir, sizeof dir, "%s/configs", home);
     mkdir(dir, 0755);
     snprintf(weights, sizeof weights, "%s/tests/data/tiny.safetensors", cwd);
-    snprintf(en_zh, sizeof en_zh, "%s/en-zh.yaml", dir);
-    snprintf(zh_en, sizeof zh_en, "%s/zh-en.yaml", dir);
+    snprintf(en_zh, 800, "%s/en-zh.yaml", dir);
+    snprintf(zh_en, 800, "%s/zh-en.yaml", dir);
     write_tiny_config_for(en_zh, weights, "en", "zh");
-    write_tiny_config_for(zh_en, weights, "zh", "en");
+    write_tiny_config_for(zh_en, zh_en_weights ? zh_en_weights : weights, "zh", "en");
+}
+
+static void test_each_default_config_is_read_once_at_start(void **state)
+{
+    (void)state;
+    char home[600], en_zh[800], zh_en[800];
+    make_tiny_home("home-once", NULL, home, en_zh, zh_en);
     char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
     setenv("TRANSLATE_HOME", home, 1);
     Child c = spawn((const char *[]){"./translate", "-q", NULL});
@@ -650,26 +660,17 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
 static void test_an_output_never_replaces_an_unopened_models_file(void **state)
 {
     (void)state;
-    char cwd[512], home[600], dir[700], en_zh[800], zh_en[800], weights[1200];
+    char cwd[512], home[600], en_zh[800], zh_en[800], weights[1200];
     if (!getcwd(cwd, sizeof cwd)) abort();
-    snprintf(home, sizeof home, "%s/home-unopened", temp_dir());
-    mkdir(home, 0755);
-    snprintf(dir, sizeof dir, "%s/configs", home);
-    mkdir(dir, 0755);
+    snprintf(weights, sizeof weights, "%s/%s/home-unopened/zh-en.safetensors", cwd, temp_dir());
+    make_tiny_home("home-unopened", weights, home, en_zh, zh_en);
     size_t len;
     char *tiny = read_file("tests/data/tiny.safetensors", &len);
     assert_non_null(tiny);
-    snprintf(weights, sizeof weights, "%s/%s/zh-en.safetensors", cwd, home); /* as the config names it */
-    FILE *f = fopen(weights, "wb");
+    FILE *f = fopen(weights, "wb"); /* its own copy, as the config names it */
     assert_non_null(f);
     assert_int_equal(fwrite(tiny, 1, len, f), len);
     assert_int_equal(fclose(f), 0);
-    snprintf(en_zh, sizeof en_zh, "%s/en-zh.yaml", dir);
-    snprintf(zh_en, sizeof zh_en, "%s/zh-en.yaml", dir);
-    char en_weights[700];
-    snprintf(en_weights, sizeof en_weights, "%s/tests/data/tiny.safetensors", cwd);
-    write_tiny_config_for(en_zh, en_weights, "en", "zh");
-    write_tiny_config_for(zh_en, weights, "zh", "en");
     char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
     setenv("TRANSLATE_HOME", home, 1);
     RunResult r = run((const char *[]){"./translate", "-q", "-a", weights, NULL}, "I love China.\n");
