@@ -97,8 +97,8 @@ ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_ro
  * maps, the dropout masks, LayerNorm's mean and rstd), which it leaves
  * NULL.  For en-zh's batches of 2,500 tokens (train_bench's: room for
  * 1,121 source and 1,485 target rows) that is 81 of 291 MB; with the
- * logits' gradient left out of the zeroing (acts_zero_gradient), a step
- * zeroes 179 MB instead of 291. */
+ * gradients backward writes whole left out of the zeroing
+ * (acts_zero_gradient), a step zeroes 102 MB instead of 291. */
 ActsSize acts_size_gradient(ActsSize size);
 
 void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
@@ -115,9 +115,11 @@ void acts_free(Activations *acts); /* NULL-safe, leaves it zeroed */
  * allocation instead of fresh pages each time.  The caller acts_frees it. */
 void acts_fit(Activations *work, const ModelArch *arch, ActsSize need);
 /* A gradient set ready for the next backward pass: every value 0 but the
- * logits' gradient, whose Nt rows of the batch the loss WRITES
- * (cross_entropy_backward; backward reads no other row of it), while every
- * other gradient is accumulated into (layers.h). */
+ * gradients written whole before they are read (layers.h's WRITES): the
+ * logits', whose Nt rows of the batch the loss writes
+ * (cross_entropy_backward; backward reads no other row of it), each
+ * attention's context and each feed-forward hidden layer.  Every other
+ * gradient is accumulated into. */
 void acts_zero_gradient(Activations *grad);
 
 #endif

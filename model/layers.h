@@ -14,7 +14,10 @@
  * inputs, then sizes.  They ACCUMULATE (+=) into every gradient, so a
  * value used twice sums its gradients; they never zero one (clearing is
  * the caller's: training/trainer.c, with acts_zero_gradient and
- * parallel_zero).  A gradient buffer must not alias d_out. */
+ * parallel_zero).  Three say they WRITE instead: each for a gradient with
+ * one producer (the loss's logits, the feed-forward hidden layer, an
+ * attention's context), which then needs no clearing.  A gradient buffer
+ * must not alias d_out. */
 #ifndef TRANSLATE_LAYERS_H
 #define TRANSLATE_LAYERS_H
 
@@ -39,6 +42,10 @@ void linear_forward_i8(float *out, const float *in, const int8_t *weight, const 
  * any of the three may be NULL to skip it. */
 void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int N, int I, int O);
+/* The same, but d_in = d_out·W is WRITTEN, not added: for an input
+ * gradient nothing else adds to, which then needs no clearing first. */
+void linear_backward_writing_input(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                                   const float *in, const float *weight, int N, int I, int O);
 
 /* out[N,D] = (in - mean) / sqrt(var + 1e-5) * weight + bias, per row
  * (torch.nn.LayerNorm, biased variance).  mean[N] and rstd[N] (1/std) are
@@ -58,10 +65,13 @@ void residual_backward(float *d_a, float *d_b, const float *d_out, size_t n);
 
 /* out[n] = relu(in[n]) or gelu(in[n]) (exact, erf-based, as torch's default). */
 void activation_forward(float *out, const float *in, size_t n, Activation act);
-/* d_in[n] += d_out[n] · act'(in[n]), in the pre-activation input (exact
- * GELU derivative Φ(x) + x·φ(x)). */
-void activation_backward(float *d_in, const float *d_out, const float *in, size_t n,
-                         Activation act);
+/* d_in[n] = d_out[n] · mask[n] · act'(in[n]), in the pre-activation input
+ * (exact GELU derivative Φ(x) + x·φ(x)): the backward of the activation and
+ * of the dropout after it (mask: dropout_forward's multipliers, or NULL
+ * without dropout) in one pass.  It WRITES d_in, the feed-forward layer's
+ * hidden gradient, which nothing else adds to; d_out is left as it was. */
+void activation_backward(float *d_in, const float *d_out, const float *mask, const float *in,
+                         size_t n, Activation act);
 
 /* Inverted dropout, in place: each x[i] is zeroed with probability p, or
  * scaled by 1/(1-p) so the expected value is unchanged; mask[n] keeps the

@@ -63,11 +63,23 @@ void linear_forward_i8(float *out, const float *in, const int8_t *weight, const 
     add_bias(out, bias, N, O);
 }
 
-void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+static void backward(float *d_in, bool add_to_d_in, float *d_weight, float *d_bias, const float *d_out,
                      const float *in, const float *weight, int N, int I, int O)
 {
-    if (d_in) gemm_nn(d_in, d_out, weight, N, I, O, true);        /* d_out · W */
+    if (d_in) gemm_nn(d_in, d_out, weight, N, I, O, add_to_d_in); /* d_out · W */
     if (d_weight) gemm_tn(d_weight, d_out, in, O, I, N, true);    /* d_outᵀ · in */
     if (d_bias)
         parallel_for_blocks((size_t)O, COLS, (double)N * O, bias_grad_columns, &(Bias){d_bias, d_out, N, O});
+}
+
+void linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                     const float *in, const float *weight, int N, int I, int O)
+{
+    backward(d_in, true, d_weight, d_bias, d_out, in, weight, N, I, O);
+}
+
+void linear_backward_writing_input(float *d_in, float *d_weight, float *d_bias, const float *d_out,
+                                   const float *in, const float *weight, int N, int I, int O)
+{
+    backward(d_in, false, d_weight, d_bias, d_out, in, weight, N, I, O);
 }

@@ -169,8 +169,8 @@ static void attention_output_backward(AttentionActs *g, AttentionParams *dp, con
                                       const AttentionParams *p, int N, int D)
 {
     if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
-    linear_backward(g->context, dp->out_proj_weight, dp->out_proj_bias, g->out, a->context,
-                    p->out_proj_weight, N, D, D);
+    linear_backward_writing_input(g->context, dp->out_proj_weight, dp->out_proj_bias, g->out, a->context,
+                                  p->out_proj_weight, N, D, D);
 }
 
 /* The three attentions differ only in where each sequence's queries, keys,
@@ -382,10 +382,10 @@ static void ffn_backward(FeedForwardActs *g, FeedForwardParams *dp, float *d_x,
 {
     int D = arch->d_model, F = arch->d_ff;
     if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
-    linear_backward(g->hidden, dp->linear2_weight, dp->linear2_bias, g->out, a->hidden,
-                    p->linear2_weight, N, F, D);
-    if (a->hidden_mask) dropout_backward(g->hidden, a->hidden_mask, (size_t)N * F);
-    activation_backward(g->hidden_pre, g->hidden, a->hidden_pre, (size_t)N * F, arch->activation);
+    linear_backward_writing_input(g->hidden, dp->linear2_weight, dp->linear2_bias, g->out, a->hidden,
+                                  p->linear2_weight, N, F, D);
+    activation_backward(g->hidden_pre, g->hidden, a->hidden_mask, a->hidden_pre, (size_t)N * F,
+                        arch->activation);
     linear_backward(d_x, dp->linear1_weight, dp->linear1_bias, g->hidden_pre, x, p->linear1_weight,
                     N, D, F);
 }

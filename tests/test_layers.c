@@ -49,6 +49,7 @@ struct Problem {
     /* what the kernels need besides the operands */
     int N, I, O, D, H, V;
     float *mean, *rstd, *probs;   /* values the forward keeps for the backward */
+    float *mask;                  /* dropout multipliers after the activation, or NULL */
     int *ids;
     Activation act;
     AttentionShape shape;
@@ -262,26 +263,35 @@ static Problem make_residual(Rng *rng)
     return p;
 }
 
+/* The activation and, with a mask, the dropout after it as the feed-forward
+ * layer applies it: a fixed mask stands for the draws. */
 static void activation_fwd(Problem *p)
 {
     activation_forward(p->out, p->op[0].x, p->outs, p->act);
+    if (p->mask)
+        for (size_t i = 0; i < p->outs; i++) p->out[i] *= p->mask[i];
 }
 
 static void activation_bwd(Problem *p)
 {
-    activation_backward(p->op[0].grad, p->r, p->op[0].x, p->outs, p->act);
+    activation_backward(p->op[0].grad, p->r, p->mask, p->op[0].x, p->outs, p->act);
 }
 
-static Problem make_activation(Rng *rng, Activation act)
+static Problem make_activation(Rng *rng, Activation act, bool dropout)
 {
-    Problem p = {.name = act == ACTIVATION_RELU ? "relu" : "gelu", .forward = activation_fwd,
-                 .backward = activation_bwd, .act = act};
+    Problem p = {.name = act == ACTIVATION_RELU ? (dropout ? "relu, dropout" : "relu")
+                                                : (dropout ? "gelu, dropout" : "gelu"),
+                 .forward = activation_fwd, .backward = activation_bwd, .act = act};
     size_t n = 40;
     float *x = add_operand(&p, rng, "in", n, 0.0f, 1.5f);
     /* keep away from ReLU's kink, where a difference straddles 0 */
     for (size_t i = 0; i < n; i++)
         if (fabsf(x[i]) < 0.1f) x[i] += x[i] < 0.0f ? -0.1f : 0.1f;
     set_output(&p, rng, n);
+    if (dropout) {
+        p.mask = problem_alloc(&p, n, sizeof *p.mask);
+        for (size_t i = 0; i < n; i++) p.mask[i] = rng_uniform(rng) < 0.3f ? 0.0f : 1.0f / 0.7f;
+    }
     return p;
 }
 
@@ -429,7 +439,8 @@ static void test_relu_gradients(void **state)
     (void)state;
     Rng rng;
     rng_seed(&rng, 5);
-    check_problem(make_activation(&rng, ACTIVATION_RELU));
+    check_problem(make_activation(&rng, ACTIVATION_RELU, false));
+    check_problem(make_activation(&rng, ACTIVATION_RELU, true));
 }
 
 static void test_gelu_gradients(void **state)
@@ -437,7 +448,8 @@ static void test_gelu_gradients(void **state)
     (void)state;
     Rng rng;
     rng_seed(&rng, 6);
-    check_problem(make_activation(&rng, ACTIVATION_GELU));
+    check_problem(make_activation(&rng, ACTIVATION_GELU, false));
+    check_problem(make_activation(&rng, ACTIVATION_GELU, true));
 }
 
 static void test_embedding_gradients(void **state)
@@ -553,14 +565,103 @@ static void test_backward_accumulates(void **state)
     rng_seed(&rng, 15);
     Problem problems[] = {
         make_linear(&rng),   make_layernorm(&rng),
-        make_residual(&rng), make_activation(&rng, ACTIVATION_RELU),
-        make_activation(&rng, ACTIVATION_GELU), make_embedding(&rng),
+        make_residual(&rng), make_embedding(&rng),
         make_attention(&rng, &attn),
     };
     for (size_t i = 0; i < sizeof problems / sizeof problems[0]; i++) {
         check_accumulates(&problems[i]);
         problem_free(&problems[i]);
     }
+}
+
+static void fill_nan(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = NAN;
+}
+
+/* The two backwards that WRITE their input gradient never read it: over
+ * NaNs, and called twice, they give what one call gives on zeros. */
+static void test_backward_writes(void **state)
+{
+    (void)state;
+    Rng rng;
+    rng_seed(&rng, 16);
+    for (int k = 0; k < 4; k++) {
+        Problem p = make_activation(&rng, k < 2 ? ACTIVATION_RELU : ACTIVATION_GELU, k % 2);
+        Operand *in = &p.op[0];
+        p.forward(&p);
+        p.backward(&p); /* on zeros */
+        float *want = xmalloc(in->n * sizeof *want);
+        memcpy(want, in->grad, in->n * sizeof *want);
+        fill_nan(in->grad, in->n);
+        p.backward(&p);
+        p.backward(&p);
+        for (size_t i = 0; i < in->n; i++)
+            if (in->grad[i] != want[i]) fail_msg("%s: d_in[%zu] = %g, want %g", p.name, i, in->grad[i], want[i]);
+        free(want);
+        problem_free(&p);
+    }
+    /* linear: d_in written, d_weight and d_bias added to as linear_backward does */
+    Problem p = make_linear(&rng);
+    linear_backward(p.op[0].grad, p.op[1].grad, p.op[2].grad, p.r, p.op[0].x, p.op[1].x, p.N, p.I, p.O);
+    float *want[3];
+    for (int k = 0; k < 3; k++) {
+        want[k] = xmalloc(p.op[k].n * sizeof(float));
+        memcpy(want[k], p.op[k].grad, p.op[k].n * sizeof(float));
+        memset(p.op[k].grad, 0, p.op[k].n * sizeof(float));
+    }
+    fill_nan(p.op[0].grad, p.op[0].n);
+    linear_backward_writing_input(p.op[0].grad, p.op[1].grad, p.op[2].grad, p.r, p.op[0].x, p.op[1].x,
+                                  p.N, p.I, p.O);
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < p.op[k].n; i++)
+            if (p.op[k].grad[i] != want[k][i])
+                fail_msg("linear, writing d_in: d%s[%zu] = %g, want %g", p.op[k].name, i, p.op[k].grad[i],
+                         want[k][i]);
+        free(want[k]);
+    }
+    problem_free(&p);
+}
+
+/* activation_backward with a dropout mask gives the bits of the two passes
+ * it replaced, dropout_backward in place and then the activation's
+ * backward alone, however the loop is cut between threads. */
+static void test_activation_backward_through_dropout_is_the_two_passes(void **state)
+{
+    (void)state;
+    enum { N = 3 * 4096 + 1001 };
+    Rng rng;
+    rng_seed(&rng, 17);
+    float *in = xmalloc(N * sizeof *in), *d_out = xmalloc(N * sizeof *d_out);
+    float *mask = xmalloc(N * sizeof *mask), *masked = xmalloc(N * sizeof *masked);
+    float *want = xmalloc(N * sizeof *want), *got = xmalloc(N * sizeof *got);
+    for (int i = 0; i < N; i++) {
+        in[i] = rng_normal(&rng);
+        d_out[i] = rng_normal(&rng);
+        mask[i] = rng_uniform(&rng) < 0.15f ? 0.0f : 1.0f / 0.85f;
+    }
+    for (int act = 0; act < 2; act++) {
+        Activation a = act ? ACTIVATION_GELU : ACTIVATION_RELU;
+        memcpy(masked, d_out, N * sizeof *masked);
+        dropout_backward(masked, mask, N);
+        activation_backward(want, masked, NULL, in, N, a);
+        for (int threads = 1; threads <= 3; threads++) {
+            parallel_set_threads(threads);
+            parallel_force_split(true);
+            fill_nan(got, N);
+            activation_backward(got, d_out, mask, in, N, a);
+            parallel_force_split(false);
+            parallel_set_threads(1);
+            if (memcmp(got, want, N * sizeof *got) != 0)
+                fail_msg("%s, %d threads: not the two passes' bits", act ? "gelu" : "relu", threads);
+        }
+    }
+    free(in);
+    free(d_out);
+    free(mask);
+    free(masked);
+    free(want);
+    free(got);
 }
 
 /* V = 3, logits (1, 2, 3): log Σ exp = 3 + log(1 + e⁻¹ + e⁻²) = 3.4076059644.
@@ -829,6 +930,8 @@ int main(void)
         cmocka_unit_test(test_attention_general_shape_gradients),
         cmocka_unit_test(test_cross_entropy_gradients),
         cmocka_unit_test(test_backward_accumulates),
+        cmocka_unit_test(test_backward_writes),
+        cmocka_unit_test(test_activation_backward_through_dropout_is_the_two_passes),
         cmocka_unit_test(test_cross_entropy_by_hand),
         cmocka_unit_test(test_cross_entropy_stable),
         cmocka_unit_test(test_cross_entropy_backward_writes),
