@@ -66,8 +66,10 @@ static void carve_attention(Carver *c, AttentionActs *a, size_t q_rows, size_t k
     a->k = carve(c, kv_rows * D);
     a->v = carve(c, kv_rows * D);
     a->probs = gradient ? NULL : carve(c, probs);
-    a->context = gradient ? NULL : carve(c, q_rows * D); /* a gradient's: carve_written */
-    a->out = carve(c, q_rows * D);
+    if (!gradient) {  /* else carve_written */
+        a->context = carve(c, q_rows * D);
+        a->out = carve(c, q_rows * D);
+    }
     a->out_mask = dropout ? carve(c, q_rows * D) : NULL;
 }
 
@@ -77,34 +79,43 @@ static void carve_ffn(Carver *c, FeedForwardActs *a, size_t N, size_t D, size_t 
     if (!gradient) {  /* else carve_written */
         a->hidden_pre = carve(c, N * F);
         a->hidden = carve(c, N * F);
+        a->out = carve(c, N * D);
     }
-    a->out = carve(c, N * D);
     a->hidden_mask = dropout ? carve(c, N * F) : NULL;
     a->out_mask = dropout ? carve(c, N * D) : NULL;
 }
 
 /* A gradient set's buffers that backward writes whole before anything
- * reads them (layers.h's three WRITES but the logits'), carved after the
- * logits, where acts_zero_gradient does not clear: each attention's
- * context and each feed-forward hidden layer, before and after the
- * activation.  For en-zh's 2,500-token batches, 77 of the 179 MB a step
- * used to clear. */
+ * reads them (layers.h's WRITES but the logits'), carved after the
+ * logits, where acts_zero_gradient does not clear: each block's output,
+ * each attention's context and each feed-forward hidden layer, before and
+ * after the activation.  For en-zh's 2,500-token batches, 97 of the 179
+ * MB a step used to clear. */
+static void carve_written_attention(Carver *c, AttentionActs *a, size_t N, size_t D)
+{
+    a->context = carve(c, N * D);
+    a->out = carve(c, N * D);
+}
+
+static void carve_written_ffn(Carver *c, FeedForwardActs *a, size_t N, size_t D, size_t F)
+{
+    a->hidden_pre = carve(c, N * F);
+    a->hidden = carve(c, N * F);
+    a->out = carve(c, N * D);
+}
+
 static void carve_written(Carver *c, Activations *a, const ModelArch *arch)
 {
     size_t D = (size_t)arch->d_model, F = (size_t)arch->d_ff;
     size_t Ns = (size_t)a->size.src_rows, Nt = (size_t)a->size.tgt_rows;
     for (int l = 0; l < arch->encoder_layers; l++) {
-        EncoderLayerActs *e = &a->encoder[l];
-        e->self_attn.context = carve(c, Ns * D);
-        e->ffn.hidden_pre = carve(c, Ns * F);
-        e->ffn.hidden = carve(c, Ns * F);
+        carve_written_attention(c, &a->encoder[l].self_attn, Ns, D);
+        carve_written_ffn(c, &a->encoder[l].ffn, Ns, D, F);
     }
     for (int l = 0; l < arch->decoder_layers; l++) {
-        DecoderLayerActs *d = &a->decoder[l];
-        d->self_attn.context = carve(c, Nt * D);
-        d->cross_attn.context = carve(c, Nt * D);
-        d->ffn.hidden_pre = carve(c, Nt * F);
-        d->ffn.hidden = carve(c, Nt * F);
+        carve_written_attention(c, &a->decoder[l].self_attn, Nt, D);
+        carve_written_attention(c, &a->decoder[l].cross_attn, Nt, D);
+        carve_written_ffn(c, &a->decoder[l].ffn, Nt, D, F);
     }
 }
 

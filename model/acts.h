@@ -98,7 +98,7 @@ ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_ro
  * NULL.  For en-zh's batches of 2,500 tokens (train_bench's: room for
  * 1,121 source and 1,485 target rows) that is 81 of 291 MB; with the
  * gradients backward writes whole left out of the zeroing
- * (acts_zero_gradient), a step zeroes 102 MB instead of 291. */
+ * (acts_zero_gradient), a step zeroes 82 MB instead of 291. */
 ActsSize acts_size_gradient(ActsSize size);
 
 void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);

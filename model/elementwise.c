@@ -62,18 +62,27 @@ void residual_forward(float *out, const float *a, const float *b, size_t n)
 
 CLONES static void residual_backward_range(const Pointwise *w, size_t i0, size_t i1)
 {
-    for (size_t i = i0; i < i1; i++) {
-        w->out[i] += w->a[i];
-        w->out2[i] += w->a[i];
-    }
+    const float *mask = w->b;
+    if (mask)
+        for (size_t i = i0; i < i1; i++) {
+            w->out[i] += w->a[i];
+            w->out2[i] = w->a[i] * mask[i];
+        }
+    else
+        for (size_t i = i0; i < i1; i++) {
+            w->out[i] += w->a[i];
+            w->out2[i] = w->a[i];
+        }
 }
 
-/* The sum passes its gradient unchanged to both branches.  d_a and d_b
- * must not alias d_out. */
-void residual_backward(float *d_a, float *d_b, const float *d_out, size_t n)
+/* The sum passes its gradient unchanged to both branches, the block's
+ * through its dropout: one pass, where clearing d_b, adding to it and
+ * multiplying it by the mask in place took three.  d_a and d_b must not
+ * alias d_out. */
+void residual_backward(float *d_a, float *d_b, const float *d_out, const float *mask, size_t n)
 {
-    Pointwise w = {.range = residual_backward_range, .out = d_a, .out2 = d_b, .a = d_out, .n = n};
-    pointwise_run(&w, 3);
+    Pointwise w = {.range = residual_backward_range, .out = d_a, .out2 = d_b, .a = d_out, .b = mask, .n = n};
+    pointwise_run(&w, mask ? 4 : 3);
 }
 
 /* GELU as torch.nn.functional.gelu(approximate='none'): x·Φ(x). */

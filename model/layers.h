@@ -14,9 +14,9 @@
  * inputs, then sizes.  They ACCUMULATE (+=) into every gradient, so a
  * value used twice sums its gradients; they never zero one (clearing is
  * the caller's: training/trainer.c, with acts_zero_gradient and
- * parallel_zero).  Three say they WRITE instead: each for a gradient with
- * one producer (the loss's logits, the feed-forward hidden layer, an
- * attention's context), which then needs no clearing.  A gradient buffer
+ * parallel_zero).  Four say they WRITE instead: each for a gradient with
+ * one producer (the loss's logits, a block's output, the feed-forward
+ * hidden layer, an attention's context), which then needs no clearing.  A gradient buffer
  * must not alias d_out. */
 #ifndef TRANSLATE_LAYERS_H
 #define TRANSLATE_LAYERS_H
@@ -60,8 +60,11 @@ void layernorm_backward(float *d_in, float *d_weight, float *d_bias, const float
 
 /* out[n] = a[n] + b[n]. */
 void residual_forward(float *out, const float *a, const float *b, size_t n);
-/* d_a[n] += d_out[n], d_b[n] += d_out[n]. */
-void residual_backward(float *d_a, float *d_b, const float *d_out, size_t n);
+/* d_a[n] += d_out[n], and d_b[n] = d_out[n] · mask[n], WRITTEN: b is a
+ * block's output (attention's or the feed-forward layer's), nothing else
+ * adds to its gradient, and mask holds the multipliers of the dropout the
+ * block ended with (NULL: none), so the gradient goes through it here. */
+void residual_backward(float *d_a, float *d_b, const float *d_out, const float *mask, size_t n);
 
 /* out[n] = relu(in[n]) or gelu(in[n]) (exact, erf-based, as torch's default). */
 void activation_forward(float *out, const float *in, size_t n, Activation act);

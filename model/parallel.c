@@ -195,7 +195,7 @@ enum { ZERO_BLOCK = 1 << 16 };
 
 /* Buffers of at least ZERO_STREAM_BYTES are cleared on x86-64 with
  * non-temporal stores (SSE's, which every x86-64 has).  What parallel_zero
- * clears is a training step's gradients, 102 MB for train_bench's
+ * clears is a training step's gradients, 82 MB for train_bench's
  * batches (179 MB when the figures below were measured), far more than
  * the caches, and an ordinary store first reads
  * each line it writes (memset did: it ran at 7.5 GB/s).  Streamed, a line

@@ -164,11 +164,11 @@ static void attention_output(AttentionActs *a, const AttentionParams *p, int N, 
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
-/* Through the output projection (and its dropout) to d(context). */
+/* Through the output projection to d(context), from d(out) already
+ * through the block's dropout (residual_backward applies its mask). */
 static void attention_output_backward(AttentionActs *g, AttentionParams *dp, const AttentionActs *a,
                                       const AttentionParams *p, int N, int D)
 {
-    if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
     linear_backward_writing_input(g->context, dp->out_proj_weight, dp->out_proj_bias, g->out, a->context,
                                   p->out_proj_weight, N, D, D);
 }
@@ -376,12 +376,12 @@ static void ffn_forward(FeedForwardActs *a, const FeedForwardParams *p, const fl
     maybe_dropout(a->out, a->out_mask, (size_t)N * D, drop);
 }
 
+/* From d(out), already through the dropout after linear2 (as above). */
 static void ffn_backward(FeedForwardActs *g, FeedForwardParams *dp, float *d_x,
                          const FeedForwardActs *a, const FeedForwardParams *p, const float *x, int N,
                          const ModelArch *arch)
 {
     int D = arch->d_model, F = arch->d_ff;
-    if (a->out_mask) dropout_backward(g->out, a->out_mask, (size_t)N * D);
     linear_backward_writing_input(g->hidden, dp->linear2_weight, dp->linear2_bias, g->out, a->hidden,
                                   p->linear2_weight, N, F, D);
     activation_backward(g->hidden_pre, g->hidden, a->hidden_mask, a->hidden_pre, (size_t)N * F,
@@ -421,19 +421,19 @@ static void encoder_layer_backward(EncoderLayerActs *g, EncoderLayerParams *dp, 
     int N = b->src_start[b->count], D = arch->d_model;
     size_t n = (size_t)N * D;
     if (arch->norm_first) {
-        residual_backward(g->res1, g->ffn.out, g->res2, n);
+        residual_backward(g->res1, g->ffn.out, g->res2, a->ffn.out_mask, n);
         ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
         norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
-        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        residual_backward(d_x, g->self_attn.out, g->res1, a->self_attn.out_mask, n);
         attention_block_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
                                  &p->self_attn, a->norm1.out, ENCODER_SELF, b, arch);
         norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
     } else {
         norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
-        residual_backward(g->norm1.out, g->ffn.out, g->res2, n);
+        residual_backward(g->norm1.out, g->ffn.out, g->res2, a->ffn.out_mask, n);
         ffn_backward(&g->ffn, &dp->ffn, g->norm1.out, &a->ffn, &p->ffn, a->norm1.out, N, arch);
         norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
-        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        residual_backward(d_x, g->self_attn.out, g->res1, a->self_attn.out_mask, n);
         attention_block_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
                                  &p->self_attn, x, ENCODER_SELF, b, arch);
     }
@@ -471,27 +471,27 @@ static void decoder_layer_backward(DecoderLayerActs *g, DecoderLayerParams *dp, 
     int N = b->tgt_start[b->count], D = arch->d_model;
     size_t n = (size_t)N * D;
     if (arch->norm_first) {
-        residual_backward(g->res2, g->ffn.out, g->res3, n);
+        residual_backward(g->res2, g->ffn.out, g->res3, a->ffn.out_mask, n);
         ffn_backward(&g->ffn, &dp->ffn, g->norm3.out, &a->ffn, &p->ffn, a->norm3.out, N, arch);
         norm_backward(g->res2, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res2, N, D);
-        residual_backward(g->res1, g->cross_attn.out, g->res2, n);
+        residual_backward(g->res1, g->cross_attn.out, g->res2, a->cross_attn.out_mask, n);
         attention_block_backward(&g->cross_attn, &dp->cross_attn, g->norm2.out, &a->cross_attn,
                                  &p->cross_attn, a->norm2.out, CROSS, b, arch);
         norm_backward(g->res1, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res1, N, D);
-        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        residual_backward(d_x, g->self_attn.out, g->res1, a->self_attn.out_mask, n);
         attention_block_backward(&g->self_attn, &dp->self_attn, g->norm1.out, &a->self_attn,
                                  &p->self_attn, a->norm1.out, DECODER_SELF, b, arch);
         norm_backward(d_x, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, x, N, D);
     } else {
         norm_backward(g->res3, &dp->norm3, g->norm3.out, &a->norm3, &p->norm3, a->res3, N, D);
-        residual_backward(g->norm2.out, g->ffn.out, g->res3, n);
+        residual_backward(g->norm2.out, g->ffn.out, g->res3, a->ffn.out_mask, n);
         ffn_backward(&g->ffn, &dp->ffn, g->norm2.out, &a->ffn, &p->ffn, a->norm2.out, N, arch);
         norm_backward(g->res2, &dp->norm2, g->norm2.out, &a->norm2, &p->norm2, a->res2, N, D);
-        residual_backward(g->norm1.out, g->cross_attn.out, g->res2, n);
+        residual_backward(g->norm1.out, g->cross_attn.out, g->res2, a->cross_attn.out_mask, n);
         attention_block_backward(&g->cross_attn, &dp->cross_attn, g->norm1.out, &a->cross_attn,
                                  &p->cross_attn, a->norm1.out, CROSS, b, arch);
         norm_backward(g->res1, &dp->norm1, g->norm1.out, &a->norm1, &p->norm1, a->res1, N, D);
-        residual_backward(d_x, g->self_attn.out, g->res1, n);
+        residual_backward(d_x, g->self_attn.out, g->res1, a->self_attn.out_mask, n);
         attention_block_backward(&g->self_attn, &dp->self_attn, d_x, &a->self_attn,
                                  &p->self_attn, x, DECODER_SELF, b, arch);
     }

@@ -244,22 +244,41 @@ static Problem make_layernorm(Rng *rng)
     return p;
 }
 
+/* a + b, with a mask the block's dropout applied to b (a fixed mask
+ * stands for the draws). */
 static void residual_fwd(Problem *p)
 {
-    residual_forward(p->out, p->op[0].x, p->op[1].x, p->outs);
+    const float *b = p->op[1].x;
+    if (p->mask) {
+        float *dropped = p->out + p->outs; /* set_output left room */
+        for (size_t i = 0; i < p->outs; i++) dropped[i] = b[i] * p->mask[i];
+        b = dropped;
+    }
+    residual_forward(p->out, p->op[0].x, b, p->outs);
 }
 
 static void residual_bwd(Problem *p)
 {
-    residual_backward(p->op[0].grad, p->op[1].grad, p->r, p->outs);
+    residual_backward(p->op[0].grad, p->op[1].grad, p->r, p->mask, p->outs);
 }
 
-static Problem make_residual(Rng *rng)
+static float *random_mask(Problem *p, Rng *rng, size_t n)
 {
-    Problem p = {.name = "residual", .forward = residual_fwd, .backward = residual_bwd};
+    float *mask = problem_alloc(p, n, sizeof *mask);
+    for (size_t i = 0; i < n; i++) mask[i] = rng_uniform(rng) < 0.3f ? 0.0f : 1.0f / 0.7f;
+    return mask;
+}
+
+static Problem make_residual(Rng *rng, bool dropout)
+{
+    Problem p = {.name = dropout ? "residual, dropout" : "residual", .forward = residual_fwd,
+                 .backward = residual_bwd};
     add_operand(&p, rng, "a", 10, 0.0f, 1.0f);
     add_operand(&p, rng, "b", 10, 0.0f, 1.0f);
-    set_output(&p, rng, 10);
+    p.outs = 10;
+    p.out = problem_alloc(&p, 2 * p.outs, sizeof *p.out);
+    p.r = random_floats(&p, rng, p.outs, 0.0f, 1.0f);
+    if (dropout) p.mask = random_mask(&p, rng, p.outs);
     return p;
 }
 
@@ -288,10 +307,7 @@ static Problem make_activation(Rng *rng, Activation act, bool dropout)
     for (size_t i = 0; i < n; i++)
         if (fabsf(x[i]) < 0.1f) x[i] += x[i] < 0.0f ? -0.1f : 0.1f;
     set_output(&p, rng, n);
-    if (dropout) {
-        p.mask = problem_alloc(&p, n, sizeof *p.mask);
-        for (size_t i = 0; i < n; i++) p.mask[i] = rng_uniform(rng) < 0.3f ? 0.0f : 1.0f / 0.7f;
-    }
+    if (dropout) p.mask = random_mask(&p, rng, n);
     return p;
 }
 
@@ -431,7 +447,8 @@ static void test_residual_gradients(void **state)
     (void)state;
     Rng rng;
     rng_seed(&rng, 4);
-    check_problem(make_residual(&rng));
+    check_problem(make_residual(&rng, false));
+    check_problem(make_residual(&rng, true));
 }
 
 static void test_relu_gradients(void **state)
@@ -564,9 +581,7 @@ static void test_backward_accumulates(void **state)
     Rng rng;
     rng_seed(&rng, 15);
     Problem problems[] = {
-        make_linear(&rng),   make_layernorm(&rng),
-        make_residual(&rng), make_embedding(&rng),
-        make_attention(&rng, &attn),
+        make_linear(&rng), make_layernorm(&rng), make_embedding(&rng), make_attention(&rng, &attn),
     };
     for (size_t i = 0; i < sizeof problems / sizeof problems[0]; i++) {
         check_accumulates(&problems[i]);
@@ -579,8 +594,9 @@ static void fill_nan(float *x, size_t n)
     for (size_t i = 0; i < n; i++) x[i] = NAN;
 }
 
-/* The two backwards that WRITE their input gradient never read it: over
- * NaNs, and called twice, they give what one call gives on zeros. */
+/* The backwards that WRITE a gradient never read it: over NaNs, and
+ * called twice, they give what one call gives on zeros, while the
+ * gradients beside it are added to as usual. */
 static void test_backward_writes(void **state)
 {
     (void)state;
@@ -599,6 +615,22 @@ static void test_backward_writes(void **state)
         for (size_t i = 0; i < in->n; i++)
             if (in->grad[i] != want[i]) fail_msg("%s: d_in[%zu] = %g, want %g", p.name, i, in->grad[i], want[i]);
         free(want);
+        problem_free(&p);
+    }
+    /* residual: d_a added to, d_b (the block's) written */
+    for (int k = 0; k < 2; k++) {
+        Problem p = make_residual(&rng, k);
+        p.forward(&p);
+        p.backward(&p); /* on zeros */
+        float want_a[10], want_b[10];
+        memcpy(want_a, p.op[0].grad, sizeof want_a);
+        memcpy(want_b, p.op[1].grad, sizeof want_b);
+        fill_nan(p.op[1].grad, 10);
+        p.backward(&p);
+        for (int i = 0; i < 10; i++)
+            if (p.op[0].grad[i] != 2.0f * want_a[i] || p.op[1].grad[i] != want_b[i])
+                fail_msg("%s: [%d]: da %g (want %g), db %g (want %g)", p.name, i, p.op[0].grad[i],
+                         2.0f * want_a[i], p.op[1].grad[i], want_b[i]);
         problem_free(&p);
     }
     /* linear: d_in written, d_weight and d_bias added to as linear_backward does */

@@ -35,37 +35,53 @@ static int tgt_start[] = {0, 4, 10};
 static const Batch batch = {.count = 2, .src_ids = src, .src_start = src_start,
                             .tgt_ids = tgt, .tgt_start = tgt_start};
 
-static void make_trainer(Trainer *tr, bool pre, float smoothing, Activation act)
+static void make_trainer(Trainer *tr, bool pre, float smoothing, Activation act, float dropout)
 {
     ModelArch a = small_arch(pre);
     a.activation = act;
     Model m;
     model_init_random(&m, &a, pre ? 31 : 32);
-    trainer_init(tr, &m, 8, 10, 0.0f, smoothing, 1);
+    trainer_init(tr, &m, 8, 10, dropout, smoothing, 1);
 }
 
-static double central_difference(Trainer *tr, float *p, float eps)
+/* The loss: without dropout, the evaluation's forward pass; with it, a
+ * training step's from the same generator state, so every evaluation
+ * draws the same masks (the loss is then a smooth function of the
+ * weights).  The step's gradients go into tr->grads, which the caller has
+ * copied. */
+static double loss_at(Trainer *tr, const Rng *masks)
+{
+    if (!masks) return trainer_step(tr, &batch, labels, false);
+    tr->dropout_rng = *masks;
+    return trainer_step(tr, &batch, labels, true);
+}
+
+static double central_difference(Trainer *tr, const Rng *masks, float *p, float eps)
 {
     float saved = *p;
     *p = saved + eps;
-    double up = trainer_step(tr, &batch, labels, false);
+    double up = loss_at(tr, masks);
     *p = saved - eps;
-    double down = trainer_step(tr, &batch, labels, false);
+    double down = loss_at(tr, masks);
     *p = saved;
     return (up - down) / (2.0 * eps);
 }
 
-/* Central differences of the loss for a few entries of every tensor. */
-static void check_finite_differences(bool pre)
+/* Central differences of the loss for a few entries of every tensor; with
+ * dropout, under one fixed set of masks (every dropout of the model: the
+ * embeddings', each block's output, the feed-forward hidden layer). */
+static void check_finite_differences(bool pre, float dropout)
 {
     Trainer tr;
     /* GELU: ReLU's kink at 0 makes finite differences lie near it (ReLU is
      * checked by the PyTorch comparison below and in test_layers.c). */
-    make_trainer(&tr, pre, 0.1f, ACTIVATION_GELU);
+    make_trainer(&tr, pre, 0.1f, ACTIVATION_GELU, dropout);
+    Rng masks = tr.dropout_rng;
     trainer_step(&tr, &batch, labels, true);
     ParamSpec *specs;
     size_t n = params_describe(&tr.model.arch, &tr.model.params, &specs);
-    Params *g = &tr.grads;
+    float *analytic = xmalloc(tr.grads.count * sizeof *analytic);
+    memcpy(analytic, tr.grads.data, tr.grads.count * sizeof *analytic);
     Rng rng;
     rng_seed(&rng, 5);
     double worst = 0;
@@ -73,17 +89,20 @@ static void check_finite_differences(bool pre)
         for (int k = 0; k < 3; k++) {
             size_t i = rng_next(&rng) % specs[s].numel;
             float *p = specs[s].data + i;
-            float grad = g->data[p - tr.model.params.data];
+            float grad = analytic[p - tr.model.params.data];
             /* Richardson: two step sizes cancel the h² error term, so the
              * step can stay large enough for float32 rounding not to matter. */
-            double numeric = (4.0 * central_difference(&tr, p, 5e-3f) - central_difference(&tr, p, 1e-2f)) / 3.0;
+            const Rng *m = dropout > 0.0f ? &masks : NULL;
+            double numeric = (4.0 * central_difference(&tr, m, p, 5e-3f) - central_difference(&tr, m, p, 1e-2f)) / 3.0;
             double err = fabs(numeric - grad) / (fabs(numeric) + 1e-2);
             if (err > worst) worst = err;
             if (err > 2e-2)
                 fail_msg("%s[%zu]: backward %.6g, finite difference %.6g", specs[s].name, i, grad, numeric);
         }
     }
-    print_message("%s-norm model: worst relative error %.2e over %zu tensors\n", pre ? "pre" : "post", worst, n);
+    print_message("%s-norm model%s: worst relative error %.2e over %zu tensors\n", pre ? "pre" : "post",
+                  dropout > 0.0f ? ", dropout" : "", worst, n);
+    free(analytic);
     free(specs);
     trainer_free(&tr);
 }
@@ -91,13 +110,15 @@ static void check_finite_differences(bool pre)
 static void test_gradients_match_finite_differences_post_norm(void **state)
 {
     (void)state;
-    check_finite_differences(false);
+    check_finite_differences(false, 0.0f);
+    check_finite_differences(false, 0.3f);
 }
 
 static void test_gradients_match_finite_differences_pre_norm(void **state)
 {
     (void)state;
-    check_finite_differences(true);
+    check_finite_differences(true, 0.0f);
+    check_finite_differences(true, 0.3f);
 }
 
 /* ---- against PyTorch ----------------------------------------------------- */
@@ -120,7 +141,7 @@ static void check_step_against_pytorch(bool pre)
     SKIP_WITHOUT_TORCH();
     char model_path[512], batch_path[512], grads_path[512], after_path[512];
     Trainer tr;
-    make_trainer(&tr, pre, 0.1f, pre ? ACTIVATION_GELU : ACTIVATION_RELU);
+    make_trainer(&tr, pre, 0.1f, pre ? ACTIVATION_GELU : ACTIVATION_RELU, 0.0f);
     Error err = {{0}};
     VocabHashes none = {0, 0};
     assert_int_equal(model_save(&tr.model, tmp_path(model_path, "step-model.safetensors"), none, &err), 0);
