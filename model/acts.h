@@ -96,9 +96,9 @@ ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_ro
  * activations themselves and never writes as a gradient (the attention
  * maps, the dropout masks, LayerNorm's mean and rstd), which it leaves
  * NULL.  For en-zh's batches of 2,500 tokens (train_bench's: room for
- * 1,121 source and 1,485 target rows) that is 81 of 291 MB; with the
- * gradients backward writes whole left out of the zeroing
- * (acts_zero_gradient), a step zeroes 82 MB instead of 291. */
+ * 1,121 source and 1,485 target rows) that is 81 of 291 MB; and of the
+ * set's 210 MB a step clears 82 (acts_zero_gradient: not the gradients
+ * backward writes whole), where it once cleared 179. */
 ActsSize acts_size_gradient(ActsSize size);
 
 void acts_alloc(Activations *acts, const ModelArch *arch, ActsSize size);
@@ -118,6 +118,7 @@ void acts_fit(Activations *work, const ModelArch *arch, ActsSize need);
  * gradients written whole before they are read (layers.h's WRITES): the
  * logits', whose Nt rows of the batch the loss writes
  * (cross_entropy_backward; backward reads no other row of it), each
+ * block's output (attention's and the feed-forward layer's), each
  * attention's context and each feed-forward hidden layer.  Every other
  * gradient is accumulated into. */
 void acts_zero_gradient(Activations *grad);

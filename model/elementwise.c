@@ -116,8 +116,10 @@ static float gelu_grad(float x)
 /* a is d_out, b the pre-activation value the forward read, c the dropout
  * multipliers or NULL.  d_out · mask is rounded first, as dropout_backward
  * would have left it in place, so the bits are those of the two passes
- * this one replaced.  ReLU's derivative at exactly 0 is taken as 0, as
- * torch does. */
+ * this one replaced but for the sign of a zero (they added to a cleared
+ * +0, which turns −0 into +0; the weights trained either way came out
+ * byte for byte the same).
+ * ReLU's derivative at exactly 0 is taken as 0, as torch does. */
 CLONES static void activation_backward_range(const Pointwise *w, size_t i0, size_t i1)
 {
     float *d_in = w->out;

@@ -195,9 +195,10 @@ enum { ZERO_BLOCK = 1 << 16 };
 
 /* Buffers of at least ZERO_STREAM_BYTES are cleared on x86-64 with
  * non-temporal stores (SSE's, which every x86-64 has).  What parallel_zero
- * clears is a training step's gradients, 82 MB for train_bench's
- * batches (179 MB when the figures below were measured), far more than
- * the caches, and an ordinary store first reads
+ * clears is a training step's gradients: for train_bench's batches 82 MB
+ * of activation gradients (179 MB when the figures below were measured)
+ * and the parameters' 36 MB, far more than the caches, and an ordinary
+ * store first reads
  * each line it writes (memset did: it ran at 7.5 GB/s).  Streamed, a line
  * goes to memory without being read, and the first accumulation into it
  * reads it from memory as it had to anyway.  On an Intel Xeon

@@ -633,14 +633,20 @@ static void test_backward_writes(void **state)
                          2.0f * want_a[i], p.op[1].grad[i], want_b[i]);
         problem_free(&p);
     }
-    /* linear: d_in written, d_weight and d_bias added to as linear_backward does */
+    /* linear: d_in written; d_weight and d_bias, which hold something
+     * already, added to as linear_backward adds to them */
     Problem p = make_linear(&rng);
+    float *before[3];
+    for (int k = 1; k < 3; k++) {
+        before[k] = random_floats(&p, &rng, p.op[k].n, 0.0f, 1.0f);
+        memcpy(p.op[k].grad, before[k], p.op[k].n * sizeof(float));
+    }
     linear_backward(p.op[0].grad, p.op[1].grad, p.op[2].grad, p.r, p.op[0].x, p.op[1].x, p.N, p.I, p.O);
     float *want[3];
     for (int k = 0; k < 3; k++) {
         want[k] = xmalloc(p.op[k].n * sizeof(float));
         memcpy(want[k], p.op[k].grad, p.op[k].n * sizeof(float));
-        memset(p.op[k].grad, 0, p.op[k].n * sizeof(float));
+        if (k) memcpy(p.op[k].grad, before[k], p.op[k].n * sizeof(float));
     }
     fill_nan(p.op[0].grad, p.op[0].n);
     linear_backward_writing_input(p.op[0].grad, p.op[1].grad, p.op[2].grad, p.r, p.op[0].x, p.op[1].x,
@@ -655,9 +661,11 @@ static void test_backward_writes(void **state)
     problem_free(&p);
 }
 
-/* activation_backward with a dropout mask gives the bits of the two passes
- * it replaced, dropout_backward in place and then the activation's
- * backward alone, however the loop is cut between threads. */
+/* activation_backward with a dropout mask gives the bits of
+ * dropout_backward in place and then the activation's backward alone
+ * (the two passes it replaced, which added to a cleared gradient: the
+ * same bits but for the sign of a zero), however the loop is cut between
+ * threads. */
 static void test_activation_backward_through_dropout_is_the_two_passes(void **state)
 {
     (void)state;

@@ -107,6 +107,62 @@ static void check_finite_differences(bool pre, float dropout)
     trainer_free(&tr);
 }
 
+/* The gradients backward WRITES (acts.c carves them where no step clears)
+ * need no clearing: a step over a gradient set full of NaNs, and a step
+ * on a short batch after steps on a longer one (stale rows), give the
+ * parameter gradients of a fresh trainer, bit for bit, with dropout on,
+ * both norms and both activations, on 1 to 3 threads. */
+static void test_written_gradients_need_no_clearing(void **state)
+{
+    (void)state;
+    static const int long_src[] = {4, 9, 13, 22, 7, 5, 6, 8, 3, 10, 11, 12, 14};
+    static int long_src_start[] = {0, 5, 8, 13};
+    static const int long_tgt[] = {2, 5, 11, 17, 2, 6, 7, 8, 9, 10, 2, 4, 5, 6, 7};
+    static const int long_labels[] = {5, 11, 17, 3, 6, 7, 8, 9, 10, 3, 4, 5, 6, 7, 3};
+    static int long_tgt_start[] = {0, 4, 10, 15};
+    static const Batch longer = {.count = 3, .src_ids = long_src, .src_start = long_src_start,
+                                 .tgt_ids = long_tgt, .tgt_start = long_tgt_start};
+    for (int setup = 0; setup < 4; setup++) {
+        bool pre = setup & 1;
+        Activation act = setup & 2 ? ACTIVATION_GELU : ACTIVATION_RELU;
+        for (int threads = 1; threads <= 3; threads++) {
+            parallel_set_threads(threads);
+            parallel_force_split(true);
+            Trainer fresh, nan, stale;
+            ModelArch a = small_arch(pre);
+            a.activation = act;
+            Model m;
+            model_init_random(&m, &a, 41);
+            trainer_init(&fresh, &m, 13, 15, 0.3f, 0.1f, 7);
+            model_init_random(&m, &a, 41);
+            trainer_init(&nan, &m, 13, 15, 0.3f, 0.1f, 7);
+            model_init_random(&m, &a, 41);
+            trainer_init(&stale, &m, 13, 15, 0.3f, 0.1f, 7);
+            Rng masks = fresh.dropout_rng;
+            trainer_step(&fresh, &batch, labels, true);
+            float *block = nan.grad_acts.block;
+            for (size_t i = 0; i < nan.grad_acts.block_size; i++) block[i] = NAN;
+            trainer_step(&nan, &batch, labels, true);
+            trainer_step(&stale, &longer, long_labels, true);
+            trainer_step(&stale, &longer, long_labels, true);
+            stale.dropout_rng = masks;
+            trainer_step(&stale, &batch, labels, true);
+            parallel_force_split(false);
+            parallel_set_threads(1);
+            size_t bytes = fresh.grads.count * sizeof(float);
+            if (memcmp(nan.grads.data, fresh.grads.data, bytes) != 0)
+                fail_msg("%s-norm, %s, %d threads: NaNs in the gradient set reach the parameter gradients",
+                         pre ? "pre" : "post", act == ACTIVATION_GELU ? "gelu" : "relu", threads);
+            if (memcmp(stale.grads.data, fresh.grads.data, bytes) != 0)
+                fail_msg("%s-norm, %s, %d threads: a longer batch's rows change the next step's gradients",
+                         pre ? "pre" : "post", act == ACTIVATION_GELU ? "gelu" : "relu", threads);
+            trainer_free(&fresh);
+            trainer_free(&nan);
+            trainer_free(&stale);
+        }
+    }
+}
+
 static void test_gradients_match_finite_differences_post_norm(void **state)
 {
     (void)state;
@@ -439,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_gradient_clipping),
         cmocka_unit_test(test_adamw_grad_scale),
         cmocka_unit_test(test_update_clips),
+        cmocka_unit_test(test_written_gradients_need_no_clearing),
         cmocka_unit_test(test_gradients_match_finite_differences_post_norm),
         cmocka_unit_test(test_gradients_match_finite_differences_pre_norm),
         cmocka_unit_test(test_step_matches_pytorch_post_norm_tied),
