@@ -926,6 +926,22 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
     return result;
 }
 
+/* An input without lines opens no model without -c (with -c it opened at
+ * the start), and --attention, --html and --logits were then not written
+ * at all: a file of that name from an earlier run stayed, to pass for
+ * this run's.  The default model opens as for an English line, so they
+ * are written, empty, as they are with -c and as -o is.  Only after an
+ * input read to its end: a run that failed leaves them as they were. */
+static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
+{
+    const Options *o = s->opt;
+    if (status != EXIT_OK || s->opened[0] || s->opened[1]) return status;
+    if (!o->attention_path && !o->html_path && !o->logits_path) return status;
+    Error err = {{0}};
+    if (!model_for(s, "", 0, &status, &err)) fprintf(stderr, "translate: %s\n", err.message);
+    return status;
+}
+
 /* --attention: one JSON file per translation direction. */
 static ExitStatus write_attention(Session *s)
 {
@@ -1222,6 +1238,7 @@ int main(int argc, char **argv)
         return EXIT_WRITE;
     }
     status = translate_all(&s, n_texts, texts, in, in_name, logits ? output_file_stream(logits) : NULL);
+    status = open_model_for_outputs(&s, status);
     if (in && in != stdin) fclose(in);
     if (logits && !s.opened[0] && !s.opened[1]) {
         output_file_abort(logits); /* no model opened: nothing ran */

@@ -210,6 +210,42 @@ static void test_closed_stdin_is_an_error(void **state)
     expect_stdin_error(CLOSED, "Bad file descriptor");
 }
 
+/* An input without lines, without -c (no model opened for a line):
+ * --attention, --html and --logits are written empty, as with -c and as
+ * -o is, never left from an earlier run to pass for this one's. */
+static void test_outputs_of_an_input_without_lines_are_written_empty(void **state)
+{
+    (void)state;
+    const char *old = "old\n";
+    char path[4][4096];
+    const char *names[4] = {"old-maps.json", "old-page.html", "old.logits", "old.out"};
+    for (int i = 0; i < 4; i++) snprintf(path[i], sizeof path[i], "%s", temp_file(names[i], old, 4));
+    const char *argv[] = {"./translate", "-q", "-a", path[0], "--html", path[1], "--logits", path[2],
+                          "-o", path[3], NULL};
+    RunResult r = run_program(argv, "", 0);
+    if (r.status != 0) print_in_full(&r);
+    assert_int_equal(r.status, 0);
+    size_t len;
+    char *text = read_file(path[0], &len);
+    assert_non_null(text);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    assert_string_equal(cJSON_GetObjectItem(doc, "format")->valuestring, "translate-attention");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "model"), "name")->valuestring, "en-zh");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "sentences")), 0);
+    cJSON_Delete(doc);
+    free(text);
+    assert_non_null(text = read_file(path[1], &len));
+    assert_non_null(strstr(text, "<html"));
+    free(text);
+    for (int i = 2; i < 4; i++) {
+        assert_non_null(text = read_file(path[i], &len));
+        assert_int_equal(len, 0);
+        free(text);
+    }
+    run_result_free(&r);
+}
+
 /* ---- --init-weights never destroys the old file ---------------------------- */
 
 static void copy_file(const char *from, const char *to)
@@ -524,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_overflowing_model_fails_the_sentence),
         cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
         cmocka_unit_test(test_unknown_word_note_never_shows_an_empty_list),
+        cmocka_unit_test(test_outputs_of_an_input_without_lines_are_written_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
