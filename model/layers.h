@@ -14,10 +14,10 @@
  * inputs, then sizes.  They ACCUMULATE (+=) into every gradient, so a
  * value used twice sums its gradients; they never zero one (clearing is
  * the caller's: training/trainer.c, with acts_zero_gradient and
- * parallel_zero).  Four say they WRITE instead: each for a gradient with
- * one producer (the loss's logits, a block's output, the feed-forward
- * hidden layer, an attention's context), which then needs no clearing.  A gradient buffer
- * must not alias d_out. */
+ * parallel_zero).  A few WRITE instead (their comments say so), each a
+ * gradient with one producer (the logits', a block's output, the
+ * feed-forward hidden layer, an attention's context), which then needs no
+ * clearing.  A gradient buffer must not alias d_out. */
 #ifndef TRANSLATE_LAYERS_H
 #define TRANSLATE_LAYERS_H
 

@@ -198,8 +198,7 @@ enum { ZERO_BLOCK = 1 << 16 };
  * clears is a training step's gradients: for train_bench's batches 82 MB
  * of activation gradients (179 MB when the figures below were measured)
  * and the parameters' 36 MB, far more than the caches, and an ordinary
- * store first reads
- * each line it writes (memset did: it ran at 7.5 GB/s).  Streamed, a line
+ * store first reads each line it writes (memset did: it ran at 7.5 GB/s).  Streamed, a line
  * goes to memory without being read, and the first accumulation into it
  * reads it from memory as it had to anyway.  On an Intel Xeon
  * (train_bench, en-zh, 1 thread, 5 alternated runs): median 5,777 ->
