@@ -375,6 +375,20 @@ static void show_legend(FILE *out, bool color, bool masked)
     fprintf(out, "%s\n", masked ? ", '  ·  ' masked future" : "");
 }
 
+/* A key's label in its CELL - 1 columns: the token, but a byte token
+ * ("<0xF0>", "##<0x9F>") is written \xF0, which fits, where its first
+ * four characters ("<0xF", "##<0") would not say which byte it is. */
+static const char *column_label(const Vocab *v, int id, char buf[8])
+{
+    const char *token = vocab_token(v, id);
+    const char *b = strncmp(token, "##", 2) == 0 ? token + 2 : token;
+    if (strlen(b) == 6 && strncmp(b, "<0x", 3) == 0 && b[5] == '>') {
+        snprintf(buf, 8, "\\x%.2s", b + 3);
+        return buf;
+    }
+    return token;
+}
+
 /* Keys j0..j1-1 of the map m [rows, cols]: a header of key labels, then a
  * line per query.  Labels are cut and padded by display width. */
 static void show_window(FILE *out, const float *m, int rows, int cols, int j0, int j1, const int *row_ids,
@@ -384,7 +398,8 @@ static void show_window(FILE *out, const float *m, int rows, int cols, int j0, i
     fprintf(out, "%*s", ROW_LABEL + 1, "");
     for (int j = j0; j < j1; j++) {
         fputc(' ', out);
-        put_cell(out, vocab_token(cv, col_ids[j]), CELL - 1, false);
+        char label[8];
+        put_cell(out, column_label(cv, col_ids[j], label), CELL - 1, false);
     }
     fputc('\n', out);
     for (int i = 0; i < rows; i++) {
@@ -439,7 +454,7 @@ void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowCho
             show.kind == SHOW_DECODER ? "; · = masked future" : "");
     /* The note before the legend: the legend's line is the last before the
      * map, so a reader (or a script) finds the map right after it. */
-    if (vocab_is_subword(rv) || vocab_is_subword(cv)) fputs(PIECES_NOTE "\n", out);
+    if (vocab_is_subword(rv) || vocab_is_subword(cv)) fputs(PIECES_NOTE " (\\xXX above a column)\n", out);
     show_legend(out, color, show.kind == SHOW_DECODER);
     /* A map wider than the terminal is drawn in windows of the keys that
      * fit, one under the other, each with every row. */

@@ -513,8 +513,11 @@ static void test_displays_show_pieces(void **state)
     RunResult r = run_program(argv, NULL, 0);
     if (r.status != 0) fail_msg("translate exited %d:\n%s", r.status, r.err);
     expect_in(r.out, "words; a \"##\" piece continues the word before it, <0xXX> is one byte)");
-    expect_in(r.out, "is one byte\n"); /* --show's note */
+    expect_in(r.out, "is one byte (\\xXX above a column)\n"); /* --show's note */
     expect_in(r.out, "<0x31> | ##<0x39> | ##<0x39> | ##<0x30>"); /* no digit in tiny.tsv: bytes */
+    /* --show's columns say which byte, not "<0x3" ("\x31" ends the first window of 13 keys) */
+    expect_in(r.out, " \\x31\n");
+    expect_in(r.out, " \\x39 \\x39 \\x30 ");
     char *text = read_file(json, NULL);
     cJSON *doc = cJSON_Parse(text);
     assert_non_null(doc);
