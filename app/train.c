@@ -330,6 +330,7 @@ typedef struct {
     Batches batches, dev_batches;
     Batches max_batch;     /* only its max_* fields: the largest batch of any epoch */
     PackedBatch packed;
+    Model init;            /* --init's weights, loaded before the data; moved into `trainer` */
     bool *final_punctuation; /* [source vocabulary]: for train.drop_final_punctuation */
     Trainer trainer;
     TrainProgress progress;
@@ -371,15 +372,54 @@ static void largest_batches(Run *r, Batches *most)
     select_epoch(r, 0);
 }
 
+/* The vocabularies: their sizes complete the architecture, and their
+ * hashes are what a model or checkpoint of this config must record. */
+static int open_vocabularies(Run *r)
+{
+    Error err = {{0}};
+    if (!(r->src_vocab = vocab_load(r->cfg.source_vocab_path, &err)) ||
+        !(r->tgt_vocab = vocab_load(r->cfg.target_vocab_path, &err))) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_DATA;
+    }
+    r->cfg.arch.src_vocab = vocab_size(r->src_vocab);
+    r->cfg.arch.tgt_vocab = vocab_size(r->tgt_vocab);
+    r->hashes = (VocabHashes){vocab_hash(r->src_vocab), vocab_hash(r->tgt_vocab)};
+    return 0;
+}
+
+/* --init's weights, checked against the config's architecture and
+ * vocabularies before the seconds of reading the data rather than after.
+ * Opened here rather than by model_load: its run id goes into every model
+ * this run saves (train_init), so a fine-tuned model names the one it
+ * started from. */
+static int load_init(Run *r)
+{
+    Error err = {{0}};
+    SafeFile f;
+    int failed = safetensors_open_limited(r->opt->init_path, model_header_limit(&r->cfg.arch, 0), &f, &err);
+    if (!failed) {
+        failed = model_load_from(&r->init, &f, &r->cfg.arch, r->hashes, NULL, &err);
+        const char *id = failed ? NULL : safetensors_meta(&f, "train_run");
+        if (id && checkpoint_is_run_id(id)) memcpy(r->progress.init_run, id, CHECKPOINT_RUN_ID_LENGTH + 1);
+        safetensors_close(&f);
+    }
+    if (failed) {
+        fprintf(stderr, "train: --init: %s\n", err.message);
+        return EXIT_DATA;
+    }
+    fprintf(stderr, "train: starting from the weights in %s (run %s)\n", r->opt->init_path,
+            r->progress.init_run[0] ? r->progress.init_run : "unknown");
+    return 0;
+}
+
 static int open_data(Run *r)
 {
     Error err = {{0}};
     const TrainConfig *t = &r->cfg.train;
     int max_len = r->cfg.arch.max_len;
-    if (!(r->src_vocab = vocab_load(r->cfg.source_vocab_path, &err)) ||
-        !(r->tgt_vocab = vocab_load(r->cfg.target_vocab_path, &err)) ||
-        dataset_load(&r->dev, t->dev_path, t->source_column, t->target_column, r->src_vocab,
-                     r->tgt_vocab, max_len, &err)) {
+    if (dataset_load(&r->dev, t->dev_path, t->source_column, t->target_column, r->src_vocab, r->tgt_vocab,
+                     max_len, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_DATA;
     }
@@ -398,9 +438,6 @@ static int open_data(Run *r)
                 none, none == t->dev_path ? r->dev.count : r->train.count, max_len);
         return EXIT_DATA;
     }
-    r->cfg.arch.src_vocab = vocab_size(r->src_vocab);
-    r->cfg.arch.tgt_vocab = vocab_size(r->tgt_vocab);
-    r->hashes = (VocabHashes){vocab_hash(r->src_vocab), vocab_hash(r->tgt_vocab)};
     r->final_punctuation = xcalloc((size_t)r->cfg.arch.src_vocab, sizeof(bool));
     static const char *const stops[] = {".", "?", "!", "。"}; /* after NFKC: ！ is !, ？ is ? */
     for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
@@ -432,29 +469,9 @@ static int open_data(Run *r)
 static int open_trainer(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
-    Model model;
-    if (r->opt->init_path) {
-        /* Opened here rather than by model_load: its run id goes into every
-         * model this run saves (train_init), so a fine-tuned model names
-         * the one it started from. */
-        Error err = {{0}};
-        SafeFile f;
-        int failed = safetensors_open_limited(r->opt->init_path, model_header_limit(&r->cfg.arch, 0), &f, &err);
-        if (!failed) {
-            failed = model_load_from(&model, &f, &r->cfg.arch, r->hashes, NULL, &err);
-            const char *id = failed ? NULL : safetensors_meta(&f, "train_run");
-            if (id && checkpoint_is_run_id(id)) memcpy(r->progress.init_run, id, CHECKPOINT_RUN_ID_LENGTH + 1);
-            safetensors_close(&f);
-        }
-        if (failed) {
-            fprintf(stderr, "train: --init: %s\n", err.message);
-            return EXIT_DATA;
-        }
-        fprintf(stderr, "train: starting from the weights in %s (run %s)\n", r->opt->init_path,
-                r->progress.init_run[0] ? r->progress.init_run : "unknown");
-    } else {
-        model_init_training(&model, &r->cfg.arch, t->seed, t->query_init);
-    }
+    Model model = r->init;
+    memset(&r->init, 0, sizeof r->init);
+    if (!r->opt->init_path) model_init_training(&model, &r->cfg.arch, t->seed, t->query_init);
     int src_rows = max_int(r->max_batch.max_src_rows, r->dev_batches.max_src_rows);
     int tgt_rows = max_int(r->max_batch.max_tgt_rows, r->dev_batches.max_tgt_rows);
     trainer_init(&r->trainer, &model, src_rows, tgt_rows, t->dropout, t->label_smoothing, t->seed);
@@ -869,6 +886,7 @@ static void run_close(Run *r)
     packed_batch_free(&r->packed);
     free(r->final_punctuation);
     trainer_free(&r->trainer);
+    model_free(&r->init); /* when a later error left it unmoved */
     batches_free(&r->batches);
     batches_free(&r->dev_batches);
     dataset_free(&r->train);
@@ -1058,6 +1076,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "train: --init: %s: %s\n", opt.init_path, strerror(errno));
         status = EXIT_DATA;
     }
+    if (!status) status = open_vocabularies(&r);
+    if (!status && opt.init_path) status = load_init(&r);
     if (!status) status = open_data(&r);
     if (!status && !(status = open_trainer(&r))) status = opt.export_dir ? export_data(&r) : start(&r);
     if (!status && !opt.export_dir) {

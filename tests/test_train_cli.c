@@ -396,6 +396,7 @@ static void test_init_starts_from_given_weights(void **state)
     err = run_train_args(tuned, (const char *[]){"--init", given, NULL}, 3);
     expect_in(err, "train: --init: ");
     expect_in(err, given);
+    assert_null(strstr(err, " pairs from ")); /* refused before reading the data, not after */
     free(err);
     err = run_train_args(tuned, (const char *[]){"--init", in_dir("init-base", "missing.safetensors"), NULL}, 3);
     expect_in(err, "missing.safetensors");
