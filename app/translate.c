@@ -622,7 +622,7 @@ static ExitStatus check_outputs_early(const Session *s)
                              {"--html", o->html_path}, {"--logits", o->logits_path}};
     Error err = {{0}};
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
-        if (outs[i][1] && strcmp(outs[i][1], "-") != 0 && check_session_inputs(s, outs[i][0], outs[i][1], &err)) {
+        if (outs[i][1] && check_session_inputs(s, outs[i][0], outs[i][1], &err)) {
             fprintf(stderr, "translate: %s\n", err.message);
             return EXIT_WRITE;
         }
