@@ -45,8 +45,9 @@ static void put_cell(FILE *out, const char *text, int columns, bool right)
     if (!right) fprintf(out, "%*s", columns - width, "");
 }
 
-/* Labels are the vocabulary's tokens as they are; with a subword
- * vocabulary this says how to read them (tokenizer/vocab.h). */
+/* Labels are the vocabulary's tokens as they are (but --show's column
+ * labels, column_label); with a subword vocabulary this says how to read
+ * them (tokenizer/vocab.h). */
 #define PIECES_NOTE "a \"##\" piece continues the word before it, <0xXX> is one byte"
 
 static void tokens_line(FILE *out, const Vocab *v, const int *ids, int n)
@@ -375,15 +376,15 @@ static void show_legend(FILE *out, bool color, bool masked)
     fprintf(out, "%s\n", masked ? ", '  ·  ' masked future" : "");
 }
 
-/* A key's label in its CELL - 1 columns: the token, but a byte token
- * ("<0xF0>", "##<0x9F>") is written \xF0, which fits, where its first
- * four characters ("<0xF", "##<0") would not say which byte it is. */
+/* A key's label in its CELL - 1 columns: the token, but a subword
+ * vocabulary's byte token ("<0xF0>", "##<0x9F>": ids after the specials,
+ * tokenizer/vocab.h) is written \xF0, which fits, where its first four
+ * characters ("<0xF", "##<0") would not say which byte it is. */
 static const char *column_label(const Vocab *v, int id, char buf[8])
 {
     const char *token = vocab_token(v, id);
-    const char *b = strncmp(token, "##", 2) == 0 ? token + 2 : token;
-    if (strlen(b) == 6 && strncmp(b, "<0x", 3) == 0 && b[5] == '>') {
-        snprintf(buf, 8, "\\x%.2s", b + 3);
+    if (vocab_is_subword(v) && id >= VOCAB_SPECIALS && id < VOCAB_SPECIALS + VOCAB_BYTE_TOKENS) {
+        snprintf(buf, 8, "\\x%.2s", strchr(token, 'x') + 1);
         return buf;
     }
     return token;
@@ -454,7 +455,8 @@ void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowCho
             show.kind == SHOW_DECODER ? "; · = masked future" : "");
     /* The note before the legend: the legend's line is the last before the
      * map, so a reader (or a script) finds the map right after it. */
-    if (vocab_is_subword(rv) || vocab_is_subword(cv)) fputs(PIECES_NOTE " (\\xXX above a column)\n", out);
+    if (vocab_is_subword(rv) || vocab_is_subword(cv))
+        fprintf(out, PIECES_NOTE "%s\n", vocab_is_subword(cv) ? " (\\xXX above a column)" : "");
     show_legend(out, color, show.kind == SHOW_DECODER);
     /* A map wider than the terminal is drawn in windows of the keys that
      * fit, one under the other, each with every row. */

@@ -1072,12 +1072,8 @@ int main(int argc, char **argv)
         config_free(&r.cfg);
         return status;
     }
-    if (opt.init_path && access(opt.init_path, R_OK) != 0) { /* before minutes of loading data */
-        fprintf(stderr, "train: --init: %s: %s\n", opt.init_path, strerror(errno));
-        status = EXIT_DATA;
-    }
-    if (!status) status = open_vocabularies(&r);
-    if (!status && opt.init_path) status = load_init(&r);
+    status = open_vocabularies(&r);
+    if (!status && opt.init_path) status = load_init(&r); /* before the seconds of reading the data */
     if (!status) status = open_data(&r);
     if (!status && !(status = open_trainer(&r))) status = opt.export_dir ? export_data(&r) : start(&r);
     if (!status && !opt.export_dir) {

@@ -380,6 +380,23 @@ static void test_init_starts_from_given_weights(void **state)
     free(err);
     free(base_err);
 
+    /* weights that load, then a dev set that does not: status 3, and the
+     * model loaded first is freed on that path too (the ASan build checks) */
+    const char *nodata = write_config("init-nodata", "  batch_tokens: 60\n  epochs: 1\n  max_steps: 1\n");
+    size_t yaml_len;
+    char *text = read_file(nodata, &yaml_len);
+    char *dev = strstr(text, "  dev_data: ");
+    assert_non_null(dev);
+    FILE *out = fopen(nodata, "w");
+    assert_non_null(out);
+    fprintf(out, "%.*s  dev_data: missing.tsv%s", (int)(dev - text), text, strchr(dev, '\n'));
+    assert_int_equal(fclose(out), 0);
+    free(text);
+    err = run_train_args(nodata, (const char *[]){"--init", given, NULL}, 3);
+    expect_in(err, "starting from the weights in");
+    expect_in(err, "missing.tsv");
+    free(err);
+
     /* the tiny config with d_ff 64 → 32: the tensors disagree */
     size_t len;
     char *yaml = read_file(tuned, &len);
