@@ -24,6 +24,22 @@ static const char *write_config(const char *dir_name, const char *extra_train)
     return tiny_train_config(dir_name, 0.0f, extra_train, path, sizeof path);
 }
 
+/* In the config file at `config`, the line that begins with `start`
+ * becomes `line` (with its newline): the testutil config fixes its keys,
+ * and a key may appear only once. */
+static void replace_config_line(const char *config, const char *start, const char *line)
+{
+    size_t len;
+    char *yaml = read_file(config, &len);
+    char *at = strstr(yaml, start);
+    assert_non_null(at);
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s%s%s", (int)(at - yaml), yaml, line, strchr(at, '\n') + 1);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+}
+
 /* ./train -q -t 1 CONFIG [FLAGS...]: its status must be want_status;
  * returns its stderr (free it). */
 static char *run_train_args(const char *config, const char *const *flags, int want_status)
@@ -383,31 +399,14 @@ static void test_init_starts_from_given_weights(void **state)
     /* weights that load, then a dev set that does not: status 3, and the
      * model loaded first is freed on that path too (the ASan build checks) */
     const char *nodata = write_config("init-nodata", "  batch_tokens: 60\n  epochs: 1\n  max_steps: 1\n");
-    size_t yaml_len;
-    char *text = read_file(nodata, &yaml_len);
-    char *dev = strstr(text, "  dev_data: ");
-    assert_non_null(dev);
-    FILE *out = fopen(nodata, "w");
-    assert_non_null(out);
-    fprintf(out, "%.*s  dev_data: missing.tsv%s", (int)(dev - text), text, strchr(dev, '\n'));
-    assert_int_equal(fclose(out), 0);
-    free(text);
+    replace_config_line(nodata, "  dev_data: ", "  dev_data: missing.tsv\n");
     err = run_train_args(nodata, (const char *[]){"--init", given, NULL}, 3);
     expect_in(err, "starting from the weights in");
     expect_in(err, "missing.tsv");
     free(err);
 
     /* the tiny config with d_ff 64 → 32: the tensors disagree */
-    size_t len;
-    char *yaml = read_file(tuned, &len);
-    char *at = strstr(yaml, "d_ff: 64");
-    assert_non_null(at);
-    memcpy(at, "d_ff: 32", 8);
-    FILE *f = fopen(tuned, "w");
-    assert_non_null(f);
-    fputs(yaml, f);
-    assert_int_equal(fclose(f), 0);
-    free(yaml);
+    replace_config_line(tuned, "  d_ff: 64\n", "  d_ff: 32\n");
     remove(in_dir("init-tuned", "model.safetensors.ckpt"));
     remove(in_dir("init-tuned", "model.safetensors"));
     err = run_train_args(tuned, (const char *[]){"--init", given, NULL}, 3);
@@ -466,15 +465,9 @@ static void test_vocab_keeps_existing_vocabularies(void **state)
 static const char *write_config_logging(const char *dir_name, const char *extra_train, const char *log_steps)
 {
     const char *config = write_config(dir_name, extra_train);
-    size_t len;
-    char *yaml = read_file(config, &len);
-    char *at = strstr(yaml, "  log_steps: 1000\n");
-    assert_non_null(at);
-    FILE *f = fopen(config, "w");
-    assert_non_null(f);
-    fprintf(f, "%.*s  log_steps: %s\n%s", (int)(at - yaml), yaml, log_steps, at + strlen("  log_steps: 1000\n"));
-    assert_int_equal(fclose(f), 0);
-    free(yaml);
+    char line[64];
+    snprintf(line, sizeof line, "  log_steps: %s\n", log_steps);
+    replace_config_line(config, "  log_steps: 1000\n", line);
     return config;
 }
 
