@@ -469,12 +469,10 @@ static int open_data(Run *r)
 static int open_trainer(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
-    Model model = r->init;
-    memset(&r->init, 0, sizeof r->init);
-    if (!r->opt->init_path) model_init_training(&model, &r->cfg.arch, t->seed, t->query_init);
+    if (!r->opt->init_path) model_init_training(&r->init, &r->cfg.arch, t->seed, t->query_init);
     int src_rows = max_int(r->max_batch.max_src_rows, r->dev_batches.max_src_rows);
     int tgt_rows = max_int(r->max_batch.max_tgt_rows, r->dev_batches.max_tgt_rows);
-    trainer_init(&r->trainer, &model, src_rows, tgt_rows, t->dropout, t->label_smoothing, t->seed);
+    trainer_init(&r->trainer, &r->init, src_rows, tgt_rows, t->dropout, t->label_smoothing, t->seed); /* moved */
     snapshots_init(&r->progress.snapshots, t->average_last, r->trainer.model.params.count);
     packed_batch_init(&r->packed, src_rows, tgt_rows, max_int(r->max_batch.max_pairs, r->dev_batches.max_pairs));
     return 0;
