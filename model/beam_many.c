@@ -229,7 +229,7 @@ static void step_sentence(Group *g, int s, int t)
  * source). */
 static ActsSize group_need(const ModelArch *a, int count, int beam, int cap, int src_rows, int src_longest)
 {
-    ActsSize need = acts_size_steps(a, count * beam, cap, src_rows, src_longest);
+    ActsSize need = acts_size_batched(acts_size_steps(a, count * beam, cap, src_rows, src_longest));
     need.cross_probs *= (size_t)beam;
     return need;
 }

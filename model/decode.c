@@ -294,10 +294,10 @@ void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *s
 
 /* The activations decode_greedy_many_in needs for `count` sources of
  * src_rows tokens in all, none longer than src_longest: each sentence's
- * keys and values are max_len rows apart. */
+ * keys and values are max_len rows apart; no maps are shown. */
 static ActsSize many_need(const ModelArch *arch, int count, int src_rows, int src_longest)
 {
-    return acts_size_steps(arch, count, arch->max_len, src_rows, src_longest);
+    return acts_size_batched(acts_size_steps(arch, count, arch->max_len, src_rows, src_longest));
 }
 
 ActsSize decode_greedy_many_bound(const ModelArch *arch, int count, int src_longest)

@@ -145,8 +145,8 @@ static void decode_batches(void *ctx, int t0, int t1)
 
 /* Activations reserved for the largest mini-batch there can be, as long as
  * the threads' together are at most this many bytes (en-zh, mini-batches
- * of 32: greedy 347 MiB a thread, beam 4 143 MiB; greedy mini-batches of
- * 1,024, --mini-batch's limit, would take 11 GB a thread). */
+ * of 32: greedy 187 MiB a thread, beam 4 103 MiB; greedy mini-batches of
+ * 1,024, --mini-batch's limit, would take 6.3 GB a thread). */
 #define RESERVE_MAX_BYTES ((size_t)1 << 30)
 
 /* Is address space cheap here: 64-bit addresses, no limit on them
@@ -176,7 +176,8 @@ static bool address_space_is_cheap(void)
  * of 67-108 MB, 59,000 page faults).  The room is address space, not
  * memory: only pages a mini-batch touches are ever mapped, and as the
  * layout no longer moves, they are the same pages each time (23,400 page
- * faults; peak RSS 112 MB against 114).  Best effort: only where address
+ * faults; peak RSS 112 MB against 114; with the encoder layers in one
+ * set of buffers, acts_size_batched, 15,000 and 79 MB).  Best effort: only where address
  * space is cheap (under ulimit -v 400000 one thread's room left the other
  * thread's growth none, and a file that translated without the
  * reservation aborted), not above RESERVE_MAX_BYTES, and a set whose

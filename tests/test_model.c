@@ -489,6 +489,45 @@ static void test_packed_batch_equals_single_sentences(void **state)
     model_free(&m);
 }
 
+/* Mini-batched decoding's activations (acts_size_batched) give every
+ * encoder layer the same buffers, each writing over the one before: the
+ * memory and the cross-attention keys and values it leaves are those of
+ * separate buffers, bit for bit, with the norm after each block and
+ * before it. */
+static void test_batched_encoder_layers_share_buffers(void **state)
+{
+    (void)state;
+    for (int pre = 0; pre < 2; pre++) {
+        ModelArch a = tiny_arch(pre, false);
+        a.encoder_layers = 3;
+        Model m;
+        model_init_random(&m, &a, 11);
+        const int src[] = {4, 5, 6, 7, 8, 9, 10, 11}; /* 3 + 5 tokens */
+        int src_start[] = {0, 3, 8};
+        Batch b = {.count = 2, .src_ids = src, .src_start = src_start};
+        ActsSize size = acts_size_steps(&a, 2, a.max_len, 8, 5);
+        Activations apart, shared;
+        acts_alloc(&apart, &a, size);
+        acts_alloc(&shared, &a, acts_size_batched(size));
+        assert_true(acts_bytes(&a, acts_size_batched(size)) < acts_bytes(&a, size));
+        for (int l = 1; l < a.encoder_layers; l++) {
+            assert_ptr_equal(shared.encoder[l].res2, shared.encoder[0].res2);
+            assert_ptr_not_equal(apart.encoder[l].res2, apart.encoder[0].res2);
+        }
+        transformer_encode(&apart, &m, &b);
+        transformer_encode(&shared, &m, &b);
+        size_t n = 8 * (size_t)a.d_model;
+        assert_memory_equal(shared.encoder_norm.out, apart.encoder_norm.out, n * sizeof(float));
+        for (int l = 0; l < a.decoder_layers; l++) {
+            assert_memory_equal(shared.decoder[l].cross_attn.k, apart.decoder[l].cross_attn.k, n * sizeof(float));
+            assert_memory_equal(shared.decoder[l].cross_attn.v, apart.decoder[l].cross_attn.v, n * sizeof(float));
+        }
+        acts_free(&apart);
+        acts_free(&shared);
+        model_free(&m);
+    }
+}
+
 static void test_decode_limit(void **state)
 {
     (void)state;
@@ -517,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_pre),
         cmocka_unit_test(test_maps_are_distributions_and_causal),
         cmocka_unit_test(test_packed_batch_equals_single_sentences),
+        cmocka_unit_test(test_batched_encoder_layers_share_buffers),
         cmocka_unit_test(test_decode_limit),
     };
     return cmocka_run_group_tests_name("model", tests, NULL, NULL);
