@@ -5,8 +5,9 @@
  * reads: acts_size_gradient).
  *
  * They are kept, not overwritten layer by layer, both because the
- * attention maps are what this program is for and because backward needs
- * them (but for mini-batched decoding: acts_size_batched).  Dimension letters: see layers.h; Nq / Nk query / key rows. */
+ * attention maps are what this program is for and because backward
+ * needs them (but for mini-batched decoding: acts_size_batched).
+ * Dimension letters: see layers.h; Nq / Nk query / key rows. */
 #ifndef TRANSLATE_ACTS_H
 #define TRANSLATE_ACTS_H
 

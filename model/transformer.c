@@ -67,6 +67,7 @@ static size_t cross_map_offset(const Batch *b, int i, int H)
 
 float *transformer_encoder_map(const Activations *a, const Batch *b, int layer, int i)
 {
+    ASSERT(!a->size.one_encoder_layer); /* its layers' maps are all the last one's */
     return a->encoder[layer].self_attn.probs + encoder_map_offset(b, i, a->heads);
 }
 

@@ -12,8 +12,9 @@
  * Attention never crosses a sequence boundary, which is exactly what a
  * padding mask achieves in PyTorch, without computing the padded rows.
  *
- * Every intermediate value is kept in Activations (acts.h).  Dimension
- * letters: see layers.h. */
+ * Every intermediate value is kept in Activations (acts.h), but where a
+ * set from acts_size_batched has the encoder layers share one layer's
+ * buffers.  Dimension letters: see layers.h. */
 #ifndef TRANSLATE_TRANSFORMER_H
 #define TRANSLATE_TRANSFORMER_H
 
@@ -58,7 +59,8 @@ typedef struct {
  * &one->batch, valid while *one is. */
 Batch *transformer_one_batch(OneBatch *one, const int *src_ids, int S, const int *tgt_ids, int T);
 
-/* Encoder: src_x, every encoder layer, and memory (encoder_norm.out).
+/* Encoder: src_x, every encoder layer (in one layer's buffers, each over
+ * the last, in a set from acts_size_batched), and memory (encoder_norm.out).
  * Also projects memory to each decoder layer's cross-attention K and V,
  * which stay fixed while the target grows. */
 void transformer_encode(Activations *acts, const Model *model, const Batch *batch);

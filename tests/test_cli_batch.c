@@ -166,8 +166,9 @@ static void test_beam_four_on_dev_lines_equals_line_at_a_time(void **state)
  * there can be, every thread's (model/search.c: 187 MiB a thread for
  * en-zh, greedy), but only where address space is unlimited: under
  * `ulimit -v 420000`, 300 dev lines on 2 threads translate, the same
- * lines, as the sets grow with the mini-batches (that needed ~320 MB when
- * this test was written; under 180 MB since acts_size_batched).  Reserving anyway, one thread's room fits and the other
+ * lines, as the sets grow with the mini-batches (~320 MB were needed
+ * when this test was written; since acts_size_batched they translate
+ * under `ulimit -v 180000`).  Reserving anyway, one thread's room fits and the other
  * thread's growth has none: it aborted, at 460 MB and below. */
 static void test_a_file_translates_under_an_address_space_limit(void **state)
 {

@@ -522,6 +522,13 @@ static void test_batched_encoder_layers_share_buffers(void **state)
             assert_memory_equal(shared.decoder[l].cross_attn.k, apart.decoder[l].cross_attn.k, n * sizeof(float));
             assert_memory_equal(shared.decoder[l].cross_attn.v, apart.decoder[l].cross_attn.v, n * sizeof(float));
         }
+        /* a shared set grown to the same sizes without the sharing is
+         * carved anew, each layer apart; the other way it is kept */
+        acts_fit(&shared, &a, size);
+        assert_ptr_not_equal(shared.encoder[1].res2, shared.encoder[0].res2);
+        float *kept = apart.block;
+        acts_fit(&apart, &a, acts_size_batched(size));
+        assert_ptr_equal(apart.block, kept);
         acts_free(&apart);
         acts_free(&shared);
         model_free(&m);
