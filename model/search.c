@@ -177,11 +177,11 @@ static bool address_space_is_cheap(void)
  * memory: only pages a mini-batch touches are ever mapped, and as the
  * layout no longer moves, they are the same pages each time (23,400 page
  * faults; peak RSS 112 MB against 114; with the encoder layers in one
- * set of buffers, acts_size_batched, 15,000 and 79 MB).  Best effort: only where address
- * space is cheap (under ulimit -v 400000 one thread's room left the other
- * thread's growth none, and a file that translated without the
- * reservation aborted), not above RESERVE_MAX_BYTES, and a set whose
- * allocation fails keeps growing as the mini-batches come. */
+ * set of buffers, acts_size_batched, 15,000 and 79 MB).  Best effort:
+ * only where address space is cheap (under ulimit -v 400000 one thread's
+ * room left the other thread's growth none, and a file that translated
+ * without the reservation aborted), not above RESERVE_MAX_BYTES, and a
+ * set whose allocation fails keeps growing as the mini-batches come. */
 static void reserve(SearchWorkspace *ws, const Model *model, const SearchSettings *set, int mini_batch)
 {
     const ModelArch *a = &model->arch;
