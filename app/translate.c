@@ -341,8 +341,9 @@ static int parse_options(int argc, char **argv, Options *opt)
         fprintf(stderr, "translate: --n-best %d needs --beam %d or more\n", opt->n_best, opt->n_best);
         return -1;
     }
-    if (opt->logits_path && opt->beam > 1) {
-        fprintf(stderr, "translate: --logits works with greedy decoding only (--beam 1)\n");
+    if (opt->logits_path && (opt->beam > 1 || opt->n_best > 1)) {
+        fprintf(stderr, "translate: --logits works with greedy decoding only (--beam 1%s)\n",
+                opt->n_best > 1 ? ", so one translation: no --n-best" : "");
         return -1;
     }
     return check_combinations(opt, argc - optind, argv + optind);
@@ -497,6 +498,8 @@ typedef struct {
     AttentionJson *attention[2];
     FILE *out;                /* the translations: stdout, or -o's temporary file */
     OutputFile *out_file;     /* -o FILE (not "-") */
+    bool stopped;             /* translating stopped before the input's end (an output
+                                 or standard input failed): no output file is replaced */
 } Session;
 
 /* The model for this text, or NULL with *status/err set. */
@@ -629,10 +632,18 @@ static ExitStatus check_outputs_early(const Session *s)
     return EXIT_OK;
 }
 
-/* Commit a streamed output file, or abort it when `refused` (a failed
- * check above, its message in err).  Prints the error. */
-static ExitStatus finish_output(OutputFile *out, int refused, Error *err)
+/* The end of a streamed output file (-o, --logits): committed; given up
+ * when `refused` (a failed check above, its message in err); given up too
+ * when translating stopped early (`stopped`), so that the old file stays
+ * rather than a part of this run's replacing it, but a file whose own
+ * write failed is still committed, for its commit to fail and say why.
+ * Prints the error. */
+static ExitStatus finish_output(OutputFile *out, int refused, bool stopped, Error *err)
 {
+    if (stopped && !refused && !ferror(output_file_stream(out))) {
+        output_file_abort(out);
+        return EXIT_OK;
+    }
     if (refused) output_file_abort(out);
     if (refused || output_file_commit(out, err)) {
         fprintf(stderr, "translate: %s\n", err->message);
@@ -736,14 +747,17 @@ done:
 
 static ExitStatus worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }
 
-/* Has writing the translations failed?  Each line is flushed as soon as it
- * is decided (issue 14): a client that sends one line and waits for one
- * reply must get it, the empty line of a failed input too.  -o FILE's
- * error is reported by its commit. */
-static bool output_failed(const Session *s)
+/* Has writing the translations (or the --logits stream, when given)
+ * failed?  Each line is flushed as soon as it is decided (issue 14): a
+ * client that sends one line and waits for one reply must get it, the
+ * empty line of a failed input too.  A failed file's error is reported by
+ * its commit (finish_output).  Marks the session stopped when it has. */
+static bool output_failed(Session *s, FILE *logits)
 {
-    if (s->out == stdout) return stdout_failed();
-    return fflush(s->out) != 0 || ferror(s->out);
+    bool failed = s->out == stdout ? stdout_failed() : fflush(s->out) != 0 || ferror(s->out);
+    if (!failed && logits && logits != stdout) failed = fflush(logits) != 0 || ferror(logits);
+    if (failed) s->stopped = true;
+    return failed;
 }
 
 /* ---- many lines at once (issue 12) ------------------------------------ */
@@ -855,6 +869,7 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
             if (ferror(in)) {
                 fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));
                 result = worse(result, EXIT_INPUT);
+                s->stopped = true;
                 more = false;
                 break;
             }
@@ -874,7 +889,7 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
             buf[i] = NULL;
         }
         first += n;
-        if (output_failed(s)) {
+        if (output_failed(s, NULL)) {
             result = worse(result, EXIT_WRITE);
             break;
         }
@@ -894,7 +909,7 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
     if (!in) {
         for (int i = 0; i < n_texts; i++) {
             result = worse(result, translate_one(s, texts[i], strlen(texts[i]), i + 1, logits));
-            if (output_failed(s)) return worse(result, EXIT_WRITE);
+            if (output_failed(s, logits)) return worse(result, EXIT_WRITE);
         }
         return result;
     }
@@ -907,6 +922,7 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
              * of this line is not a whole line, and the rest is lost. */
             fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));
             result = worse(result, EXIT_INPUT);
+            s->stopped = true;
             break;
         }
         if (n == LINE_TOO_LONG) {
@@ -917,7 +933,7 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
         } else {
             result = worse(result, translate_one(s, buf, (size_t)n, line, logits));
         }
-        if (output_failed(s)) {
+        if (output_failed(s, logits)) {
             result = worse(result, EXIT_WRITE);
             break;
         }
@@ -1091,7 +1107,7 @@ static int eval_file(const Options *opt, const char *config_path)
         printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
                opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, how, s.seconds, s.skipped);
         if (opt->compare_path) print_comparison(opt->compare_path, &their_scores, &theirs, &mine, data.count);
-        if (hyps) st = finish_output(hyps, 0, &err);
+        if (hyps) st = finish_output(hyps, 0, false, &err);
         if (untranslatable) st = worse(st, EXIT_INPUT);
     }
     eval_sentences_free(&theirs);
@@ -1244,14 +1260,16 @@ int main(int argc, char **argv)
         output_file_abort(logits); /* no model opened: nothing ran */
     } else if (logits) {
         int refused = check_session_inputs(&s, "--logits", opt.logits_path, &err);
-        status = worse(status, finish_output(logits, refused, &err));
+        status = worse(status, finish_output(logits, refused, s.stopped, &err));
     }
     if (s.out_file) {
         int refused = check_session_inputs(&s, "-o", opt.output_path, &err);
-        status = worse(status, finish_output(s.out_file, refused, &err));
+        status = worse(status, finish_output(s.out_file, refused, s.stopped, &err));
     }
-    status = worse(status, write_attention(&s));
-    status = worse(status, write_html(&s));
+    if (!s.stopped) { /* the maps of a part of the input are not written either */
+        status = worse(status, write_attention(&s));
+        status = worse(status, write_html(&s));
+    }
     session_close(&s);
     return finish_stdout(status);
 }

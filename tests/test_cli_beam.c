@@ -147,7 +147,7 @@ static void test_invalid_beam_and_n_best_values_are_usage_errors(void **state)
     static const char *const bad[][5] = {
         {"-b", "0"},  {"-b", "-1"}, {"-b", "65"},  {"-b", "abc"}, {"-b", "3x"}, {"-b", ""},
         {"--beam", "0"}, {"-n", "0"}, {"-n", "65"}, {"-n", "two"}, {"--n-best", "-2"},
-        {"-n", "3", "-b", "2"},
+        {"-n", "3", "-b", "2"}, {"-b", "2", "--logits", "-"}, {"-n", "2", "--logits", "-"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *extra[8];

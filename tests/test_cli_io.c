@@ -210,6 +210,93 @@ static void test_closed_stdin_is_an_error(void **state)
     expect_stdin_error(CLOSED, "Bad file descriptor");
 }
 
+/* ---- a run that stops early replaces no output file ----------------------- */
+
+/* "old\n" in a fresh file `name`; its path in path[4096]. */
+static void old_file(char *path, const char *name) { snprintf(path, 4096, "%s", temp_file(name, "old\n", 4)); }
+
+static void expect_old(const char *path)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    assert_non_null(text);
+    if (strcmp(text, "old\n") != 0) fail_msg("%s was replaced (%zu bytes): the run had stopped", path, len);
+    free(text);
+}
+
+/* Two lines and a bad third, which stderr would name had translating gone on. */
+static int two_lines_and_a_bad_one(void)
+{
+    return open_or_die(temp_file("two-and-bad.txt", "How are you?\nHow are you?\nbad \xff\n", 32), O_RDONLY);
+}
+
+/* Standard output fails at the first line: translating stops there, and
+ * -a, --html and --logits keep their old contents instead of that line's. */
+static void test_outputs_stay_as_they_were_when_stdout_fails(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    char path[3][4096];
+    old_file(path[0], "stop-maps.json");
+    old_file(path[1], "stop-page.html");
+    old_file(path[2], "stop.logits");
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "-a", path[0], "--html", path[1], "--logits", path[2], NULL};
+    int in = two_lines_and_a_bad_one(), full = open_or_die("/dev/full", O_WRONLY);
+    RunResult r = run_with(argv, in, full, 0);
+    close(in);
+    close(full);
+    if (r.status != 4) fail_msg("status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "standard output: cannot write");
+    expect_not_in(r.err, "line 3");
+    assert_int_equal(count_lines(r.err), 1);
+    for (int i = 0; i < 3; i++) expect_old(path[i]);
+    run_result_free(&r);
+}
+
+/* A --logits write that fails stops translating, as -o's would, and -o
+ * keeps its old contents. */
+static void test_failed_logits_write_stops_and_keeps_the_output_file(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    char out[4096];
+    old_file(out, "stop.out");
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "--logits", "/dev/full", "-o", out, NULL};
+    int in = two_lines_and_a_bad_one(), null = open_or_die("/dev/null", O_WRONLY);
+    RunResult r = run_with(argv, in, null, 0);
+    close(in);
+    close(null);
+    if (r.status != 4) fail_msg("status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "/dev/full: cannot write");
+    expect_not_in(r.err, "line 3");
+    assert_int_equal(count_lines(r.err), 1);
+    expect_old(out);
+    run_result_free(&r);
+}
+
+/* Standard input that cannot be read: -o keeps its old contents, in
+ * maxi-batches and one line at a time. */
+static void test_unreadable_stdin_keeps_the_output_file(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    char out[4096];
+    old_file(out, "unread.out");
+    const char *batched[] = {"./translate", "-q", "-c", TINY, "-o", out, NULL};
+    const char *line_at_a_time[] = {"./translate", "-q", "-c", TINY, "-o", out, "--maxi-batch", "1", NULL};
+    const char **argvs[] = {batched, line_at_a_time};
+    int dir = open_or_die("/", O_RDONLY);
+    for (int i = 0; i < 2; i++) {
+        RunResult r = run_with(argvs[i], dir, CLOSED, 0);
+        if (r.status != 1) fail_msg("%s: status %d, stderr: %s", i ? "--maxi-batch 1" : "batched", r.status, r.err);
+        expect_in(r.err, "standard input: cannot read");
+        assert_int_equal(count_lines(r.err), 1);
+        expect_old(out);
+        run_result_free(&r);
+    }
+    close(dir);
+}
+
 /* An input without lines, without -c (no model opened for a line):
  * --attention, --html and --logits are written empty, as with -c and as
  * -o is, never left from an earlier run to pass for this one's. */
@@ -561,6 +648,9 @@ int main(void)
         cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
         cmocka_unit_test(test_unknown_word_note_never_shows_an_empty_list),
         cmocka_unit_test(test_outputs_of_an_input_without_lines_are_written_empty),
+        cmocka_unit_test(test_outputs_stay_as_they_were_when_stdout_fails),
+        cmocka_unit_test(test_failed_logits_write_stops_and_keeps_the_output_file),
+        cmocka_unit_test(test_unreadable_stdin_keeps_the_output_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
