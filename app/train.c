@@ -42,6 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,8 +86,8 @@ static void usage(FILE *out)
             "\n"
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
             "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
-            "      --overwrite   replace a weights file that this training run did not write;\n"
-            "                    with --vocab, vocabulary files that exist\n"
+            "      --overwrite   replace a weights file (and a log) that this training run did not\n"
+            "                    write; with --vocab, vocabulary files that exist\n"
             "      --init WEIGHTS  start from these weights (a model of this config's architecture\n"
             "                    and vocabularies) instead of random ones: fine-tuning; the\n"
             "                    learning rate warms up again and the optimizer starts afresh\n"
@@ -111,7 +113,7 @@ static void usage(FILE *out)
             "The best model by dev BLEU is written to the config's weights path (or FILE); a\n"
             "weights file there that this run (or the run it resumes) did not write is\n"
             "refused unless --overwrite.  A CSV log of every logged value goes to the config's\n"
-            "train.log path (or FILE.log.csv).\n"
+            "train.log path (or FILE.log.csv); a run holds a lock on it until it ends.\n"
             "Exit status: 0 done, 2 usage or config error, 3 data or model file error,\n"
             "4 write error, 130 interrupted (a checkpoint was saved: use --resume).\n");
 }
@@ -253,6 +255,14 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
 {
     Error err = {{0}};
     const TrainConfig *t = &cfg->train;
+    /* Reading one file for both sides is fine; writing both into it would
+     * keep only the target's, and the source's hash would be wrong. */
+    if (!cli_written_directly(cfg->source_vocab_path) &&
+        cli_same_file(cfg->source_vocab_path, cfg->target_vocab_path)) {
+        fprintf(stderr, "train: source_vocab and target_vocab are the same file (%s): building them "
+                        "writes two vocabularies, so each needs a file of its own\n", cfg->source_vocab_path);
+        return EXIT_USAGE;
+    }
     if (recasing) {
         int bad = check_subword(cfg->source_vocab_path);
         if (bad || (bad = check_subword(cfg->target_vocab_path))) return bad;
@@ -288,6 +298,33 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
     return status;
 }
 
+/* Is `path` a regular file with something in it that is not a vocabulary
+ * (whose first line, after '#' comments, is "<pad>" and its fields)?  A
+ * model, data, a config named as a vocabulary by mistake: --overwrite is
+ * for vocabularies, never for them. */
+static bool is_other_file(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
+    FILE *f = fopen(path, "rb");
+    if (!f) return false; /* building will say why it cannot write it */
+    char line[64];
+    bool vocabulary = false, first = true;
+    while (fgets(line, sizeof line, f)) {
+        const char *p = line;
+        if (first && strncmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3; /* a BOM, as vocab_load allows */
+        first = false;
+        if (p[0] == '#') { /* a comment: skip the rest of its line */
+            while (!strchr(line, '\n') && fgets(line, sizeof line, f)) continue;
+            continue;
+        }
+        vocabulary = strncmp(p, "<pad>", 5) == 0 && strchr("\t\r\n", p[5]);
+        break;
+    }
+    fclose(f);
+    return !vocabulary;
+}
+
 /* Building the vocabularies writes the config's two vocabulary files.  A
  * model records the hashes of the vocabularies it was trained with and
  * refuses others, so replacing a file that exists would leave every model
@@ -299,7 +336,14 @@ static int check_vocab_replace(const Config *cfg, bool vocab_only, bool overwrit
 {
     const char *paths[] = {cfg->source_vocab_path, cfg->target_vocab_path};
     for (int i = 0; i < 2; i++) {
-        if (access(paths[i], F_OK) != 0 || (vocab_only && overwrite)) continue;
+        if (access(paths[i], F_OK) != 0) continue;
+        if (vocab_only && overwrite && !is_other_file(paths[i])) continue;
+        if (vocab_only && overwrite) {
+            fprintf(stderr, "train: %s exists and is not a vocabulary (its first line is not <pad>): "
+                            "--overwrite replaces only vocabularies; name another file in the config\n",
+                    paths[i]);
+            return EXIT_USAGE;
+        }
         if (vocab_only)
             fprintf(stderr, "train: %s exists: building the vocabularies would replace it, and the models "
                             "trained with it would no longer load; name new files in a copy of the config, "
@@ -545,7 +589,11 @@ static int weights_not_ours(const Run *r, Error *err)
 {
     const char *path = r->cfg.weights_path;
     struct stat sb = {0};
-    if (stat(path, &sb) != 0 && errno == ENOENT) return 0;
+    if (stat(path, &sb) != 0) {
+        if (errno == ENOENT) return 0;
+        return error_set(err, "%s: cannot write the weights there: %s", path, strerror(errno));
+    }
+    if (S_ISDIR(sb.st_mode)) return error_set(err, "%s is a folder: name a file for the weights", path);
     SafeFile f;
     Error ignored = {{0}};
     bool ours = false;
@@ -733,14 +781,70 @@ static int train_loop(Run *r)
     return 0;
 }
 
+static const char LOG_HEADER[] =
+    "event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds,loss_smooth\n";
+
+/* May this run write its log over the regular file open at `fd`?  Unlike
+ * the other outputs, the log is written in place, line by line, so it is
+ * checked here: a file that is not a training log (a model or a vocabulary
+ * named as the log by mistake) never, whatever --overwrite says; an
+ * earlier run's log on a new run only with --overwrite, as its weights.
+ * 0, or EXIT_USAGE with the message printed. */
+static int check_log(const Run *r, int fd, const struct stat *sb)
+{
+    const char *path = r->cfg.train.log_path;
+    if (sb->st_size == 0) return 0;
+    char head[sizeof LOG_HEADER];
+    ssize_t got = pread(fd, head, sizeof head - 1, 0);
+    bool a_log = got == (ssize_t)sizeof head - 1 && memcmp(head, LOG_HEADER, sizeof head - 1) == 0;
+    if (!a_log) {
+        fprintf(stderr, "train: %s (the log) exists and is not a training log: name another file "
+                        "for train.log (or train into a new file with --out FILE)\n", path);
+        return EXIT_USAGE;
+    }
+    if (!r->opt->resume && !r->opt->overwrite) {
+        fprintf(stderr, "train: %s (the log) exists, an earlier run's: train into a new file with "
+                        "--out FILE, delete it, or replace it with --overwrite\n", path);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* The CSV log: a new one, or on --resume the old one cut back to where the
  * checkpoint was written (a killed run may have logged further; the resumed
- * run logs those steps again). */
+ * run logs those steps again).  A regular file is locked (flock) for the
+ * run, which keeps two runs from training into the same files at once:
+ * the second is refused before it writes anything. */
 static int open_log(Run *r)
 {
     const char *path = r->cfg.train.log_path;
-    r->log = fopen(path, r->opt->resume ? "a" : "w");
     struct stat sb;
+    bool regular = stat(path, &sb) != 0 || S_ISREG(sb.st_mode); /* (a new file is one) */
+    if (!regular) { /* a device or FIFO: written as it is */
+        r->log = fopen(path, r->opt->resume ? "a" : "w");
+    } else {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int busy = errno == EWOULDBLOCK;
+            if (busy)
+                fprintf(stderr, "train: %s (the log) is locked by a training run still going: wait "
+                                "for it to end, or train into another file with --out FILE\n", path);
+            close(fd);
+            if (busy) return EXIT_USAGE;
+            fd = -1;
+        }
+        int status = fd >= 0 && fstat(fd, &sb) == 0 ? check_log(r, fd, &sb) : 0;
+        if (status) {
+            close(fd);
+            return status;
+        }
+        if (fd >= 0 && !r->opt->resume && ftruncate(fd, 0) != 0) {
+            close(fd);
+            fd = -1;
+        }
+        r->log = fd >= 0 ? fdopen(fd, "a") : NULL;
+        if (fd >= 0 && !r->log) close(fd);
+    }
     if (!r->log || fstat(fileno(r->log), &sb) != 0) {
         fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno));
         return EXIT_WRITE;
@@ -756,9 +860,7 @@ static int open_log(Run *r)
     }
     bool empty = !r->opt->resume || (S_ISREG(sb.st_mode) && sb.st_size == 0);
     errno = 0;
-    if ((empty && fputs("event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds,loss_smooth\n",
-                        r->log) < 0) ||
-        fflush(r->log) != 0) {
+    if ((empty && fputs(LOG_HEADER, r->log) < 0) || fflush(r->log) != 0) {
         fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno ? errno : EIO));
         return EXIT_WRITE;
     }
@@ -1053,6 +1155,12 @@ int main(int argc, char **argv)
         sprintf(t->checkpoint_path, "%s.ckpt", opt.out_path);
         sprintf(t->log_path, "%s.log.csv", opt.out_path);
     }
+    size_t wlen = strlen(r.cfg.weights_path);
+    if (r.cfg.has_train && wlen && r.cfg.weights_path[wlen - 1] == '/') {
+        fprintf(stderr, "train: %s names a folder: the weights need a file name\n", r.cfg.weights_path);
+        config_free(&r.cfg);
+        return EXIT_USAGE;
+    }
     if (r.cfg.has_train && opt.max_steps > 0) r.cfg.train.max_steps = opt.max_steps;
     if (r.cfg.has_train && opt.max_minutes > 0) r.cfg.train.max_minutes = (float)opt.max_minutes;
     int status = 0;
@@ -1080,6 +1188,14 @@ int main(int argc, char **argv)
         r.run_start = util_now();
         status = train_loop(&r);
         if (!status) status = close_log(&r);
+        if (!status && access(r.cfg.weights_path, F_OK) != 0) {
+            /* A resumed run writes the model only when it beats the best
+             * dev BLEU of the run it continues, whose file was there. */
+            fprintf(stderr, "train: %s: the model is missing: it was written when dev BLEU reached "
+                            "%.2f and has been removed since, and no evaluation of this run beat that\n",
+                    r.cfg.weights_path, r.progress.best_bleu);
+            status = EXIT_DATA;
+        }
         if (!status)
             fprintf(stderr, "train: done: %ld steps, %.0f s (wall clock, evaluations included), "
                             "%.0f tokens/s, best dev BLEU %.2f; model in %s\n",

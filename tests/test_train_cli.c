@@ -9,6 +9,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -460,6 +461,123 @@ static void test_vocab_keeps_existing_vocabularies(void **state)
     free(before);
 }
 
+/* "precious" in a fresh file: a model someone keeps, named by mistake. */
+static void write_precious(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("precious", f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void expect_precious(const char *path)
+{
+    size_t len;
+    char *now = read_file(path, &len);
+    assert_non_null(now);
+    if (len != 8 || memcmp(now, "precious", 8) != 0) fail_msg("%s was replaced", path);
+    free(now);
+}
+
+/* The log is written in place, so it is checked: a file that is not a
+ * training log is never replaced, whatever --overwrite says; an earlier
+ * run's log only with --overwrite. */
+static void test_the_log_replaces_only_a_log(void **state)
+{
+    (void)state;
+    const char *config = write_config("log-guard", "  epochs: 1\n  log: kept.safetensors\n");
+    const char *kept = in_dir("log-guard", "kept.safetensors");
+    write_precious(kept);
+    for (int overwrite = 0; overwrite < 2; overwrite++) {
+        char *err = run_train_args(config, (const char *[]){overwrite ? "--overwrite" : NULL, NULL}, 2);
+        expect_in(err, "kept.safetensors (the log) exists and is not a training log");
+        free(err);
+        expect_precious(kept);
+        assert_false(file_exists(in_dir("log-guard", "model.safetensors")));
+    }
+    /* an earlier run's log, its model and checkpoint deleted */
+    const char *again = write_config("log-again", "  epochs: 1\n");
+    run_train(again, NULL, 0);
+    assert_int_equal(remove(in_dir("log-again", "model.safetensors")), 0);
+    assert_int_equal(remove(in_dir("log-again", "model.safetensors.ckpt")), 0);
+    char *err = run_train_args(again, NULL, 2);
+    expect_in(err, "model.safetensors.log.csv (the log) exists, an earlier run's");
+    free(err);
+    run_train(again, "--overwrite", 0);
+}
+
+/* A run holds a lock on its log: a second run into the same files is
+ * refused before it writes anything. */
+static void test_a_second_run_into_the_same_files_is_refused(void **state)
+{
+    (void)state;
+    const char *config = write_config("locked", "  epochs: 1\n");
+    const char *log = in_dir("locked", "model.safetensors.log.csv");
+    int fd = open(log, O_RDWR | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0); /* as a run going on would */
+    char *err = run_train_args(config, NULL, 2);
+    expect_in(err, "(the log) is locked by a training run still going");
+    free(err);
+    assert_false(file_exists(in_dir("locked", "model.safetensors")));
+    assert_false(file_exists(in_dir("locked", "model.safetensors.ckpt")));
+    close(fd); /* the lock goes with it */
+    run_train(config, NULL, 0);
+}
+
+/* Building the vocabularies writes two files: one file named for both is
+ * refused, and --overwrite replaces only vocabularies. */
+static void test_vocab_building_refuses_what_it_would_destroy(void **state)
+{
+    (void)state;
+    const char *config = write_config("vocab-one-file", "  epochs: 1\n");
+    replace_config_line(config, "  target_vocab:", "  target_vocab: src.vocab\n");
+    char *err = run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 2);
+    expect_in(err, "source_vocab and target_vocab are the same file");
+    free(err);
+    assert_false(file_exists(in_dir("vocab-one-file", "src.vocab")));
+
+    config = write_config("vocab-not-one", "  epochs: 1\n");
+    replace_config_line(config, "  source_vocab:", "  source_vocab: kept.safetensors\n");
+    const char *kept = in_dir("vocab-not-one", "kept.safetensors");
+    write_precious(kept);
+    err = run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 2);
+    expect_in(err, "kept.safetensors exists and is not a vocabulary");
+    free(err);
+    expect_precious(kept);
+}
+
+/* A resumed run writes the model only when it beats the best dev BLEU so
+ * far; when that model has been removed, the run must not end by naming
+ * it as its model. */
+static void test_resume_without_its_model_is_an_error(void **state)
+{
+    (void)state;
+    const char *config = write_config("resume-no-model", "  epochs: 3\n  max_steps: 2\n  batch_tokens: 60\n");
+    run_train(config, NULL, 0);
+    assert_int_equal(remove(in_dir("resume-no-model", "model.safetensors")), 0);
+    char *err = run_train_args(config, (const char *[]){"--resume", NULL}, 3);
+    expect_in(err, "model.safetensors: the model is missing");
+    free(err);
+}
+
+/* A weights path that names a folder, or lies under a file. */
+static void test_weights_path_that_cannot_be_a_file(void **state)
+{
+    (void)state;
+    const char *config = write_config("folder-out", "  epochs: 1\n");
+    char out[700];
+    snprintf(out, sizeof out, "%s/", in_dir("folder-out", "zz"));
+    char *err = run_train_args(config, (const char *[]){"--out", out, NULL}, 2);
+    expect_in(err, "names a folder: the weights need a file name");
+    free(err);
+    assert_false(file_exists(in_dir("folder-out", "zz")));
+    snprintf(out, sizeof out, "%s/model.safetensors", config); /* under config.yaml, a file */
+    err = run_train_args(config, (const char *[]){"--out", out, NULL}, 2);
+    expect_in(err, "cannot write the weights there: Not a directory");
+    free(err);
+}
+
 /* The tiny config with `log_steps: 1000` replaced by `log_steps` (the
  * testutil config fixes it, and a key may appear only once). */
 static const char *write_config_logging(const char *dir_name, const char *extra_train, const char *log_steps)
@@ -769,6 +887,11 @@ int main(void)
         cmocka_unit_test(test_changed_batching_needs_force),
         cmocka_unit_test(test_sources_are_counted_on_stderr),
         cmocka_unit_test(test_weighted_sources_resume_exactly),
+        cmocka_unit_test(test_the_log_replaces_only_a_log),
+        cmocka_unit_test(test_a_second_run_into_the_same_files_is_refused),
+        cmocka_unit_test(test_vocab_building_refuses_what_it_would_destroy),
+        cmocka_unit_test(test_resume_without_its_model_is_an_error),
+        cmocka_unit_test(test_weights_path_that_cannot_be_a_file),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }
