@@ -582,6 +582,19 @@ static void new_run_id(char id[CHECKPOINT_RUN_ID_LENGTH + 1])
     snprintf(id, CHECKPOINT_RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
 }
 
+/* 0 when a model can be written at the weights path at all, whatever
+ * --overwrite says: found before training, not at its first save. */
+static int weights_path_problem(const char *path, Error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0)
+        return S_ISDIR(sb.st_mode) ? error_set(err, "%s is a folder: name a file for the weights", path) : 0;
+    if (errno == ENOENT && lstat(path, &sb) == 0) /* a symbolic link to nothing (common/output_file.h) */
+        return error_set(err, "%s is a link to nothing: name a file for the weights", path);
+    if (errno == ENOENT) return 0;
+    return error_set(err, "%s: cannot write the weights there: %s", path, strerror(errno));
+}
+
 /* 0 when train may write the weights path: no file is there, or the one
  * there names this run's lineage in its __metadata__.  Else -1 and a
  * message that says how to go on. */
@@ -589,11 +602,7 @@ static int weights_not_ours(const Run *r, Error *err)
 {
     const char *path = r->cfg.weights_path;
     struct stat sb = {0};
-    if (stat(path, &sb) != 0) {
-        if (errno == ENOENT) return 0;
-        return error_set(err, "%s: cannot write the weights there: %s", path, strerror(errno));
-    }
-    if (S_ISDIR(sb.st_mode)) return error_set(err, "%s is a folder: name a file for the weights", path);
+    if (stat(path, &sb) != 0) return 0; /* nothing there (weights_path_problem has looked) */
     SafeFile f;
     Error ignored = {{0}};
     bool ours = false;
@@ -948,7 +957,7 @@ static int start(Run *r)
     r->progress.plan = r->plan; /* what the checkpoints from here on record */
     if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
     Error err = {{0}};
-    if (!r->opt->overwrite && weights_not_ours(r, &err)) {
+    if (weights_path_problem(r->cfg.weights_path, &err) || (!r->opt->overwrite && weights_not_ours(r, &err))) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }

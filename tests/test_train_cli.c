@@ -576,6 +576,20 @@ static void test_weights_path_that_cannot_be_a_file(void **state)
     err = run_train_args(config, (const char *[]){"--out", out, NULL}, 2);
     expect_in(err, "cannot write the weights there: Not a directory");
     free(err);
+    /* a folder, and a link to nothing: refused before training, --overwrite
+     * or not, and no log left beside them */
+    const char *dir = in_dir("folder-out", "dir"), *link = in_dir("folder-out", "dangling");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(symlink("nowhere/model.safetensors", link), 0);
+    const char *paths[] = {dir, link}, *whats[] = {"is a folder", "is a link to nothing"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(out, sizeof out, "%s", paths[i]);
+        err = run_train_args(config, (const char *[]){"--overwrite", "--out", out, NULL}, 2);
+        expect_in(err, whats[i]);
+        free(err);
+        snprintf(out, sizeof out, "%s.log.csv", paths[i]);
+        assert_false(file_exists(out));
+    }
 }
 
 /* The tiny config with `log_steps: 1000` replaced by `log_steps` (the
