@@ -7,6 +7,7 @@
 
 #include "../common/input_file.h"
 #include "../common/line.h"
+#include "../common/utf8.h"
 #include "../common/util.h"
 
 #include "../data/corpus.h"
@@ -128,9 +129,13 @@ int evaluate_file(const char *path, const Dataset *data, const char *data_path,
             status = error_set(err, "%s:%zu: longer than %d bytes", path, count + 1, CORPUS_MAX_LINE_BYTES);
         else if (memchr(line, '\0', (size_t)n))
             status = error_set(err, "%s:%zu: NUL byte in line", path, count + 1);
+        else if (!utf8_valid(line, (size_t)n)) /* not what --hyps writes: the wrong file */
+            status = error_set(err, "%s:%zu: not valid UTF-8", path, count + 1);
         else if (count < data->count) {
-            out->skipped += n == 0;
-            score_line(&bleu, &chrf, each, count, line, data->target_text[count], tok);
+            /* a BOM, as the TSV reader skips one (data/corpus.c) */
+            const char *text = count == 0 && n >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
+            out->skipped += *text == '\0';
+            score_line(&bleu, &chrf, each, count, text, data->target_text[count], tok);
         }
         count += !status;
     }

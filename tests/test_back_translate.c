@@ -77,6 +77,36 @@ static void test_one_pair_per_sentence_chinese_unchanged(void **state)
     }
     free(text);
     run_result_free(&r);
+    /* the mode a new file gets, not mktemp's 0600 */
+    mode_t mask = umask(0);
+    umask(mask);
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
+}
+
+/* OUT may not be a folder, nor a file the run reads: the sentences, the
+ * config, the model's files. */
+static void test_out_never_replaces_an_input(void **state)
+{
+    (void)state;
+    const char *data = data_dir();
+    char mono[700], folder[700];
+    snprintf(mono, sizeof mono, "%s/tatoeba-cmn-mono/sentences.tsv", data);
+    snprintf(folder, sizeof folder, "%s/tatoeba-cmn-mono", data);
+    const char *outs[] = {folder, mono, "configs/tiny.yaml", "tests/data/tiny.safetensors"};
+    const char *says[] = {"is a folder", "an input of this run", "an input of this run", "an input of this run"};
+    for (int i = 0; i < 4; i++) {
+        const char *args[] = {"--config", "configs/tiny.yaml", outs[i], NULL};
+        RunResult r = back_translate(args, data, test_program("./translate"));
+        if (r.status != 2) fail_msg("OUT %s: status %d: %s", outs[i], r.status, r.err);
+        expect_in(r.err, says[i]);
+        run_result_free(&r);
+    }
+    size_t len;
+    char *text = read_file(mono, &len);
+    assert_string_equal(text, MONO);
+    free(text);
 }
 
 /* A translate that fails, or loses a line: exit 1, and the file already at
@@ -133,6 +163,7 @@ int main(void)
         cmocka_unit_test(test_one_pair_per_sentence_chinese_unchanged),
         cmocka_unit_test(test_a_failed_translation_leaves_the_output_alone),
         cmocka_unit_test(test_usage_errors_exit_2),
+        cmocka_unit_test(test_out_never_replaces_an_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

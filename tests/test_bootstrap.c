@@ -212,6 +212,22 @@ static void test_compare_prints_the_difference_and_its_interval(void **state)
     expect_in(r.out, "this run higher in 1000 of 1000: measurably higher\n  chrF2");
     expect_in(r.out, "this run higher in 1000 of 1000: measurably higher\n");
     run_result_free(&r);
+
+    /* a BOM before the first line is not part of it: the same scores */
+    size_t len;
+    char *text = read_file(own, &len);
+    char *with_bom = malloc(len + 3);
+    memcpy(with_bom, "\xEF\xBB\xBF", 3);
+    memcpy(with_bom + 3, text, len);
+    const char *bom = temp_file("bom.hyps", with_bom, len + 3);
+    free(text);
+    free(with_bom);
+    const char *against_bom[] = {"./translate", "-q", "-c", "en-zh", "-b", "1", "--eval", TINY_TSV,
+                                 "--compare", bom, NULL};
+    r = run_program(against_bom, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "  chrF2 +0.00, 95% interval [+0.00, +0.00], this run higher in 0 of 1000");
+    run_result_free(&r);
 }
 
 /* A file that does not pair line for line with the TSV is refused before
@@ -229,6 +245,7 @@ static void test_compare_refuses_a_file_that_does_not_pair(void **state)
         {"long.hyps", TEXT("a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\no\np\nq\n"),
          ": 17 lines, " TINY_TSV " has 16 sentences (its non-blank lines)"},
         {"nul.hyps", TEXT("a\nb\0c\n"), ":2: NUL byte in line"},
+        {"utf8.hyps", TEXT("a\nb\xff\n"), ":2: not valid UTF-8"},
         {"missing.hyps", NULL, 0, ": cannot open"},
     };
 #undef TEXT

@@ -90,8 +90,11 @@ static const char FAKE_TRANSLATE[] =
     "echo 'translate: x.tsv:3: not translated (scored as empty): invalid UTF-8 at byte 0' >&2\n"
     "exit 1\n";
 
-/* Its references (English first, as in every set). */
-static const char FAKE_SET[] = "I saw Tom in Beijing.\t甲\n"     /* names: no capital counted */
+/* Its references (English first, as in every set), after a blank line,
+ * which --eval skips: the references must skip it too, to pair with the
+ * translations. */
+static const char FAKE_SET[] = "\r\n"
+                               "I saw Tom in Beijing.\t甲\n"     /* names: no capital counted */
                                "He likes apples.\t乙\n"          /* Apples: counted */
                                "Where is the cat? The dog is here.\t丙\n" /* Cat counted, The not */
                                "\"Go home,\" she said. She left.\t丁\n"  /* quote, sentence: not */
@@ -189,6 +192,19 @@ static void test_failures_leave_the_doc_unchanged(void **state)
     const char *bad_beam[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--set", "tests/data/tiny.tsv",
                               "--beams", "1 x", NULL};
     expect_failure(bad_beam, translate, doc, doc_text, 2, "--beams: 'x' is not a number");
+    const char *zero_beam[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--beams", "1 0", NULL};
+    expect_failure(zero_beam, translate, doc, doc_text, 2, "--beams: 0 is not a beam width");
+    /* an empty list ran nothing and wrote an empty table */
+    const char *no_beams[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--beams", " ", NULL};
+    expect_failure(no_beams, translate, doc, doc_text, 2, "--beams needs a list");
+    const char *no_config[] = {"--doc", doc, "--config", "", NULL};
+    expect_failure(no_config, translate, doc, doc_text, 2, "--config needs a file");
+    /* a set translate cannot read: its error quoted, not "cannot read the scores" */
+    const char *no_tab = "no tab here\n";
+    char set[512];
+    snprintf(set, sizeof set, "%s", temp_file("no-tab.tsv", no_tab, strlen(no_tab)));
+    const char *unreadable[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--set", set, "--beams", "1", NULL};
+    expect_failure(unreadable, translate, doc, doc_text, 1, "expected at least 2 tab-separated columns");
 }
 
 int main(void)

@@ -25,8 +25,11 @@
 # OUT (default build/data/back-translated.tsv) is English<TAB>Chinese, one
 # pair a line, in the order of sentences.tsv.  It is written beside OUT and
 # renamed over it only once every line is translated: an interrupted run
-# leaves no partial file.  Exit status: 0 written; 1 translate failed or
-# gave a different number of lines; 2 usage error or a missing input.
+# (Ctrl-C, SIGTERM: translate is stopped too) leaves no partial file.  OUT
+# may not be a folder or one of the run's inputs (sentences.tsv, the
+# config, its weights and vocabularies).  Exit status: 0 written; 1
+# translate failed or gave a different number of lines; 2 usage error or
+# a missing input.
 set -u
 TRANSLATE=${TRANSLATE:-./translate}
 data=${DATA:-../shared/data}
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
                   config=$2; shift 2 ;;
         --model-commit) [ $# -ge 2 ] || { echo "back_translate.sh: --model-commit needs a revision" >&2; exit 2; }
                   commit=$2; shift 2 ;;
-        -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "back_translate.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
         *) out=$1; shift ;;
     esac
@@ -48,9 +51,13 @@ mono=$data/tatoeba-cmn-mono/sentences.tsv
 [ -r "$mono" ] || { echo "back_translate.sh: $mono: not readable (set DATA)" >&2; exit 2; }
 [ -x "$TRANSLATE" ] || { echo "back_translate.sh: $TRANSLATE: not built (make translate)" >&2; exit 2; }
 
+[ -d "$out" ] && { echo "back_translate.sh: $out is a folder: name the file to write" >&2; exit 2; }
+
 scratch=$(mktemp -d) || exit 1
-trap 'rm -rf "$scratch"' EXIT
-trap 'exit 130' INT TERM
+tmp=
+pid=
+trap 'rm -rf "$scratch"; [ -z "$tmp" ] || rm -f "$tmp"' EXIT
+trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; exit 130' INT TERM
 if [ -n "$commit" ]; then
     # The committed config names ../weights/...: rebuild that layout.
     mkdir -p "$scratch/model/configs" "$scratch/model/weights"
@@ -61,25 +68,48 @@ if [ -n "$commit" ]; then
     config=$scratch/model/configs/zh-en.yaml
 fi
 [ -r "$config" ] || { echo "back_translate.sh: $config: not readable" >&2; exit 2; }
+# The files the run reads, which OUT must not replace: the model's are
+# named in the config, relative to its folder.
+inputs="$mono
+$config"
+for key in weights source_vocab target_vocab; do
+    f=$(sed -n "s/^ *$key: *\([^ #]*\).*/\1/p" "$config" | head -n 1)
+    case "$f" in ''|/*) ;; *) f=$(dirname "$config")/$f ;; esac
+    inputs="$inputs
+$f"
+done
+echo "$inputs" | while IFS= read -r f; do
+    if [ -n "$f" ] && [ "$out" -ef "$f" ]; then
+        echo "back_translate.sh: $out would replace $f, an input of this run" >&2
+        exit 2
+    fi
+done || exit 2
 
 mkdir -p "$(dirname "$out")" || exit 1
 cut -f1 "$mono" > "$scratch/zh" || exit 1
 lines=$(wc -l < "$scratch/zh")
 echo "back_translate.sh: translating $lines sentences with $config${commit:+ (from $commit)}..." >&2
 start=$(date +%s)
-if ! "$TRANSLATE" -q -c "$config" < "$scratch/zh" > "$scratch/en"; then
+# In the background, so that a signal reaches this script at once and
+# the trap above stops translate too.
+"$TRANSLATE" -q -c "$config" < "$scratch/zh" > "$scratch/en" &
+pid=$!
+if ! wait "$pid"; then
     echo "back_translate.sh: $TRANSLATE -c $config failed" >&2
     exit 1
 fi
+pid=
 got=$(wc -l < "$scratch/en")
 if [ "$got" -ne "$lines" ]; then
     echo "back_translate.sh: $got translations for $lines sentences" >&2
     exit 1
 fi
 tmp=$(mktemp "$out.XXXXXX") || exit 1
-if ! paste "$scratch/en" "$scratch/zh" > "$tmp" || ! mv "$tmp" "$out"; then
-    rm -f "$tmp"
+# mktemp makes the file 0600: give it the mode a new file gets (umask)
+mode=$(printf '%o' $(( 0666 & ~0$(umask) )))
+if ! paste "$scratch/en" "$scratch/zh" > "$tmp" || ! chmod "$mode" "$tmp" || ! mv "$tmp" "$out"; then
     echo "back_translate.sh: cannot write $out" >&2
     exit 1
 fi
+tmp=
 echo "back_translate.sh: $out: $lines pairs in $(( $(date +%s) - start )) s" >&2

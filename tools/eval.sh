@@ -42,10 +42,10 @@ die() { echo "eval.sh: $2" >&2; exit "$1"; }
 
 while [ $# -gt 0 ]; do
     case $1 in
-    --doc) [ $# -ge 2 ] || die 2 "--doc needs a file"; doc=$2; shift 2 ;;
-    --config) [ $# -ge 2 ] || die 2 "--config needs a file"; configs="$configs $2"; shift 2 ;;
-    --set) [ $# -ge 2 ] || die 2 "--set needs a file"; sets="$sets $2"; shift 2 ;;
-    --beams) [ $# -ge 2 ] || die 2 "--beams needs a list"; beams=$2; shift 2 ;;
+    --doc) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--doc needs a file"; doc=$2; shift 2 ;;
+    --config) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--config needs a file"; configs="$configs $2"; shift 2 ;;
+    --set) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--set needs a file"; sets="$sets $2"; shift 2 ;;
+    --beams) [ $# -ge 2 ] && [ -n "$(echo $2)" ] || die 2 "--beams needs a list"; beams=$2; shift 2 ;;
     *) die 2 "unknown argument '$1' (usage: tools/eval.sh [--doc FILE] [--config YAML]... [--set TSV]... [--beams \"1 4\"])" ;;
     esac
 done
@@ -62,6 +62,7 @@ marks=$(grep -n -x -F -e "$BEGIN_MARK" -e "$END_MARK" "$doc" | cut -d : -f 2- | 
     die 2 "$doc: needs one line '$BEGIN_MARK', then one line '$END_MARK'"
 for b in $beams; do
     case $b in '' | *[!0-9]*) die 2 "--beams: '$b' is not a number" ;; esac
+    [ "$b" -ge 1 ] && [ "$b" -le 64 ] || die 2 "--beams: $b is not a beam width (1 to 64)"
 done
 
 tmp=$(mktemp -d) || die 2 "cannot create a temporary folder"
@@ -144,7 +145,9 @@ for c in $configs; do
         set_name=$(short_name "$s")
         # Sources with an <unk>: decoding does not change them, one greedy pass.
         cut -f "$col" "$s" >"$tmp/src"
-        cut -f "$tcol" "$s" >"$tmp/ref"
+        # the references of the lines --eval reads (it skips blank ones), so
+        # that they pair line for line with its --hyps
+        sed 's/\r$//' "$s" | grep -v '^$' | cut -f "$tcol" >"$tmp/ref"
         run_bg "$TRANSLATE" -c "$c" -b 1 -i "$tmp/src" >"$tmp/unk.out" 2>"$tmp/unk.err"
         # Status 1 is a line that could not be translated: --eval counts it.
         [ "$st" -le 1 ] || run_failed "$name on $set_name (counting <unk>)" "$tmp/unk.err" "$st"
@@ -160,6 +163,8 @@ for c in $configs; do
             # translate prints: PATH: NAME, N sentences: BLEU B  chrF2 C  (HOW; T s, K not translatable)
             line=$(head -n 1 "$tmp/out")
             scores=$(echo "$line" | sed -n 's/.* \([0-9]*\) sentences: BLEU \([0-9.]*\)  chrF2 \([0-9.]*\)  (.*; \([0-9.]*\) s, \([0-9]*\) not translatable).*/\1 \2 \3 \4 \5/p')
+            # (status 1 without scores: the set itself could not be read)
+            [ -n "$scores" ] || [ "$st" -eq 0 ] || run_failed "$what" "$tmp/err" "$st"
             [ -n "$scores" ] || die 1 "$what: cannot read translate's scores in '$line'"
             set -- $scores
             if [ "$tgt" = en ]; then caps=$(mid_capitals "$tmp/hyps" "$tmp/ref"); else caps="–"; fi

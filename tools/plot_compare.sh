@@ -3,10 +3,18 @@
 # experiments that change one setting (docs/attention-questions.md).
 #
 #   sh tools/plot_compare.sh "TITLE" LABEL1 LOG1.csv LABEL2 LOG2.csv ... > OUT.svg
+# A log that cannot be read, or is not a training log (its first line the
+# header train writes), is an error (status 2) with no SVG printed.
 set -eu
+usage='usage: plot_compare.sh "TITLE" LABEL1 LOG1.csv [LABEL2 LOG2.csv ...] > OUT.svg'
+[ $# -ge 3 ] && [ $(( ($# - 1) % 2 )) -eq 0 ] || { echo "$usage" >&2; exit 2; }
 title=$1; shift
 args=""
-while [ $# -ge 2 ]; do args="$args $2"; labels="${labels:-}|$1"; shift 2; done
+while [ $# -ge 2 ]; do
+    head -n 1 "$2" 2>/dev/null | grep -q '^event,step,' ||
+        { echo "plot_compare.sh: $2: not a training log (train's CSV)" >&2; exit 2; }
+    args="$args $2"; labels="${labels:-}|$1"; shift 2
+done
 awk -F, -v title="$title" -v labels="$labels" '
 FNR == 1 { run++; next }
 $1 == "step" && $4 != "nan" { n[run]++; x[run, n[run]] = $2; y[run, n[run]] = $4

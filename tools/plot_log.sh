@@ -4,8 +4,12 @@
 # (right).  Plain awk, so plotting needs nothing but POSIX tools.
 #
 #   sh tools/plot_log.sh weights/en-zh.log.csv "en→zh" > docs/en-zh-training.svg
+# A log that cannot be read, or is not a training log (its first line the
+# header train writes), is an error (status 2) with no SVG printed.
 set -eu
 log=${1:?usage: plot_log.sh LOG.csv [TITLE] > OUT.svg}
+head -n 1 "$log" 2>/dev/null | grep -q '^event,step,' ||
+    { echo "plot_log.sh: $log: not a training log (train's CSV)" >&2; exit 2; }
 title=${2:-$log}
 awk -F, -v title="$title" '
 NR == 1 { next }
