@@ -833,14 +833,12 @@ static int open_log(Run *r)
         r->log = fopen(path, r->opt->resume ? "a" : "w");
     } else {
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            int busy = errno == EWOULDBLOCK;
-            if (busy)
-                fprintf(stderr, "train: %s (the log) is locked by a training run still going: wait "
-                                "for it to end, or train into another file with --out FILE\n", path);
+        /* (a file system without locks, ENOLCK: the run goes on unguarded) */
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            fprintf(stderr, "train: %s (the log) is locked by a training run still going: wait "
+                            "for it to end, or train into another file with --out FILE\n", path);
             close(fd);
-            if (busy) return EXIT_USAGE;
-            fd = -1;
+            return EXIT_USAGE;
         }
         int status = fd >= 0 && fstat(fd, &sb) == 0 ? check_log(r, fd, &sb) : 0;
         if (status) {
