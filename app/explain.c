@@ -217,14 +217,19 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
 
 /* The user's text as typed, but for what would act on the terminal
  * instead of showing: control characters (an escape sequence, a bell) as
- * \\xNN and the bidirectional overrides and isolates (U+202A-U+202E,
- * U+2066-U+2069, which reorder the rest of the line) as \\u{NNNN}. */
+ * \\xNN, the C1 controls (U+0080-U+009F: U+009B starts an escape
+ * sequence too) and the bidirectional overrides and isolates
+ * (U+202A-U+202E, U+2066-U+2069, which reorder the rest of the line) as
+ * \\u{NNNN}.  For the config's name and path too. */
 static void put_visible(FILE *out, const char *text)
 {
     const unsigned char *p = (const unsigned char *)text;
     while (*p) {
         if (*p < 0x20 || *p == 0x7f) {
             fprintf(out, "\\x%02X", *p++);
+        } else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1: U+009B is CSI to xterm */
+            fprintf(out, "\\u{%04X}", p[1]);
+            p += 2;
         } else if (p[0] == 0xE2 && ((p[1] == 0x80 && p[2] >= 0xAA && p[2] <= 0xAE) ||
                                     (p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9))) {
             fprintf(out, "\\u{%04X}", 0x2000 + ((p[1] & 0x3F) << 6) + (p[2] & 0x3F));
@@ -244,8 +249,12 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
         fprintf(out, "NOTE: this model is untrained: its weights are random (seed %llu), so the numbers\n"
                      "show the computation, not a translation.\n\n",
                 (unsigned long long)tr->config.random_seed);
-    fprintf(out, "Model %s (%s): d_model %d, %d heads of d_k %d, %d encoder + %d decoder layers, d_ff %d\n\n",
-            tr->config.name, tr->config.path, D, H, D / H, a->encoder_layers, a->decoder_layers, a->d_ff);
+    fprintf(out, "Model ");
+    put_visible(out, tr->config.name); /* the user's config: text like the sentence's */
+    fprintf(out, " (");
+    put_visible(out, tr->config.path);
+    fprintf(out, "): d_model %d, %d heads of d_k %d, %d encoder + %d decoder layers, d_ff %d\n\n", D, H,
+            D / H, a->encoder_layers, a->decoder_layers, a->d_ff);
 
     /* A teacher-forced pass over the greedy output, keeping every value. */
     Activations acts;

@@ -4,7 +4,9 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void test_seed_walkthrough_shapes(void **state)
 {
@@ -55,13 +57,38 @@ static void test_explain_shows_control_characters(void **state)
 {
     (void)state;
     const char *argv[] = {"./translate", "-q", "-b", "1", "-c", "configs/tiny.yaml", "--explain",
-                          "a\x1b[31mred\x07 b \xe2\x80\xae" "evil", NULL};
+                          "a\x1b[31mred\x07 b \xe2\x80\xae" "evil \xc2\x9b" "2J", NULL};
     RunResult r = run_program(argv, NULL, 0);
     assert_int_equal(r.status, 0);
-    expect_in(r.out, "\"a\\x1B[31mred\\x07 b \\u{202E}evil\"");
+    expect_in(r.out, "\"a\\x1B[31mred\\x07 b \\u{202E}evil \\u{009B}2J\"");
     assert_null(strchr(r.out, '\x1b'));
     assert_null(strchr(r.out, '\x07'));
     assert_null(strstr(r.out, "\xe2\x80\xae"));
+    assert_null(strstr(r.out, "\xc2\x9b")); /* C1 CSI: an escape sequence to xterm */
+    run_result_free(&r);
+
+    /* The config's name is the user's text too. */
+    size_t len;
+    char *yaml = read_file("configs/tiny.yaml", &len), cwd[512], *at;
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char config[700];
+    snprintf(config, sizeof config, "%s/escape.yaml", temp_dir());
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    for (char *line = strtok(yaml, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "name:", 5) == 0) fputs("name: \"t\\e[2Jx\"", f);
+        else if ((at = strstr(line, "../"))) fprintf(f, "%.*s%s/%s", (int)(at - line), line, cwd, at + 3);
+        else fputs(line, f);
+        fputc('\n', f);
+    }
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    const char *named[] = {"./translate", "-q", "-b", "1", "-c", config, "--explain", "a", NULL};
+    r = run_program(named, NULL, 0);
+    if (r.status != 0) print_in_full(&r);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "Model t\\x1B[2Jx (");
+    assert_null(strchr(r.out, '\x1b'));
     run_result_free(&r);
 }
 
