@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -448,6 +450,120 @@ static void test_resume_continues_exactly(void **state)
 /* One torchrun run (its start costs seconds) for two checks: its first
  * step against one process accumulating the same two batches, and its
  * model after 50 steps in ./translate. */
+/* "keep" in a fresh file at `path`. */
+static void write_keep(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("keep\n", f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void expect_kept(const char *path)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text || strcmp(text, "keep\n") != 0) fail_msg("%s was replaced", path);
+    free(text);
+}
+
+/* What train_torch.py refuses before it trains, each in one line with its
+ * status and no traceback: files beside WEIGHTS that are not its own, a
+ * folder as WEIGHTS, an export that is missing, torn or mixed. */
+static void test_train_torch_refuses_before_training(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_TORCH();
+    char config[700], dir[700], other_dir[700];
+    snprintf(config, sizeof config, "%s", write_config("refuse", "  batch_tokens: 60\n"));
+    snprintf(dir, sizeof dir, "%s", path_in("refuse", "export")); /* (path_in's buffers rotate) */
+    export_to(config, dir);
+
+    /* WEIGHTS' YAML, a vocabulary or a checkpoint beside it */
+    const char *beside[] = {"mine.yaml", "mine.src.vocab", "mine.safetensors.ckpt.pt"};
+    for (int i = 0; i < 3; i++) {
+        write_keep(path_in("refuse", beside[i]));
+        const char *args[] = {"-q", "--max-steps", "1", "--out", path_in("refuse", "mine.safetensors"), NULL};
+        char *err = train_torch_status(0, dir, args, 2);
+        expect_in(err, beside[i]);
+        expect_in(err, "exists (written beside");
+        assert_null(strstr(err, "Traceback"));
+        free(err);
+        expect_kept(path_in("refuse", beside[i]));
+        remove(path_in("refuse", beside[i]));
+    }
+    /* a YAML of the user's is never replaced, --overwrite or not */
+    write_keep(path_in("refuse", "mine.yaml"));
+    const char *over[] = {"-q", "--max-steps", "1", "--overwrite", "--out", path_in("refuse", "mine.safetensors"), NULL};
+    char *err = train_torch_status(0, dir, over, 2);
+    expect_in(err, "is not a config train_torch.py wrote");
+    free(err);
+    expect_kept(path_in("refuse", "mine.yaml"));
+    /* a folder */
+    const char *folder[] = {"-q", "--out", path_in("refuse", "export"), NULL};
+    err = train_torch_status(0, dir, folder, 2);
+    expect_in(err, "names a folder");
+    free(err);
+    /* no export: no folder made for it */
+    const char *none[] = {"-q", NULL};
+    err = train_torch_status(0, path_in("refuse", "nothing"), none, 3);
+    expect_in(err, "no export there");
+    free(err);
+    assert_int_not_equal(access(path_in("refuse", "nothing"), F_OK), 0);
+
+    /* another config's vocabulary in the export: found before training */
+    const char *other = write_config("refuse-other", "  batch_tokens: 60\n  target_vocab_size: 500\n");
+    snprintf(other_dir, sizeof other_dir, "%s", path_in("refuse-other", "export"));
+    export_to(other, other_dir);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp %s/target.vocab %s/target.vocab", other_dir, dir);
+    assert_int_equal(system(cmd), 0);
+    const char *args[] = {"-q", "--max-steps", "1", "--out", path_in("refuse", "mixed.safetensors"), NULL};
+    err = train_torch_status(0, dir, args, 3);
+    expect_in(err, "target.vocab: not the vocabulary");
+    assert_null(strstr(err, "Traceback"));
+    free(err);
+    assert_int_not_equal(access(path_in("refuse", "mixed.safetensors"), F_OK), 0);
+    /* a torn data file */
+    export_to(config, dir);
+    snprintf(cmd, sizeof cmd, "head -c 3000 %s/data.safetensors > %s/torn && mv %s/torn %s/data.safetensors", dir,
+             dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    err = train_torch_status(0, dir, args, 3);
+    expect_in(err, "data.safetensors: ");
+    assert_null(strstr(err, "Traceback"));
+    free(err);
+}
+
+/* A full disk at the first checkpoint: status 4 and one line, no
+ * traceback or abort, no temporary left. */
+static void test_train_torch_full_disk_is_status_4(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_TORCH();
+    const char *config = write_config("full", "  batch_tokens: 60\n");
+    const char *dir = path_in("full", "export");
+    export_to(config, dir);
+    struct rlimit old, small = {20000, 20000};
+    getrlimit(RLIMIT_FSIZE, &old);
+    small.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN); /* inherited: the child gets EFBIG, not a signal */
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    const char *argv[] = {PYTHON_WITH_TORCH, "tools/train_torch.py", dir, "-q", "--max-steps", "1", "--out",
+                          path_in("full", "model.safetensors"), NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    setrlimit(RLIMIT_FSIZE, &old); /* before anything can fail */
+    signal(SIGXFSZ, SIG_DFL);
+    if (r.status != 4) print_in_full(&r);
+    assert_int_equal(r.status, 4);
+    expect_in(r.err, "cannot write: File too large");
+    assert_null(strstr(r.err, "Traceback"));
+    run_result_free(&r);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls -a %s | grep -q '\\.tmp$'", path_in("full", NULL));
+    assert_int_not_equal(system(cmd), 0);
+}
+
 static void test_torchrun_two_processes_equal_one_and_translate_runs_the_model(void **state)
 {
     (void)state;
@@ -502,6 +618,8 @@ int main(void)
         cmocka_unit_test(test_export_refuses_a_foreign_folder_and_other_options),
         cmocka_unit_test(test_one_step_matches_the_c_trainer),
         cmocka_unit_test(test_resume_continues_exactly),
+        cmocka_unit_test(test_train_torch_refuses_before_training),
+        cmocka_unit_test(test_train_torch_full_disk_is_status_4),
         cmocka_unit_test(test_torchrun_two_processes_equal_one_and_translate_runs_the_model),
     };
     return cmocka_run_group_tests_name("PyTorch training (train --export, tools/train_torch.py)", tests, NULL, NULL);

@@ -38,13 +38,16 @@ score the result with `./translate -c WEIGHTS.yaml --eval dev.tsv`.
 On CUDA (torch.cuda.is_available()): the device of LOCAL_RANK, NCCL, and
 float16 autocast with a gradient scaler (--no-amp: float32).  Elsewhere:
 the CPU and gloo.  Exit status as train's: 0 done, 2 usage, 3 a missing or
-broken export or checkpoint, 4 a file could not be written.
+broken export or checkpoint, 4 a file could not be written, 130 interrupted
+(SIGINT, SIGTERM: the files of the last checkpoint stay; --resume goes on).
 """
 import argparse
 import contextlib
+import io
 import math
 import os
 import shutil
+import signal
 import struct
 import sys
 import time
@@ -57,7 +60,9 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference  # noqa: E402  (the one definition of the model and the file reader)
 
-EXIT_USAGE, EXIT_DATA, EXIT_WRITE = 2, 3, 4
+EXIT_USAGE, EXIT_DATA, EXIT_WRITE, EXIT_INTERRUPTED = 2, 3, 4, 130
+MAX_ACCUM = 1 << 16
+YAML_FIRST_LINE = "# Written by tools/train_torch.py"
 EXPORT_FORMAT, EXPORT_VERSION = "translate-export", "1"
 CHECKPOINT_FORMAT = "translate-torch-checkpoint-1"
 ARCH_KEYS = ["d_model", "heads", "encoder_layers", "decoder_layers", "d_ff", "activation", "norm",
@@ -98,8 +103,10 @@ def parse_args(argv):
         v = getattr(a, name)
         if v is not None and v < (0 if name == "max_steps" else 1):
             raise Failure(EXIT_USAGE, f"--{name.replace('_', '-')}: expected a positive count, not {v}")
-    if a.learning_rate is not None and not a.learning_rate > 0:
+    if a.learning_rate is not None and not (a.learning_rate > 0 and math.isfinite(a.learning_rate)):
         raise Failure(EXIT_USAGE, f"--learning-rate: expected a positive number, not {a.learning_rate}")
+    if a.accum > MAX_ACCUM:  # each epoch's groups are padded to W x K batches
+        raise Failure(EXIT_USAGE, f"--accum: at most {MAX_ACCUM}, not {a.accum}")
     return a
 
 
@@ -145,28 +152,87 @@ class Part:
         return src, dec, lab
 
 
+def check_part(part, name, path, src_vocab, tgt_vocab):
+    """Every index of `part` inside what it indexes, so that a torn or
+    mixed export is a message here, not an IndexError mid-training."""
+    def starts_ok(start, ids):
+        return len(start) >= 1 and start[0] == 0 and start[-1] == len(ids) and bool((start[1:] >= start[:-1]).all())
+    problems = []
+    if not starts_ok(part.src_start, part.src_ids) or not starts_ok(part.tgt_start, part.tgt_ids):
+        problems.append("the sentences' offsets do not fit their ids")
+    elif len(part.src_start) != len(part.tgt_start):
+        problems.append("sources and targets differ in number")
+    elif not starts_ok(part.first, part.pairs):
+        problems.append("the batches' offsets do not fit their pairs")
+    elif len(part.pairs) and not (0 <= part.pairs.min() and part.pairs.max() < len(part.src_start) - 1):
+        problems.append("a batch names a pair that is not there")
+    else:
+        for ids, size, side in ((part.src_ids, src_vocab, "source"), (part.tgt_ids, tgt_vocab, "target")):
+            if len(ids) and not (0 <= ids.min() and ids.max() < size):
+                problems.append(f"a {side} id is outside init.safetensors's vocabulary of {size}")
+    if problems:
+        raise Failure(EXIT_DATA, f"{path}: {name}: {problems[0]} (a torn or mixed export: export again)")
+
+
+def vocab_hash(path):
+    """tokenizer/vocab.c's vocab_hash: FNV-1a over the tokens (each line's
+    first field) in id order, each with a NUL; a BOM and the '#' comments
+    before the first token are not tokens."""
+    h, first, started = 1469598103934665603, True, False
+    with open(path, "rb") as f:
+        for line in f:
+            if first and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
+            first = False
+            line = line.rstrip(b"\n").rstrip(b"\r")
+            if not started and line.startswith(b"#"):
+                continue
+            started = True
+            for byte in line.split(b"\t", 1)[0] + b"\0":
+                h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 def load_export(d):
     path = os.path.join(d, "data.safetensors")
     if not os.path.isfile(path):
         raise Failure(EXIT_DATA, f"{path}: no export there (write one with ./train --export {d} CONFIG)")
     try:
         t, meta = reference.read_safetensors(path)
-    except (OSError, ValueError, KeyError, struct.error) as e:
+    except (OSError, ValueError, KeyError, RuntimeError, struct.error) as e:
         raise Failure(EXIT_DATA, f"{path}: not a readable export: {e}")
     if meta.get("format") != EXPORT_FORMAT or meta.get("format_version") != EXPORT_VERSION:
         raise Failure(EXIT_DATA, f"{path}: not a version {EXPORT_VERSION} {EXPORT_FORMAT} file")
     init_path = os.path.join(d, "init.safetensors")
     try:
         init, init_meta = reference.read_safetensors(init_path)
-    except (OSError, ValueError, KeyError, struct.error) as e:
+    except (OSError, ValueError, KeyError, RuntimeError, struct.error) as e:
         raise Failure(EXIT_DATA, f"{init_path}: cannot read: {e}")
     if init_meta.get("format") != "translate-model":
         raise Failure(EXIT_DATA, f"{init_path}: not a translate model")
+    # The vocabularies are the ones the model was made with (the C loader
+    # checks the same hashes), found now rather than after training.
+    for side, key in (("source", "source_vocab_hash"), ("target", "target_vocab_hash")):
+        vocab = os.path.join(d, f"{side}.vocab")
+        try:
+            got = f"{vocab_hash(vocab):016x}"
+        except OSError as e:
+            raise Failure(EXIT_DATA, f"{vocab}: cannot read: {e.strerror or e} (a torn export: export again)")
+        if got != init_meta.get(key):
+            raise Failure(EXIT_DATA, f"{vocab}: not the vocabulary {init_path} was made with "
+                                     "(a mixed export: export again)")
     if init_meta["scale_attention"] != "true":
         raise Failure(EXIT_USAGE, f"{init_path}: scale_attention false cannot be trained here "
                                   "(nn.MultiheadAttention always divides by sqrt(d_k))")
-    stops = set(t["source.final_punctuation"].tolist())
-    return Part(t, "train"), Part(t, "dev"), meta, init, init_meta, stops
+    try:
+        parts = [Part(t, name) for name in ("train", "dev")]
+        stops = set(t["source.final_punctuation"].tolist())
+        sizes = [int(init_meta[k]) for k in ("source_vocab_size", "target_vocab_size")]
+    except (KeyError, ValueError, RuntimeError) as e:
+        raise Failure(EXIT_DATA, f"{path}: not a whole export: {e}")
+    for part, name in zip(parts, ("train", "dev")):
+        check_part(part, name, path, *sizes)
+    return parts[0], parts[1], meta, init, init_meta, stops
 
 
 # ---- our weights file -----------------------------------------------------------
@@ -191,6 +257,8 @@ def write_safetensors(path, tensors, meta, f16=False):
 
 
 def atomic_write(path, fill):
+    """fill(f) into a temporary file beside `path`, renamed over it: an
+    error (a full disk) or an interruption removes it, and `path` stays."""
     tmp = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -198,10 +266,12 @@ def atomic_write(path, fill):
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except OSError as e:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise Failure(EXIT_WRITE, f"{path}: cannot write: {e.strerror or e}")
+        if isinstance(e, OSError):
+            raise Failure(EXIT_WRITE, f"{path}: cannot write: {e.strerror or e}")
+        raise
 
 
 def yaml_path(weights):
@@ -224,7 +294,7 @@ def write_model(args, model, init_meta, meta, steps, world):
             os.replace(vocab[side] + ".tmp", vocab[side])
         except OSError as e:
             raise Failure(EXIT_WRITE, f"{vocab[side]}: cannot write: {e.strerror or e}")
-    lines = [f"# Written by tools/train_torch.py from {args.export_dir} ({steps} steps, {world} process"
+    lines = [f"{YAML_FIRST_LINE} from {args.export_dir} ({steps} steps, {world} process"
              f"{'es' if world > 1 else ''}): ./translate -c {yaml}",
              f"name: {meta['name']}", f"source_language: {meta['source_language']}",
              f"target_language: {meta['target_language']}", "", "model:",
@@ -429,7 +499,11 @@ class Run:
                   "epoch": self.epoch, "position": self.position, "group": self.group, "world": self.world,
                   "batches": self.train.count, "data": self.train.digest, "seed": self.seed,
                   "rng": states}
-            atomic_write(self.checkpoint, lambda f: torch.save(ck, f))
+            # Serialised in memory first: torch.save's writer, stopped by a
+            # failed write (a full disk), aborts the process from C++.
+            buf = io.BytesIO()
+            torch.save(ck, buf)
+            atomic_write(self.checkpoint, lambda f: f.write(buf.getbuffer()))
             write_model(self.args, self.model, self.init_meta, self.meta, self.step, self.world)
         if self.world > 1:
             dist.barrier()
@@ -504,13 +578,39 @@ class Run:
         return 0
 
 
+def check_outputs(args):
+    """What this run writes, before it trains: WEIGHTS, and beside it its
+    YAML, its two vocabularies and its checkpoint.  A file there is
+    replaced only with --resume (this run's own) or --overwrite, and a
+    YAML this script did not write (a config of the user's) never."""
+    if args.out.endswith("/") or os.path.isdir(args.out):
+        raise Failure(EXIT_USAGE, f"{args.out} names a folder: --out needs a file name")
+    stem, yaml = yaml_path(args.out)
+    for path in (args.out, yaml, f"{stem}.src.vocab", f"{stem}.tgt.vocab", args.out + ".ckpt.pt"):
+        if os.path.lexists(path) and not (args.resume or args.overwrite):
+            what = "" if path == args.out else f" (written beside {args.out})"
+            raise Failure(EXIT_USAGE, f"{path} exists{what}: train into a new file with --out WEIGHTS, "
+                                      "continue with --resume, or replace it with --overwrite")
+    with contextlib.suppress(OSError):
+        with open(yaml, encoding="utf-8", errors="replace") as f:
+            if not f.readline().startswith(YAML_FIRST_LINE):
+                raise Failure(EXIT_USAGE, f"{yaml} exists and is not a config train_torch.py wrote "
+                                          "(it would be replaced): name another --out")
+
+
+def interrupted(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM as Ctrl-C: the same clean end
+
+
 def main(argv):
+    signal.signal(signal.SIGTERM, interrupted)
     try:
         args = parse_args(argv)
+        if not os.path.isfile(os.path.join(args.export_dir, "data.safetensors")):  # before a folder is made
+            raise Failure(EXIT_DATA, f"{os.path.join(args.export_dir, 'data.safetensors')}: no export there "
+                                     f"(write one with ./train --export {args.export_dir} CONFIG)")
         args.out = args.out or os.path.join(args.export_dir, "model.safetensors")
-        if os.path.exists(args.out) and not (args.resume or args.overwrite):
-            raise Failure(EXIT_USAGE, f"{args.out} exists: train into a new file with --out WEIGHTS, "
-                                      "continue with --resume, or replace it with --overwrite")
+        check_outputs(args)
         # WEIGHTS' folder made and checked now, not at the first checkpoint
         # (other ranks would be left waiting at its barrier)
         out_dir = os.path.dirname(os.path.abspath(args.out))
@@ -531,6 +631,10 @@ def main(argv):
     except Failure as f:
         print(f"train_torch: {f}", file=sys.stderr)
         return f.status
+    except KeyboardInterrupt:
+        print("train_torch: interrupted: the files of the last checkpoint stay (continue with --resume)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":
