@@ -45,7 +45,7 @@ TEST_SRCS = $(wildcard tests/test_*.c)
 TEST_BINS = $(TEST_SRCS:tests/%.c=build/tests/%)
 TEST_LIB  = build/tests/testutil.o
 
-.PHONY: all run test deps install uninstall clean
+.PHONY: all run test deps install uninstall clean distclean
 all: $(PROGRAMS)
 
 $(PROGRAMS): %: build/app/%.o $(LIB_OBJS)
@@ -93,8 +93,20 @@ uninstall:
 	rm -f $(PROGRAMS:%=$(DESTDIR)$(PREFIX)/bin/%)
 	rm -rf $(DESTDIR)$(PREFIX)/share/translate
 
+# What make built goes; what took training stays: the models of
+# configs/experiments/ (build/experiments/, an hour each) and make
+# back-translation's pairs (build/data/back-translated.tsv, minutes).
+# make distclean removes those too.
+KEPT_BY_CLEAN = build/experiments build/data/back-translated.tsv
 clean:
-	rm -rf build $(PROGRAMS)
+	@for f in build/* build/data/*; do \
+	    case " $(KEPT_BY_CLEAN) build/data " in *" $$f "*) ;; *) rm -rf "$$f" ;; esac; \
+	done
+	rm -f $(PROGRAMS)
+	@for f in $(KEPT_BY_CLEAN); do [ ! -e "$$f" ] || echo "make clean: kept $$f (make distclean removes it)"; done
+
+distclean: clean
+	rm -rf build
 
 # ---- the HTML viewer, compiled in (VIEWER_FILES, VIEWER_OBJ: see above) ----
 build/viewer_assets.c: $(VIEWER_FILES) tools/embed.sh
