@@ -99,8 +99,9 @@ uninstall:
 # make distclean removes those too.
 KEPT_BY_CLEAN = build/experiments build/data/back-translated.tsv
 clean:
-	@for f in build/* build/data/*; do \
-	    case " $(KEPT_BY_CLEAN) build/data " in *" $$f "*) ;; *) rm -rf "$$f" ;; esac; \
+	@for f in build/* build/.[!.]* build/data/* build/data/.[!.]*; do \
+	    [ -e "$$f" ] || continue; \
+	    case " $(KEPT_BY_CLEAN) build/data " in *" $$f "*) ;; *) rm -rf "$$f" || exit 1 ;; esac; \
 	done
 	rm -f $(PROGRAMS)
 	@for f in $(KEPT_BY_CLEAN); do [ ! -e "$$f" ] || echo "make clean: kept $$f (make distclean removes it)"; done

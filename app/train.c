@@ -586,6 +586,8 @@ static void new_run_id(char id[CHECKPOINT_RUN_ID_LENGTH + 1])
  * --overwrite says: found before training, not at its first save. */
 static int weights_path_problem(const char *path, Error *err)
 {
+    size_t n = strlen(path);
+    if (n && path[n - 1] == '/') return error_set(err, "%s names a folder: the weights need a file name", path);
     struct stat sb;
     if (stat(path, &sb) == 0)
         return S_ISDIR(sb.st_mode) ? error_set(err, "%s is a folder: name a file for the weights", path) : 0;
@@ -947,15 +949,23 @@ static int start(Run *r)
         fprintf(stderr, "train: resuming from %s: epoch %d, batch %d, step %ld\n", t->checkpoint_path,
                 r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
         r->elapsed_before = r->progress.elapsed;
+        /* The model is written only when an evaluation beats the best so
+         * far; if the one that did is gone, the next evaluation writes one,
+         * or the run could end naming a file that is not there. */
+        if (r->progress.best_bleu >= 0 && access(r->cfg.weights_path, F_OK) != 0 && errno == ENOENT) {
+            fprintf(stderr, "train: %s: the model written at dev BLEU %.2f is gone: the next evaluation "
+                            "writes one, whatever its score\n", r->cfg.weights_path, r->progress.best_bleu);
+            r->progress.best_bleu = -1.0;
+        }
     } else if (exists) {
-        fprintf(stderr, "train: %s exists: continue with --resume, or delete it to start over\n",
-                t->checkpoint_path);
+        fprintf(stderr, "train: %s exists: continue with --resume, or delete it and the log (%s) to "
+                        "start over\n", t->checkpoint_path, t->log_path);
         return EXIT_USAGE;
     }
     r->progress.plan = r->plan; /* what the checkpoints from here on record */
     if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
     Error err = {{0}};
-    if (weights_path_problem(r->cfg.weights_path, &err) || (!r->opt->overwrite && weights_not_ours(r, &err))) {
+    if (!r->opt->overwrite && weights_not_ours(r, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }
@@ -1162,9 +1172,10 @@ int main(int argc, char **argv)
         sprintf(t->checkpoint_path, "%s.ckpt", opt.out_path);
         sprintf(t->log_path, "%s.log.csv", opt.out_path);
     }
-    size_t wlen = strlen(r.cfg.weights_path);
-    if (r.cfg.has_train && wlen && r.cfg.weights_path[wlen - 1] == '/') {
-        fprintf(stderr, "train: %s names a folder: the weights need a file name\n", r.cfg.weights_path);
+    /* Whatever --overwrite says, and before a folder is made for it. */
+    if (r.cfg.has_train && !opt.vocab_only && !opt.recase && !opt.export_dir &&
+        weights_path_problem(r.cfg.weights_path, &err)) {
+        fprintf(stderr, "train: %s\n", err.message);
         config_free(&r.cfg);
         return EXIT_USAGE;
     }
@@ -1195,14 +1206,6 @@ int main(int argc, char **argv)
         r.run_start = util_now();
         status = train_loop(&r);
         if (!status) status = close_log(&r);
-        if (!status && access(r.cfg.weights_path, F_OK) != 0) {
-            /* A resumed run writes the model only when it beats the best
-             * dev BLEU of the run it continues, whose file was there. */
-            fprintf(stderr, "train: %s: the model is missing: it was written when dev BLEU reached "
-                            "%.2f and has been removed since, and no evaluation of this run beat that\n",
-                    r.cfg.weights_path, r.progress.best_bleu);
-            status = EXIT_DATA;
-        }
         if (!status)
             fprintf(stderr, "train: done: %ld steps, %.0f s (wall clock, evaluations included), "
                             "%.0f tokens/s, best dev BLEU %.2f; model in %s\n",

@@ -752,7 +752,7 @@ static ExitStatus worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }
  * client that sends one line and waits for one reply must get it, the
  * empty line of a failed input too.  A failed file's error is reported by
  * its commit (finish_output).  Marks the session stopped when it has. */
-static bool output_failed(Session *s, FILE *logits)
+static bool stop_if_output_failed(Session *s, FILE *logits)
 {
     bool failed = s->out == stdout ? stdout_failed() : fflush(s->out) != 0 || ferror(s->out);
     if (!failed && logits && logits != stdout) failed = fflush(logits) != 0 || ferror(logits);
@@ -889,7 +889,7 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
             buf[i] = NULL;
         }
         first += n;
-        if (output_failed(s, NULL)) {
+        if (stop_if_output_failed(s, NULL)) {
             result = worse(result, EXIT_WRITE);
             break;
         }
@@ -909,7 +909,7 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
     if (!in) {
         for (int i = 0; i < n_texts; i++) {
             result = worse(result, translate_one(s, texts[i], strlen(texts[i]), i + 1, logits));
-            if (output_failed(s, logits)) return worse(result, EXIT_WRITE);
+            if (stop_if_output_failed(s, logits)) return worse(result, EXIT_WRITE);
         }
         return result;
     }
@@ -933,7 +933,7 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
         } else {
             result = worse(result, translate_one(s, buf, (size_t)n, line, logits));
         }
-        if (output_failed(s, logits)) {
+        if (stop_if_output_failed(s, logits)) {
             result = worse(result, EXIT_WRITE);
             break;
         }

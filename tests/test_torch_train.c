@@ -447,9 +447,6 @@ static void test_resume_continues_exactly(void **state)
     free(err);
 }
 
-/* One torchrun run (its start costs seconds) for two checks: its first
- * step against one process accumulating the same two batches, and its
- * model after 50 steps in ./translate. */
 /* "keep" in a fresh file at `path`. */
 static void write_keep(const char *path)
 {
@@ -564,6 +561,9 @@ static void test_train_torch_full_disk_is_status_4(void **state)
     assert_int_not_equal(system(cmd), 0);
 }
 
+/* One torchrun run (its start costs seconds) for two checks: its first
+ * step against one process accumulating the same two batches, and its
+ * model after 50 steps in ./translate. */
 static void test_torchrun_two_processes_equal_one_and_translate_runs_the_model(void **state)
 {
     (void)state;

@@ -78,7 +78,7 @@ for key in weights source_vocab target_vocab; do
     inputs="$inputs
 $f"
 done
-echo "$inputs" | while IFS= read -r f; do
+printf '%s\n' "$inputs" | while IFS= read -r f; do
     if [ -n "$f" ] && [ "$out" -ef "$f" ]; then
         echo "back_translate.sh: $out would replace $f, an input of this run" >&2
         exit 2

@@ -45,7 +45,9 @@ while [ $# -gt 0 ]; do
     --doc) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--doc needs a file"; doc=$2; shift 2 ;;
     --config) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--config needs a file"; configs="$configs $2"; shift 2 ;;
     --set) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--set needs a file"; sets="$sets $2"; shift 2 ;;
-    --beams) [ $# -ge 2 ] && [ -n "$(echo $2)" ] || die 2 "--beams needs a list"; beams=$2; shift 2 ;;
+    --beams) [ $# -ge 2 ] || die 2 "--beams needs a list"
+             case $2 in *[!' ']*) ;; *) die 2 "--beams needs a list" ;; esac # (not only spaces)
+             beams=$2; shift 2 ;;
     *) die 2 "unknown argument '$1' (usage: tools/eval.sh [--doc FILE] [--config YAML]... [--set TSV]... [--beams \"1 4\"])" ;;
     esac
 done
@@ -147,7 +149,7 @@ for c in $configs; do
         cut -f "$col" "$s" >"$tmp/src"
         # the references of the lines --eval reads (it skips blank ones), so
         # that they pair line for line with its --hyps
-        sed 's/\r$//' "$s" | grep -v '^$' | cut -f "$tcol" >"$tmp/ref"
+        awk '{ sub(/\r$/, "") } $0 != ""' "$s" | cut -f "$tcol" >"$tmp/ref"
         run_bg "$TRANSLATE" -c "$c" -b 1 -i "$tmp/src" >"$tmp/unk.out" 2>"$tmp/unk.err"
         # Status 1 is a line that could not be translated: --eval counts it.
         [ "$st" -le 1 ] || run_failed "$name on $set_name (counting <unk>)" "$tmp/unk.err" "$st"

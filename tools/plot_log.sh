@@ -7,7 +7,8 @@
 # A log that cannot be read, or is not a training log (its first line the
 # header train writes), is an error (status 2) with no SVG printed.
 set -eu
-log=${1:?usage: plot_log.sh LOG.csv [TITLE] > OUT.svg}
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: plot_log.sh LOG.csv [TITLE] > OUT.svg" >&2; exit 2; }
+log=$1
 head -n 1 "$log" 2>/dev/null | grep -q '^event,step,' ||
     { echo "plot_log.sh: $log: not a training log (train's CSV)" >&2; exit 2; }
 title=${2:-$log}

@@ -193,10 +193,19 @@ def vocab_hash(path):
     return h
 
 
-def load_export(d):
+EXPORT_FILES = ("data.safetensors", "init.safetensors", "source.vocab", "target.vocab")
+
+
+def export_data_path(d):
+    """DIR/data.safetensors, or a Failure: the first thing looked at."""
     path = os.path.join(d, "data.safetensors")
     if not os.path.isfile(path):
         raise Failure(EXIT_DATA, f"{path}: no export there (write one with ./train --export {d} CONFIG)")
+    return path
+
+
+def load_export(d):
+    path = export_data_path(d)
     try:
         t, meta = reference.read_safetensors(path)
     except (OSError, ValueError, KeyError, RuntimeError, struct.error) as e:
@@ -289,11 +298,12 @@ def write_model(args, model, init_meta, meta, steps, world):
     vocab = {}
     for side, name in (("source", "src"), ("target", "tgt")):
         vocab[side] = f"{stem}.{name}.vocab"
+        source = os.path.join(args.export_dir, f"{side}.vocab")
         try:
-            shutil.copyfile(os.path.join(args.export_dir, f"{side}.vocab"), vocab[side] + ".tmp")
-            os.replace(vocab[side] + ".tmp", vocab[side])
-        except OSError as e:
-            raise Failure(EXIT_WRITE, f"{vocab[side]}: cannot write: {e.strerror or e}")
+            with open(source, "rb") as src:
+                atomic_write(vocab[side], lambda f: shutil.copyfileobj(src, f))
+        except OSError as e:  # (reading it: load_export read it whole before training)
+            raise Failure(EXIT_DATA, f"{source}: cannot read: {e.strerror or e}")
     lines = [f"{YAML_FIRST_LINE} from {args.export_dir} ({steps} steps, {world} process"
              f"{'es' if world > 1 else ''}): ./translate -c {yaml}",
              f"name: {meta['name']}", f"source_language: {meta['source_language']}",
@@ -586,7 +596,14 @@ def check_outputs(args):
     if args.out.endswith("/") or os.path.isdir(args.out):
         raise Failure(EXIT_USAGE, f"{args.out} names a folder: --out needs a file name")
     stem, yaml = yaml_path(args.out)
-    for path in (args.out, yaml, f"{stem}.src.vocab", f"{stem}.tgt.vocab", args.out + ".ckpt.pt"):
+    outputs = (args.out, yaml, f"{stem}.src.vocab", f"{stem}.tgt.vocab", args.out + ".ckpt.pt")
+    for path in outputs:  # never the export this run reads, --overwrite or not
+        for name in EXPORT_FILES:
+            read = os.path.join(args.export_dir, name)
+            if os.path.exists(path) and os.path.exists(read) and os.path.samefile(path, read):
+                raise Failure(EXIT_USAGE, f"{path} would replace {read}, an input of this run: "
+                                          "name another --out")
+    for path in outputs:
         if os.path.lexists(path) and not (args.resume or args.overwrite):
             what = "" if path == args.out else f" (written beside {args.out})"
             raise Failure(EXIT_USAGE, f"{path} exists{what}: train into a new file with --out WEIGHTS, "
@@ -606,9 +623,7 @@ def main(argv):
     signal.signal(signal.SIGTERM, interrupted)
     try:
         args = parse_args(argv)
-        if not os.path.isfile(os.path.join(args.export_dir, "data.safetensors")):  # before a folder is made
-            raise Failure(EXIT_DATA, f"{os.path.join(args.export_dir, 'data.safetensors')}: no export there "
-                                     f"(write one with ./train --export {args.export_dir} CONFIG)")
+        export_data_path(args.export_dir)  # before a folder is made for WEIGHTS in it
         args.out = args.out or os.path.join(args.export_dir, "model.safetensors")
         check_outputs(args)
         # WEIGHTS' folder made and checked now, not at the first checkpoint
