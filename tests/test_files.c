@@ -100,14 +100,6 @@ static bool temp_left_for(const char *name)
     return found;
 }
 
-static void expect_file_is(const char *path, const char *contents)
-{
-    char *text = read_file(path, NULL);
-    if (!text || strcmp(text, contents) != 0)
-        fail_msg("%s: expected '%s', found '%s'", path, contents, text ? text : "(missing)");
-    free(text);
-}
-
 /* ---- output files: FIFOs, devices, links ------------------------------------ */
 
 /* A child that reads the FIFO to its end into `copy`; killed after 10 s. */

@@ -447,23 +447,6 @@ static void test_resume_continues_exactly(void **state)
     free(err);
 }
 
-/* "keep" in a fresh file at `path`. */
-static void write_keep(const char *path)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("keep\n", f);
-    assert_int_equal(fclose(f), 0);
-}
-
-static void expect_kept(const char *path)
-{
-    size_t len;
-    char *text = read_file(path, &len);
-    if (!text || strcmp(text, "keep\n") != 0) fail_msg("%s was replaced", path);
-    free(text);
-}
-
 /* What train_torch.py refuses before it trains, each in one line with its
  * status and no traceback: files beside WEIGHTS that are not its own, a
  * folder as WEIGHTS, an export that is missing, torn or mixed. */
@@ -479,23 +462,23 @@ static void test_train_torch_refuses_before_training(void **state)
     /* WEIGHTS' YAML, a vocabulary or a checkpoint beside it */
     const char *beside[] = {"mine.yaml", "mine.src.vocab", "mine.safetensors.ckpt.pt"};
     for (int i = 0; i < 3; i++) {
-        write_keep(path_in("refuse", beside[i]));
+        write_text(path_in("refuse", beside[i]), "keep\n");
         const char *args[] = {"-q", "--max-steps", "1", "--out", path_in("refuse", "mine.safetensors"), NULL};
         char *err = train_torch_status(0, dir, args, 2);
         expect_in(err, beside[i]);
         expect_in(err, "exists (written beside");
         assert_null(strstr(err, "Traceback"));
         free(err);
-        expect_kept(path_in("refuse", beside[i]));
+        expect_file_is(path_in("refuse", beside[i]), "keep\n");
         remove(path_in("refuse", beside[i]));
     }
     /* a YAML of the user's is never replaced, --overwrite or not */
-    write_keep(path_in("refuse", "mine.yaml"));
+    write_text(path_in("refuse", "mine.yaml"), "keep\n");
     const char *over[] = {"-q", "--max-steps", "1", "--overwrite", "--out", path_in("refuse", "mine.safetensors"), NULL};
     char *err = train_torch_status(0, dir, over, 2);
     expect_in(err, "is not a config train_torch.py wrote");
     free(err);
-    expect_kept(path_in("refuse", "mine.yaml"));
+    expect_file_is(path_in("refuse", "mine.yaml"), "keep\n");
     /* a folder */
     const char *folder[] = {"-q", "--out", path_in("refuse", "export"), NULL};
     err = train_torch_status(0, dir, folder, 2);

@@ -461,24 +461,6 @@ static void test_vocab_keeps_existing_vocabularies(void **state)
     free(before);
 }
 
-/* "precious" in a fresh file: a model someone keeps, named by mistake. */
-static void write_precious(const char *path)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs("precious", f);
-    assert_int_equal(fclose(f), 0);
-}
-
-static void expect_precious(const char *path)
-{
-    size_t len;
-    char *now = read_file(path, &len);
-    assert_non_null(now);
-    if (len != 8 || memcmp(now, "precious", 8) != 0) fail_msg("%s was replaced", path);
-    free(now);
-}
-
 /* The log is written in place, so it is checked: a file that is not a
  * training log is never replaced, whatever --overwrite says; an earlier
  * run's log only with --overwrite. */
@@ -487,12 +469,12 @@ static void test_the_log_replaces_only_a_log(void **state)
     (void)state;
     const char *config = write_config("log-guard", "  epochs: 1\n  log: kept.safetensors\n");
     const char *kept = in_dir("log-guard", "kept.safetensors");
-    write_precious(kept);
+    write_text(kept, "precious"); /* a model someone keeps, named by mistake */
     for (int overwrite = 0; overwrite < 2; overwrite++) {
         char *err = run_train_args(config, (const char *[]){overwrite ? "--overwrite" : NULL, NULL}, 2);
         expect_in(err, "kept.safetensors (the log) exists and is not a training log");
         free(err);
-        expect_precious(kept);
+        expect_file_is(kept, "precious");
         assert_false(file_exists(in_dir("log-guard", "model.safetensors")));
     }
     /* an earlier run's log, its model and checkpoint deleted */
@@ -540,11 +522,11 @@ static void test_vocab_building_refuses_what_it_would_destroy(void **state)
     config = write_config("vocab-not-one", "  epochs: 1\n");
     replace_config_line(config, "  source_vocab:", "  source_vocab: kept.safetensors\n");
     const char *kept = in_dir("vocab-not-one", "kept.safetensors");
-    write_precious(kept);
+    write_text(kept, "precious"); /* a model someone keeps, named by mistake */
     err = run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 2);
     expect_in(err, "kept.safetensors exists and is not a vocabulary");
     free(err);
-    expect_precious(kept);
+    expect_file_is(kept, "precious");
 }
 
 /* A resumed run writes the model only when it beats the best dev BLEU so

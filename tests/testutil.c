@@ -176,6 +176,20 @@ const char *temp_file(const char *name, const void *data, size_t len)
     return path;
 }
 
+void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) fail_msg("%s: cannot write it", path);
+}
+
+void expect_file_is(const char *path, const char *text)
+{
+    char *now = read_file(path, NULL);
+    if (!now || strcmp(now, text) != 0)
+        fail_msg("%s: expected '%s', found '%s'", path, text, now ? now : "(missing)");
+    free(now);
+}
+
 char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

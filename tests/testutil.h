@@ -55,6 +55,13 @@ void expect_in(const char *haystack, const char *needle);
 /* Read a whole file (NULL if unreadable); *len receives its size. */
 char *read_file(const char *path, size_t *len);
 
+/* Write `text` to `path` (replacing it), failing the test if it cannot. */
+void write_text(const char *path, const char *text);
+
+/* Fail the test unless the file at `path` holds exactly `text`: a file a
+ * run must have left as it was. */
+void expect_file_is(const char *path, const char *text);
+
 /* Skip the running test, saying why: prints "skipped [TAG]: REASON" (a
  * printf format) and calls cmocka's skip().  tests/run_tests.sh lists
  * every skip with its reason, and counts it as a failure when TAG is in
