@@ -86,8 +86,8 @@ static void usage(FILE *out)
             "\n"
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
             "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
-            "      --overwrite   replace a weights file (and a log) that this training run did not\n"
-            "                    write; with --vocab, vocabulary files that exist\n"
+            "      --overwrite   replace a weights file that this training run did not write;\n"
+            "                    with --vocab, vocabulary files that exist\n"
             "      --init WEIGHTS  start from these weights (a model of this config's architecture\n"
             "                    and vocabularies) instead of random ones: fine-tuning; the\n"
             "                    learning rate warms up again and the optimizer starts afresh\n"
@@ -798,9 +798,11 @@ static const char LOG_HEADER[] =
 /* May this run write its log over the regular file open at `fd`?  Unlike
  * the other outputs, the log is written in place, line by line, so it is
  * checked here: a file that is not a training log (a model or a vocabulary
- * named as the log by mistake) never, whatever --overwrite says; an
- * earlier run's log on a new run only with --overwrite, as its weights.
- * 0, or EXIT_USAGE with the message printed. */
+ * named as the log by mistake) never, whatever --overwrite says.  An
+ * earlier run's log may go: a new run gets here only when that run's
+ * checkpoint and model are not there (start() has refused them), as
+ * after a run killed before its first checkpoint.  0, or EXIT_USAGE with
+ * the message printed. */
 static int check_log(const Run *r, int fd, const struct stat *sb)
 {
     const char *path = r->cfg.train.log_path;
@@ -811,11 +813,6 @@ static int check_log(const Run *r, int fd, const struct stat *sb)
     if (!a_log) {
         fprintf(stderr, "train: %s (the log) exists and is not a training log: name another file "
                         "for train.log (or train into a new file with --out FILE)\n", path);
-        return EXIT_USAGE;
-    }
-    if (!r->opt->resume && !r->opt->overwrite) {
-        fprintf(stderr, "train: %s (the log) exists, an earlier run's: train into a new file with "
-                        "--out FILE, delete it, or replace it with --overwrite\n", path);
         return EXIT_USAGE;
     }
     return 0;
@@ -958,8 +955,8 @@ static int start(Run *r)
             r->progress.best_bleu = -1.0;
         }
     } else if (exists) {
-        fprintf(stderr, "train: %s exists: continue with --resume, or delete it and the log (%s) to "
-                        "start over\n", t->checkpoint_path, t->log_path);
+        fprintf(stderr, "train: %s exists: continue with --resume, or delete it to start over\n",
+                t->checkpoint_path);
         return EXIT_USAGE;
     }
     r->progress.plan = r->plan; /* what the checkpoints from here on record */
