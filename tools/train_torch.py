@@ -157,21 +157,23 @@ def check_part(part, name, path, src_vocab, tgt_vocab):
     mixed export is a message here, not an IndexError mid-training."""
     def starts_ok(start, ids):
         return len(start) >= 1 and start[0] == 0 and start[-1] == len(ids) and bool((start[1:] >= start[:-1]).all())
-    problems = []
+    def in_range(ids, size):
+        return not len(ids) or (0 <= ids.min() and ids.max() < size)
+    problem = None
     if not starts_ok(part.src_start, part.src_ids) or not starts_ok(part.tgt_start, part.tgt_ids):
-        problems.append("the sentences' offsets do not fit their ids")
+        problem = "the sentences' offsets do not fit their ids"
     elif len(part.src_start) != len(part.tgt_start):
-        problems.append("sources and targets differ in number")
+        problem = "sources and targets differ in number"
     elif not starts_ok(part.first, part.pairs):
-        problems.append("the batches' offsets do not fit their pairs")
-    elif len(part.pairs) and not (0 <= part.pairs.min() and part.pairs.max() < len(part.src_start) - 1):
-        problems.append("a batch names a pair that is not there")
-    else:
-        for ids, size, side in ((part.src_ids, src_vocab, "source"), (part.tgt_ids, tgt_vocab, "target")):
-            if len(ids) and not (0 <= ids.min() and ids.max() < size):
-                problems.append(f"a {side} id is outside init.safetensors's vocabulary of {size}")
-    if problems:
-        raise Failure(EXIT_DATA, f"{path}: {name}: {problems[0]} (a torn or mixed export: export again)")
+        problem = "the batches' offsets do not fit their pairs"
+    elif not in_range(part.pairs, len(part.src_start) - 1):
+        problem = "a batch names a pair that is not there"
+    elif not in_range(part.src_ids, src_vocab):
+        problem = f"a source id is outside init.safetensors's vocabulary of {src_vocab}"
+    elif not in_range(part.tgt_ids, tgt_vocab):
+        problem = f"a target id is outside init.safetensors's vocabulary of {tgt_vocab}"
+    if problem:
+        raise Failure(EXIT_DATA, f"{path}: {name}: {problem} (a torn or mixed export: export again)")
 
 
 def vocab_hash(path):
