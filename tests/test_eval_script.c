@@ -192,7 +192,8 @@ static void test_failures_leave_the_doc_unchanged(void **state)
     const char *bad_beam[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--set", "tests/data/tiny.tsv",
                               "--beams", "1 x", NULL};
     expect_failure(bad_beam, translate, doc, doc_text, 2, "--beams: 'x' is not a number");
-    const char *zero_beam[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--beams", "1 0", NULL};
+    const char *zero_beam[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--set", "tests/data/tiny.tsv",
+                               "--beams", "1 0", NULL};
     expect_failure(zero_beam, translate, doc, doc_text, 2, "--beams: 0 is not a beam width");
     /* an empty list ran nothing and wrote an empty table */
     const char *no_beams[] = {"--doc", doc, "--config", "configs/tiny.yaml", "--beams", " ", NULL};
