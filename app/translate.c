@@ -640,6 +640,12 @@ static ExitStatus check_outputs_early(const Session *s)
  * Prints the error. */
 static ExitStatus finish_output(OutputFile *out, int refused, bool stopped, Error *err)
 {
+    /* "-" writes through standard output's descriptor: when that failed,
+     * stdout_failed has said so, and the same error twice is noise. */
+    if (!refused && output_file_is_stdout(out) && ferror(output_file_stream(out)) && stdout_failed()) {
+        output_file_abort(out);
+        return EXIT_WRITE;
+    }
     if (stopped && !refused && !ferror(output_file_stream(out))) {
         output_file_abort(out);
         return EXIT_OK;

@@ -213,6 +213,11 @@ FILE *output_file_stream(OutputFile *out)
     return out->f;
 }
 
+bool output_file_is_stdout(const OutputFile *out)
+{
+    return out->is_stdout;
+}
+
 int output_file_commit(OutputFile *o, Error *err)
 {
     ASSERT(o);

@@ -29,6 +29,7 @@
 #ifndef TRANSLATE_OUTPUT_FILE_H
 #define TRANSLATE_OUTPUT_FILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "error.h"
@@ -45,6 +46,8 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err);
  * and reported by commit, so callers need not check each call — but may
  * stop early when ferror() says the stream failed. */
 FILE *output_file_stream(OutputFile *out);
+/* Was it opened as "-" (OUTPUT_FILE_DASH): standard output's descriptor? */
+bool output_file_is_stdout(const OutputFile *out);
 /* Finish: 0, or -1 with "PATH: cannot write: reason" if any write, the
  * flush, fsync, close or rename failed (the old target is then intact). */
 int output_file_commit(OutputFile *out, Error *err);

@@ -106,6 +106,11 @@ static const char *const stdout_writers[][9] = {
     {"-q", "-c", TINY, "--explain", "How are you?", NULL},
     {"-q", "-c", TINY, "--show", "cross", "How are you?", NULL},
     {"-q", "-c", TINY, "--eval", "tests/data/tiny.tsv", NULL},
+    {"-q", "-c", TINY, "-o", "-", "How are you?", NULL},
+    /* "-" is stdout's descriptor, its failure said once; logits longer
+     * than the stream's buffer, so that they fail before the translation */
+    {"-q", "-c", TINY, "--logits", "-",
+     "How are you? How are you? How are you? How are you? How are you? How are you?", NULL},
     {"--help", NULL},
     {"--version", NULL},
 };
