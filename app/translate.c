@@ -500,6 +500,7 @@ typedef struct {
     OutputFile *out_file;     /* -o FILE (not "-") */
     bool stopped;             /* translating stopped before the input's end (an output
                                  or standard input failed): no output file is replaced */
+    bool reads_stdin;         /* the lines come from standard input (< FILE, -i -) */
 } Session;
 
 /* The model for this text, or NULL with *status/err set. */
@@ -597,9 +598,21 @@ static int check_not_an_input(const char *option, const char *path, const char *
     return 0;
 }
 
+/* Is `path` the file standard input reads (`< FILE`), which has no name
+ * to compare? */
+static bool is_standard_input(const char *path)
+{
+    struct stat in, out;
+    return fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) && stat(path, &out) == 0 &&
+           in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}
+
 /* The same for every file a session has read. */
 static int check_session_inputs(const Session *s, const char *option, const char *path, Error *err)
 {
+    if (s->reads_stdin && path && !cli_written_directly(path) && is_standard_input(path))
+        return error_set(err, "%s: %s would overwrite standard input, an input of this run", path,
+                         option);
     const char *inputs[9];
     size_t n = 0;
     if (s->opt->input_path) inputs[n++] = s->opt->input_path;
@@ -1177,19 +1190,27 @@ static ExitStatus session_start(Session *s)
 
 /* Where the lines come from: -i FILE, -i - or a lone TEXT '-' (stdin), no
  * TEXT (stdin), or the TEXT arguments (NULL).  *in_name names it. */
+/* Do the lines come from standard input: -i -, or no -i and no sentence
+ * but "-"? */
+static bool reads_standard_input(const Options *opt, int n_texts, char **texts)
+{
+    if (opt->input_path) return strcmp(opt->input_path, "-") == 0;
+    return n_texts == 0 || (n_texts == 1 && strcmp(texts[0], "-") == 0);
+}
+
 static ExitStatus open_input(const Options *opt, int n_texts, char **texts, FILE **in,
                              const char **in_name)
 {
     *in = NULL;
     *in_name = "standard input";
-    if (opt->input_path && strcmp(opt->input_path, "-") != 0) {
+    if (reads_standard_input(opt, n_texts, texts)) {
+        *in = stdin;
+    } else if (opt->input_path) {
         if (!(*in = fopen(opt->input_path, "r"))) {
             fprintf(stderr, "translate: %s: cannot open: %s\n", opt->input_path, strerror(errno));
             return EXIT_INPUT;
         }
         *in_name = opt->input_path;
-    } else if (opt->input_path || n_texts == 0 || (n_texts == 1 && strcmp(texts[0], "-") == 0)) {
-        *in = stdin;
     }
     return EXIT_OK;
 }
@@ -1241,6 +1262,7 @@ int main(int argc, char **argv)
     char **texts = argv + optind;
     FILE *in = NULL;
     const char *in_name;
+    s.reads_stdin = reads_standard_input(&opt, n_texts, texts);
     ExitStatus status = session_start(&s);
     if (status == EXIT_OK) status = check_outputs_early(&s);
     if (status == EXIT_OK) status = open_input(&opt, n_texts, texts, &in, &in_name);

@@ -279,6 +279,32 @@ static void test_failed_logits_write_stops_and_keeps_the_output_file(void **stat
     run_result_free(&r);
 }
 
+/* Standard input read from a file (`< FILE`, `-i -`) is an input of the
+ * run like -i FILE: no output may replace it (the translations of a file
+ * written over the file itself). */
+static void test_an_output_never_replaces_the_file_on_stdin(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    const char *text = "How are you?\n";
+    const char *path = temp_file("on-stdin.txt", text, strlen(text));
+    const char *options[][2] = {{"-o", NULL}, {"--logits", NULL}, {"--attention", NULL},
+                                {"--html", NULL}, {"-o", "-i"}};
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
+        const char *argv[] = {"./translate", "-q", "-c", TINY, options[i][0], path,
+                              options[i][1], options[i][1] ? "-" : NULL, NULL};
+        int in = open_or_die(path, O_RDONLY), out = open_or_die("/dev/null", O_WRONLY);
+        RunResult r = run_with(argv, in, out, 0);
+        close(in);
+        close(out);
+        if (r.status != 4) fail_msg("%s FILE < FILE: status %d, stderr: %s", options[i][0], r.status, r.err);
+        expect_in(r.err, "would overwrite standard input");
+        assert_int_equal(count_lines(r.err), 1);
+        expect_file_is(path, text);
+        run_result_free(&r);
+    }
+}
+
 /* Standard input that cannot be read: -o keeps its old contents, in
  * maxi-batches and one line at a time. */
 static void test_unreadable_stdin_keeps_the_output_file(void **state)
@@ -656,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_outputs_stay_as_they_were_when_stdout_fails),
         cmocka_unit_test(test_failed_logits_write_stops_and_keeps_the_output_file),
         cmocka_unit_test(test_unreadable_stdin_keeps_the_output_file),
+        cmocka_unit_test(test_an_output_never_replaces_the_file_on_stdin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
