@@ -720,6 +720,18 @@ static Translator *encode_line(Session *s, const char *text, size_t len, int lin
     return tr;
 }
 
+/* A translation that stopped at the length limit rather than at </s> may
+ * be cut short (an input under max_len tokens can still need more than
+ * max_len in the other language): said, or the user takes it for whole. */
+static void note_cut_short(const Session *s, const Translator *tr, int line, int steps)
+{
+    if (!s->opt->quiet)
+        fprintf(stderr, "translate: line %d: note: the translation stopped at the length limit (%d tokens%s): "
+                "it may be cut short\n", line, steps,
+                steps == tr->config.arch.max_len ? ", the model's max_len"
+                                                 : ": the config's max_output_ratio x source tokens + max_output_extra");
+}
+
 /* Translate one line; prints the translation (or an empty line) and returns
  * a status.  `line` numbers messages (1-based). */
 static ExitStatus translate_one(Session *s, const char *text, size_t len, int line, FILE *logits)
@@ -751,6 +763,7 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
         explain_show(s->out, tr, &t[0], s->opt->show, s->out == stdout && isatty(1), explain_terminal_width());
     if (s->opt->explain || s->opt->show.kind != SHOW_NONE) fprintf(s->out, "translation: ");
     print_translations(s->out, s->opt, tr, line - 1, t, texts, scores, n);
+    if (!t[0].finished) note_cut_short(s, tr, line, t[0].steps);
     if (logits && t[0].logits)
         fwrite(t[0].logits, sizeof(float), (size_t)t[0].steps * tr->config.arch.tgt_vocab, logits);
     if (s->attention[which])
@@ -799,6 +812,7 @@ typedef struct {
     SourceIds src;
     ExitStatus status;
     char *text;             /* the translation (malloc'd), or NULL */
+    bool cut;               /* it stopped at the length limit */
     Error err;              /* when translating it failed */
 } BatchLine;
 
@@ -825,6 +839,7 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
     ExitStatus *statuses = xcalloc((size_t)n, sizeof *statuses);
     Error *errs = xcalloc((size_t)n, sizeof *errs);
     int *index = xcalloc((size_t)n, sizeof *index);
+    bool *cut = xcalloc((size_t)n, sizeof *cut);
     for (int m = 0; m < 2; m++) {
         int count = 0;
         for (int i = 0; i < n; i++)
@@ -832,23 +847,28 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
                 index[count] = i;
                 srcs[count++] = lines[i].src;
             }
-        translator_run_many(&s->models[m], srcs, count, mini, texts, statuses, errs);
+        translator_run_many(&s->models[m], srcs, count, mini, texts, statuses, errs, cut);
         for (int k = 0; k < count; k++) {
             BatchLine *l = &lines[index[k]];
             l->text = texts[k];
             l->status = statuses[k];
             l->err = errs[k];
+            l->cut = cut[k];
         }
     }
     for (int i = 0; i < n; i++) {
         BatchLine *l = &lines[i];
         if (l->tr && l->status != EXIT_OK)
             fprintf(stderr, "translate: line %d: %s\n", first_line + i, l->err.message);
+        else if (l->cut)
+            note_cut_short(s, l->tr, first_line + i,
+                           search_limit(&l->tr->model.arch, &l->tr->config.decode, l->src.count));
         fprintf(s->out, "%s\n", l->text ? l->text : "");
         result = worse(result, l->status);
         free(l->text);
         translator_source_ids_free(&l->src);
     }
+    free(cut);
     free(index);
     free(errs);
     free(statuses);

@@ -226,7 +226,7 @@ int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_l
 static ExitStatus not_finite(const Translator *tr, const char *where, Error *err);
 
 void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_batch, char **texts,
-                         ExitStatus *statuses, Error *errs)
+                         ExitStatus *statuses, Error *errs, bool *cut)
 {
     if (n < 1) return;
     const int **ids = xmalloc((size_t)n * sizeof *ids);
@@ -244,6 +244,7 @@ void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_
     for (int i = 0; i < n; i++) {
         texts[i] = NULL;
         statuses[i] = EXIT_OK;
+        cut[i] = lengths[i] == 0 || outputs[i][lengths[i] - 1] != TOKEN_EOS;
         if (finite[i]) {
             texts[i] = detokenize_ids(tr->tgt_vocab, outputs[i], (size_t)lengths[i], tr->config.target_lang);
             detokenize_source_casing(texts[i], srcs[i].text, tr->config.target_lang);

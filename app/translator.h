@@ -91,9 +91,11 @@ int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_l
  * sentences decoded together have similar lengths.  texts[i] receives source i's malloc'd
  * translation, or NULL with errs[i] set (EXIT_INPUT, the message
  * translator_check_finite gives) when its log-probabilities are not
- * finite; statuses[i] is EXIT_OK or that. */
+ * finite; statuses[i] is EXIT_OK or that; cut[i] is true when the
+ * translation stopped at the length limit, not at </s> (as
+ * Translation.finished false). */
 void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_batch, char **texts,
-                         ExitStatus *statuses, Error *errs);
+                         ExitStatus *statuses, Error *errs, bool *cut);
 
 /* Is everything that will be shown of out[0..n-1] finite?  Finite but huge
  * weights (3e38) pass the load check and overflow at run time, and a NaN

@@ -279,6 +279,48 @@ static void test_failed_logits_write_stops_and_keeps_the_output_file(void **stat
     run_result_free(&r);
 }
 
+/* A translation that reached the length limit, not </s>, says so (it may
+ * be cut short): every line of the untrained tiny model, one line at a
+ * time and in a batch, each note naming its line; nothing with -q; none
+ * for the shipped model's translation that ends. */
+static void test_a_translation_cut_at_the_length_limit_says_so(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    const char *input = "How are you?\nHow are you?\nHow are you?\n";
+    const char *modes[][4] = {{"--maxi-batch", "1", NULL}, {"--maxi-batch", "8", NULL},
+                              {"--maxi-batch", "8", "-q", NULL}};
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        const char *argv[] = {"./translate", "-c", TINY, modes[m][0], modes[m][1], modes[m][2], NULL};
+        RunResult r = run_program(argv, input, strlen(input));
+        assert_int_equal(r.status, 0);
+        assert_int_equal(count_lines(r.out), 3);
+        bool quiet = modes[m][2] != NULL;
+        assert_int_equal(count_lines(r.err) - count_lines_without(r.err, CUT_SHORT_NOTE), quiet ? 0 : 3);
+        if (!quiet) {
+            expect_in(r.err, "line 1: " CUT_SHORT_NOTE " (18 tokens: the config's max_output_ratio x source");
+            expect_in(r.err, "line 3: " CUT_SHORT_NOTE);
+        }
+        run_result_free(&r);
+    }
+    const char *shipped[] = {"./translate", "-t", "1", "I love china", NULL};
+    RunResult r = run_program(shipped, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_not_in(r.err, CUT_SHORT_NOTE);
+    run_result_free(&r);
+    /* a sentence longer in Chinese than max_len allows: cut at 128 */
+    const char *longer[] = {"./translate", "-t", "1", "-b", "1",
+        "Yesterday my brother and I went to the old market near the river to buy fresh fish, vegetables, "
+        "rice, tea and some fruit for our grandmother, who lives alone in a small house on the hill behind "
+        "the school, and after we had finished shopping we walked slowly back home through the park, "
+        "talking about our plans for the summer holiday, our friends at school, the books we had read, the "
+        "films we wanted to see, and the long trip to Beijing that our parents had promised us.", NULL};
+    r = run_program(longer, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "line 1: " CUT_SHORT_NOTE " (128 tokens, the model's max_len): it may be cut short");
+    run_result_free(&r);
+}
+
 /* Standard input read from a file (`< FILE`, `-i -`) is an input of the
  * run like -i FILE: no output may replace it (the translations of a file
  * written over the file itself). */
@@ -639,7 +681,7 @@ static void test_unknown_word_note_never_shows_an_empty_list(void **state)
     assert_int_equal(r.status, 0);
     expect_in(r.err, "line 1: note: 1 unknown word mapped to <unk>: 'abcdefgabcdefgabcdef");
     expect_in(r.err, "\xE2\x80\xA6'\n"); /* …' */
-    assert_int_equal(count_lines(r.err), 1);
+    assert_int_equal(count_lines_without(r.err, CUT_SHORT_NOTE), 1);
     run_result_free(&r);
     /* 2-byte characters: the cut falls between characters, not inside one. */
     char wide[601] = "";
@@ -661,7 +703,7 @@ static void test_unknown_word_note_never_shows_an_empty_list(void **state)
     assert_int_equal(r.status, 0);
     expect_in(r.err, "30 unknown words mapped to <unk>: 'zqxwvk00', 'zqxwvk01'");
     expect_in(r.err, ", \xE2\x80\xA6\n");
-    assert_int_equal(count_lines(r.err), 1);
+    assert_int_equal(count_lines_without(r.err, CUT_SHORT_NOTE), 1);
     run_result_free(&r);
 }
 
@@ -683,6 +725,7 @@ int main(void)
         cmocka_unit_test(test_failed_logits_write_stops_and_keeps_the_output_file),
         cmocka_unit_test(test_unreadable_stdin_keeps_the_output_file),
         cmocka_unit_test(test_an_output_never_replaces_the_file_on_stdin),
+        cmocka_unit_test(test_a_translation_cut_at_the_length_limit_says_so),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

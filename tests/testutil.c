@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,20 @@ int count_lines(const char *s)
     for (; *p; p++)
         if (*p == '\n') n++;
     if (p > s && p[-1] != '\n') n++;
+    return n;
+}
+
+int count_lines_without(const char *s, const char *skip)
+{
+    int n = 0;
+    size_t skip_len = strlen(skip);
+    for (const char *p = s; *p;) {
+        size_t len = strcspn(p, "\n");
+        bool found = false;
+        for (size_t i = 0; !found && i + skip_len <= len; i++) found = memcmp(p + i, skip, skip_len) == 0;
+        if (!found) n++;
+        p += len + (p[len] == '\n');
+    }
     return n;
 }
 

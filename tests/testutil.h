@@ -40,6 +40,11 @@ void print_in_full(const RunResult *r);
 
 /* Number of lines in s (a final line without '\n' counts). */
 int count_lines(const char *s);
+/* The same, leaving out the lines that contain `skip`. */
+int count_lines_without(const char *s, const char *skip);
+/* translate's note on a translation that stopped at the length limit,
+ * which an untrained model (configs/tiny.yaml) gives for every line. */
+#define CUT_SHORT_NOTE "note: the translation stopped at the length limit"
 
 /* Write `len` bytes to a fresh file under the test temp folder and return
  * its path (static buffer rotation: valid until 8 more calls). */
