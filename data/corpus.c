@@ -48,7 +48,9 @@ int corpus_load(const char *path, int source_column, int target_column, Corpus *
         }
         char *text = line;
         if (number == 1 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3;
-        if (!*text) continue; /* blank lines are allowed (e.g. at the end) */
+        /* blank lines are allowed (e.g. at the end), spaces alone too: not a
+         * sentence with too few columns but a line with none */
+        if (!text[strspn(text, " ")]) continue;
         char *src = column(text, source_column), *tgt = column(text, target_column);
         if (!src || !tgt) {
             free(src);

@@ -3,8 +3,9 @@
  *
  * Lines are kept as given (the tokenizer validates them later); a UTF-8
  * byte-order mark at the start of the file and a CR before the newline are
- * dropped.  A lone CR inside a line is kept: the tokenizer reads it as a
- * space, as every control character.  A line with too few columns, a NUL
+ * dropped; blank lines (empty, or spaces alone) are skipped.  A lone CR
+ * inside a line is kept: the tokenizer reads it as a space, as every
+ * control character.  A line with too few columns, a NUL
  * byte or more than 65,536 bytes is an error naming path:line; reading
  * stops there.  Only a regular file is read (common/input_file.h). */
 #ifndef TRANSLATE_CORPUS_H

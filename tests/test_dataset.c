@@ -196,6 +196,23 @@ static void test_unknown_words_are_counted(void **state)
 /* An epoch's draw (data/sources.h) in batches: every drawn index once per
  * draw, repeats kept, unusable pairs left out; dataset_from_corpus makes
  * the same ids as dataset_load and takes the corpus over. */
+/* Blank lines, empty or of spaces alone, are not sentences: skipped
+ * (a line of spaces stopped --eval with "expected at least 2 columns"),
+ * and the line numbers stay the file's. */
+static void test_blank_lines_are_skipped(void **state)
+{
+    (void)state;
+    const char *tsv = "Good.\t好。\n   \n\nEnd.\t结束。\n  \n";
+    const char *path = temp_file("blank.tsv", tsv, strlen(tsv));
+    Corpus c;
+    Error err = {{0}};
+    if (corpus_load(path, 0, 1, &c, &err)) fail_msg("%s", err.message);
+    assert_int_equal(c.count, 2);
+    assert_string_equal(c.source[1], "End.");
+    assert_int_equal(c.line[1], 4);
+    corpus_free(&c);
+}
+
 static void test_batches_from_a_draw_keep_repeats_and_skip_unusable(void **state)
 {
     Fixture *f = *state;
@@ -233,6 +250,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_target_of_max_len_tokens_is_unusable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_words_are_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batches_from_a_draw_keep_repeats_and_skip_unusable, setup, teardown),
+        cmocka_unit_test(test_blank_lines_are_skipped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
