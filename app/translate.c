@@ -99,7 +99,8 @@ static void usage(FILE *out)
             "                        the attention maps (open it in any browser, offline)\n"
             "      --logits FILE     write the output logits as raw float32 [steps, vocab],\n"
             "                        sentence after sentence (for tools/reference.py);\n"
-            "                        implies greedy decoding\n"
+            "                        implies greedy decoding; one model's rows: without -c\n"
+            "                        a line in the other language fails\n"
             "      --eval TSV        translate the source column of TSV (e.g. dev.tsv) and\n"
             "                        print corpus BLEU and chrF2 against its target column\n"
             "      --hyps FILE       with --eval: also write the translations to FILE\n"
@@ -501,6 +502,7 @@ typedef struct {
     bool stopped;             /* translating stopped before the input's end (an output
                                  or standard input failed): no output file is replaced */
     bool reads_stdin;         /* the lines come from standard input (< FILE, -i -) */
+    int logits_model;         /* the model whose rows --logits holds: 0, 1, or -1 none yet */
 } Session;
 
 /* The model for this text, or NULL with *status/err set. */
@@ -744,12 +746,24 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
         fputc('\n', s->out);
         return status;
     }
+    int which = tr == &s->models[1];
+    if (logits && s->logits_model >= 0 && s->logits_model != which) {
+        /* Without -c each line picks its model; --logits is one [steps,
+         * vocab] stream, which rows of another width would make unreadable. */
+        fprintf(stderr, "translate: line %d: --logits holds %s's rows (%d wide), this line's model (%s) "
+                "gives %d: translate each language with its own -c\n", line,
+                s->models[!which].config.name, s->models[!which].config.arch.tgt_vocab, tr->config.name,
+                tr->config.arch.tgt_vocab);
+        fputc('\n', s->out);
+        translator_source_ids_free(&src);
+        return EXIT_INPUT;
+    }
+    if (logits) s->logits_model = which;
     enum { MAX_N = 64 };
     Translation t[MAX_N];
     char *texts[MAX_N];
     float scores[MAX_N];
     int n = translator_run(tr, &src, s->opt->n_best, logits != NULL, t, texts, scores);
-    int which = tr == &s->models[1];
     bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->attention[which] ||
                 s->opt->alignment.kind != ALIGNMENT_NONE;
     status = translator_check_finite(tr, t, n, scores, maps, &err);
@@ -982,19 +996,22 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
 }
 
 /* An input without lines opens no model without -c (with -c it opened at
- * the start), and --attention, --html and --logits were then not written
- * at all: a file of that name from an earlier run stayed, to pass for
- * this run's.  The default model opens as for an English line, so they
- * are written, empty, as they are with -c and as -o is.  Only after an
- * input read to its end: a run that failed leaves them as they were. */
+ * the start), nor does one whose every line was too long to read, and
+ * --attention, --html and --logits were then not written at all: a file
+ * of that name from an earlier run stayed, to pass for this run's.  The
+ * default model opens as for an English line, so they are written, empty,
+ * as they are with -c and as -o is.  Only after an input read to its end
+ * (a run that stopped leaves them as they were), and not when a model
+ * failed to open (its error is said). */
 static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
 {
     const Options *o = s->opt;
-    if (status != EXIT_OK || s->opened[0] || s->opened[1]) return status;
+    if (s->stopped || s->opened[0] || s->opened[1] || s->failed[0] || s->failed[1]) return status;
     if (!o->attention_path && !o->html_path && !o->logits_path) return status;
     Error err = {{0}};
-    if (!model_for(s, "", 0, &status, &err)) fprintf(stderr, "translate: %s\n", err.message);
-    return status;
+    ExitStatus opening = EXIT_OK;
+    if (!model_for(s, "", 0, &opening, &err)) fprintf(stderr, "translate: %s\n", err.message);
+    return worse(status, opening);
 }
 
 /* --attention: one JSON file per translation direction. */
@@ -1268,7 +1285,7 @@ int main(int argc, char **argv)
     char *chosen;
     if (choose_config(&opt, &chosen)) return EXIT_USAGE;
     opt.config_path = chosen; /* owned by s.paths[0] */
-    Session s = {.opt = &opt, .out = stdout};
+    Session s = {.opt = &opt, .out = stdout, .logits_model = -1};
     s.paths[0] = chosen ? chosen : default_config("en-zh.yaml");
     s.paths[1] = chosen ? NULL : default_config("zh-en.yaml");
     if (opt.init_weights || opt.eval_path) {

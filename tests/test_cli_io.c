@@ -373,18 +373,19 @@ static void test_unreadable_stdin_keeps_the_output_file(void **state)
 /* An input without lines, without -c (no model opened for a line):
  * --attention, --html and --logits are written empty, as with -c and as
  * -o is, never left from an earlier run to pass for this one's. */
-static void test_outputs_of_an_input_without_lines_are_written_empty(void **state)
+/* The four outputs of a run on `input` that translated no line: written,
+ * empty, over "old\n"; the run's status `status`. */
+static void expect_outputs_written_empty(const char *input, size_t input_len, int status)
 {
-    (void)state;
     const char *old = "old\n";
     char path[4][4096];
     const char *names[4] = {"old-maps.json", "old-page.html", "old.logits", "old.out"};
     for (int i = 0; i < 4; i++) snprintf(path[i], sizeof path[i], "%s", temp_file(names[i], old, 4));
     const char *argv[] = {"./translate", "-q", "-a", path[0], "--html", path[1], "--logits", path[2],
                           "-o", path[3], NULL};
-    RunResult r = run_program(argv, "", 0);
-    if (r.status != 0) print_in_full(&r);
-    assert_int_equal(r.status, 0);
+    RunResult r = run_program(argv, input, input_len);
+    if (r.status != status) print_in_full(&r);
+    assert_int_equal(r.status, status);
     size_t len;
     char *text = read_file(path[0], &len);
     assert_non_null(text);
@@ -398,12 +399,32 @@ static void test_outputs_of_an_input_without_lines_are_written_empty(void **stat
     assert_non_null(text = read_file(path[1], &len));
     assert_non_null(strstr(text, "<html"));
     free(text);
-    for (int i = 2; i < 4; i++) {
-        assert_non_null(text = read_file(path[i], &len));
-        assert_int_equal(len, 0);
-        free(text);
-    }
+    assert_non_null(text = read_file(path[2], &len));
+    assert_int_equal(len, 0);
+    free(text);
+    assert_non_null(text = read_file(path[3], &len)); /* -o: the empty line of each input line */
+    assert_int_equal(len, input_len ? 1 : 0);
+    free(text);
     run_result_free(&r);
+}
+
+static void test_outputs_of_an_input_without_lines_are_written_empty(void **state)
+{
+    (void)state;
+    expect_outputs_written_empty("", 0, 0);
+}
+
+/* So are those of an input whose only line is too long to read (no model
+ * opened for it): the earlier run's files stayed. */
+static void test_outputs_of_an_input_of_one_unreadable_line_are_written_empty(void **state)
+{
+    (void)state;
+    size_t n = 70000;
+    char *input = malloc(n + 1);
+    memset(input, 'a', n);
+    input[n] = '\n';
+    expect_outputs_written_empty(input, n + 1, 1);
+    free(input);
 }
 
 /* ---- --init-weights never destroys the old file ---------------------------- */
@@ -721,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
         cmocka_unit_test(test_unknown_word_note_never_shows_an_empty_list),
         cmocka_unit_test(test_outputs_of_an_input_without_lines_are_written_empty),
+        cmocka_unit_test(test_outputs_of_an_input_of_one_unreadable_line_are_written_empty),
         cmocka_unit_test(test_outputs_stay_as_they_were_when_stdout_fails),
         cmocka_unit_test(test_failed_logits_write_stops_and_keeps_the_output_file),
         cmocka_unit_test(test_unreadable_stdin_keeps_the_output_file),

@@ -172,6 +172,30 @@ static void test_direction_by_letters_of_each_script(void **state)
     run_result_free(&r);
 }
 
+/* --logits is one [steps, vocab] stream: without -c a line in the other
+ * language (the other model, another vocabulary width) fails alone,
+ * status 1, rather than make the file unreadable; its rows are not in it. */
+static void test_logits_keep_one_models_width(void **state)
+{
+    (void)state;
+    char logits[4096];
+    snprintf(logits, sizeof logits, "%s/mixed.logits", temp_dir());
+    const char *argv[] = {"./translate", "-t", "1", "--logits", logits, "I love china.", "我想吃酸菜鱼。",
+                          "Good morning.", NULL};
+    RunResult r = run(argv, NULL);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(count_lines(r.out), 3);
+    expect_in(r.out, "\n\n"); /* the second line, empty */
+    expect_in(r.err, "line 2: --logits holds en-zh's rows (5230 wide), this line's model (zh-en) gives 8000");
+    size_t len;
+    char *data = read_file(logits, &len);
+    assert_non_null(data);
+    assert_int_equal(len % (5230 * sizeof(float)), 0);
+    assert_true(len > 0);
+    free(data);
+    run_result_free(&r);
+}
+
 /* ---- 2. --from/--to, -c NAME, --list-models --------------------------- */
 
 static void test_from_and_to_choose_the_model(void **state)
@@ -762,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
         cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
         cmocka_unit_test(test_an_output_never_replaces_an_unopened_models_file),
+        cmocka_unit_test(test_logits_keep_one_models_width),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
