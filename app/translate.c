@@ -110,7 +110,8 @@ static void usage(FILE *out)
             "  -b, --beam N          beam search with N hypotheses (default: the config's\n"
             "                        decoding.beam; 1 is greedy)\n"
             "  -n, --n-best N        print the N best translations of each input as\n"
-            "                        Moses/Marian n-best lines (N <= beam):\n"
+            "                        Moses/Marian n-best lines (N <= -b when given; else the\n"
+            "                        beam widens to N if the config's is narrower):\n"
             "                        ID ||| TRANSLATION ||| F0= LOGPROB WordPenalty= -TOKENS\n"
             "                        ||| SCORE, ID counting inputs from 0, LOGPROB the sum of\n"
             "                        the tokens' and </s>'s, SCORE = LOGPROB / (TOKENS + 1)\n"
@@ -155,9 +156,10 @@ static void usage(FILE *out)
             "  -h, --help            this help\n"
             "  -V, --version         the version\n"
             "\n"
-            "Exit status: 0 ok, 1 a sentence could not be translated or standard input\n"
-            "could not be read, 2 usage or config error, 3 model file error, 4 an output\n"
-            "file or standard output could not be written (translating stops there).\n");
+            "Exit status: 0 ok, 1 a sentence could not be translated or an input (standard\n"
+            "input, -i FILE, the --eval TSV, the --compare file) could not be read, 2 usage\n"
+            "or config error, 3 model file error, 4 an output file or standard output\n"
+            "could not be written (translating stops there), or would replace an input.\n");
 }
 
 /* ---- the standard streams --------------------------------------------- */

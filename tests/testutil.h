@@ -70,10 +70,11 @@ void expect_file_is(const char *path, const char *text);
 /* Skip the running test, saying why: prints "skipped [TAG]: REASON" (a
  * printf format) and calls cmocka's skip().  tests/run_tests.sh lists
  * every skip with its reason, and counts it as a failure when TAG is in
- * $TRANSLATE_REQUIRE (CI requires "torch browser data fuzz root").  Tags
- * in use: torch, browser, data (files outside the repository), fuzz
- * (clang), root (mknod), cpu (kernels the CPU lacks).  Every skip() in
- * tests/ goes through this. */
+ * $TRANSLATE_REQUIRE (.ci/run requires "torch browser data fuzz root web").
+ * Tags in use: torch, browser, web (the WebAssembly page), data (files
+ * outside the repository), fuzz (clang), root (mknod), cpu (kernels the
+ * CPU lacks), asan and emulated (what an ASan build or qemu cannot run).
+ * Every skip() in tests/ goes through this. */
 #define SKIP_TEST(tag, ...)                                                                        \
     do {                                                                                           \
         print_message("skipped [" tag "]: " __VA_ARGS__);                                          \

@@ -43,6 +43,11 @@ for arg in "$@"; do
         --with-bench) bench=true ;;
         --with-coverage) coverage=true ;;
         --with-web) web=true ;;
+        -h|--help) # the header above is the usage
+            sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+            exit 0 ;;
+        *) echo "deps.sh: unknown option: $arg (--help lists them); nothing installed" >&2
+            exit 2 ;;
     esac
 done
 need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev"

@@ -3,7 +3,7 @@
 # training loss and dev loss against the step (left), dev BLEU and chrF2
 # (right).  Plain awk, so plotting needs nothing but POSIX tools.
 #
-#   sh tools/plot_log.sh weights/en-zh.log.csv "en→zh" > docs/en-zh-training.svg
+#   sh tools/plot_log.sh docs/training-logs/en-zh.csv "en→zh" > docs/en-zh-training.svg
 # A log that cannot be read, or is not a training log (its first line the
 # header train writes), is an error (status 2) with no SVG printed.
 set -eu
