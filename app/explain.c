@@ -139,8 +139,8 @@ static void explain_attention(FILE *out, const char *what, const AttentionActs *
     else
         fprintf(out, "      mask: none — every query sees all %d keys\n", Tk);
     double var = raw_score_variance(a, Tq, Tk, causal, D, H);
-    fprintf(out, "      variance of the scores over all heads and pairs: Q·Kᵀ %.2f, /√d_k %.2f\n", var,
-                 var / dk);
+    fprintf(out, "      variance of the scores over all heads and %s: Q·Kᵀ %.2f, /√d_k %.2f\n",
+            causal ? "visible pairs" : "pairs", var, var / dk);
     attention_row(out, a, probs, Tq, Tk, causal ? (Tq > 1 ? 1 : 0) : 0, causal, D, H, scale);
     fprintf(out, "      weights·V [%d, %d, %d] → concatenate heads [%d, %d] → output projection [%d, %d]\n",
             H, Tq, dk, Tq, D, Tq, D);
@@ -165,7 +165,8 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
     if (d->beam > 1)
         fprintf(out, "Output, step by step: beam search (%d hypotheses, length penalty %.2g) produced it.\n"
                      "  It keeps the %d best-scoring partial translations at every step and returns the\n"
-                     "  best finished one, so the token it kept need not be that step's most probable.\n",
+                     "  best finished one (the best unfinished one when none finished), so the token it\n"
+                     "  kept need not be that step's most probable.\n",
                 d->beam, d->length_penalty, d->beam);
     else
         fprintf(out, "Output, step by step: greedy decoding produced it (the most probable token each step%s).\n",
@@ -212,27 +213,46 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
         if (rank > TRANSLATION_TOP_K) fprintf(out, "  … *%s %.3f", vocab_token(v, kept), exp(t->logprobs[i]));
         fputc('\n', out);
     }
+    if (!t->finished)
+        fprintf(out, "  (no </s> after %d steps: the length limit stopped it, so it may be cut short)\n",
+                t->steps);
 }
 
+
+/* Is the 3-byte UTF-8 sequence at p (lead byte 0xE2 or 0xEF) one that
+ * acts on the line or does not show: the bidirectional overrides and
+ * isolates (U+202A-U+202E, U+2066-U+2069, which reorder the rest of the
+ * line), the zero-width characters and marks (U+200B-U+200F, U+2060), the
+ * line and paragraph separators (U+2028, U+2029) and the BOM (U+FEFF)? */
+static bool is_hidden_mark(const unsigned char *p)
+{
+    if (p[0] == 0xEF) return p[1] == 0xBB && p[2] == 0xBF;
+    return p[0] == 0xE2 && ((p[1] == 0x80 && ((p[2] >= 0x8B && p[2] <= 0x8F) || p[2] == 0xA8 ||
+                                               p[2] == 0xA9 || (p[2] >= 0xAA && p[2] <= 0xAE))) ||
+                            (p[1] == 0x81 && (p[2] == 0xA0 || (p[2] >= 0xA6 && p[2] <= 0xA9))));
+}
 
 /* The user's text as typed, but for what would act on the terminal
  * instead of showing: control characters (an escape sequence, a bell) as
  * \\xNN, the C1 controls (U+0080-U+009F: U+009B starts an escape
- * sequence too) and the bidirectional overrides and isolates
- * (U+202A-U+202E, U+2066-U+2069, which reorder the rest of the line) as
- * \\u{NNNN}.  For the config's name and path too. */
+ * sequence too) and the hidden marks above as \\u{NNNN}; a backslash or a
+ * double quote gets a backslash before it, so that a typed backslash-x-1-B
+ * never reads as an escaped ESC, nor a quote as the end of the text.  For
+ * the config's name and path too. */
 static void put_visible(FILE *out, const char *text)
 {
     const unsigned char *p = (const unsigned char *)text;
     while (*p) {
-        if (*p < 0x20 || *p == 0x7f) {
+        if (*p == '\\' || *p == '"') {
+            fputc('\\', out);
+            fputc(*p++, out);
+        } else if (*p < 0x20 || *p == 0x7f) {
             fprintf(out, "\\x%02X", *p++);
         } else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1: U+009B is CSI to xterm */
             fprintf(out, "\\u{%04X}", p[1]);
             p += 2;
-        } else if (p[0] == 0xE2 && ((p[1] == 0x80 && p[2] >= 0xAA && p[2] <= 0xAE) ||
-                                    (p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9))) {
-            fprintf(out, "\\u{%04X}", 0x2000 + ((p[1] & 0x3F) << 6) + (p[2] & 0x3F));
+        } else if ((p[0] == 0xE2 || p[0] == 0xEF) && p[1] && p[2] && is_hidden_mark(p)) {
+            fprintf(out, "\\u{%04X}", ((p[0] & 0x0F) << 12) + ((p[1] & 0x3F) << 6) + (p[2] & 0x3F));
             p += 3;
         } else {
             fputc(*p++, out);

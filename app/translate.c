@@ -777,7 +777,8 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     if (s->opt->explain) explain_print(s->out, tr, text, &src, &t[0]);
     if (s->opt->show.kind != SHOW_NONE)
         explain_show(s->out, tr, &t[0], s->opt->show, s->out == stdout && isatty(1), explain_terminal_width());
-    if (s->opt->explain || s->opt->show.kind != SHOW_NONE) fprintf(s->out, "translation: ");
+    if (s->opt->explain || s->opt->show.kind != SHOW_NONE) /* n-best lines start with their ID */
+        fputs(s->opt->n_best_lines ? "translations:\n" : "translation: ", s->out);
     print_translations(s->out, s->opt, tr, line - 1, t, texts, scores, n);
     if (!t[0].finished) note_cut_short(s, tr, line, t[0].steps);
     if (logits && t[0].logits)

@@ -65,6 +65,17 @@ static void test_explain_shows_control_characters(void **state)
     assert_null(strchr(r.out, '\x07'));
     assert_null(strstr(r.out, "\xe2\x80\xae"));
     assert_null(strstr(r.out, "\xc2\x9b")); /* C1 CSI: an escape sequence to xterm */
+    /* the untrained model never says </s>: the limit stopped it */
+    expect_in(r.out, "the length limit stopped it, so it may be cut short)\n");
+    expect_in(r.out, "over all heads and visible pairs"); /* the decoder's: its mask hides the rest */
+    run_result_free(&r);
+
+    /* Marks that do not show, a typed backslash, a quote. */
+    const char *hidden[] = {"./translate", "-q", "-b", "1", "-c", "configs/tiny.yaml", "--explain",
+                            "a\xe2\x80\x8b" "b\xe2\x80\xa8" "c\xef\xbb\xbf" "d \\x1B \"q\"", NULL};
+    r = run_program(hidden, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "\"a\\u{200B}b\\u{2028}c\\u{FEFF}d \\\\x1B \\\"q\\\"\"");
     run_result_free(&r);
 
     /* The config's name is the user's text too. */
