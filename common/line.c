@@ -2,12 +2,30 @@
 #include "line.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "util.h"
+
+/* getc, but a descriptor left non-blocking by whoever started us (a
+ * pipe from a program that set O_NONBLOCK on its end) waits for its data
+ * instead of failing with EAGAIN: its lines are not lost.  The flag
+ * belongs to the open file, shared with that program, so it is not
+ * cleared. */
+static int get_byte(FILE *in)
+{
+    for (;;) {
+        errno = 0;
+        int c = getc(in);
+        if (c != EOF || !ferror(in) || (errno != EAGAIN && errno != EWOULDBLOCK)) return c;
+        struct pollfd p = {.fd = fileno(in), .events = POLLIN};
+        if (poll(&p, 1, -1) < 0 && errno != EINTR) return EOF; /* ferror(in) still says so */
+        clearerr(in);
+    }
+}
 
 /* A line ends at "\n", at "\r\n", or at the end of input (a "\r" just
  * before the end counts as part of the ending, as before a "\n"); a lone
@@ -18,11 +36,11 @@ static long read_line(FILE *in, char *buf, size_t max, bool stop_when_too_long)
     size_t n = 0;
     int c;
     bool too_long = false, any = false;
-    while ((c = getc(in)) != EOF) {
+    while ((c = get_byte(in)) != EOF) {
         any = true;
         if (c == '\n') break;
         if (c == '\r') {
-            int next = getc(in);
+            int next = get_byte(in);
             if (next == '\n' || next == EOF) break;
             ungetc(next, in);
         }

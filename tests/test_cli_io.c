@@ -279,6 +279,44 @@ static void test_failed_logits_write_stops_and_keeps_the_output_file(void **stat
     run_result_free(&r);
 }
 
+/* Standard input left non-blocking by the program that started us (a pipe
+ * whose line comes 0.3 s later): translate waits for the line rather than
+ * fail with EAGAIN and drop it, one line at a time and in batches. */
+static void test_a_non_blocking_stdin_waits_for_its_lines(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    const char *maxi[] = {"1", "8"};
+    for (int m = 0; m < 2; m++) {
+        int p[2];
+        if (pipe(p)) abort();
+        fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+        pid_t writer = fork();
+        if (writer == 0) {
+            close(p[0]);
+            usleep(300 * 1000);
+            if (write(p[1], "How are you?\nHow are you?\n", 26) != 26) _exit(1);
+            _exit(0);
+        }
+        close(p[1]);
+        char out_path[4096];
+        snprintf(out_path, sizeof out_path, "%s", temp_file("non-blocking.out", "", 0));
+        int out = open_or_die(out_path, O_WRONLY | O_TRUNC);
+        const char *argv[] = {"./translate", "-q", "-c", TINY, "--maxi-batch", maxi[m], NULL};
+        RunResult r = run_with(argv, p[0], out, 0);
+        close(p[0]);
+        close(out);
+        waitpid(writer, NULL, 0);
+        if (r.status != 0) fail_msg("--maxi-batch %s: status %d, stderr: %s", maxi[m], r.status, r.err);
+        size_t len;
+        char *text = read_file(out_path, &len);
+        assert_non_null(text);
+        assert_int_equal(count_lines(text), 2);
+        free(text);
+        run_result_free(&r);
+    }
+}
+
 /* A translation that reached the length limit, not </s>, says so (it may
  * be cut short): every line of the untrained tiny model, one line at a
  * time and in a batch, each note naming its line; nothing with -q; none
@@ -748,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_unreadable_stdin_keeps_the_output_file),
         cmocka_unit_test(test_an_output_never_replaces_the_file_on_stdin),
         cmocka_unit_test(test_a_translation_cut_at_the_length_limit_says_so),
+        cmocka_unit_test(test_a_non_blocking_stdin_waits_for_its_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
