@@ -712,6 +712,23 @@ static void test_web_seed_walkthrough(void **state)
     run_result_free(&r);
 }
 
+/* A NUL in the text (here from the #fragment) is refused with a message,
+ * as ./translate refuses a line with one: the engine's C string would
+ * have ended there and translated "a" alone. */
+static void test_web_page_refuses_a_nul(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    char real[PATH_MAX], url[PATH_MAX + 64];
+    if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
+    snprintf(url, sizeof url, "file://%s#dir=en-zh&still&text=a%%00b", real);
+    RunResult r = open_url_and_wait(url, "window.webFirst", NULL);
+    if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
+    assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 0);
+    expect_in(r.out, "class=\"error\">NUL character (U+0000) at character 2: not translated<");
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -723,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_web_page_translates_english),
         cmocka_unit_test(test_web_page_translates_chinese),
         cmocka_unit_test(test_web_seed_walkthrough),
+        cmocka_unit_test(test_web_page_refuses_a_nul),
     };
     return cmocka_run_group_tests(tests, make_page, free_page);
 }

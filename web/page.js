@@ -102,6 +102,12 @@
     }
 
     function translate(model, text, explain) {
+        /* The engine takes a C string, which a NUL would end: refused, as
+         * ./translate refuses a line with one, rather than cut short. */
+        const nul = text.indexOf('\u0000');
+        if (nul >= 0)
+            return Promise.resolve({ status: 1, ms: 0,
+                error: `NUL character (U+0000) at character ${nul + 1}: not translated` });
         return loadModel(model).then(() => {
             const id = nextId++;
             return request(id, { type: 'translate', id, slot: model.slot, text, explain });
@@ -155,9 +161,12 @@
     }
     setDirection(direction);
 
-    // The text and the direction stay in the #fragment beside the viewer's fields.
+    // The text and the direction stay in the #fragment beside the viewer's fields
+    // (a lone surrogate, which encodeURIComponent throws on, as U+FFFD).
+    const wellFormed = (s) =>
+        s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
     window.viewer.setFragmentExtra(() =>
-        `&dir=${encodeURIComponent(direction)}&text=${encodeURIComponent(input.value)}` +
+        `&dir=${encodeURIComponent(direction)}&text=${encodeURIComponent(wellFormed(input.value))}` +
         (replay.checked ? '' : '&still'));
 
     // ---- translating ----------------------------------------------------------------------------
