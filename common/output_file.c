@@ -99,7 +99,11 @@ static OutputFile *open_failed(OutputFile *o, int e, Error *err)
  * locked (flock) for as long as it may still be renamed: what tells
  * output_file_remove_stale a writer's file from a dead writer's.  If a
  * cleaner removed the name between mkostemp and flock (it saw the file
- * unlocked), the name no longer is our file: take another. */
+ * unlocked), the name no longer is our file: take another (a few times;
+ * a race, not a state).  A file system without locks (ENOLCK) writes
+ * without one, as train's log does; a lock or fstat that fails otherwise
+ * removes the file and is the error (it once took another name, forever:
+ * 100,000 files in 2 s). */
 static int open_temporary(OutputFile *o, mode_t mode)
 {
     char *dir = dir_of(o->target);
@@ -107,15 +111,25 @@ static int open_temporary(OutputFile *o, mode_t mode)
     const char *base = slash ? slash + 1 : o->target;
     size_t size = strlen(dir) + strlen(base) + 16;
     o->tmp = xmalloc(size);
-    for (;;) {
+    for (int tries = 0;; tries++) {
         snprintf(o->tmp, size, "%s/.%s.XXXXXX", dir, base);
         o->fd = mkostemp(o->tmp, O_CLOEXEC);
         if (o->fd < 0) break;
         struct stat mine, named;
-        if (flock(o->fd, LOCK_EX) == 0 && fstat(o->fd, &mine) == 0 && stat(o->tmp, &named) == 0 &&
-            mine.st_ino == named.st_ino && mine.st_dev == named.st_dev)
+        if ((flock(o->fd, LOCK_EX) == 0 || errno == ENOLCK) && fstat(o->fd, &mine) == 0) {
+            if (stat(o->tmp, &named) == 0 && mine.st_ino == named.st_ino && mine.st_dev == named.st_dev) break;
+            close(o->fd); /* the name is gone or another file's: a cleaner took ours */
+            o->fd = -1;
+            errno = EAGAIN;
+            if (tries < 16) continue;
             break;
+        }
+        int e = errno;
+        unlink(o->tmp);
         close(o->fd);
+        o->fd = -1;
+        errno = e;
+        break;
     }
     free(dir);
     if (o->fd < 0) {
