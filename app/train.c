@@ -51,6 +51,7 @@
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
 #include "../model/model.h"
+#include "../model/parallel.h"
 #include "../data/corpus.h"
 #include "../data/dataset.h"
 #include "../data/simplify.h"
@@ -105,7 +106,7 @@ static void usage(FILE *out)
             "                    so the model still loads\n"
             "      --export DIR  train nothing: write the tokenised data, the initial model and\n"
             "                    the settings to DIR for tools/train_torch.py (docs/scale-out.md)\n"
-            "  -t, --threads N   threads for a training step (default: all cores)\n"
+            "  -t, --threads N   threads for a training step (default: all cores; at most 64)\n"
             "  -q, --quiet       no progress line\n"
             "  -h, --help        this help\n"
             "  -V, --version     the version\n"
@@ -1102,7 +1103,7 @@ static int parse_options(int argc, char **argv, Options *opt)
             break;
         }
         case 't':
-            if (cli_parse_count("train", "--threads", optarg, 256, &opt->threads)) return -1;
+            if (cli_parse_count("train", "--threads", optarg, PARALLEL_MAX_THREADS, &opt->threads)) return -1;
             break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(0);

@@ -28,6 +28,7 @@
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
 #include "../model/model.h"
+#include "../model/parallel.h"
 #include "../data/dataset.h"
 #include "../eval/bootstrap.h"
 #include "../eval/evaluate.h"
@@ -146,7 +147,7 @@ static void usage(FILE *out)
             "                        (one scale per row): a decoding step reads half the\n"
             "                        bytes of float16; translations can differ slightly\n"
             "  -t, --threads N       threads for matrix products and for a batch's\n"
-            "                        mini-batches (default: all cores)\n"
+            "                        mini-batches (default: all cores; at most 64)\n"
             "      --init-weights    write a random model to the config's weights path and\n"
             "                        exit; seeded by its random_init_seed, else seed 1\n"
             "                        (refuses to overwrite without --force)\n"
@@ -295,7 +296,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         case OPT_HYPS: opt->hyps_path = optarg; break;
         case OPT_COMPARE: opt->compare_path = optarg; break;
         case 't':
-            if (cli_parse_count("translate", "--threads", optarg, 256, &opt->threads)) return -1;
+            if (cli_parse_count("translate", "--threads", optarg, PARALLEL_MAX_THREADS, &opt->threads)) return -1;
             break;
         case 'b':
             if (cli_parse_count("translate", "--beam", optarg, 64, &opt->beam)) return -1;

@@ -28,9 +28,6 @@
 #include <xmmintrin.h> /* _mm_stream_ps: SSE, in every x86-64 */
 #endif
 
-/* More than this many threads (parallel_set_threads) are not started. */
-enum { PARALLEL_MAX_THREADS = 64 };
-
 typedef struct {
     ParallelFn *fn;
     void *ctx;

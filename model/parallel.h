@@ -45,8 +45,11 @@ void parallel_for_blocks(size_t n, size_t block, double work, ParallelRangeFn *f
  * in memory, not in the caches, when they are next read. */
 void parallel_zero(float *x, size_t n);
 
+/* More than this many threads are never started: --threads' limit. */
+enum { PARALLEL_MAX_THREADS = 64 };
+
 /* How many threads parallel_for may use (default 1; values below 1 mean 1,
- * above 64 mean 64).  The other threads are started by the first call that
+ * above PARALLEL_MAX_THREADS mean that).  The other threads are started by the first call that
  * needs them and then kept, asleep between calls, until the count changes
  * here (which stops them).  Set it before calls start, not while another
  * thread is inside parallel_for. */
