@@ -28,12 +28,14 @@ _Static_assert(sizeof(int) == sizeof(int32_t), "Dataset and Batches ids are writ
 static const char *const FILES[] = {"init.safetensors", "source.vocab", "target.vocab", EXPORT_DATA};
 
 /* Whether `path` begins as our writer begins an export: its metadata is
- * the header's first key and "format" the metadata's first. */
+ * the header's first key and "format" the metadata's first.  A FIFO or a
+ * device of that name is not one (input_file_fopen: never blocks). */
 static bool is_export(const char *path)
 {
     static const char start[] = "{\"__metadata__\":{\"format\":\"" EXPORT_FORMAT "\"";
     char buf[8 + sizeof start];
-    FILE *f = fopen(path, "rb");
+    Error err = {{0}};
+    FILE *f = input_file_fopen(path, 0, &err);
     if (!f) return false;
     bool ok = fread(buf, 1, sizeof buf - 1, f) == sizeof buf - 1 && memcmp(buf + 8, start, sizeof start - 1) == 0;
     fclose(f);

@@ -246,6 +246,15 @@ static void test_export_refuses_a_foreign_folder_and_other_options(void **state)
     assert_string_equal(notes, "keep me\n");
     free(notes);
     assert_int_not_equal(access(path_in("export-refused", "mine/data.safetensors"), F_OK), 0);
+    /* A FIFO where the export's data goes is not an earlier export: it is
+     * refused, and reading it never blocks (fopen on it waited forever). */
+    const char *fifo_dir = path_in("export-refused", "fifo");
+    mkdir(fifo_dir, 0755);
+    assert_int_equal(mkfifo(path_in("export-refused", "fifo/data.safetensors"), 0644), 0);
+    const char *onto_fifo[] = {"./train", "-q", "--export", fifo_dir, config, NULL};
+    err = run_expect(onto_fifo, 2);
+    expect_in(err, "not empty (data.safetensors) and not an earlier export");
+    free(err);
     const char *resume[] = {"./train", "--export", dir, "--resume", config, NULL};
     err = run_expect(resume, 2);
     expect_in(err, "--export DIR goes alone");
