@@ -107,7 +107,7 @@ static cJSON *architecture(const Config *cfg, const ModelArch *a)
     return m;
 }
 
-AttentionJson *attention_json_new(const Config *cfg, const ModelArch *arch)
+AttentionJson *attention_json_new(const Config *cfg)
 {
     AttentionJson *doc = xcalloc(1, sizeof *doc);
     doc->root = cJSON_CreateObject();
@@ -116,7 +116,7 @@ AttentionJson *attention_json_new(const Config *cfg, const ModelArch *arch)
     cJSON *producer = cJSON_AddObjectToObject(doc->root, "producer");
     cJSON_AddStringToObject(producer, "name", "translate");
     cJSON_AddStringToObject(producer, "version", TRANSLATE_VERSION);
-    cJSON_AddItemToObject(doc->root, "model", architecture(cfg, arch));
+    cJSON_AddItemToObject(doc->root, "model", architecture(cfg, &cfg->arch));
     cJSON *info = cJSON_AddObjectToObject(doc->root, "attention_info");
     cJSON_AddStringToObject(info, "values", "softmax_probabilities");
     cJSON *layout = cJSON_AddArrayToObject(info, "layout");

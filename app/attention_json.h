@@ -21,7 +21,7 @@
 typedef struct AttentionJson AttentionJson;
 
 /* Start a document for sentences translated with `cfg`'s model. */
-AttentionJson *attention_json_new(const Config *cfg, const ModelArch *arch);
+AttentionJson *attention_json_new(const Config *cfg);
 /* Append one translated sentence (`text` as given, `output_text` the
  * detokenised result). */
 void attention_json_add(AttentionJson *doc, int line, const char *text, const Translation *t,

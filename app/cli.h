@@ -15,7 +15,8 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
 /* Is `text` a decimal number as people write one ("90", "0.5", ".5",
  * "1e-2"): digits with at most one point and an exponent — no sign,
  * space, hexadecimal, inf or nan, which strtod would take too?  (The
- * config loader refuses the same.) */
+ * config loader refuses those too but a sign, which YAML allows and its
+ * ranges then judge: "+32" is 32.) */
 bool cli_plain_decimal(const char *text);
 
 /* Threads for the matrix products: `threads`, or every online core when 0

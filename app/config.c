@@ -33,11 +33,11 @@
 #include "../common/util.h"
 #include "../tokenizer/vocab.h"
 
-/* Defaults for the train: section's data, relative to the YAML file's folder
- * (configs/ → repository root → the shared data next to it). */
 /* A config is a page of YAML: anything far larger is not one, and libyaml
  * would hold a huge scalar in memory whole. */
 #define CONFIG_MAX_BYTES (1 << 20)
+/* Defaults for the train: section's data, relative to the YAML file's folder
+ * (configs/ → repository root → the shared data next to it). */
 #define DEFAULT_TRAIN_DATA "../../shared/data/tatoeba-cmn-eng/train.tsv"
 #define DEFAULT_DEV_DATA "../../shared/data/tatoeba-cmn-eng/dev.tsv"
 

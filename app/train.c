@@ -578,7 +578,7 @@ static void new_run_id(char id[CHECKPOINT_RUN_ID_LENGTH + 1])
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t seed[3] = {(uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid()};
-        bits = fnv1a(14695981039346656037ULL, seed, sizeof seed);
+        bits = fnv1a(FNV_OFFSET_STANDARD, seed, sizeof seed);
     }
     snprintf(id, CHECKPOINT_RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
 }

@@ -542,7 +542,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
                             "its translations are noise\n",
                     (unsigned long long)tr->config.random_seed, tr->config.weights_path);
         if (s->opt->attention_path || s->opt->html_path)
-            s->attention[which] = attention_json_new(&tr->config, &tr->config.arch);
+            s->attention[which] = attention_json_new(&tr->config);
     }
     return &s->models[which];
 }

@@ -73,9 +73,15 @@ static inline void rng_skip(Rng *rng, uint64_t n) { rng->state += n * RNG_GAMMA;
 float rng_uniform(Rng *rng);            /* [0, 1) */
 float rng_normal(Rng *rng);             /* mean 0, std 1 (Box–Muller) */
 
-/* 64-bit FNV-1a over bytes; chain by passing the previous value as `h`
- * (start from FNV_OFFSET). */
+/* 64-bit FNV-1a over bytes; chain by passing the previous value as `h`,
+ * starting from FNV_OFFSET or FNV_OFFSET_STANDARD.  FNV_OFFSET is not
+ * FNV's offset basis (that is FNV_OFFSET_STANDARD, 0xcbf29ce484222325):
+ * an early copy dropped its last digit.  It stays, as the vocabulary
+ * hashes in the shipped weights and the hashes in checkpoints were made
+ * with it; the data set's and train's seed hashes use the standard one.
+ * Either works as a starting value. */
 #define FNV_OFFSET 1469598103934665603ULL
+#define FNV_OFFSET_STANDARD 14695981039346656037ULL
 uint64_t fnv1a(uint64_t h, const void *data, size_t n);
 
 /* Seconds on the monotonic clock: for measuring durations only. */

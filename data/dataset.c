@@ -91,7 +91,7 @@ void dataset_free(Dataset *d)
 
 uint64_t dataset_hash(const Dataset *d)
 {
-    uint64_t h = fnv1a(14695981039346656037ULL, &d->count, sizeof d->count);
+    uint64_t h = fnv1a(FNV_OFFSET_STANDARD, &d->count, sizeof d->count);
     h = fnv1a(h, d->usable, d->count * sizeof *d->usable);
     h = fnv1a(h, d->src_start, (d->count + 1) * sizeof *d->src_start);
     h = fnv1a(h, d->tgt_start, (d->count + 1) * sizeof *d->tgt_start);

@@ -193,8 +193,3 @@ char *simplify_text(const Simplifier *s, const char *text, size_t *changed)
     if (changed) *changed = count;
     return out;
 }
-
-uint64_t simplify_hash(const Simplifier *s)
-{
-    return fnv1a(FNV_OFFSET, s->map, s->count * sizeof *s->map);
-}

@@ -47,7 +47,5 @@ int32_t simplify_char(const Simplifier *s, int32_t cp);
 /* `text` with every mapped character replaced, freshly allocated (free()).
  * *changed (may be NULL) is set to the number of characters replaced. */
 char *simplify_text(const Simplifier *s, const char *text, size_t *changed);
-/* A hash of the table, so a checkpoint notices when it changes. */
-uint64_t simplify_hash(const Simplifier *s);
 
 #endif

@@ -45,7 +45,8 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
  * an empty translation, counted in out->skipped).  Fills out (seconds: the
  * reading) and, when not NULL, each.  0, or -1 with input_file.h's
  * messages (cannot open, a directory, not a regular file), "PATH:N: longer
- * than 65536 bytes", "PATH:N: NUL byte in line", "PATH: read error: ..." or
+ * than 65536 bytes", "PATH:N: NUL byte in line", "PATH:N: not valid UTF-8",
+ * "PATH: read error: ..." or
  * "PATH: N lines, DATA_PATH has M sentences (its non-blank lines)". */
 int evaluate_file(const char *path, const Dataset *data, const char *data_path,
                   const char *target_lang, EvalSentences *each, EvalScores *out, Error *err);

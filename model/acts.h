@@ -20,7 +20,8 @@
 typedef struct {
     float *q, *k, *v;     /* [Nq, D] queries; [Nk, D] keys and values (the K/V store
                              for decoder self-attention; memory-projected for cross) */
-    float *probs;         /* per sequence [H, rows, keys], packed: the attention maps */
+    float *probs;         /* per sequence [H, rows, stride] (layers.h's AttentionShape;
+                             stride >= keys, the unused end 0), packed: the attention maps */
     float *context;       /* [Nq, D] probs·V, heads side by side */
     float *out;           /* [Nq, D] after the output projection (and dropout) */
     float *out_mask;      /* [Nq, D] dropout multipliers of out (training only) */
@@ -128,7 +129,7 @@ void acts_fit(Activations *work, const ModelArch *arch, ActsSize need);
 /* A gradient set ready for the next backward pass: every value 0 but the
  * gradients written whole before they are read (layers.h's WRITES): the
  * logits', whose Nt rows of the batch the loss writes
- * (cross_entropy_backward; backward reads no other row of it), each
+ * (cross_entropy_forward_backward; backward reads no other row of it), each
  * block's output (attention's and the feed-forward layer's), each
  * attention's context and each feed-forward hidden layer.  Every other
  * gradient is accumulated into. */

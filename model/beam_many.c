@@ -1,6 +1,6 @@
 /* beam_many.c — beam search for several sentences at once
- * (beam_decode_many, see beam.h): plain output, no maps, top-5 or n-best
- * list.  One sentence's beam with its maps is beam.c; both apply the same
+ * (beam_decode_many, see beam.h): plain output; no maps, no top-5, no
+ * n-best list.  One sentence's beam with its maps is beam.c; both apply the same
  * rules to each sentence (beam_impl.h).
  *
  * The live hypotheses of a group of sentences are the rows of one decoding

@@ -281,15 +281,7 @@ static bool step_finite(const float *logits, int V, int chosen)
 void decode_greedy_many(const Model *m, const int *src_ids, const int *src_start, int count,
                         const int *limits, const DecodeRules *rules, int **outputs, int *lengths)
 {
-    decode_greedy_many_checked(m, src_ids, src_start, count, limits, rules, outputs, lengths,
-                               NULL);
-}
-
-void decode_greedy_many_checked(const Model *m, const int *src_ids, const int *src_start, int count,
-                                const int *limits, const DecodeRules *rules, int **outputs, int *lengths,
-                                bool *finite)
-{
-    decode_greedy_many_in(NULL, m, src_ids, src_start, count, limits, rules, outputs, lengths, finite);
+    decode_greedy_many_in(NULL, m, src_ids, src_start, count, limits, rules, outputs, lengths, NULL);
 }
 
 /* The activations decode_greedy_many_in needs for `count` sources of

@@ -20,14 +20,14 @@
 #include "transformer.h"
 #include "translation.h"
 
-/* Everything greedy decoding needs between sentences (activations sized
- * for max_len), so a batch of lines reuses one allocation. */
 /* Called after each decoding step, `step` (1-based) of at most `limit`,
  * by greedy decoding and beam search: a long translation can show how far
  * it is (the web page's worker, web/wasm_main.c).  It must not touch the
  * decoder. */
 typedef void DecodeProgress(void *context, int step, int limit);
 
+/* Everything greedy decoding needs between sentences (activations sized
+ * for max_len), so a batch of lines reuses one allocation. */
 typedef struct {
     const Model *model;
     Activations acts;
@@ -105,20 +105,16 @@ void decode_copy_target_maps(Translation *out, const Activations *acts, const Ba
 void decode_greedy_many(const Model *model, const int *src_ids, const int *src_start, int count,
                         const int *limits, const DecodeRules *rules, int **outputs, int *lengths);
 
-/* The same, also telling (finite[b]) whether every step of sentence b had
- * logits whose log-softmax is finite at the chosen token: no NaN, no +Inf,
- * the chosen one not -Inf.  That is what makes decode_greedy's
- * log-probabilities finite, so a caller can refuse what it would refuse. */
-void decode_greedy_many_checked(const Model *model, const int *src_ids, const int *src_start,
-                                int count, const int *limits, const DecodeRules *rules, int **outputs,
-                                int *lengths, bool *finite);
-
 /* The same in `work`, activations kept by the caller between calls (start
  * it zeroed; acts_free it at the end): grown when a call needs more, else
  * reused as it is.  Mini-batch after mini-batch, fresh activations were
  * fresh pages each time, zeroed by the kernel on first touch and unmapped
  * after (perf: a tenth of translating a file).  NULL: allocated for this
- * call. */
+ * call.  finite (may be NULL) tells, finite[b], whether every step of
+ * sentence b had logits whose log-softmax is finite at the chosen token:
+ * no NaN, no +Inf, the chosen one not -Inf.  That is what makes
+ * decode_greedy's log-probabilities finite, so a caller can refuse what it
+ * would refuse. */
 void decode_greedy_many_in(Activations *work, const Model *model, const int *src_ids,
                            const int *src_start, int count, const int *limits, const DecodeRules *rules,
                            int **outputs, int *lengths, bool *finite);

@@ -50,9 +50,10 @@ typedef void GemmWidenFn(float *out, const void *B, size_t first, size_t count, 
  * gemm_nt gives it.  (gemm_f16.h's and gemm_i8.h's large-M path.) */
 void gemm_nt_widened(float *C, const float *A, const void *B, GemmWidenFn *widen, int M, int N, int K);
 
-/* The plain triple loops the fast kernels are tested against (same
- * contracts as above; they sum in double).  Also what gemm_* run on a CPU
- * without AVX2 + FMA, and on any CPU that is not x86-64 (aarch64, ...). */
+/* The plain triple loops the kernels are tested against (same contracts
+ * as above; they sum in double), for tests only.  A CPU without AVX2 +
+ * FMA, and any CPU that is not x86-64 (aarch64, WebAssembly), runs the
+ * "generic" kernel of gemm.c instead: plain C with float sums. */
 void gemm_nt_reference(float *C, const float *A, const float *B, int M, int N, int K,
                        bool accumulate);
 void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, int K,
@@ -65,7 +66,7 @@ void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, i
  * thread).  While one thread's call uses the workers, another thread's
  * call runs on that thread alone. */
 
-/* "avx512", "avx2" or "generic" (the references): the kernel gemm_* use.
+/* "avx512", "avx2" or "generic" (gemm.c's plain C): the kernel gemm_* use.
  * By default the fastest this CPU runs; the environment variable
  * TRANSLATE_GEMM=avx512|avx2|generic, read at the first call, picks another
  * one the CPU runs (for benchmarks; ignored when unknown or unrunnable). */

@@ -6,7 +6,7 @@
  * tensor bytes; offsets are relative to the end of the header.
  * This module knows nothing about transformers: it opens a file, checks every
  * claim the header makes against the file, and reads tensors by name.
- * Only model/safetensors.c includes cJSON. */
+ * Its cJSON stays inside model/safetensors.c: callers see no JSON. */
 #ifndef TRANSLATE_SAFETENSORS_H
 #define TRANSLATE_SAFETENSORS_H
 

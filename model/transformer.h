@@ -72,7 +72,7 @@ void transformer_decode(Activations *acts, const Model *model, const Batch *batc
 /* Training.  `grad` is the gradient set of `acts` (acts_alloc with
  * acts_size_gradient of its size) and holds d(loss)/d(activation); the
  * caller zeroes it (acts_zero_gradient), then writes grad->logits
- * (cross_entropy_backward).  The
+ * (cross_entropy_forward_backward, as the trainer does).  The
  * parameter gradients are ADDED to `grads` (params_alloc'd for the same
  * arch; zero it between steps).  Dropout masks are read from `acts`. */
 void transformer_backward(Activations *grad, Params *grads, const Activations *acts,

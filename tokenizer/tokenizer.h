@@ -37,8 +37,8 @@ typedef struct {
 int tokenize(const char *text, size_t len, TokenList *out, Error *err);
 void token_list_free(TokenList *list); /* NULL-safe, leaves list zeroed */
 
-/* Is this code point's token a "CJK" one (Han ideograph or kana)?  Used by
- * the CLI to guess the language of its input. */
+/* Is this code point's token a "CJK" one (Han ideograph or kana)?  One
+ * token each, in the tokenizer, CC-CEDICT's reader and the detokeniser. */
 int tokenizer_is_cjk(int32_t codepoint);
 
 /* Is this token (from tokenize) a word, a run of letters/digits that a

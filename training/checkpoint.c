@@ -71,13 +71,13 @@ static const char *need(const SafeFile *f, const char *key, Error *err)
     return v;
 }
 
-/* "path: bad "key" in __metadata__: 'value' (expected ...)", the value
- * cut short and with control characters shown as '?', so it stays one line. */
 bool checkpoint_is_run_id(const char *s)
 {
     return strlen(s) == CHECKPOINT_RUN_ID_LENGTH && strspn(s, "0123456789abcdef") == CHECKPOINT_RUN_ID_LENGTH;
 }
 
+/* "path: bad "key" in __metadata__: 'value' (expected ...)", the value
+ * cut short and with control characters shown as '?', so it stays one line. */
 static int bad(const SafeFile *f, const char *key, const char *value, const char *expected, Error *err)
 {
     char shown[41];
