@@ -43,6 +43,7 @@ static inline bool ascii_is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 static inline bool ascii_is_lower(char c) { return c >= 'a' && c <= 'z'; }
 static inline bool ascii_is_letter(char c) { return ascii_is_upper(c) || ascii_is_lower(c); }
 static inline bool ascii_is_digit(char c) { return c >= '0' && c <= '9'; }
+static inline char ascii_to_lower(char c) { return ascii_is_upper(c) ? (char)(c - 'A' + 'a') : c; }
 
 /* A small, fast, seedable generator: plain splitmix64 (one 64-bit state,
  * passes BigCrush, trivially seedable).  The same seed gives the same

@@ -204,6 +204,15 @@ static void test_source_casing(void **state)
         {"Iphone is new.", "iPhone是新的。", "en", "iPhone is new."},
         {"I ate an apple.", "我吃了一个苹果。", "en", "I ate an apple."},  /* nothing to copy */
         {"ibm2 x", "IBM", "zh", "IBM2 x"},
+        /* after an apostrophe a word goes on: the t of don't is not T恤's T,
+         * the s of Tom's not S码's, the o of o'clock not O'Brien's O */
+        {"I don't know what t is.", "我不知道T是什么意思。", "en", "I don't know what T is."},
+        {"This is Tom's book, not s's.", "这是汤姆的书，不是S的。", "en", "This is Tom's book, not S's."},
+        {"I'm Tom.", "我要M码，我是汤姆。", "en", "I'm Tom."},
+        {"Mr o'brien says it is seven o'clock.", "O'Brien先生说现在是七点钟。", "en",
+         "Mr O'Brien says it is seven o'clock."},
+        {"o’brien is here.", "O'Brien在这里。", "en", "O’Brien is here."},  /* either apostrophe */
+        {"kavelo's bike", "Kavelo的自行车", "en", "Kavelo's bike"},        /* a head takes its word's */
         {"", "IBM", "zh", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

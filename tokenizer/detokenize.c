@@ -385,6 +385,74 @@ static bool has_capital(const char *s, size_t len)
     return false;
 }
 
+/* The bytes of the apostrophe at s (' or ’), or 0. */
+static size_t apostrophe_at(const char *s)
+{
+    return *s == '\'' ? 1 : strncmp(s, "’", 3) == 0 ? 3 : 0;
+}
+
+/* The word at s: ASCII letters, and more joined to them by apostrophes
+ * (don't, O'Brien, Tom's); its length in bytes, and in *head that of its
+ * letters before the first apostrophe. */
+static size_t word_at(const char *s, size_t *head)
+{
+    size_t n = 0, a;
+    while (ascii_is_letter(s[n])) n++;
+    *head = n;
+    while ((a = apostrophe_at(s + n)) && ascii_is_letter(s[n + a])) {
+        n += a;
+        while (ascii_is_letter(s[n])) n++;
+    }
+    return n;
+}
+
+/* Do a[0..an) and b[0..bn) hold the same letters, in any case, with
+ * apostrophes (of either kind) in the same places? */
+static bool same_word(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t i = 0, j = 0;
+    while (i < an && j < bn) {
+        size_t x = apostrophe_at(a + i), y = apostrophe_at(b + j);
+        if (x || y) {
+            if (!x || !y) return false;
+            i += x;
+            j += y;
+        } else if (ascii_to_lower(a[i++]) != ascii_to_lower(b[j++])) {
+            return false;
+        }
+    }
+    return i == an && j == bn;
+}
+
+/* The source's casing for w[0..len) (a whole word, or with `head_only`
+ * the letters before its apostrophe, matched against source words without
+ * one): copied letter by letter; false when the source has no such word
+ * with a capital. */
+static bool recase_from(char *w, size_t len, const char *source, bool head_only)
+{
+    for (const char *s = source; *s;) {
+        if (!ascii_is_letter(*s)) {
+            s++;
+            continue;
+        }
+        size_t head, n = word_at(s, &head);
+        if ((!head_only || head == n) && same_word(w, len, s, n) && has_capital(s, n)) {
+            for (size_t i = 0, j = 0; i < len;) {
+                size_t a = apostrophe_at(w + i);
+                if (a) {
+                    i += a;
+                    j += apostrophe_at(s + j);
+                } else {
+                    w[i++] = s[j++];
+                }
+            }
+            return true;
+        }
+        s += n;
+    }
+    return false;
+}
+
 void detokenize_source_casing(char *text, const char *source, const char *lang)
 {
     bool english = strcmp(lang, "en") == 0;
@@ -393,22 +461,12 @@ void detokenize_source_casing(char *text, const char *source, const char *lang)
             w++;
             continue;
         }
-        size_t len = 0;
-        while (ascii_is_letter(w[len])) len++;
-        bool own_word = english && short_english_word(w, len);
-        for (const char *s = source; *s && !own_word;) {
-            if (!ascii_is_letter(*s)) {
-                s++;
-                continue;
-            }
-            size_t n = 0;
-            while (ascii_is_letter(s[n])) n++;
-            if (n == len && strncasecmp(s, w, len) == 0 && has_capital(s, n)) {
-                memcpy(w, s, len);
-                break;
-            }
-            s += n;
-        }
+        /* The whole word (O'Brien), else its head (Kavelo's from Kavelo);
+         * never what follows an apostrophe alone: the t of don't is not
+         * the T of T恤, nor the o of o'clock the O of O'Brien. */
+        size_t head, len = word_at(w, &head);
+        if (!(english && short_english_word(w, head)) && !recase_from(w, len, source, false) && head < len)
+            recase_from(w, head, source, true);
         w += len;
     }
 }

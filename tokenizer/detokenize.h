@@ -31,7 +31,9 @@ char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *l
 
 /* Each Latin-letter word of `text` that `source` holds too, in other
  * letter case, takes the source's casing when that has a capital (in
- * place: ASCII letters only, so the length stays).  The vocabulary keeps
+ * place: ASCII letters only, so the length stays).  A word goes on past an
+ * apostrophe (don't, O'Brien): it matches whole, or by the letters before
+ * its apostrophe (kavelo's from Kavelo), never by those after it.  The vocabulary keeps
  * one casing per piece, so a name the model copied piece by piece comes
  * out as "iphone" or "kAVELO" when the user wrote "iPhone" or "Kavelo".
  * A source word in small letters gives nothing ("email" leaves "Email me."
