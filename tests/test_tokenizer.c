@@ -48,6 +48,8 @@ static const Case cases[] = {
     /* NFKC: full-width forms, ligatures, compatibility characters */
     {"ＡＢＣ，１２３！", "abc|,|123|!", "ABC|,|123|!"},
     {"ﬁne ½ ㍻", "fine|1|⁄|2|平|成", NULL},
+    /* a number that is no digit stands apart: 10² is not 102, 2½ not 21 */
+    {"10² m³ 2½ ①", "10|2|m|3|2|1|⁄|2|1", NULL},
     {"ｶﾞｷﾞ", "ガ|ギ", NULL}, /* half-width kana + voiced mark compose */
     {"…", ".|.|.", NULL},
     /* other scripts make words; case folding is full Unicode folding */

@@ -288,8 +288,15 @@ int tokenize(const char *text, size_t len, TokenList *out, Error *err)
                 break;
             }
         }
+        /* A number that is not a decimal digit (Unicode's "No": ², ½, ①)
+         * stands apart: NFKC makes it digits, which would join the number
+         * before it, "10²" read as 102 and "2½" as 21 (and copy_numbers
+         * would then write that number). */
+        bool apart = utf8proc_category(cps[i]) == UTF8PROC_CATEGORY_NO;
+        if (apart) end_token(&b);
         nfkc(text + offs[i], offs[j] - offs[i], &norm);
         for (size_t k = 0; k < norm.n; k++) feed(&b, norm.cp[k], offs[i]);
+        if (apart) end_token(&b);
         /* The joiner is a mark, so it joins the open token (whose case
          * folding then also sorts no run longer than 30); a token never
          * starts with one. */

@@ -4,8 +4,9 @@
  * case-fold.  Every Han ideograph and kana character is one token; a run of
  * letters/digits (with their combining marks) of any other script is one
  * word; every punctuation or symbol character is its own token; white space
- * separates and is dropped.  So "我想吃酸菜鱼" is 我|想|吃|酸|菜|鱼 and
- * "I love china" is i|love|china.  Before NFKC the text is made stream-safe
+ * separates and is dropped; a number that is no decimal digit (², ½, ①)
+ * stands apart, whatever NFKC makes of it ("10²" is 10|2, not 102).  So
+ * "我想吃酸菜鱼" is 我|想|吃|酸|菜|鱼 and "I love china" is i|love|china.  Before NFKC the text is made stream-safe
  * (UAX #15): a U+034F goes before the 31st combining mark in a row, so the
  * time taken is linear in the length of any text.
  *
