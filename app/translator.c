@@ -216,9 +216,8 @@ int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_l
     int n = search_translate(&tr->decoder, src->ids, src->count, &tr->config.decode, n_best,
                              keep_logits, out, scores);
     for (int i = 0; i < n; i++) {
-        texts[i] = detokenize_ids(tr->tgt_vocab, out[i].output_ids, (size_t)out[i].steps,
-                                  tr->config.target_lang);
-        detokenize_source_casing(texts[i], src->text, tr->config.target_lang);
+        texts[i] = detokenize_for_source(tr->tgt_vocab, out[i].output_ids, (size_t)out[i].steps,
+                                         tr->config.target_lang, src->text);
     }
     return n;
 }
@@ -246,8 +245,8 @@ void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_
         statuses[i] = EXIT_OK;
         cut[i] = lengths[i] == 0 || outputs[i][lengths[i] - 1] != TOKEN_EOS;
         if (finite[i]) {
-            texts[i] = detokenize_ids(tr->tgt_vocab, outputs[i], (size_t)lengths[i], tr->config.target_lang);
-            detokenize_source_casing(texts[i], srcs[i].text, tr->config.target_lang);
+            texts[i] = detokenize_for_source(tr->tgt_vocab, outputs[i], (size_t)lengths[i],
+                                             tr->config.target_lang, srcs[i].text);
         } else
             statuses[i] = not_finite(tr, "the output log-probabilities", &errs[i]);
         free(outputs[i]);

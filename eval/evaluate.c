@@ -45,8 +45,8 @@ static void translate_chunk(SearchWorkspace *work, const Model *model, const Dat
     }
     search_translate_batches(work, model, src, src_len, count, EVAL_BATCH, decode, outputs, lengths, NULL);
     for (int b = 0; b < count; b++) {
-        hyps[line_of[b]] = detokenize_ids(tgt_vocab, outputs[b], (size_t)lengths[b], target_lang);
-        detokenize_source_casing(hyps[line_of[b]], data->source_text[first + line_of[b]], target_lang);
+        hyps[line_of[b]] = detokenize_for_source(tgt_vocab, outputs[b], (size_t)lengths[b], target_lang,
+                                                 data->source_text[first + line_of[b]]);
         free(outputs[b]);
     }
 }

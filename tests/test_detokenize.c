@@ -223,6 +223,32 @@ static void test_source_casing(void **state)
     }
 }
 
+/* A comma the detokeniser read as a thousands separator between two
+ * numbers the source wrote apart goes back to a list's; what the source
+ * writes so, or whose parts it does not hold, stays. */
+static void test_source_numbers(void **state)
+{
+    (void)state;
+    static const struct { const char *text, *source, *lang, *want; } cases[] = {
+        {"I bought 2,100 apples.", "我买了2个苹果，100个梨。", "en", "I bought 2, 100 apples."},
+        {"我买了2,100个苹果。", "I bought 2 apples and 100 pears.", "zh", "我买了2，100个苹果。"},
+        {"This city has 2,500 people.", "这个城市有2,500人。", "en", "This city has 2,500 people."},
+        {"这个城市有2,500人。", "The city has 2,500 people.", "zh", "这个城市有2,500人。"},
+        {"It has 2,500 people.", "它有２，５００人。", "en", "It has 2,500 people."}, /* full width */
+        {"I have 1,000 yuan.", "我有一千块钱。", "en", "I have 1,000 yuan."},     /* not the source's parts */
+        {"I am 25 and have 1,000 yuan.", "我25岁，有一千块钱。", "en", "I am 25 and have 1,000 yuan."},
+        {"1,2,3 and 1,000,000", "1、2、3 和 1,000,000", "en", "1, 2, 3 and 1,000,000"},
+        {"3.5 and 10:30", "3.5 10:30", "en", "3.5 and 10:30"},
+        {"", "2 100", "en", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = detokenize_source_numbers(strdup(cases[i].text), cases[i].source, cases[i].lang);
+        if (strcmp(text, cases[i].want) != 0)
+            fail_msg("'%s' from '%s': '%s', expected '%s'", cases[i].text, cases[i].source, text, cases[i].want);
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_other_language_joins_with_spaces),
         cmocka_unit_test(test_ids_skip_specials_and_use_cased),
         cmocka_unit_test(test_source_casing),
+        cmocka_unit_test(test_source_numbers),
         cmocka_unit_test(test_tatoeba_dev_exact_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,16 +27,18 @@ typedef struct {
     size_t len, cap;
 } Str;
 
-static void str_add(Str *o, const char *s)
+static void str_add_n(Str *o, const char *s, size_t n)
 {
-    size_t n = strlen(s);
     if (o->len + n + 1 > o->cap) {
         o->cap = 2 * (o->len + n + 1);
         o->s = xrealloc(o->s, o->cap);
     }
-    memcpy(o->s + o->len, s, n + 1);
+    memcpy(o->s + o->len, s, n);
     o->len += n;
+    o->s[o->len] = '\0';
 }
+
+static void str_add(Str *o, const char *s) { str_add_n(o, s, strlen(s)); }
 
 /* ---- What a token is ----------------------------------------------------- */
 
@@ -469,6 +471,95 @@ void detokenize_source_casing(char *text, const char *source, const char *lang)
             recase_from(w, head, source, true);
         w += len;
     }
+}
+
+/* `source` with full-width digits and commas (Chinese text's) as ASCII:
+ * malloc'd. */
+static char *ascii_numbers(const char *source)
+{
+    char *out = xmalloc(strlen(source) + 1), *o = out;
+    for (const char *s = source; *s;) {
+        const unsigned char *u = (const unsigned char *)s;
+        if (u[0] == 0xEF && u[1] == 0xBC && u[2] >= 0x90 && u[2] <= 0x99) { /* ０-９ */
+            *o++ = (char)('0' + (u[2] - 0x90));
+            s += 3;
+        } else if (u[0] == 0xEF && u[1] == 0xBC && u[2] == 0x8C) { /* ， */
+            *o++ = ',';
+            s += 3;
+        } else {
+            *o++ = *s++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Does `source` (ascii_numbers') hold s[0..n) (digits and commas) as a
+ * whole number: no digit before it, no digit or ",digit" after it? */
+static bool holds_number(const char *source, const char *s, size_t n)
+{
+    for (const char *at = source; *at; at++) {
+        if (strncmp(at, s, n) != 0) continue;
+        bool starts = at == source || !(ascii_is_digit(at[-1]) || (at[-1] == ',' && at - 1 > source &&
+                                                                      ascii_is_digit(at[-2])));
+        const char *end = at + n;
+        bool ends = !ascii_is_digit(*end) && !(*end == ',' && ascii_is_digit(end[1]));
+        if (starts && ends) return true;
+    }
+    return false;
+}
+
+char *detokenize_source_numbers(char *text, const char *source, const char *lang)
+{
+    char *src = ascii_numbers(source);
+    const char *list_comma = strcmp(lang, "zh") == 0 ? "，" : ", ";
+    Str out = {0};
+    str_add(&out, "");
+    bool changed = false;
+    for (const char *t = text; *t;) {
+        /* a run of digit groups joined by commas, not inside a longer run */
+        if (!ascii_is_digit(*t) || (t > text && (ascii_is_digit(t[-1]) || t[-1] == ','))) {
+            str_add_n(&out, t++, 1);
+            continue;
+        }
+        size_t n = 0, groups = 1;
+        while (ascii_is_digit(t[n])) n++;
+        while (t[n] == ',' && ascii_is_digit(t[n + 1])) {
+            n++;
+            groups++;
+            while (ascii_is_digit(t[n])) n++;
+        }
+        bool whole = groups == 1 || holds_number(src, t, n);
+        for (size_t i = 0; i < n;) {
+            size_t g = i;
+            while (g < n && ascii_is_digit(t[g])) g++;
+            str_add_n(&out, t + i, g - i);
+            if (g == n) break;
+            /* the comma after this group: a list's when both sides stand
+             * alone in the source */
+            size_t h = g + 1;
+            while (h < n && ascii_is_digit(t[h])) h++;
+            bool apart = !whole && holds_number(src, t + i, g - i) && holds_number(src, t + g + 1, h - g - 1);
+            str_add(&out, apart ? list_comma : ",");
+            changed |= apart;
+            i = g + 1;
+        }
+        t += n;
+    }
+    free(src);
+    if (!changed) {
+        free(out.s);
+        return text;
+    }
+    free(text);
+    return out.s;
+}
+
+char *detokenize_for_source(const Vocab *vocab, const int *ids, size_t n, const char *lang, const char *source)
+{
+    char *text = detokenize_ids(vocab, ids, n, lang);
+    detokenize_source_casing(text, source, lang);
+    return detokenize_source_numbers(text, source, lang);
 }
 
 size_t detokenize_words(const Vocab *vocab, const int *ids, size_t n, size_t *word_of, char **words)

@@ -43,6 +43,21 @@ char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *l
  * detokenize.c); a placeholder "X" is copied ("x" → "X"). */
 void detokenize_source_casing(char *text, const char *source, const char *lang);
 
+/* Numbers joined by a comma in `text` ("2,100": the detokeniser reads a
+ * comma between numbers as a thousands separator) that the source wrote
+ * apart: where both numbers stand alone in `source` and the joined one
+ * does not ("我买了2个苹果，100个梨"), the comma is a list's again, ", " in
+ * English, "，" in Chinese.  A number the source writes so (2,100; its
+ * full-width digits and commas read as ASCII), or whose parts it does not
+ * hold (一千 → 1,000), stays.  Returns text, or a new string in its
+ * place (text freed). */
+char *detokenize_source_numbers(char *text, const char *source, const char *lang);
+
+/* What translating shows for output ids of a sentence whose source text is
+ * `source`: detokenize_ids, then its casing and numbers as above.
+ * malloc'd; the caller frees. */
+char *detokenize_for_source(const Vocab *vocab, const int *ids, size_t n, const char *lang, const char *source);
+
 /* How ids group into words, for display (the attention JSON, the
  * viewer's whole-word view): word_of[i] (room for n) gets the index of the
  * word id i belongs to.  In a subword vocabulary a "##" piece or continuing
