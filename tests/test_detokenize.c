@@ -87,6 +87,7 @@ static void test_chinese_rules(void **state)
         {"你是谁?", "你是谁？"},
         {"他说: \"走吧.\"", "他说：“走吧。”"},
         {"我有 iPhone 6 (新的).", "我有iphone 6（新的）。"},
+        {"一杯 café latte 和 Привет мир", "一杯café latte和привет мир"}, /* not ASCII, still apart */
         {"它重 3.5 公斤, 价格 1,000 元.", "它重3.5公斤，价格1,000元。"},
         {"十点 10:30 到", "十点10:30到"},
         {"好;", "好；"},
@@ -118,6 +119,35 @@ static void test_ids_skip_specials_and_use_cased(void **state)
     char *got = detokenize_ids(v, ids, 7, "en");
     assert_string_equal(got, "Tom is here.");
     free(got);
+    vocab_free(v);
+}
+
+/* Byte tokens make text, never control characters: C0 (a newline would be
+ * two output lines), DEL, C1 (NEL; CSI starts a terminal's escape) and
+ * U+2028/2029 are left out, invalid bytes become U+FFFD. */
+static void test_byte_tokens_make_no_control_characters(void **state)
+{
+    (void)state;
+    Error err;
+    Vocab *v = vocab_load("weights/en-zh.tgt.vocab", &err); /* the shipped one: all byte tokens */
+    if (!v) fail_msg("%s", err.message);
+    assert_true(vocab_is_subword(v));
+    /* a <0x0A> a <0xC2>##<0x85> a <0xC2>##<0x9B> a <0xE2>##<0x80>##<0xA8> a <0xFF> */
+    const char *tokens[] = {"a", "<0x0A>", "a", "<0xC2>", "##<0x85>", "a", "<0xC2>", "##<0x9B>", "a",
+                            "<0xE2>", "##<0x80>", "##<0xA8>", "a", "<0xFF>"};
+    enum { N = sizeof tokens / sizeof *tokens };
+    int ids[N];
+    for (int i = 0; i < N; i++)
+        if ((ids[i] = vocab_id(v, tokens[i])) < 0) fail_msg("no %s in the vocabulary", tokens[i]);
+    for (int k = 0; k < 2; k++) {
+        char *got = detokenize_ids(v, ids, N, k ? "zh" : "en");
+        for (const unsigned char *p = (const unsigned char *)got; *p; p++)
+            if (*p < 0x20 || *p == 0x7F || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) ||
+                (p[0] == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)))
+                fail_msg("a control character or line separator in '%s'", got);
+        if (!strstr(got, "\xEF\xBF\xBD")) fail_msg("no U+FFFD for the lone 0xFF in '%s'", got);
+        free(got);
+    }
     vocab_free(v);
 }
 
@@ -259,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_ids_skip_specials_and_use_cased),
         cmocka_unit_test(test_source_casing),
         cmocka_unit_test(test_source_numbers),
+        cmocka_unit_test(test_byte_tokens_make_no_control_characters),
         cmocka_unit_test(test_tatoeba_dev_exact_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

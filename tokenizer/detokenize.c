@@ -75,13 +75,12 @@ static int is_word(const char *t)
            !in_list(t, closing_marks) && !in_list(t, other_marks);
 }
 
-/* A word of ASCII letters/digits only (a Latin word inside Chinese). */
+/* A word of a space-separated script (Latin, Cyrillic, Hangul...: not Han
+ * or kana, not punctuation), which Chinese output keeps apart from the
+ * next one: "iPhone 6", "Café Latte". */
 static int is_latin(const char *t)
 {
-    if (!t[0]) return 0;
-    for (; *t; t++)
-        if (!((*t >= '0' && *t <= '9') || ((*t | 0x20) >= 'a' && (*t | 0x20) <= 'z'))) return 0;
-    return 1;
+    return tokenizer_is_word(t) && !tokenizer_is_cjk(first_codepoint(t));
 }
 
 /* A single ASCII letter, as in the parts of "a.m." */
@@ -265,7 +264,10 @@ char *detokenize(const char *const *tokens, const char *const *cased, size_t n, 
  * tokens joined in an order no text has must still make valid text.  And
  * without control characters: a model may write the byte token <0x0A>,
  * and a translation with a newline in it would be two lines of output for
- * one of input (a tab or a CR would garble TSV and terminal output too). */
+ * one of input (a tab or a CR would garble TSV and terminal output too);
+ * nor C1 controls (NEL, U+0085, and CSI, U+009B, to a terminal) or the
+ * line and paragraph separators (U+2028, U+2029), line ends to some
+ * readers. */
 static void str_add_valid(Str *o, const char *s, size_t n)
 {
     char *copy = xmalloc(n + 1);
@@ -277,7 +279,7 @@ static void str_add_valid(Str *o, const char *s, size_t n)
             i++;
             continue;
         }
-        if (cp < 0x20 || cp == 0x7F) {
+        if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029) {
             i += k;
             continue;
         }

@@ -1,8 +1,9 @@
 /* detokenize.h — model tokens back to readable text.
  *
- * Chinese ("zh"): tokens joined without spaces; ASCII punctuation that NFKC
- * folded from full-width forms is restored (, ? ! : ; ( ) → ，？！：；（）,
- * and a final '.' → 。).
+ * Chinese ("zh"): tokens joined without spaces but between two words of a
+ * space-separated script ("iPhone 6"); ASCII punctuation that NFKC folded
+ * from full-width forms is restored (, ? ! : ; ( ) → ，？！：；（）, and a
+ * '.' → 。 but inside a number, 3.5, or an abbreviation, a.m.).
  * English ("en"): words separated by spaces, no space before closing
  * punctuation or after opening brackets/quotes; contractions (don ' t),
  * possessives, numbers (3 . 5, 1 , 000) and hyphenated words rejoined; each
