@@ -580,7 +580,7 @@ static const Key architecture_keys[] = {
     INT("d_ff", arch.d_ff, REQ, 1, 65536),
     VALUE("activation", T_ACTIVATION, arch.activation, REQ),
     VALUE("norm", T_NORM, arch.norm_first, REQ),
-    INT("max_len", arch.max_len, REQ, 2, 4096),
+    INT("max_len", arch.max_len, REQ, 2, ARCH_MAX_LEN),
     VALUE("scale_attention", T_BOOL, arch.scale_attention, REQ),
     VALUE("tied_output_embedding", T_BOOL, arch.tied_output, REQ),
 };

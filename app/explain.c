@@ -102,8 +102,9 @@ static void attention_row(FILE *out, const AttentionActs *a, const float *probs,
     }
     fprintf(out, "]  (sums to %.6f)\n", sum);
     if (causal) { /* the same row if the future were not hidden */
-        float raw[4096], max = -INFINITY, total = 0.0f;
-        int dk = D / H, n = keys < 4096 ? keys : 4096;
+        float raw[ARCH_MAX_LEN], max = -INFINITY, total = 0.0f;
+        int dk = D / H, n = keys; /* keys <= max_len */
+        ASSERT(n <= ARCH_MAX_LEN);
         for (int j = 0; j < n; j++) {
             raw[j] = score(a->q, a->k, row, j, 0, D, dk, scale);
             if (raw[j] > max) max = raw[j];

@@ -1,7 +1,6 @@
 /* cedict.c — CC-CEDICT senses as short glosses (see cedict.h). */
 #include "cedict.h"
 
-#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +70,7 @@ static char *clean_sense(const char *s, size_t len)
             continue;
         }
         if (!m || out[m - 1] == ' ') words++;
-        latin |= isalpha((unsigned char)out[i]) != 0;
+        latin |= ascii_is_letter(out[i]);
         out[m++] = out[i];
     }
     while (m && (out[m - 1] == ' ' || out[m - 1] == '.')) m--;

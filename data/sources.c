@@ -3,7 +3,6 @@
  * sources.h). */
 #include "sources.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +63,7 @@ static bool is_note(const char *s, size_t len)
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
         size_t n = strlen(labels[i]);
         if (len >= n && strncasecmp(s, labels[i], n) == 0 && (len == n || labels[i][n - 1] == ' ' ||
-                                                             !isalpha((unsigned char)s[n])))
+                                                             !ascii_is_letter(s[n])))
             return true;
     }
     return false;

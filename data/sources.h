@@ -27,7 +27,9 @@
  *      source wrote it;
  *   4. filtered: "empty" (a side with no tokens, or text the tokenizer
  *      rejects), "too long" (more than max_len source tokens or max_len - 1
- *      target tokens: today's rule, counted with the tokenizer), "ratio"
+ *      target tokens, counted with the tokenizer: words, where a subword
+ *      vocabulary may need more ids, so the data set (dataset.h) may still
+ *      find a kept pair too long, and its "usable" count is the last word), "ratio"
  *      (the longer side has more than max_length_ratio times the tokens of
  *      the shorter: a misaligned pair or a note in one language; off at 0,
  *      and never applied to dictionary pairs, where 1 or 2 tokens a side

@@ -13,6 +13,10 @@
 
 typedef enum { ACTIVATION_RELU, ACTIVATION_GELU } Activation;
 
+/* The longest max_len a config may give: attention's backward pass and
+ * --explain keep a row of scores on the stack. */
+enum { ARCH_MAX_LEN = 4096 };
+
 typedef struct {
     int d_model;          /* D: width of every token vector */
     int heads;            /* H: attention heads; D % H == 0, d_k = D / H */
@@ -21,7 +25,7 @@ typedef struct {
     int d_ff;             /* F: hidden width of the feed-forward block */
     Activation activation;
     bool norm_first;      /* true: pre-norm (x + f(norm(x))); false: post-norm */
-    int max_len;          /* longest source or target sequence, in tokens */
+    int max_len;          /* longest source or target sequence, in tokens (2..ARCH_MAX_LEN) */
     bool scale_attention; /* divide scores by sqrt(d_k) (the paper; T5 does not) */
     bool tied_output;     /* generator.weight is tgt_embed.weight */
     int src_vocab;        /* V_src, from the source vocabulary file */

@@ -59,9 +59,8 @@ void attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
                         const float *probs, const float *q, const float *k, const float *v,
                         AttentionShape shape, int D, int H, float scale, bool causal)
 {
-    enum { MAX_KEYS = 4096 }; /* config.c caps max_len at 4096 */
-    float dp[MAX_KEYS]; /* dp_j, then ds_j in its place */
-    ASSERT(shape.keys <= MAX_KEYS);
+    float dp[ARCH_MAX_LEN]; /* dp_j, then ds_j in its place (keys <= max_len) */
+    ASSERT(shape.keys <= ARCH_MAX_LEN);
     int dk = D / H;
     for (int h = 0; h < H; h++) {
         for (int i = 0; i < shape.count; i++) {
