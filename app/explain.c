@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../common/utf8.h"
 #include "../common/util.h"
 #include "../model/transformer.h"
 #include "../tokenizer/detokenize.h"
@@ -220,44 +221,43 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
 }
 
 
-/* Is the 3-byte UTF-8 sequence at p (lead byte 0xE2 or 0xEF) one that
- * acts on the line or does not show: the bidirectional overrides and
- * isolates (U+202A-U+202E, U+2066-U+2069, which reorder the rest of the
- * line), the zero-width characters and marks (U+200B-U+200F, U+2060), the
- * line and paragraph separators (U+2028, U+2029) and the BOM (U+FEFF)? */
-static bool is_hidden_mark(const unsigned char *p)
+/* Does code point cp act on the line or not show: a C0 or C1 control
+ * (U+009B starts an escape sequence to xterm), DEL, a bidirectional
+ * override or isolate (U+202A-U+202E, U+2066-U+2069, which reorder the
+ * rest of the line), a zero-width character or mark (U+200B-U+200F,
+ * U+2060), a line or paragraph separator (U+2028, U+2029) or the BOM
+ * (U+FEFF)? */
+static bool is_hidden(int32_t cp)
 {
-    if (p[0] == 0xEF) return p[1] == 0xBB && p[2] == 0xBF;
-    return p[0] == 0xE2 && ((p[1] == 0x80 && ((p[2] >= 0x8B && p[2] <= 0x8F) || p[2] == 0xA8 ||
-                                               p[2] == 0xA9 || (p[2] >= 0xAA && p[2] <= 0xAE))) ||
-                            (p[1] == 0x81 && (p[2] == 0xA0 || (p[2] >= 0xA6 && p[2] <= 0xA9))));
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x200B && cp <= 0x200F) ||
+           (cp >= 0x2028 && cp <= 0x202E) || cp == 0x2060 || (cp >= 0x2066 && cp <= 0x2069) ||
+           cp == 0xFEFF;
 }
 
 /* The user's text as typed, but for what would act on the terminal
- * instead of showing: control characters (an escape sequence, a bell) as
- * \\xNN, the C1 controls (U+0080-U+009F: U+009B starts an escape
- * sequence too) and the hidden marks above as \\u{NNNN}; a backslash or a
- * double quote gets a backslash before it, so that a typed backslash-x-1-B
- * never reads as an escaped ESC, nor a quote as the end of the text.  For
- * the config's name and path too. */
+ * instead of showing: those above as \\xNN (ASCII) or \\u{NNNN}; a
+ * backslash or a double quote gets a backslash before it, so that a typed
+ * backslash-x-1-B never reads as an escaped ESC, nor a quote as the end of
+ * the text.  For the config's name and path too. */
 static void put_visible(FILE *out, const char *text)
 {
     const unsigned char *p = (const unsigned char *)text;
-    while (*p) {
-        if (*p == '\\' || *p == '"') {
-            fputc('\\', out);
-            fputc(*p++, out);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            fprintf(out, "\\x%02X", *p++);
-        } else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1: U+009B is CSI to xterm */
-            fprintf(out, "\\u{%04X}", p[1]);
-            p += 2;
-        } else if ((p[0] == 0xE2 || p[0] == 0xEF) && p[1] && p[2] && is_hidden_mark(p)) {
-            fprintf(out, "\\u{%04X}", ((p[0] & 0x0F) << 12) + ((p[1] & 0x3F) << 6) + (p[2] & 0x3F));
-            p += 3;
+    size_t len = strlen(text);
+    while (len) {
+        int32_t cp;
+        size_t k = utf8_decode(p, len, &cp);
+        if (k == 0) { /* not UTF-8 (a config path may be anything): the byte */
+            fprintf(out, "\\x%02X", *p);
+            k = 1;
+        } else if (*p == '\\' || *p == '"') {
+            fprintf(out, "\\%c", *p);
+        } else if (is_hidden(cp)) {
+            fprintf(out, cp < 0x80 ? "\\x%02X" : "\\u{%04X}", (unsigned)cp);
         } else {
-            fputc(*p++, out);
+            fwrite(p, 1, k, out);
         }
+        p += k;
+        len -= k;
     }
 }
 
