@@ -250,6 +250,22 @@ static int check_subword(const char *path)
     return status;
 }
 
+/* A vocabulary just written that holds nothing but its specials (and
+ * byte tokens): no word was counted min_count times, as when a source's
+ * weight is tiny (counts are weighted).  Training with it would spell every
+ * word in bytes or <unk>: said, not silently built. */
+static void note_no_words(const char *path, int min_count)
+{
+    Error err = {{0}};
+    Vocab *v = vocab_load(path, &err);
+    if (!v) return;
+    int builtin = VOCAB_SPECIALS + (vocab_is_subword(v) ? VOCAB_BYTE_TOKENS : 0);
+    if (vocab_size(v) <= builtin)
+        fprintf(stderr, "train: note: %s holds no word: none was counted min_count (%d) times, and "
+                        "counts are weighted (a source's weight too small?)\n", path, min_count);
+    vocab_free(v);
+}
+
 /* Build both vocabularies from the data, or with `recasing` recompute the
  * casings of the existing ones (vocab_builder_recase). */
 static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
@@ -293,6 +309,10 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
     else
         fprintf(stderr, "train: %s from %zu pairs: %s, %s\n", recasing ? "casings" : "vocabularies",
                 sources.pairs.count, cfg->source_vocab_path, cfg->target_vocab_path);
+    if (!status && !recasing) {
+        note_no_words(cfg->source_vocab_path, t->min_count);
+        note_no_words(cfg->target_vocab_path, t->min_count);
+    }
     vocab_builder_free(src);
     vocab_builder_free(tgt);
     sources_free(&sources);
@@ -497,6 +517,12 @@ static int open_data(Run *r)
     Batches most;
     largest_batches(r, &most);
     r->max_batch = most;
+    if (most.max_pairs == 0) { /* weights so small that no epoch draws a usable pair */
+        fprintf(stderr, "train: %s: no usable pair in any epoch's draw (%zu pairs an epoch of %zu usable): "
+                        "raise a source's weight\n",
+                data_name(t), sources_epoch_size(&r->sources), r->train.usable_count);
+        return EXIT_DATA;
+    }
     batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
     size_t epoch_tokens = 0; /* source + target + </s> of epoch 1's draw */
     for (size_t i = 0; i < sources_epoch_size(&r->sources); i++) {
@@ -661,6 +687,11 @@ static int evaluate_dev(Run *r, bool score, const char *when)
 {
     double dloss = dev_loss(r), bleu = NAN, chrf = NAN, avg_bleu = NAN, avg_chrf = NAN;
     bool improved = false, avg_improved = false;
+    if (!isfinite(dloss)) { /* the weights overflowed: never scored, never saved as "best" */
+        fprintf(stderr, "%strain: %s: the dev loss became %f at step %ld: stopping (lower the learning "
+                        "rate?)\n", r->live ? "\n" : "", when, dloss, r->trainer.opt.step);
+        return EXIT_DATA;
+    }
     const Snapshots *snap = &r->progress.snapshots;
     if (score && score_model(r, &r->trainer.model, &bleu, &chrf, &improved)) return EXIT_WRITE;
     if (score && snap->count >= 2) {
@@ -775,8 +806,8 @@ static int train_loop(Run *r)
             double smooth = loss_average_add(&r->smooth, loss);
             if (show_progress(r, loss, smooth, s.lr, norm)) return EXIT_WRITE;
             if (!isfinite(loss)) {
-                fprintf(stderr, "\ntrain: the loss became %f at step %ld: stopping (lower the learning rate?)\n",
-                        loss, r->trainer.opt.step);
+                fprintf(stderr, "%strain: the loss became %f at step %ld: stopping (lower the learning rate?)\n",
+                        r->live ? "\n" : "", loss, r->trainer.opt.step);
                 return EXIT_DATA;
             }
             if (r->trainer.opt.step % t->checkpoint_steps == 0 && save_checkpoint(r)) return EXIT_WRITE;

@@ -649,6 +649,40 @@ static void test_empty_corpus_is_an_error(void **state)
 
 /* train --vocab builds subword vocabularies unless train.vocabulary says
  * word; the word ones are today's format, one whole token per entry. */
+/* Weights so small that no epoch draws a pair: an error before training,
+ * not a "done" after 0 steps with an untrained model saved as the best. */
+static void test_no_pair_in_an_epoch_is_an_error(void **state)
+{
+    (void)state;
+    const char *config = write_config("tiny-weight", "  epochs: 2\n");
+    const char *vocab_flags[] = {"--vocab", NULL};
+    free(run_train_args(config, vocab_flags, 0));
+    char cwd[512], line[1200];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(line, sizeof line, "  sources:\n    - path: %s/tests/data/tiny.tsv\n      weight: 0.0001\n", cwd);
+    replace_config_line(config, "  train_data:", line);
+    char *err = run_train_args(config, NULL, 3);
+    expect_in(err, "no usable pair in any epoch's draw (0 pairs an epoch of 16 usable)");
+    free(err);
+    assert_false(file_exists(in_dir("tiny-weight", "model.safetensors")));
+}
+
+/* Weights that overflow make the dev loss NaN: the run stops (status 3)
+ * rather than score the weights and save them as the best so far. */
+static void test_a_nan_dev_loss_saves_nothing(void **state)
+{
+    (void)state;
+    const char *config = write_config("nan-dev", "  learning_rate: 1e30\n  warmup_steps: 0\n");
+    replace_config_line(config, "  clip_norm: 1.0", "  clip_norm: 0\n");
+    const char *vocab_flags[] = {"--vocab", NULL};
+    free(run_train_args(config, vocab_flags, 0));
+    const char *flags[] = {"--max-steps", "1", NULL};
+    char *err = run_train_args(config, flags, 3);
+    expect_in(err, "the dev loss became");
+    free(err);
+    assert_false(file_exists(in_dir("nan-dev", "model.safetensors")));
+}
+
 static void test_vocabulary_kinds(void **state)
 {
     (void)state;
@@ -889,6 +923,8 @@ int main(void)
         cmocka_unit_test(test_vocab_building_refuses_what_it_would_destroy),
         cmocka_unit_test(test_resume_without_its_model_writes_one),
         cmocka_unit_test(test_weights_path_that_cannot_be_a_file),
+        cmocka_unit_test(test_no_pair_in_an_epoch_is_an_error),
+        cmocka_unit_test(test_a_nan_dev_loss_saves_nothing),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }
