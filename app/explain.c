@@ -221,21 +221,10 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
 }
 
 
-/* Does code point cp act on the line or not show: a C0 or C1 control
- * (U+009B starts an escape sequence to xterm), DEL, a bidirectional
- * override or isolate (U+202A-U+202E, U+2066-U+2069, which reorder the
- * rest of the line), a zero-width character or mark (U+200B-U+200F,
- * U+2060), a line or paragraph separator (U+2028, U+2029) or the BOM
- * (U+FEFF)? */
-static bool is_hidden(int32_t cp)
-{
-    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x200B && cp <= 0x200F) ||
-           (cp >= 0x2028 && cp <= 0x202E) || cp == 0x2060 || (cp >= 0x2066 && cp <= 0x2069) ||
-           cp == 0xFEFF;
-}
-
 /* The user's text as typed, but for what would act on the terminal
- * instead of showing: those above as \\xNN (ASCII) or \\u{NNNN}; a
+ * instead of showing (tokenizer_is_hidden: controls, format characters
+ * such as bidirectional overrides and zero-width marks, line separators)
+ * as \\xNN (ASCII) or \\u{NNNN}; a
  * backslash or a double quote gets a backslash before it, so that a typed
  * backslash-x-1-B never reads as an escaped ESC, nor a quote as the end of
  * the text.  For the config's name and path too. */
@@ -251,7 +240,7 @@ static void put_visible(FILE *out, const char *text)
             k = 1;
         } else if (*p == '\\' || *p == '"') {
             fprintf(out, "\\%c", *p);
-        } else if (is_hidden(cp)) {
+        } else if (tokenizer_is_hidden(cp)) {
             fprintf(out, cp < 0x80 ? "\\x%02X" : "\\u{%04X}", (unsigned)cp);
         } else {
             fwrite(p, 1, k, out);

@@ -508,11 +508,17 @@ typedef struct {
     int logits_model;         /* the model whose rows --logits holds: 0, 1, or -1 none yet */
 } Session;
 
+/* Which of the session's models translates this text: 0, or 1 (zh-en)
+ * when there is no -c and it reads as Chinese. */
+static int model_index(const Session *s, const char *text, size_t len)
+{
+    return !s->opt->config_path && tokenizer_reads_as_han(text, len);
+}
+
 /* The model for this text, or NULL with *status/err set. */
 static Translator *model_for(Session *s, const char *text, size_t len, ExitStatus *status, Error *err)
 {
-    int which = 0;
-    if (!s->opt->config_path && tokenizer_reads_as_han(text, len)) which = 1;
+    int which = model_index(s, text, len);
     if (s->failed[which]) {
         *err = s->open_error[which];
         *status = s->failed[which];
@@ -744,22 +750,23 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     Error err = {{0}};
     ExitStatus status;
     SourceIds src;
+    int which = model_index(s, text, len);
+    if (logits && s->logits_model >= 0 && s->logits_model != which) {
+        /* Without -c each line picks its model; --logits is one [steps,
+         * vocab] stream, which rows of another width would make unreadable.
+         * Refused before the other model is opened (its maps would be
+         * written, empty). */
+        fprintf(stderr, "translate: line %d: --logits holds %s's rows (%d wide): this line reads as %s, "
+                "for %s, whose rows are another width (translate each language with its own -c)\n",
+                line, s->models[!which].config.name, s->models[!which].config.arch.tgt_vocab,
+                which ? "Chinese" : "English", s->paths[which]);
+        fputc('\n', s->out);
+        return EXIT_INPUT;
+    }
     Translator *tr = encode_line(s, text, len, line, &src, &status);
     if (!tr) {
         fputc('\n', s->out);
         return status;
-    }
-    int which = tr == &s->models[1];
-    if (logits && s->logits_model >= 0 && s->logits_model != which) {
-        /* Without -c each line picks its model; --logits is one [steps,
-         * vocab] stream, which rows of another width would make unreadable. */
-        fprintf(stderr, "translate: line %d: --logits holds %s's rows (%d wide), this line's model (%s) "
-                "gives %d: translate each language with its own -c\n", line,
-                s->models[!which].config.name, s->models[!which].config.arch.tgt_vocab, tr->config.name,
-                tr->config.arch.tgt_vocab);
-        fputc('\n', s->out);
-        translator_source_ids_free(&src);
-        return EXIT_INPUT;
     }
     if (logits) s->logits_model = which;
     enum { MAX_N = 64 };
@@ -1229,8 +1236,6 @@ static ExitStatus session_start(Session *s)
     return status;
 }
 
-/* Where the lines come from: -i FILE, -i - or a lone TEXT '-' (stdin), no
- * TEXT (stdin), or the TEXT arguments (NULL).  *in_name names it. */
 /* Do the lines come from standard input: -i -, or no -i and no sentence
  * but "-"? */
 static bool reads_standard_input(const Options *opt, int n_texts, char **texts)
@@ -1239,6 +1244,8 @@ static bool reads_standard_input(const Options *opt, int n_texts, char **texts)
     return n_texts == 0 || (n_texts == 1 && strcmp(texts[0], "-") == 0);
 }
 
+/* Where the lines come from: -i FILE, -i - or a lone TEXT '-' (stdin), no
+ * TEXT (stdin), or the TEXT arguments (NULL).  *in_name names it. */
 static ExitStatus open_input(const Options *opt, int n_texts, char **texts, FILE **in,
                              const char **in_name)
 {

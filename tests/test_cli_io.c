@@ -346,6 +346,12 @@ static void test_a_translation_cut_at_the_length_limit_says_so(void **state)
     assert_int_equal(r.status, 0);
     expect_not_in(r.err, CUT_SHORT_NOTE);
     run_result_free(&r);
+    const char *batched[] = {"./translate", "-t", "1", "--maxi-batch", "8", NULL}; /* the same, batched */
+    r = run_program(batched, "I love china\nHow are you?\n", 26);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    expect_not_in(r.err, CUT_SHORT_NOTE);
+    run_result_free(&r);
     /* a sentence longer in Chinese than max_len allows: cut at 128 */
     const char *longer[] = {"./translate", "-t", "1", "-b", "1",
         "Yesterday my brother and I went to the old market near the river to buy fresh fish, vegetables, "
@@ -408,9 +414,6 @@ static void test_unreadable_stdin_keeps_the_output_file(void **state)
     close(dir);
 }
 
-/* An input without lines, without -c (no model opened for a line):
- * --attention, --html and --logits are written empty, as with -c and as
- * -o is, never left from an earlier run to pass for this one's. */
 /* The four outputs of a run on `input` that translated no line: written,
  * empty, over "old\n"; the run's status `status`. */
 static void expect_outputs_written_empty(const char *input, size_t input_len, int status)
@@ -446,6 +449,9 @@ static void expect_outputs_written_empty(const char *input, size_t input_len, in
     run_result_free(&r);
 }
 
+/* An input without lines, without -c (no model opened for a line):
+ * --attention, --html and --logits are written empty, as with -c and as
+ * -o is, never left from an earlier run to pass for this one's. */
 static void test_outputs_of_an_input_without_lines_are_written_empty(void **state)
 {
     (void)state;

@@ -174,7 +174,8 @@ static void test_direction_by_letters_of_each_script(void **state)
 
 /* --logits is one [steps, vocab] stream: without -c a line in the other
  * language (the other model, another vocabulary width) fails alone,
- * status 1, rather than make the file unreadable; its rows are not in it. */
+ * status 1, rather than make the file unreadable; its rows are not in it,
+ * and the other model is not opened for it. */
 static void test_logits_keep_one_models_width(void **state)
 {
     (void)state;
@@ -186,7 +187,8 @@ static void test_logits_keep_one_models_width(void **state)
     assert_int_equal(r.status, 1);
     assert_int_equal(count_lines(r.out), 3);
     expect_in(r.out, "\n\n"); /* the second line, empty */
-    expect_in(r.err, "line 2: --logits holds en-zh's rows (5230 wide), this line's model (zh-en) gives 8000");
+    expect_in(r.err, "line 2: --logits holds en-zh's rows (5230 wide): this line reads as Chinese, for ");
+    expect_not_in(r.err, "input reads as Chinese"); /* refused before zh-en was opened */
     size_t len;
     char *data = read_file(logits, &len);
     assert_non_null(data);

@@ -193,9 +193,6 @@ static void test_unknown_words_are_counted(void **state)
     dataset_free(&d);
 }
 
-/* An epoch's draw (data/sources.h) in batches: every drawn index once per
- * draw, repeats kept, unusable pairs left out; dataset_from_corpus makes
- * the same ids as dataset_load and takes the corpus over. */
 /* Blank lines, empty or of spaces alone, are not sentences: skipped
  * (a line of spaces stopped --eval with "expected at least 2 columns"),
  * and the line numbers stay the file's. */
@@ -213,6 +210,9 @@ static void test_blank_lines_are_skipped(void **state)
     corpus_free(&c);
 }
 
+/* An epoch's draw (data/sources.h) in batches: every drawn index once per
+ * draw, repeats kept, unusable pairs left out; dataset_from_corpus makes
+ * the same ids as dataset_load and takes the corpus over. */
 static void test_batches_from_a_draw_keep_repeats_and_skip_unusable(void **state)
 {
     Fixture *f = *state;

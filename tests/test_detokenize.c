@@ -243,6 +243,7 @@ static void test_source_casing(void **state)
          "Mr O'Brien says it is seven o'clock."},
         {"o’brien is here.", "O'Brien在这里。", "en", "O’Brien is here."},  /* either apostrophe */
         {"kavelo's bike", "Kavelo的自行车", "en", "Kavelo's bike"},        /* a head takes its word's */
+        {"o'brien's house", "O'Brien在这里", "en", "O'Brien's house"},      /* the longest part */
         {"", "IBM", "zh", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -269,6 +270,8 @@ static void test_source_numbers(void **state)
         {"I am 25 and have 1,000 yuan.", "我25岁，有一千块钱。", "en", "I am 25 and have 1,000 yuan."},
         {"1,2,3 and 1,000,000", "1、2、3 和 1,000,000", "en", "1, 2, 3 and 1,000,000"},
         {"3.5 and 10:30", "3.5 10:30", "en", "3.5 and 10:30"},
+        {"1,5 kilos", "1.5公斤", "en", "1,5 kilos"},            /* 1.5 holds neither 1 nor 5 */
+        {"no,2,100 apples", "2个苹果，100个梨", "en", "no,2, 100 apples"}, /* a word's comma first */
         {"", "2 100", "en", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

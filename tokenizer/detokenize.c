@@ -410,6 +410,16 @@ static size_t word_at(const char *s, size_t *head)
     return n;
 }
 
+/* The length of w[0..n) before its last apostrophe; 0 when it has none
+ * (a word starts with a letter). */
+static size_t before_last_apostrophe(const char *w, size_t n)
+{
+    size_t last = 0;
+    for (size_t i = 0; i < n; i++)
+        if (apostrophe_at(w + i)) last = i;
+    return last;
+}
+
 /* Do a[0..an) and b[0..bn) hold the same letters, in any case, with
  * apostrophes (of either kind) in the same places? */
 static bool same_word(const char *a, size_t an, const char *b, size_t bn)
@@ -428,11 +438,10 @@ static bool same_word(const char *a, size_t an, const char *b, size_t bn)
     return i == an && j == bn;
 }
 
-/* The source's casing for w[0..len) (a whole word, or with `head_only`
- * the letters before its apostrophe, matched against source words without
- * one): copied letter by letter; false when the source has no such word
- * with a capital. */
-static bool recase_from(char *w, size_t len, const char *source, bool head_only)
+/* The source's casing for the word w[0..len), copied letter by letter
+ * from a source word of the same letters and apostrophes; false when the
+ * source has no such word with a capital. */
+static bool recase_from(char *w, size_t len, const char *source)
 {
     for (const char *s = source; *s;) {
         if (!ascii_is_letter(*s)) {
@@ -440,7 +449,7 @@ static bool recase_from(char *w, size_t len, const char *source, bool head_only)
             continue;
         }
         size_t head, n = word_at(s, &head);
-        if ((!head_only || head == n) && same_word(w, len, s, n) && has_capital(s, n)) {
+        if (same_word(w, len, s, n) && has_capital(s, n)) {
             for (size_t i = 0, j = 0; i < len;) {
                 size_t a = apostrophe_at(w + i);
                 if (a) {
@@ -465,12 +474,14 @@ void detokenize_source_casing(char *text, const char *source, const char *lang)
             w++;
             continue;
         }
-        /* The whole word (O'Brien), else its head (Kavelo's from Kavelo);
-         * never what follows an apostrophe alone: the t of don't is not
-         * the T of T恤, nor the o of o'clock the O of O'Brien. */
+        /* The whole word (O'Brien), else its longest part before an
+         * apostrophe that the source holds (o'brien's from O'Brien,
+         * kavelo's from Kavelo); never what follows an apostrophe alone:
+         * the t of don't is not the T of T恤, nor the o of o'clock the O of
+         * O'Brien. */
         size_t head, len = word_at(w, &head);
-        if (!(english && short_english_word(w, head)) && !recase_from(w, len, source, false) && head < len)
-            recase_from(w, head, source, true);
+        if (!(english && short_english_word(w, head)))
+            for (size_t n = len; n > 0 && !recase_from(w, n, source); n = before_last_apostrophe(w, n)) continue;
         w += len;
     }
 }
@@ -496,16 +507,21 @@ static char *ascii_numbers(const char *source)
     return out;
 }
 
+/* Is c a comma or point that joins the digits around it into one number
+ * (1,000; 3.5)? */
+static bool joins_digits(char c) { return c == ',' || c == '.'; }
+
 /* Does `source` (ascii_numbers') hold s[0..n) (digits and commas) as a
- * whole number: no digit before it, no digit or ",digit" after it? */
+ * whole number: no digit before it, no digit after it, and no comma or
+ * point joining it to one (so 1.5 holds neither 1 nor 5)? */
 static bool holds_number(const char *source, const char *s, size_t n)
 {
     for (const char *at = source; *at; at++) {
         if (strncmp(at, s, n) != 0) continue;
-        bool starts = at == source || !(ascii_is_digit(at[-1]) || (at[-1] == ',' && at - 1 > source &&
+        bool starts = at == source || !(ascii_is_digit(at[-1]) || (joins_digits(at[-1]) && at - 1 > source &&
                                                                       ascii_is_digit(at[-2])));
         const char *end = at + n;
-        bool ends = !ascii_is_digit(*end) && !(*end == ',' && ascii_is_digit(end[1]));
+        bool ends = !ascii_is_digit(*end) && !(joins_digits(*end) && ascii_is_digit(end[1]));
         if (starts && ends) return true;
     }
     return false;
@@ -520,7 +536,8 @@ char *detokenize_source_numbers(char *text, const char *source, const char *lang
     bool changed = false;
     for (const char *t = text; *t;) {
         /* a run of digit groups joined by commas, not inside a longer run */
-        if (!ascii_is_digit(*t) || (t > text && (ascii_is_digit(t[-1]) || t[-1] == ','))) {
+        if (!ascii_is_digit(*t) ||
+            (t > text && (ascii_is_digit(t[-1]) || (t[-1] == ',' && t - 1 > text && ascii_is_digit(t[-2]))))) {
             str_add_n(&out, t++, 1);
             continue;
         }

@@ -58,6 +58,17 @@ int tokenizer_is_cjk(int32_t codepoint)
     return 0;
 }
 
+int tokenizer_is_hidden(int32_t codepoint)
+{
+    switch (utf8proc_category(codepoint)) {
+    case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_ZL: case UTF8PROC_CATEGORY_ZP:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* What a normalised code point does to tokenisation. */
 typedef enum {
     CH_SPACE,  /* separates tokens and is dropped: Z*, controls, U+200B */

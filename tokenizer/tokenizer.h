@@ -42,6 +42,13 @@ void token_list_free(TokenList *list); /* NULL-safe, leaves list zeroed */
  * token each, in the tokenizer, CC-CEDICT's reader and the detokeniser. */
 int tokenizer_is_cjk(int32_t codepoint);
 
+/* Does this code point not show as itself, or act on the line around it:
+ * a control (Unicode Cc: C0, DEL, C1), a format character (Cf: zero-width
+ * marks, bidirectional overrides and isolates, the soft hyphen, the BOM,
+ * tags) or a line or paragraph separator (Zl, Zp)?  What --explain shows
+ * escaped. */
+int tokenizer_is_hidden(int32_t codepoint);
+
 /* Is this token (from tokenize) a word, a run of letters/digits that a
  * subword vocabulary may split (tokenizer/vocab.h)?  Han/kana characters,
  * punctuation and symbols are not: they stay whole.  Decided by the first
