@@ -255,7 +255,7 @@ static int parse_number(Loader *ld, const Key *k, const char *qname, double *out
     if (is_int ? errno == ERANGE : fabs(*out) > FLT_MAX) /* beyond long long / uint64 / float */
         return fail(ld, ld->ev.start_mark, "%s: %.40s is too large", qname, s);
     if (!is_int && (errno == ERANGE || (*out != 0 && fabs(*out) < FLT_MIN))) /* below float's normal range */
-        return fail(ld, ld->ev.start_mark, "%s: %.40s is too small (a float's smallest is %g; write 0 for zero)",
+        return fail(ld, ld->ev.start_mark, "%s: %.40s is too small (a float's smallest is %g; 0, where the range allows it)",
                     qname, s, (double)FLT_MIN);
     if (in_range(k, *out)) return 0;
     /* The range is written only for the message: formatting it (%g) for

@@ -406,6 +406,7 @@ typedef struct {
     double elapsed_before; /* ... the seconds earlier runs (before --resume) took */
     double last_log, tokens_since_log;
     long steps_before;     /* the step this run started at (0, or the checkpoint's) */
+    long scored_step;      /* the step of the last dev BLEU (evaluate_dev with score); 0: none */
     LossAverage smooth;    /* the training loss's moving average (progress.h) */
 } Run;
 
@@ -694,6 +695,7 @@ static int evaluate_dev(Run *r, bool score, const char *when)
     }
     const Snapshots *snap = &r->progress.snapshots;
     if (score && score_model(r, &r->trainer.model, &bleu, &chrf, &improved)) return EXIT_WRITE;
+    if (score) r->scored_step = r->trainer.opt.step;
     if (score && snap->count >= 2) {
         Model average = r->trainer.model; /* same arch, parameters pointing at a copy */
         params_alloc(&average.params, &average.arch);
@@ -790,8 +792,13 @@ static int train_loop(Run *r)
             bool out_of_time = t->max_minutes > 0 && minutes >= t->max_minutes;
             if (out_of_steps || out_of_time) {
                 /* Stopped mid-epoch: score what we have, keep a checkpoint
-                 * (a later run with a larger limit can --resume). */
-                int status = evaluate_dev(r, true, out_of_steps ? "max_steps reached" : "max_minutes reached");
+                 * (a later run with a larger limit can --resume).  At an
+                 * epoch's start its end has just scored these weights: not
+                 * twice (two log rows for one step). */
+                const char *why = out_of_steps ? "max_steps reached" : "max_minutes reached";
+                int status = 0;
+                if (r->scored_step != r->trainer.opt.step) status = evaluate_dev(r, true, why);
+                else if (!r->opt->quiet) fprintf(stderr, "train: %s at step %ld (scored above)\n", why, r->trainer.opt.step);
                 return status ? status : save_checkpoint(r);
             }
             SourceNoise noise = {t->drop_final_punctuation, t->seed, r->progress.epoch, r->final_punctuation};

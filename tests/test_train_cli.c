@@ -683,6 +683,25 @@ static void test_a_nan_dev_loss_saves_nothing(void **state)
     assert_false(file_exists(in_dir("nan-dev", "model.safetensors")));
 }
 
+/* max_steps reached at an epoch's end: the weights the epoch's end just
+ * scored are not scored again (it wrote two eval rows for one step). */
+static void test_max_steps_at_an_epochs_end_scores_once(void **state)
+{
+    (void)state;
+    const char *config = write_config("steps-at-end", "  batch_tokens: 1000\n  epochs: 3\n");
+    const char *vocab_flags[] = {"--vocab", NULL};
+    free(run_train_args(config, vocab_flags, 0));
+    const char *flags[] = {"--max-steps", "1", NULL}; /* 16 pairs, 177 tokens: one batch an epoch */
+    free(run_train_args(config, flags, 0));
+    size_t len;
+    char *log = read_file(in_dir("steps-at-end", "model.safetensors.log.csv"), &len);
+    assert_non_null(log);
+    int evals = 0;
+    for (const char *p = log; (p = strstr(p, "\neval,")); p++) evals++;
+    assert_int_equal(evals, 1);
+    free(log);
+}
+
 static void test_vocabulary_kinds(void **state)
 {
     (void)state;
@@ -925,6 +944,7 @@ int main(void)
         cmocka_unit_test(test_weights_path_that_cannot_be_a_file),
         cmocka_unit_test(test_no_pair_in_an_epoch_is_an_error),
         cmocka_unit_test(test_a_nan_dev_loss_saves_nothing),
+        cmocka_unit_test(test_max_steps_at_an_epochs_end_scores_once),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }
