@@ -406,7 +406,8 @@ typedef struct {
     double elapsed_before; /* ... the seconds earlier runs (before --resume) took */
     double last_log, tokens_since_log;
     long steps_before;     /* the step this run started at (0, or the checkpoint's) */
-    long scored_step;      /* the step of the last dev BLEU (evaluate_dev with score); 0: none */
+    long scored_step;      /* the step of the last dev BLEU (evaluate_dev with score); 0: none
+                              (a run stopped before its first step is still scored) */
     LossAverage smooth;    /* the training loss's moving average (progress.h) */
 } Run;
 
@@ -797,7 +798,7 @@ static int train_loop(Run *r)
                  * twice (two log rows for one step). */
                 const char *why = out_of_steps ? "max_steps reached" : "max_minutes reached";
                 int status = 0;
-                if (r->scored_step != r->trainer.opt.step) status = evaluate_dev(r, true, why);
+                if (r->scored_step == 0 || r->scored_step != r->trainer.opt.step) status = evaluate_dev(r, true, why);
                 else if (!r->opt->quiet) fprintf(stderr, "train: %s at step %ld (scored above)\n", why, r->trainer.opt.step);
                 return status ? status : save_checkpoint(r);
             }
