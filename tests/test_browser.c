@@ -469,6 +469,8 @@ static void test_every_kind_layer_head_and_step(void **state)
         {"#sentence=2&kind=cross&layer=1&head=2", 1, "cross", 0},
         {"#kind=decoder&head=mean&step=2", 0, "decoder", 2},
         {"#sentence=2&kind=cross&step=1", 1, "cross", 1},
+        {"#kind=__proto__", 0, "cross", 0},      /* names from Object's prototype are no kind: */
+        {"#kind=constructor", 0, "cross", 0},    /* the default, not a crash */
     };
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) check_view(&views[i]);
 }
@@ -674,6 +676,16 @@ static void test_web_page_translates_english(void **state)
     expect_screenshot(WEB_SCREENSHOT);
 }
 
+/* #dir= with a name from Object's prototype is no model: the default
+ * direction translates (it threw, and the page stayed busy for good). */
+static void test_web_page_ignores_an_unknown_direction(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    check_web_translation("#dir=constructor&still&text=I%20love%20china", "configs/en-zh.yaml", "I love china",
+                          NULL);
+}
+
 static void test_web_page_translates_chinese(void **state)
 {
     (void)state;
@@ -741,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_web_page_translates_chinese),
         cmocka_unit_test(test_web_seed_walkthrough),
         cmocka_unit_test(test_web_page_refuses_a_nul),
+        cmocka_unit_test(test_web_page_ignores_an_unknown_direction),
     };
     return cmocka_run_group_tests(tests, make_page, free_page);
 }

@@ -27,7 +27,7 @@
 
 (function () {
     const models = JSON.parse(document.getElementById('web-models').textContent);
-    const byName = {};
+    const byName = Object.create(null); /* no prototype: #dir=constructor names no model */
     models.forEach((m, slot) => {
         m.slot = slot;
         byName[m.name] = m;
@@ -192,7 +192,8 @@
             const s = ((performance.now() - started) / 1000).toFixed(1);
             progress.textContent = `${loading ? 'loading the model and translating' : 'translating'}… ${s} s${stepShown}`;
         }, 100);
-        return translate(job.model, job.text, job.explain).then((reply) => {
+        /* in the chain, so that a throw still reaches .finally and frees `busy` */
+        return Promise.resolve().then(() => translate(job.model, job.text, job.explain)).then((reply) => {
             show(job, reply);
             return reply;
         }, (error) => {

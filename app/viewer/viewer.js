@@ -105,7 +105,7 @@ function readFragment() {
         return Number.isFinite(n) ? n : null;
     };
     if (number('sentence') !== null) state.sentence = Math.min(Math.max(number('sentence') - 1, 0), sentences.length - 1);
-    if (KINDS[params.get('kind')]) state.kind = params.get('kind');
+    if (Object.prototype.hasOwnProperty.call(KINDS, params.get('kind'))) state.kind = params.get('kind'); /* not __proto__ */
     if (number('layer') !== null) state.layer = number('layer') - 1;
     if (params.get('head') === 'mean') state.head = 'mean';
     else if (number('head') !== null) state.head = number('head') - 1;
@@ -138,6 +138,8 @@ function selectedMatrix(entry, kind, layer, head) {
         colTokens: entry.s[info.cols].tokens,
         produced: info.stepped ? entry.s.output.tokens : null,  // what row t chose
         revealed: info.stepped ? state.step : values.length,
+        step: state.step,                                       // the slider's
+        rowStep: (i) => i + 1,                                  // the step that computes row i
     };
     return state.words && hasPieces(entry) ? mergeWords(m, entry.s[info.rows], entry.s[info.cols]) : m;
 }
@@ -181,6 +183,7 @@ function mergeWords(m, rowList, colList) {
         colTokens: colList.words,
         produced: m.produced && rows.map(([r0, r1]) => m.produced.slice(r0, r1 + 1).join(' ')),
         revealed: rows.filter(([, r1]) => r1 < m.revealed).length,
+        rowStep: (i) => rows[i][1] + 1,                         // a word's row: its last piece's step
     });
 }
 
@@ -546,7 +549,7 @@ function showCell(m, i, j) {
             'so this is no small weight: it is never computed (exactly 0).'));
     } else if (kind === 'future') {
         panel.appendChild(html('div', 'big', 'not decoded yet'));
-        panel.appendChild(html('div', 'dim', `Row ${i + 1} is computed at step ${i + 1}; the slider is at step ${m.revealed}.`));
+        panel.appendChild(html('div', 'dim', `Row ${i + 1} is computed at step ${m.rowStep(i)}; the slider is at step ${m.step}.`));
     } else {
         // 7 significant digits: the precision of the JSON (a mean of heads
         // would otherwise show float noise).
@@ -778,7 +781,12 @@ function figurePng() {
  * data. */
 function matrixCsv() {
     const m = selectedMatrix(current(), state.kind, state.layer, state.head);
-    const field = (text) => (/[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
+    /* A token that starts as a formula (= + - @, or a tab or CR before one)
+     * would run as one in a spreadsheet: a ' before it keeps it text. */
+    const field = (text) => {
+        const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+        return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+    };
     const lines = [['query \\ key', ...m.colTokens].map(field).join(',')];
     m.values.forEach((row, i) => lines.push([field(m.rowTokens[i]), ...row.map(String)].join(',')));
     return lines.join('\r\n') + '\r\n';
