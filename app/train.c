@@ -427,11 +427,13 @@ static void select_epoch(Run *r, int epoch)
 
 /* Activations are sized once, for the largest batch of any epoch: each
  * epoch's draw groups differently.  Returns the maxima in `most`. */
-static void largest_batches(Run *r, Batches *most)
+static void largest_batches(Run *r, Batches *most, int *empty_epoch)
 {
     *most = (Batches){0};
+    *empty_epoch = -1;
     for (int e = 0; e < (r->resample ? r->cfg.train.epochs : 1); e++) {
         select_epoch(r, e);
+        if (r->batches.count == 0 && *empty_epoch < 0) *empty_epoch = e;
         most->max_src_rows = max_int(most->max_src_rows, r->batches.max_src_rows);
         most->max_tgt_rows = max_int(most->max_tgt_rows, r->batches.max_tgt_rows);
         most->max_pairs = max_int(most->max_pairs, r->batches.max_pairs);
@@ -517,12 +519,16 @@ static int open_data(Run *r)
     r->plan = (BatchPlan){true, fnv1a(dataset_hash(&r->train), &sampling, sizeof sampling), t->batch_tokens,
                           t->seed, 0};
     Batches most;
-    largest_batches(r, &most);
+    int empty;
+    largest_batches(r, &most, &empty);
     r->max_batch = most;
-    if (most.max_pairs == 0) { /* weights so small that no epoch draws a usable pair */
-        fprintf(stderr, "train: %s: no usable pair in any epoch's draw (%zu pairs an epoch of %zu usable): "
+    /* Weights so small that an epoch draws no usable pair: it would train
+     * nothing and score again the weights the epoch before scored (epoch 1:
+     * the untrained ones, saved as the "best"). */
+    if (empty >= 0) {
+        fprintf(stderr, "train: %s: no usable pair in epoch %d's draw (%zu pairs an epoch of %zu usable): "
                         "raise a source's weight\n",
-                data_name(t), sources_epoch_size(&r->sources), r->train.usable_count);
+                data_name(t), empty + 1, sources_epoch_size(&r->sources), r->train.usable_count);
         return EXIT_DATA;
     }
     batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
@@ -814,11 +820,15 @@ static int train_loop(Run *r)
             double smooth = loss_average_add(&r->smooth, loss);
             if (show_progress(r, loss, smooth, s.lr, norm)) return EXIT_WRITE;
             if (!isfinite(loss)) {
-                fprintf(stderr, "%strain: the loss became %f at step %ld: stopping (lower the learning rate?)\n",
+                fprintf(stderr, "%strain: the loss became %f at step %ld: stopping (lower the learning rate and "
+                                "start again: the last checkpoint may hold weights already diverging)\n",
                         r->live ? "\n" : "", loss, r->trainer.opt.step);
                 return EXIT_DATA;
             }
-            if (r->trainer.opt.step % t->checkpoint_steps == 0 && save_checkpoint(r)) return EXIT_WRITE;
+            if (r->trainer.opt.step % t->checkpoint_steps == 0) {
+                int status = save_checkpoint(r);
+                if (status) return status;
+            }
             if (stop_requested) {
                 int status = save_checkpoint(r);
                 fprintf(stderr, "%strain: interrupted at step %ld: checkpoint saved to %s; continue with --resume\n",

@@ -662,9 +662,15 @@ static void test_no_pair_in_an_epoch_is_an_error(void **state)
     snprintf(line, sizeof line, "  sources:\n    - path: %s/tests/data/tiny.tsv\n      weight: 0.0001\n", cwd);
     replace_config_line(config, "  train_data:", line);
     char *err = run_train_args(config, NULL, 3);
-    expect_in(err, "no usable pair in any epoch's draw (0 pairs an epoch of 16 usable)");
+    expect_in(err, "no usable pair in epoch 1's draw (0 pairs an epoch of 16 usable)");
     free(err);
     assert_false(file_exists(in_dir("tiny-weight", "model.safetensors")));
+    /* its vocabularies would hold no word (counts are weighted): said */
+    const char *again[] = {"--vocab", "--overwrite", NULL};
+    err = run_train_args(config, again, 0);
+    expect_in(err, "src.vocab holds no word");
+    expect_in(err, "tgt.vocab holds no word");
+    free(err);
 }
 
 /* Weights that overflow make the dev loss NaN: the run stops (status 3)
