@@ -623,6 +623,16 @@ static char *string_attribute(const char *dom, const char *marker, const char *n
     return out;
 }
 
+/* The live page opened with `fragment`, once its first translation
+ * (window.webFirst) has settled; its screenshot to `screenshot` (or none). */
+static RunResult open_web_page(const char *fragment, const char *screenshot)
+{
+    char real[PATH_MAX], url[PATH_MAX + 512];
+    if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
+    snprintf(url, sizeof url, "file://%s%s", real, fragment);
+    return open_url_and_wait(url, "window.webFirst", screenshot);
+}
+
 /* Open the live page with `fragment`, wait for its first translation and
  * check it against ./translate with `config`: the text, no error, the
  * cells of the default view (the last layer's cross-attention, every head
@@ -630,10 +640,7 @@ static char *string_attribute(const char *dom, const char *marker, const char *n
 static void check_web_translation(const char *fragment, const char *config, const char *text,
                                   const char *screenshot)
 {
-    char real[PATH_MAX], url[PATH_MAX + 512];
-    if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
-    snprintf(url, sizeof url, "file://%s%s", real, fragment);
-    RunResult r = open_url_and_wait(url, "window.webFirst", screenshot);
+    RunResult r = open_web_page(fragment, screenshot);
     if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
     if (strstr(r.err, "Uncaught") || strstr(r.err, ":ERROR:CONSOLE"))
         fail_msg("an error in the console:\n%s", r.err);
@@ -700,10 +707,7 @@ static void test_web_seed_walkthrough(void **state)
 {
     (void)state;
     SKIP_WITHOUT_WEB_PAGE();
-    char real[PATH_MAX], url[PATH_MAX + 64];
-    if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
-    snprintf(url, sizeof url, "file://%s#seed&still", real);
-    RunResult r = open_url_and_wait(url, "window.webFirst", NULL);
+    RunResult r = open_web_page("#seed&still", NULL);
     assert_int_equal(attribute(r.out, "id=\"errors\"", "data-count"), 0);
     assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 1);
     const char *argv[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "--explain", "我想吃酸菜鱼", NULL};
@@ -731,10 +735,7 @@ static void test_web_page_refuses_a_nul(void **state)
 {
     (void)state;
     SKIP_WITHOUT_WEB_PAGE();
-    char real[PATH_MAX], url[PATH_MAX + 64];
-    if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
-    snprintf(url, sizeof url, "file://%s#dir=en-zh&still&text=a%%00b", real);
-    RunResult r = open_url_and_wait(url, "window.webFirst", NULL);
+    RunResult r = open_web_page("#dir=en-zh&still&text=a%00b", NULL);
     if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
     assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 0);
     expect_in(r.out, "class=\"error\">NUL character (U+0000) at character 2: not translated<");
