@@ -60,6 +60,21 @@ static void test_unknown_option_is_usage_error(void **state)
     run_result_free(&r);
 }
 
+/* --threads takes 1 to 64, the pool's limit, in both programs: 65 is a
+ * usage error (up to 256 were taken and 64 run, quietly). */
+static void test_threads_beyond_the_pool_are_refused(void **state)
+{
+    (void)state;
+    const char *const programs[][6] = {{"./translate", "-t", "65", "x", NULL},
+                                       {"./train", "-t", "65", "configs/tiny.yaml", NULL}};
+    for (int i = 0; i < 2; i++) {
+        RunResult r = run(programs[i], NULL);
+        assert_int_equal(r.status, 2);
+        expect_in(r.err, "--threads: expected a number from 1 to 64, got '65'");
+        run_result_free(&r);
+    }
+}
+
 /* ---- translating ------------------------------------------------------------ */
 
 static void test_one_line_per_argument(void **state)
@@ -378,6 +393,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_unknown_option_is_usage_error),
+        cmocka_unit_test(test_threads_beyond_the_pool_are_refused),
         cmocka_unit_test(test_one_line_per_argument),
         cmocka_unit_test(test_batch_keeps_order_and_survives_a_bad_line),
         cmocka_unit_test(test_empty_and_blank_lines_are_errors),
