@@ -490,18 +490,24 @@ void detokenize_source_casing(char *text, const char *source, const char *lang)
  * malloc'd. */
 static char *ascii_numbers(const char *source)
 {
-    char *out = xmalloc(strlen(source) + 1), *o = out;
-    for (const char *s = source; *s;) {
-        const unsigned char *u = (const unsigned char *)s;
-        if (u[0] == 0xEF && u[1] == 0xBC && u[2] >= 0x90 && u[2] <= 0x99) { /* ０-９ */
-            *o++ = (char)('0' + (u[2] - 0x90));
-            s += 3;
-        } else if (u[0] == 0xEF && u[1] == 0xBC && u[2] == 0x8C) { /* ， */
-            *o++ = ',';
-            s += 3;
-        } else {
-            *o++ = *s++;
+    size_t len = strlen(source);
+    char *out = xmalloc(len + 1), *o = out;
+    for (size_t i = 0; i < len;) {
+        int32_t cp;
+        size_t k = utf8_decode((const unsigned char *)source + i, len - i, &cp);
+        if (k == 0) { /* not UTF-8: the byte as it is */
+            k = 1;
+            cp = -1;
         }
+        if (cp >= 0xFF10 && cp <= 0xFF19) { /* ０-９ */
+            *o++ = (char)('0' + (cp - 0xFF10));
+        } else if (cp == 0xFF0C) { /* ， */
+            *o++ = ',';
+        } else {
+            memcpy(o, source + i, k);
+            o += k;
+        }
+        i += k;
     }
     *o = '\0';
     return out;
@@ -527,8 +533,17 @@ static bool holds_number(const char *source, const char *s, size_t n)
     return false;
 }
 
+/* Does text hold a comma between two digits? */
+static bool has_grouped_number(const char *text)
+{
+    for (const char *c = strchr(text, ','); c; c = strchr(c + 1, ','))
+        if (c > text && ascii_is_digit(c[-1]) && ascii_is_digit(c[1])) return true;
+    return false;
+}
+
 char *detokenize_source_numbers(char *text, const char *source, const char *lang)
 {
+    if (!has_grouped_number(text)) return text; /* nearly every translation */
     char *src = ascii_numbers(source);
     const char *list_comma = strcmp(lang, "zh") == 0 ? "，" : ", ";
     Str out = {0};
