@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/utf8.h"
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
 #include "../model/model.h"
@@ -333,7 +334,7 @@ static bool is_other_file(const char *path)
     bool vocabulary = false, first = true;
     while (fgets(line, sizeof line, f)) {
         const char *p = line;
-        if (first && strncmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3; /* a BOM, as vocab_load allows */
+        if (first) p += utf8_bom_length(p, strlen(p)); /* as vocab_load allows */
         first = false;
         if (p[0] == '#') { /* a comment: skip the rest of its line */
             while (!strchr(line, '\n') && fgets(line, sizeof line, f)) continue;

@@ -12,6 +12,7 @@
 #include "../common/util.h"
 #include "../model/search.h"
 #include "../model/model.h"
+#include "../model/vector.h"
 #include "../tokenizer/detokenize.h"
 #include "../tokenizer/encode.h"
 
@@ -258,30 +259,23 @@ void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_
     free(ids);
 }
 
-static bool all_finite(const float *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) return false;
-    return true;
-}
-
 ExitStatus translator_check_finite(const Translator *tr, const Translation *out, int n,
                                  const float *scores, bool maps, Error *err)
 {
     const ModelArch *a = &tr->config.arch;
     const char *where = NULL;
     for (int i = 0; i < n && !where; i++)
-        if (!isfinite(scores[i]) || !all_finite(out[i].logprobs, (size_t)out[i].steps))
+        if (!isfinite(scores[i]) || !vec_all_finite(out[i].logprobs, (size_t)out[i].steps))
             where = "the output log-probabilities";
     const Translation *t = &out[0];
     size_t H = (size_t)a->heads, S = (size_t)t->src_len, T = (size_t)t->steps;
-    if (!where && t->logits && !all_finite(t->logits, T * (size_t)a->tgt_vocab)) where = "the logits";
+    if (!where && t->logits && !vec_all_finite(t->logits, T * (size_t)a->tgt_vocab)) where = "the logits";
     if (!where && maps) {
-        if (!all_finite(t->encoder_attn, (size_t)a->encoder_layers * H * S * S))
+        if (!vec_all_finite(t->encoder_attn, (size_t)a->encoder_layers * H * S * S))
             where = "the encoder attention maps";
-        else if (!all_finite(t->decoder_attn, (size_t)a->decoder_layers * H * T * T))
+        else if (!vec_all_finite(t->decoder_attn, (size_t)a->decoder_layers * H * T * T))
             where = "the decoder attention maps";
-        else if (!all_finite(t->cross_attn, (size_t)a->decoder_layers * H * T * S))
+        else if (!vec_all_finite(t->cross_attn, (size_t)a->decoder_layers * H * T * S))
             where = "the cross-attention maps";
         for (size_t k = 0; !where && k < T * TRANSLATION_TOP_K; k++)
             if (t->top_ids[k] >= 0 && !isfinite(t->top_logprobs[k])) where = "the top-k log-probabilities";

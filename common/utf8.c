@@ -45,3 +45,8 @@ bool utf8_valid(const char *s, size_t len)
     }
     return true;
 }
+
+size_t utf8_bom_length(const char *s, size_t len)
+{
+    return len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+}

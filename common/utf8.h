@@ -18,4 +18,10 @@ size_t utf8_decode(const unsigned char *s, size_t len, int32_t *cp);
 /* Is all of s[0..len) well-formed UTF-8? */
 bool utf8_valid(const char *s, size_t len);
 
+/* The length of the UTF-8 byte-order mark s[0..len) starts with: 3, or 0
+ * when it starts with none.  Editors on Windows put one before a file's
+ * first line; the readers of TSV data, vocabularies and hypotheses skip it
+ * there, as it is not part of the first word. */
+size_t utf8_bom_length(const char *s, size_t len);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "../common/input_file.h"
 #include "../common/line.h"
+#include "../common/utf8.h"
 #include "../common/util.h"
 
 /* Column `index` of a tab-separated line, copied; NULL if there are fewer
@@ -47,7 +48,7 @@ int corpus_load(const char *path, int source_column, int target_column, Corpus *
             break;
         }
         char *text = line;
-        if (number == 1 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3;
+        if (number == 1) text += utf8_bom_length(text, (size_t)n);
         /* blank lines are allowed (e.g. at the end), spaces alone too: not a
          * sentence with too few columns but a line with none */
         if (!text[strspn(text, " ")]) continue;

@@ -132,8 +132,7 @@ int evaluate_file(const char *path, const Dataset *data, const char *data_path,
         else if (!utf8_valid(line, (size_t)n)) /* not what --hyps writes: the wrong file */
             status = error_set(err, "%s:%zu: not valid UTF-8", path, count + 1);
         else if (count < data->count) {
-            /* a BOM, as the TSV reader skips one (data/corpus.c) */
-            const char *text = count == 0 && n >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
+            const char *text = count == 0 ? line + utf8_bom_length(line, (size_t)n) : line;
             out->skipped += *text == '\0';
             score_line(&bleu, &chrf, each, count, text, data->target_text[count], tok);
         }

@@ -11,6 +11,7 @@
 #include "../common/util.h"
 #include "gemm_f16.h"
 #include "safetensors.h"
+#include "vector.h"
 
 /* ---- metadata: the architecture as strings ----------------------------- */
 
@@ -75,20 +76,7 @@ static int check_meta(const SafeFile *file, const ModelArch *arch, VocabHashes h
 
 /* ---- loading ------------------------------------------------------------- */
 
-/* The exponent bits all ones is Inf or NaN.  Tested on the bits, so the
- * compiler can vectorise it: a model load checks millions of values. */
-static bool all_finite(const float *x, size_t n)
-{
-    uint32_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t bits;
-        memcpy(&bits, &x[i], sizeof bits);
-        bad |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
-    return !bad;
-}
-
-/* The same on float16 bits: exponent all ones (0x7c00) is Inf or NaN.
+/* vec_all_finite on float16 bits: exponent all ones (0x7c00) is Inf or NaN.
  * Every matrix of a float16 model goes through it at each start of
  * translate (17.9 MB for en-zh): compiled also for AVX2 and AVX-512,
  * where the same loop takes 16 or 32 values per instruction instead of 8
@@ -157,7 +145,7 @@ static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpe
     }
     if (half && spec->half_slot) return load_half(file, t, spec, map, err);
     if (safetensors_to_f32(file, t, spec->data, err)) return -1;
-    if (all_finite(spec->data, spec->numel)) return 0;
+    if (vec_all_finite(spec->data, spec->numel)) return 0;
     for (size_t i = 0; i < spec->numel; i++)
         if (!isfinite(spec->data[i])) return not_finite(path, spec, i, isnan(spec->data[i]), err);
     return 0;

@@ -247,6 +247,17 @@ MASK_CLONES void VECTOR_NAME(vec_dropout_mask)(float *mask, size_t n, uint64_t s
     }
 }
 
+bool vec_all_finite(const float *x, size_t n)
+{
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return !bad;
+}
+
 #ifdef VECTOR_WRAPPERS
 float vec_dot(const float *a, const float *b, int n)
 {

@@ -7,6 +7,7 @@
 #ifndef TRANSLATE_VECTOR_H
 #define TRANSLATE_VECTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,5 +45,9 @@ float vec_exp_sum(float *out, const float *a, float shift, int n);
  * mask[2j+1] with the next 24: 0 below threshold, else keep.  The same
  * masks as (n + 1) / 2 rng_next calls in a row on an Rng at `state`. */
 void vec_dropout_mask(float *mask, size_t n, uint64_t state, float keep, uint32_t threshold);
+/* Is every one of x[0..n-1] finite (no NaN, no infinity)?  Tested on the
+ * bits, exponent all ones, so the loop vectorises: a float32 model's load
+ * checks millions of values with it. */
+bool vec_all_finite(const float *x, size_t n);
 
 #endif

@@ -31,6 +31,7 @@
 
 #include "../data/corpus.h"
 #include "../common/line.h"
+#include "../common/utf8.h"
 #include "../common/output_file.h"
 #include "../model/safetensors.h"
 #include "../tokenizer/vocab.h"
@@ -852,6 +853,27 @@ static void test_a_vocabulary_with_a_bom_loads(void **state)
     vocab_free(v);
 }
 
+/* A BOM is skipped before the first line only: later, the same bytes are
+ * text (the tokenizer drops U+FEFF as a format character). */
+static void test_a_tsv_with_a_bom_loads_its_first_line_whole(void **state)
+{
+    (void)state;
+    assert_int_equal(utf8_bom_length("\xEF\xBB\xBFx", 4), 3);
+    assert_int_equal(utf8_bom_length("\xEF\xBB\xBF", 3), 3);
+    assert_int_equal(utf8_bom_length("\xEF\xBB", 2), 0);
+    assert_int_equal(utf8_bom_length("x\xEF\xBB\xBF", 4), 0);
+    assert_int_equal(utf8_bom_length("", 0), 0);
+    const char *text = "\xEF\xBB\xBFhi\tHi\n\xEF\xBB\xBFyo\tYo\n";
+    const char *tsv = temp_file("bom.tsv", text, strlen(text));
+    Corpus c;
+    Error err = {{0}};
+    assert_int_equal(corpus_load(tsv, 0, 1, &c, &err), 0);
+    assert_int_equal(c.count, 2);
+    assert_string_equal(c.source[0], "hi");
+    assert_string_equal(c.source[1], "\xEF\xBB\xBFyo");
+    corpus_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_a_line_reader_reads_what_line_read_reads),
         cmocka_unit_test(test_a_lone_cr_in_a_tsv_line_is_kept),
         cmocka_unit_test(test_a_vocabulary_with_a_bom_loads),
+        cmocka_unit_test(test_a_tsv_with_a_bom_loads_its_first_line_whole),
     };
     return cmocka_run_group_tests_name("files", tests, NULL, NULL);
 }

@@ -384,11 +384,10 @@ Vocab *vocab_load(const char *path, Error *err)
             goto fail;
         }
         size_t len = (size_t)got;
-        /* A byte-order mark (editors on Windows add one) is not part of
-         * the first token. */
-        if (lineno == 1 && len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
-            text += 3;
-            len -= 3;
+        if (lineno == 1) {
+            size_t bom = utf8_bom_length(text, len);
+            text += bom;
+            len -= bom;
         }
         if (v->size == 0 && text[0] == '#') continue;
         Fields f = {0};
