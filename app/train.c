@@ -1179,6 +1179,11 @@ static int parse_options(int argc, char **argv, Options *opt)
         fprintf(stderr, "train: --recase goes alone (with --data TSV at most) (try 'train --help')\n");
         return -1;
     }
+    if (opt->vocab_only && (opt->resume || opt->out_path || opt->max_steps > 0 || opt->max_minutes > 0)) {
+        fprintf(stderr, "train: --vocab only builds the vocabularies: not with --resume, --out, --max-steps "
+                        "or --max-minutes (try 'train --help')\n");
+        return -1;
+    }
     if (opt->data_path && !opt->vocab_only && !opt->recase) {
         fprintf(stderr, "train: --data TSV goes with --vocab or --recase (training reads the config's "
                         "sources) (try 'train --help')\n");

@@ -748,6 +748,16 @@ static void test_recase_keeps_the_vocabularies_tokens(void **state)
     out = run_train_args(config, (const char *[]){"--recase", "--resume", NULL}, 2);
     expect_in(out, "train: --recase goes alone");
     free(out);
+    /* --vocab trains nothing either: the training options are refused, not ignored */
+    const char *with_vocab[][3] = {{"--resume"}, {"--out", "x.safetensors"}, {"--max-steps", "3"},
+                                   {"--max-minutes", "1"}};
+    for (size_t i = 0; i < sizeof with_vocab / sizeof *with_vocab; i++) {
+        out = run_train_args(config,
+                             (const char *[]){"--vocab", "--overwrite", with_vocab[i][0], with_vocab[i][1], NULL},
+                             2);
+        expect_in(out, "train: --vocab only builds the vocabularies: not with --resume");
+        free(out);
+    }
     const char *word = write_config("recase-word", "  vocabulary: word\n");
     free(run_train_args(word, (const char *[]){"--vocab", NULL}, 0));
     out = run_train_args(word, (const char *[]){"--recase", NULL}, 3);
