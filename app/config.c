@@ -597,8 +597,9 @@ static const Key decoding_keys[] = {
  * --list-models can show it (tests/test_cli_models.c re-measures it). */
 static const Key scores_keys[] = {
     VALUE("eval_data", T_PATH, scores.eval_path, REQ),
-    FLOAT("bleu", scores.bleu, 0, 100, 0),
-    FLOAT("chrf2", scores.chrf2, 0, 100, 0),
+    /* required: a score left out would be listed as a measured 0.00 */
+    {"bleu", T_FLOAT, OFF(scores.bleu), REQ, 0, 100, 0, NULL},
+    {"chrf2", T_FLOAT, OFF(scores.chrf2), REQ, 0, 100, 0, NULL},
 };
 
 static void enter_scores(Config *cfg) { cfg->has_scores = true; }

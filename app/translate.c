@@ -449,7 +449,6 @@ static ExitStatus list_models(void)
     for (size_t i = 0; i < n; i++) {
         char *path = xmalloc(strlen(dirs[k]) + strlen(names[i]) + 2);
         sprintf(path, "%s/%s", dirs[k], names[i]);
-        free(names[i]);
         Config c;
         Error err = {{0}};
         int bad = config_load(path, &c, &err);
@@ -457,6 +456,7 @@ static ExitStatus list_models(void)
         if (bad) {
             fprintf(stderr, "translate: %s\n", err.message);
             status = EXIT_USAGE;
+            free(names[i]);
             continue;
         }
         const ModelArch *a = &c.arch;
@@ -477,9 +477,17 @@ static ExitStatus list_models(void)
             snprintf(scores, sizeof scores, "BLEU %.2f, chrF2 %.2f on %s (%s)", c.scores.bleu,
                      c.scores.chrf2, set, how);
         }
-        printf("  %-14s %s -> %s  d_model %d, %d+%d layers, %d heads, %s; %s\n", c.name, c.source_lang,
+        /* By what -c takes, the file's name; its name: too when that differs. */
+        char label[2 * NAME_MAX + 16];
+        size_t stem = strlen(names[i]) - 5;
+        if (strlen(c.name) == stem && strncmp(c.name, names[i], stem) == 0)
+            snprintf(label, sizeof label, "%.*s", (int)stem, names[i]);
+        else
+            snprintf(label, sizeof label, "%.*s (name: %s)", (int)stem, names[i], c.name);
+        printf("  %-14s %s -> %s  d_model %d, %d+%d layers, %d heads, %s; %s\n", label, c.source_lang,
                c.target_lang, a->d_model, a->encoder_layers, a->decoder_layers, a->heads, size, scores);
         config_free(&c);
+        free(names[i]);
     }
     free(names);
     return status;

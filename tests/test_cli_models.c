@@ -601,6 +601,37 @@ static void make_tiny_home(const char *name, const char *zh_en_weights, char hom
     write_tiny_config_for(zh_en, zh_en_weights ? zh_en_weights : weights, "zh", "en");
 }
 
+/* --list-models names each model as -c takes it, by its file's name,
+ * with a name: that differs beside it; a scores: section must hold both
+ * scores (one left out was listed as a measured 0.00). */
+static void test_list_models_names_what_c_takes(void **state)
+{
+    (void)state;
+    char home[600], en_zh[800], zh_en[800];
+    make_tiny_home("home-names", NULL, home, en_zh, zh_en); /* both say name: tiny */
+    char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
+    setenv("TRANSLATE_HOME", home, 1);
+    RunResult r = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
+    RunResult by_c = run((const char *[]){"./translate", "-q", "-c", "zh-en", "I love china", NULL}, NULL);
+    FILE *f = fopen(en_zh, "a");
+    fputs("scores:\n  eval_data: x.tsv\n  bleu: 12.5\n", f);
+    fclose(f);
+    RunResult half = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
+    if (saved) setenv("TRANSLATE_HOME", saved, 1); /* before any failure: the next tests need it */
+    else unsetenv("TRANSLATE_HOME");
+    free(saved);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "  en-zh (name: tiny) en -> zh");
+    expect_in(r.out, "  zh-en (name: tiny) zh -> en");
+    assert_int_equal(by_c.status, 0);
+    assert_int_equal(half.status, 2);
+    expect_in(half.err, "en-zh.yaml:");
+    expect_in(half.err, "chrf2");
+    run_result_free(&r);
+    run_result_free(&by_c);
+    run_result_free(&half);
+}
+
 static void test_each_default_config_is_read_once_at_start(void **state)
 {
     (void)state;
@@ -784,6 +815,7 @@ int main(void)
         cmocka_unit_test(test_input_and_output_files),
         cmocka_unit_test(test_every_reply_is_flushed_at_once),
         cmocka_unit_test(test_broken_config_fails_once_at_start),
+        cmocka_unit_test(test_list_models_names_what_c_takes),
         cmocka_unit_test(test_each_default_config_is_read_once_at_start),
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
         cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
