@@ -758,8 +758,14 @@ static int parse_stream(Loader *ld)
     return 0;
 }
 
+/* The folder a config's relative paths start from: the one its path names
+ * (a symbolic link's own), or, for a config from a pipe (-c <(...), whose
+ * path is /dev/fd/N), the working directory: /dev/fd/../weights is no
+ * place anybody meant. */
 static char *dir_of(const char *path)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return xstrdup("");
     const char *slash = strrchr(path, '/');
     if (!slash) return xstrdup("");
     size_t n = slash == path ? 1 : (size_t)(slash - path); /* keep "/" for "/x.yaml" */
