@@ -1222,6 +1222,21 @@ static int choose_config(const Options *opt, char **chosen)
  * their weights and vocabularies are loaded, as the kept config says,
  * when a line first needs them, so English input never waits for the
  * zh-en model. */
+/* A config found by its file name, en-zh.yaml or zh-en.yaml (without -c,
+ * or through --from/--to), says the languages its name does: one edited
+ * to say others would send every line the wrong way, or tokenise it as
+ * the wrong language, and still exit 0. */
+static int check_named_languages(const Config *c, Error *err)
+{
+    const char *base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
+    char want[2 * sizeof c->source_lang + 8];
+    snprintf(want, sizeof want, "%s-%s.yaml", c->source_lang, c->target_lang);
+    if (strcmp(base, want) == 0) return 0;
+    return error_set(err, "%s: source_language %s and target_language %s disagree with the file name, "
+                          "which finds the default model for %.*s -> %.*s (-c takes a config of any name)",
+                     c->path, c->source_lang, c->target_lang, 2, base, 2, base + 3);
+}
+
 static ExitStatus session_start(Session *s)
 {
     const Options *o = s->opt;
@@ -1230,6 +1245,7 @@ static ExitStatus session_start(Session *s)
     if (o->config_path) {
         Translator *tr = model_for(s, "", 0, &status, &err);
         if (tr && explain_check_show(o->show, &tr->config.arch, s->paths[0], &err)) status = EXIT_USAGE;
+        if (tr && (o->from || o->to) && check_named_languages(&tr->config, &err)) status = EXIT_USAGE;
     }
     for (int i = 0; i < 2 && !o->config_path && status == EXIT_OK; i++) {
         Config *c = &s->configs[i];
@@ -1238,7 +1254,8 @@ static ExitStatus session_start(Session *s)
             continue;
         }
         s->have_config[i] = true; /* kept for model_for: read once */
-        if (explain_check_show(o->show, &c->arch, s->paths[i], &err)) status = EXIT_USAGE;
+        if (explain_check_show(o->show, &c->arch, s->paths[i], &err) || check_named_languages(c, &err))
+            status = EXIT_USAGE;
     }
     if (status != EXIT_OK) fprintf(stderr, "translate: %s\n", err.message);
     return status;

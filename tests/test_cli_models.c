@@ -632,6 +632,41 @@ static void test_list_models_names_what_c_takes(void **state)
     run_result_free(&half);
 }
 
+/* A default config, found by its file name, says the languages of its
+ * name: en-zh.yaml edited to say zh -> en is refused at start (it sent
+ * English through as Chinese, status 0), without -c and with --from. */
+static void test_a_default_config_says_its_names_languages(void **state)
+{
+    (void)state;
+    char home[600], en_zh[800], zh_en[800], cwd[512], weights[700];
+    make_tiny_home("home-swapped", NULL, home, en_zh, zh_en);
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(weights, sizeof weights, "%s/tests/data/tiny.safetensors", cwd);
+    write_tiny_config_for(en_zh, weights, "zh", "en");
+    char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
+    setenv("TRANSLATE_HOME", home, 1);
+    RunResult plain = run((const char *[]){"./translate", "-q", "I love china", NULL}, NULL);
+    RunResult from = run((const char *[]){"./translate", "-q", "--from", "en", "I love china", NULL}, NULL);
+    RunResult other = run((const char *[]){"./translate", "-q", "--from", "zh", "hello", NULL}, NULL);
+    RunResult by_c = run((const char *[]){"./translate", "-q", "-c", en_zh, "hello", NULL}, NULL);
+    if (saved) setenv("TRANSLATE_HOME", saved, 1); /* before any failure: the next tests need it */
+    else unsetenv("TRANSLATE_HOME");
+    free(saved);
+    const char *message = "en-zh.yaml: source_language zh and target_language en disagree with the file name, "
+                          "which finds the default model for en -> zh";
+    assert_int_equal(plain.status, 2);
+    expect_in(plain.err, message);
+    assert_int_equal(plain.out_len, 0);
+    assert_int_equal(from.status, 2);
+    expect_in(from.err, message);
+    assert_int_equal(other.status, 0); /* zh-en.yaml is right */
+    assert_int_equal(by_c.status, 0);  /* -c: a file of any name */
+    run_result_free(&plain);
+    run_result_free(&from);
+    run_result_free(&other);
+    run_result_free(&by_c);
+}
+
 static void test_each_default_config_is_read_once_at_start(void **state)
 {
     (void)state;
@@ -816,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_every_reply_is_flushed_at_once),
         cmocka_unit_test(test_broken_config_fails_once_at_start),
         cmocka_unit_test(test_list_models_names_what_c_takes),
+        cmocka_unit_test(test_a_default_config_says_its_names_languages),
         cmocka_unit_test(test_each_default_config_is_read_once_at_start),
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
         cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
