@@ -325,6 +325,11 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
     case T_STRING:
     case T_PATH:
         if (!*s) return fail(ld, ld->ev.start_mark, "%s: expected a non-empty string", qname);
+        /* YAML's null, unquoted, is no value (it became the path configs/~);
+         * quoted, "~" is a name like any other. */
+        if (ld->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+            (!strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL")))
+            return fail(ld, ld->ev.start_mark, "%s: expected a non-empty string, not YAML's null '%s'", qname, s);
         free(*(char **)field);
         *(char **)field = k->type == T_PATH ? join_path(ld->dir, s) : xstrdup(s);
         break;

@@ -551,6 +551,9 @@ static void wrong_types_are_rejected(void **state)
         {"architecture: [16, 2]\n", "1:15", "architecture: expected a mapping, got a list"},
         {"decoding:\n", "1:10", "decoding: expected a mapping, got an empty value"},
         {"name: ''\n", "1:7", "name: expected a non-empty string"},
+        {"name: ~\n", "1:7", "name: expected a non-empty string, not YAML's null '~'"},
+        {"name: t\nmodel:\n  weights: null\n", "3:12",
+         "model.weights: expected a non-empty string, not YAML's null 'null'"},
     };
     CHECK_REJECTED(cases);
 }
