@@ -394,6 +394,13 @@ int safetensors_open_limited(const char *path, size_t max_header, SafeFile *file
         goto fail;
     }
     uint64_t n = read_u64_le(prefix);
+    /* torch.save's files are zip archives (pickle inside): say what the
+     * file is, not what its first bytes would mean as a length. */
+    if (n > SAFETENSORS_MAX_HEADER && memcmp(prefix, "PK\x03\x04", 4) == 0) {
+        error_set(err, "a zip archive (torch.save's .pt format?), not a safetensors file "
+                  "(tools/reference.py's write_safetensors writes one)");
+        goto fail;
+    }
     if (n > SAFETENSORS_MAX_HEADER) {
         error_set(err, "header length %llu exceeds the limit of %u bytes",
                   (unsigned long long)n, SAFETENSORS_MAX_HEADER);

@@ -405,6 +405,7 @@ static const BrokenFile BROKEN[] = {
     {"header length beyond file", NULL, 0, "\x64\0\0\0\0\0\0\0{}", 10,
      "header length 100 is beyond the end of the file (size 10)"},
     {"header length 2^63", NULL, 0, "\0\0\0\0\0\0\0\x80{}", 10, "exceeds the limit"},
+    {"torch.save's zip", NULL, 0, "PK\x03\x04\x14\0\0\0\x08\0", 10, "a zip archive (torch.save's .pt format?)"},
     {"header not JSON", "{\"w\": ", 0, NULL, 0, "header is not valid JSON near byte"},
     {"text after the header object", "{} x", 0, NULL, 0, "header is not valid JSON near byte 3"},
     {"header is a JSON array", "[1, 2]", 0, NULL, 0, "header is not a JSON object"},
