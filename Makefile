@@ -463,8 +463,8 @@ clean-mutation:
 #               and JEC Basic dev sets (../shared/data), greedy and beam 4:
 #               BLEU, chrF2, translations with a wrong mid-sentence capital,
 #               sources with an <unk>; the table replaces the one between
-#               the eval markers of docs/models.md (tools/eval.sh; a few
-#               minutes; a failed run leaves the doc unchanged)
+#               the eval markers of docs/models.md (tools/eval.sh; about a
+#               minute on 2 cores; a failed run leaves the doc unchanged)
 eval: deps
 	@$(MAKE) --no-print-directory translate
 	@sh tools/eval.sh

@@ -214,6 +214,10 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
         mode_t mask = umask(0);
         umask(mask);
         mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+        /* Dead writers' files first: a killed checkpoint save leaves
+         * hundreds of MB, which on a nearly full disk made every later save
+         * of the same file fail for want of the space they held. */
+        output_file_remove_stale(o->target);
         if (open_temporary(o, mode)) return open_failed(o, errno, err);
     }
     cookie_io_functions_t io = {.write = cookie_write};

@@ -8,8 +8,9 @@
  *    path never share it); every write is checked; commit flushes, fsyncs,
  *    renames it over the target and fsyncs the folder.  Any failure, or an
  *    abort, removes the temporary file: the old target is left as it was.
- *    A writer that is killed leaves it behind; output_file_remove_stale
- *    (used by checkpoint_save) clears those.
+ *    A writer that is killed leaves it behind; the next open of the same
+ *    target clears those (output_file_remove_stale) before it makes its
+ *    own.
  *    The new file keeps the old one's permission bits (a new file gets
  *    0666 minus the umask, as fopen would).
  *  - Anything else that opens for writing — a character or block device

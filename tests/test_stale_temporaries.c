@@ -2,16 +2,18 @@
  * (common/output_file.h): output_file_remove_stale removes exactly those
  * of its own target whose writer is gone — never a live writer's file,
  * never another target's, never a file that only looks similar — and
- * checkpoint_save calls it, so a trainer killed over and over does not
- * fill the folder with half checkpoints (tests/test_train_kill.c does
- * that for real). */
+ * every output_file_open of a file calls it before writing, so a trainer
+ * killed over and over does not fill the folder with half checkpoints
+ * (tests/test_train_kill.c does that for real), nor a full disk keep them. */
 #include "testutil.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,7 +150,7 @@ static void test_checkpoint_save_removes_what_kills_left(void **state)
     assert_false(exists(dir, ".model.safetensors.ckpt.k1ll3e"));
     assert_true(exists(dir, ".model.safetensors.x0x0x0"));
     assert_true(exists(dir, "model.safetensors.ckpt"));
-    /* a save that fails is an error, and clears nothing */
+    /* a target that is no file is an error before anything, and clears nothing */
     char bad[600];
     snprintf(bad, sizeof bad, "%s/folder.ckpt", dir); /* a folder: cannot be written */
     mkdir(bad, 0777);
@@ -156,6 +158,28 @@ static void test_checkpoint_save_removes_what_kills_left(void **state)
     assert_int_equal(checkpoint_save(bad, &tr, hashes, &p, &err), -1);
     assert_non_null(strstr(err.message, "cannot write"));
     assert_true(exists(dir, ".folder.ckpt.k1ll3f"));
+    /* A save that runs out of space (here: RLIMIT_FSIZE, as a full disk)
+     * has cleared the dead writers' files first: they held the space it
+     * needs, and keeping them made every later save fail too. */
+    make_file(dir, ".model.safetensors.ckpt.k1ll3g");
+    size_t before;
+    char *old = read_file(path, &before);
+    struct rlimit saved, small = {4096, 4096};
+    getrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, SIG_IGN);
+    small.rlim_max = saved.rlim_max;
+    setrlimit(RLIMIT_FSIZE, &small);
+    int failed = checkpoint_save(path, &tr, hashes, &p, &err);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, SIG_DFL);
+    assert_int_equal(failed, -1);
+    assert_false(exists(dir, ".model.safetensors.ckpt.k1ll3g"));
+    size_t after;
+    char *now = read_file(path, &after); /* the last good checkpoint, untouched */
+    assert_int_equal(after, before);
+    assert_memory_equal(now, old, before);
+    free(old);
+    free(now);
     snapshots_free(&p.snapshots);
     trainer_free(&tr);
 }

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/output_file.h"
 #include "../common/util.h"
 
 #define CHECKPOINT_FORMAT "translate-checkpoint-1"
@@ -51,14 +50,11 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
     if (p->plan.known) meta[n_meta++] = (SafeMeta){"batch_plan", values[10]};
     snprintf(values[11], sizeof values[11], "%s", p->init_run);
     if (p->init_run[0]) meta[n_meta++] = (SafeMeta){"init_run", values[11]};
-    if (model_save_with(&tr->model, path, hashes, DTYPE_F32, extra, snap->capacity ? 3 : 2, meta, n_meta, err))
-        return -1;
     /* A trainer killed while writing a checkpoint leaves its temporary
-     * file; the next save clears it, so kills and resumes never pile them
-     * up (a full checkpoint each).  Only after a save that worked: a save
-     * that fails (a full disk) leaves none of its own. */
-    output_file_remove_stale(path);
-    return 0;
+     * file (a full checkpoint); the next save clears it before writing its
+     * own (output_file_open), so kills and resumes never pile them up. */
+    return model_save_with(&tr->model, path, hashes, DTYPE_F32, extra, snap->capacity ? 3 : 2, meta, n_meta,
+                           err);
 }
 
 /* ---- reading: every value checked, as the config is ------------------- */
