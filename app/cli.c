@@ -1,6 +1,8 @@
 /* cli.c — see cli.h. */
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,4 +104,16 @@ bool cli_plain_decimal(const char *text)
         i += exp;
     }
     return text[i] == '\0';
+}
+
+void cli_reserve_standard_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int null = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (null >= 0 && null != fd) {
+            dup2(null, fd);
+            close(null);
+        }
+    }
 }

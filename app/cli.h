@@ -1,7 +1,7 @@
 /* cli.h — what translate's and train's command lines share: a counted
- * option (--threads N, --beam N, ...), the thread count it sets, and
- * whether two paths name one file (an output must not be another output
- * or an input of the run). */
+ * option (--threads N, --beam N, ...), the thread count it sets, whether
+ * two paths name one file (an output must not be another output or an
+ * input of the run), and the standard streams a caller left closed. */
 #ifndef TRANSLATE_CLI_H
 #define TRANSLATE_CLI_H
 
@@ -18,6 +18,14 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
  * config loader refuses those too but a sign, which YAML allows and its
  * ranges then judge: "+32" is 32.) */
 bool cli_plain_decimal(const char *text);
+
+/* A descriptor 0-2 left closed by the caller (`<&-`, `>&-`, `2>&-`) would
+ * be handed to the next file opened: translations could land in an
+ * --attention file, train's messages in its CSV log.  Each is reserved
+ * with /dev/null opened the other way round, so that using it fails with
+ * EBADF exactly as the closed one would, and the checks report it.  The
+ * first thing main does. */
+void cli_reserve_standard_fds(void);
 
 /* Threads for the matrix products: `threads`, or every online core when 0
  * (--threads not given). */

@@ -13,7 +13,7 @@ typedef enum {
     EXIT_DATA = 3,          /* a weights, vocabulary, data or checkpoint file is missing,
                                broken or disagrees with the config */
     EXIT_WRITE = 4,         /* an output file (or standard output) could not be written */
-    EXIT_INTERRUPTED = 130, /* train: stopped by SIGINT/SIGTERM, checkpoint saved */
+    EXIT_INTERRUPTED = 130, /* train: stopped by SIGINT/SIGTERM/SIGHUP, checkpoint saved */
 } ExitStatus;
 
 #endif

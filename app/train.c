@@ -24,8 +24,10 @@
  * and every `eval_epochs` epochs dev BLEU and chrF2 from greedy decoding;
  * the best model by dev BLEU is written to the config's weights path.
  * A checkpoint (weights + optimizer + progress) is written every
- * `checkpoint_steps` steps and at every epoch's end; Ctrl-C (SIGINT) or
- * SIGTERM finishes the step under way, writes one and exits.
+ * `checkpoint_steps` steps and at every epoch's end; Ctrl-C (SIGINT),
+ * SIGTERM or SIGHUP (the terminal closed) finishes the step under way,
+ * writes one and exits; a reader of stderr that goes away (SIGPIPE) only
+ * loses the messages.
  * A weights file that exists and was not written by this run's lineage
  * (checkpoint.h: the run id) is never replaced, unless --overwrite says so:
  * the config's path is usually a trained model someone wants to keep.
@@ -76,6 +78,17 @@ typedef struct {
     double max_minutes;     /* --max-minutes: replaces train.max_minutes when > 0 */
     bool resume, vocab_only, recase, quiet, overwrite, force;
 } Options;
+
+/* --help and --version: their one write checked (a full disk, a closed
+ * descriptor) as every other output is. */
+static int finish_stdout(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+        fprintf(stderr, "train: standard output: cannot write: %s\n", strerror(errno ? errno : EIO));
+        return EXIT_WRITE;
+    }
+    return EXIT_OK;
+}
 
 static void usage(FILE *out)
 {
@@ -1155,8 +1168,8 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 't':
             if (cli_parse_count("train", "--threads", optarg, PARALLEL_MAX_THREADS, &opt->threads)) return -1;
             break;
-        case 'h': usage(stdout); exit(0);
-        case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(0);
+        case 'h': usage(stdout); exit(finish_stdout());
+        case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(finish_stdout());
         default: fprintf(stderr, "train: try 'train --help'\n"); return -1;
         }
     }
@@ -1203,6 +1216,11 @@ static int parse_options(int argc, char **argv, Options *opt)
 
 int main(int argc, char **argv)
 {
+    cli_reserve_standard_fds();
+    /* Progress goes to stderr, often a pipe (| tee, | head): a reader that
+     * goes away must not kill a run between its model and its checkpoint.
+     * Such writes fail instead, which costs nothing but the messages. */
+    signal(SIGPIPE, SIG_IGN);
     Options opt = {0};
     if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
     cli_set_threads(opt.threads);
@@ -1256,6 +1274,7 @@ int main(int argc, char **argv)
     if (!status && !opt.export_dir) {
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
+        signal(SIGHUP, on_signal); /* the terminal closed: as Ctrl-C */
         r.run_start = util_now();
         status = train_loop(&r);
         if (!status) status = close_log(&r);

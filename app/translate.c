@@ -165,23 +165,6 @@ static void usage(FILE *out)
 
 /* ---- the standard streams --------------------------------------------- */
 
-/* A descriptor 0-2 left closed by the caller (`<&-`, `>&-`) would be handed
- * to the next file we open: translations could land in an --attention file,
- * a config be read as input.  Each is reserved with /dev/null opened the
- * other way round, so that using it fails with EBADF exactly as the closed
- * one would, and the checks below report it. */
-static void reserve_standard_fds(void)
-{
-    for (int fd = 0; fd <= 2; fd++) {
-        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-        int null = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
-        if (null >= 0 && null != fd) {
-            dup2(null, fd);
-            close(null);
-        }
-    }
-}
-
 /* Has writing to stdout failed (a full disk, a closed descriptor, a reader
  * that went away)?  Flushes, and says so once on stderr.  Callers then stop
  * translating: nobody would see the rest. */
@@ -1306,7 +1289,7 @@ static ExitStatus open_output(Session *s)
 
 int main(int argc, char **argv)
 {
-    reserve_standard_fds();
+    cli_reserve_standard_fds();
     /* Every sentence is flushed and checked on its own (stdout_failed), so
      * the buffer's size changes nothing a reader sees; a large one keeps
      * --help and most --explain walk-throughs in one write, so a failure

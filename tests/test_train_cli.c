@@ -249,6 +249,82 @@ static void test_interrupt_saves_a_checkpoint(void **state)
     safetensors_close(&f);
 }
 
+/* A reader of train's stderr that went away (`2>&1 | head`) costs the
+ * messages, not the run (SIGPIPE killed it, possibly between its model and
+ * its checkpoint); a closed terminal (SIGHUP) stops it as Ctrl-C does. */
+static void test_hangup_and_a_gone_reader_keep_the_run(void **state)
+{
+    (void)state;
+    const char *config = write_config("hangup", "  batch_tokens: 60\n  epochs: 100000\n  dropout: 0.1\n"
+                                                "  checkpoint_steps: 100000\n  eval_epochs: 100000\n");
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    close(fds[0]); /* the reader is gone before the first message */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        signal(SIGPIPE, SIG_DFL);
+        execl(test_program("./train"), "./train", "-t", "1", config, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    usleep(1500 * 1000); /* well into training, messages written */
+    kill(pid, SIGHUP);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status)) fail_msg("train died of signal %d", WTERMSIG(status));
+    assert_int_equal(WEXITSTATUS(status), 130);
+    char ckpt[700];
+    snprintf(ckpt, sizeof ckpt, "%s/hangup/model.safetensors.ckpt", temp_dir());
+    SafeFile f;
+    Error err = {{0}};
+    assert_int_equal(safetensors_open(ckpt, &f, &err), 0);
+    assert_true(strtol(safetensors_meta(&f, "step"), NULL, 10) > 0);
+    safetensors_close(&f);
+}
+
+/* Standard error closed by the caller (`2>&-`) is never the log's
+ * descriptor: train's messages went into the CSV log, 33 lines of them.
+ * And --help to a full disk is a write error, not status 0. */
+static void test_closed_stderr_stays_out_of_the_log(void **state)
+{
+    (void)state;
+    const char *config = write_config("closed-stderr", "  batch_tokens: 1000\n  epochs: 1\n");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(2);
+        execl(test_program("./train"), "./train", "-t", "1", config, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    size_t len;
+    char *log = read_file(in_dir("closed-stderr", "model.safetensors.log.csv"), &len);
+    assert_non_null(log);
+    assert_null(strstr(log, "train:"));
+    assert_int_equal(strncmp(log, "event,step,", 11), 0);
+    free(log);
+    if (access("/dev/full", W_OK) == 0) {
+        RunResult r = run_program((const char *[]){"./train", "--help", NULL}, NULL, 0);
+        run_result_free(&r);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            int full = open("/dev/full", O_WRONLY);
+            dup2(full, 1);
+            execl(test_program("./train"), "./train", "--help", (char *)NULL);
+            _exit(127);
+        }
+        waitpid(pid, &status, 0);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 4);
+    }
+}
+
 /* A weights file train did not write (here: bytes standing for a trained
  * model) is never replaced: train refuses before training, status 2, and
  * the file is byte for byte what it was.  --overwrite replaces it; --out
@@ -940,6 +1016,8 @@ int main(void)
         cmocka_unit_test(test_resumed_run_equals_uninterrupted_run),
         cmocka_unit_test(test_existing_checkpoint_needs_resume),
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
+        cmocka_unit_test(test_hangup_and_a_gone_reader_keep_the_run),
+        cmocka_unit_test(test_closed_stderr_stays_out_of_the_log),
         cmocka_unit_test(test_existing_weights_are_not_replaced),
         cmocka_unit_test(test_resume_refuses_a_foreign_model),
         cmocka_unit_test(test_init_starts_from_given_weights),
