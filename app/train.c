@@ -385,8 +385,9 @@ static int check_vocab_replace(const Config *cfg, bool vocab_only, bool overwrit
                             "or replace it with --vocab --overwrite\n", paths[i]);
         else
             fprintf(stderr, "train: %s is missing but %s exists: building both would replace it, and the "
-                            "models trained with it would no longer load; restore %s, or build both with "
-                            "--vocab --overwrite\n", paths[1 - i], paths[i], paths[1 - i]);
+                            "models trained with it would no longer load; restore %s, or, if it never was (a build "
+                            "stopped between the two files), build both with --vocab --overwrite\n",
+                    paths[1 - i], paths[i], paths[1 - i]);
         return EXIT_USAGE;
     }
     return 0;
