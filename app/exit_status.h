@@ -5,6 +5,8 @@
 #ifndef TRANSLATE_EXIT_STATUS_H
 #define TRANSLATE_EXIT_STATUS_H
 
+#include "../common/util.h"
+
 typedef enum {
     EXIT_OK = 0,
     EXIT_INPUT = 1,         /* translate: a sentence could not be translated (bad text),
@@ -13,6 +15,7 @@ typedef enum {
     EXIT_DATA = 3,          /* a weights, vocabulary, data or checkpoint file is missing,
                                broken or disagrees with the config */
     EXIT_WRITE = 4,         /* an output file (or standard output) could not be written */
+    EXIT_MEMORY = UTIL_EXIT_OUT_OF_MEMORY, /* out of memory: common/util.c exits with it */
     EXIT_INTERRUPTED = 130, /* train: stopped by SIGINT/SIGTERM/SIGHUP, checkpoint saved */
 } ExitStatus;
 

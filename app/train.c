@@ -32,7 +32,8 @@
  * (checkpoint.h: the run id) is never replaced, unless --overwrite says so:
  * the config's path is usually a trained model someone wants to keep.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
- * error, 4 a file could not be written, 130 interrupted (checkpoint saved). */
+ * error, 4 a file could not be written, 5 out of memory, 130 interrupted
+ * (checkpoint saved). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -130,7 +131,8 @@ static void usage(FILE *out)
             "refused unless --overwrite.  A CSV log of every logged value goes to the config's\n"
             "train.log path (or FILE.log.csv); a run holds a lock on it until it ends.\n"
             "Exit status: 0 done, 2 usage or config error, 3 data or model file error,\n"
-            "4 write error, 130 interrupted (a checkpoint was saved: use --resume).\n");
+            "4 write error, 5 out of memory, 130 interrupted (a checkpoint was saved:\n"
+            "use --resume).\n");
 }
 
 static volatile sig_atomic_t stop_requested;

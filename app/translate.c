@@ -8,7 +8,7 @@
  * on stderr and an empty output line, and the others are still translated.
  * Exit status: 0 all translated, 1 some line failed (or stdin could not be
  * read), 2 usage/config error, 3 model file error, 4 an output file or
- * stdout could not be written (see README.md). */
+ * stdout could not be written, 5 out of memory (see README.md). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -160,7 +160,8 @@ static void usage(FILE *out)
             "Exit status: 0 ok, 1 a sentence could not be translated or an input (standard\n"
             "input, -i FILE, the --eval TSV, the --compare file) could not be read, 2 usage\n"
             "or config error, 3 model file error, 4 an output file or standard output\n"
-            "could not be written (translating stops there), or would replace an input.\n");
+            "could not be written (translating stops there), or would replace an input,\n"
+            "5 out of memory.\n");
 }
 
 /* ---- the standard streams --------------------------------------------- */

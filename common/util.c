@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 _Noreturn void util_assert_fail(const char *what, const char *file, int line)
 {
@@ -14,11 +15,22 @@ _Noreturn void util_assert_fail(const char *what, const char *file, int line)
     abort();
 }
 
+/* Out of memory is no bug: a message and status UTIL_EXIT_OUT_OF_MEMORY,
+ * documented with the others, not abort's SIGABRT (134 and a core).
+ * _exit, not exit: another thread may be mid-product, and a temporary
+ * output file left behind is cleared by the next write of its target. */
+#ifdef __GLIBC__
+extern char *program_invocation_short_name; /* glibc's: "translate", "train" */
+#define PROGRAM_PREFIX program_invocation_short_name, ": "
+#else
+#define PROGRAM_PREFIX "", ""
+#endif
+
 static void *checked(void *p, size_t n, const char *file, int line)
 {
     if (!p && n) {
-        fprintf(stderr, "%s:%d: out of memory allocating %zu bytes\n", file, line, n);
-        abort();
+        fprintf(stderr, "%s%sout of memory allocating %zu bytes (%s:%d)\n", PROGRAM_PREFIX, n, file, line);
+        _exit(UTIL_EXIT_OUT_OF_MEMORY);
     }
     return p;
 }

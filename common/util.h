@@ -18,6 +18,9 @@
 
 _Noreturn void util_assert_fail(const char *what, const char *file, int line);
 
+/* The exit status when an allocation fails (app/exit_status.h: EXIT_MEMORY). */
+enum { UTIL_EXIT_OUT_OF_MEMORY = 5 };
+
 #define xmalloc(n) util_xmalloc((n), __FILE__, __LINE__)
 #define xcalloc(n, size) util_xcalloc((n), (size), __FILE__, __LINE__)
 #define xrealloc(p, n) util_xrealloc((p), (n), __FILE__, __LINE__)
@@ -28,8 +31,8 @@ void *util_xmalloc(size_t n, const char *file, int line);
  * huge pages:
  * 30 MB of weights then cost ~15 page faults instead of ~7,500, and in a
  * virtual machine the faults were the largest part of start-up.  Blocks
- * under 2 MiB come from malloc instead (64-byte aligned).  Aborts when out
- * of memory, like xmalloc; free with big_free and the same size. */
+ * under 2 MiB come from malloc instead (64-byte aligned).  Out of memory
+ * exits as xmalloc does; free with big_free and the same size. */
 #define big_calloc(n, size) util_big_calloc((n), (size), __FILE__, __LINE__)
 void *util_big_calloc(size_t n, size_t size, const char *file, int line);
 void big_free(void *p, size_t n, size_t size); /* NULL-safe */

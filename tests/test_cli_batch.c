@@ -192,6 +192,26 @@ static void test_a_file_translates_under_an_address_space_limit(void **state)
     run_result_free(&want);
 }
 
+/* Out of memory is a one-line message and status 5, for translate and
+ * train alike: it was abort()'s SIGABRT, status 134 and a core. */
+static void test_out_of_memory_is_status_5(void **state)
+{
+    (void)state;
+#ifdef __SANITIZE_ADDRESS__
+    SKIP_TEST("asan", "the sanitizer's shadow memory needs terabytes of address space");
+#endif
+    if (getenv("TEST_EMULATED")) SKIP_TEST("emulated", "an emulator reserves the guest's address space itself");
+    const char *const small[] = {"/bin/sh", "-c",
+                                 "ulimit -v 20000 && exec ./translate -q -c configs/en-zh.yaml 'I love china'",
+                                 NULL};
+    RunResult r = run_program(small, NULL, 0);
+    assert_int_equal(r.status, 5);
+    expect_in(r.err, "translate: out of memory allocating ");
+    assert_int_equal(count_lines(r.err), 1);
+    assert_int_equal(r.out_len, 0);
+    run_result_free(&r);
+}
+
 /* What a batch cannot give (n-best lines, alignments) still works on
  * standard input, one line at a time. */
 static void test_rich_output_reads_line_at_a_time(void **state)
@@ -258,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_beam_batches_equal_line_at_a_time),
         cmocka_unit_test(test_beam_four_on_dev_lines_equals_line_at_a_time),
         cmocka_unit_test(test_a_file_translates_under_an_address_space_limit),
+        cmocka_unit_test(test_out_of_memory_is_status_5),
         cmocka_unit_test(test_rich_output_reads_line_at_a_time),
         cmocka_unit_test(test_help_documents_the_batches),
         cmocka_unit_test(test_bad_batch_sizes_are_usage_errors),
