@@ -3,11 +3,14 @@
 #include "translator.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/util.h"
 #include "../model/search.h"
@@ -54,6 +57,78 @@ static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt)
     return rule;
 }
 
+/* ---- mapped weights changed under us (translator.h) ---------------------- */
+
+static const char CHANGED[] = "changed in place since it was loaded (its pages are mapped, not copied), "
+                              "so the model is not used again: replace a model by renaming a new file over it";
+
+/* The mappings to watch for SIGBUS, each with its whole message ready:
+ * the handler may only write(2) and _exit. */
+enum { WATCH_SLOTS = 8 };
+static struct {
+    const char *volatile start; /* the mapping, or NULL: a free slot */
+    size_t bytes;
+    char message[PATH_MAX + sizeof CHANGED + 64];
+    size_t length;
+} watches[WATCH_SLOTS];
+
+static void on_bus(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    const char *at = info->si_addr;
+    for (int i = 0; i < WATCH_SLOTS; i++)
+        if (watches[i].start && at >= watches[i].start && at < watches[i].start + watches[i].bytes) {
+            ssize_t unused = write(STDERR_FILENO, watches[i].message, watches[i].length);
+            (void)unused;
+            _exit(EXIT_DATA);
+        }
+    signal(sig, SIG_DFL); /* not in a mapping of ours: a bug, which dies of it as it would */
+    raise(sig);
+}
+
+/* After a load: a mapped model's file as it is now, and its mapping in
+ * the SIGBUS table (a slot while there is one; the check by stat needs
+ * none). */
+static void watch_weights(Translator *tr)
+{
+    const Params *p = &tr->model.params;
+    if (!p->map || stat(tr->config.weights_path, &tr->weights_seen) != 0) {
+        memset(&tr->weights_seen, 0, sizeof tr->weights_seen);
+        return;
+    }
+    static bool installed;
+    if (!installed) {
+        struct sigaction sa = {.sa_sigaction = on_bus, .sa_flags = SA_SIGINFO};
+        sigemptyset(&sa.sa_mask);
+        installed = sigaction(SIGBUS, &sa, NULL) == 0;
+    }
+    for (int i = 0; i < WATCH_SLOTS && installed; i++) {
+        if (watches[i].start) continue;
+        int n = snprintf(watches[i].message, sizeof watches[i].message, "translate: %s: %s\n",
+                         tr->config.weights_path, CHANGED);
+        size_t room = sizeof watches[i].message - 1;
+        watches[i].length = n < 0 ? 0 : (size_t)n < room ? (size_t)n : room;
+        watches[i].bytes = p->map_bytes;
+        watches[i].start = p->map; /* last: the handler reads a whole slot */
+        tr->watch_slot = i + 1;
+        return;
+    }
+}
+
+bool translator_weights_changed(const Translator *tr, Error *err)
+{
+    const struct stat *seen = &tr->weights_seen;
+    struct stat now;
+    if (seen->st_ino == 0) return false;                                         /* read, not mapped */
+    if (stat(tr->config.weights_path, &now) != 0) return false;                  /* gone: ours stays whole */
+    if (now.st_dev != seen->st_dev || now.st_ino != seen->st_ino) return false;      /* replaced by a rename */
+    if (now.st_size == seen->st_size && now.st_mtim.tv_sec == seen->st_mtim.tv_sec &&
+        now.st_mtim.tv_nsec == seen->st_mtim.tv_nsec)
+        return false;
+    error_set(err, "%s: %s", tr->config.weights_path, CHANGED);
+    return true;
+}
+
 /* The vocabularies and weights of the config already in tr->config;
  * `write_weights`: write a random model first, even over an existing file.
  * The status of a failed write is the caller's (`write_status`). */
@@ -81,6 +156,7 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
         goto fail;
     }
     decode_init(&tr->decoder, &tr->model);
+    watch_weights(tr);
     return EXIT_OK;
 fail:
     translator_close(tr);
@@ -123,6 +199,7 @@ ExitStatus translator_init_weights(Translator *tr, const char *config_path, bool
 void translator_close(Translator *tr)
 {
     if (!tr) return;
+    if (tr->watch_slot) watches[tr->watch_slot - 1].start = NULL; /* before the unmapping */
     decode_free(&tr->decoder);
     search_workspace_free(&tr->batch_work);
     model_free(&tr->model);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "../common/error.h"
 #include "../model/decode.h"
@@ -24,6 +25,9 @@ typedef struct {
     SearchWorkspace batch_work; /* translator_run_many's activations, kept from one call to the next */
     NumberRule *numbers;    /* the vocabularies' digit tokens (config.decode.numbers points here) */
     bool created_weights;   /* the weights were just written by random init */
+    struct stat weights_seen; /* the weights file when a mapped model was loaded (see
+                                 translator_weights_changed); st_ino 0: read, not mapped */
+    int watch_slot;         /* its place in translator.c's SIGBUS table + 1; 0: none */
 } Translator;
 
 /* Load config, vocabularies and weights (writing a seeded random model
@@ -33,6 +37,19 @@ ExitStatus translator_open(Translator *tr, const char *config_path, Error *err);
  * over: *config is left zeroed, and freed with tr (also on failure). */
 ExitStatus translator_open_config(Translator *tr, Config *config, Error *err);
 void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
+
+/* A float16 model's matrices are its file's pages, mapped, not copied
+ * (model/safetensors.c).  Rewritten in place while we run (cp over it),
+ * the file would change the model under us; truncated, reading a page
+ * past its new end raises SIGBUS.  So: has the file been changed in place
+ * (same file, other size or modification time) since it was loaded?  Then
+ * true, with "PATH: changed in place since it was loaded ...": the model
+ * is not to be used again (translate fails the lines that need it, status
+ * 3).  A file replaced by a rename, as train and every writer of ours do,
+ * leaves the mapped one whole: false.  And a SIGBUS inside such a mapping
+ * (the file truncated mid-sentence) exits at once with the same message
+ * and status 3, instead of dying of the signal with nothing said. */
+bool translator_weights_changed(const Translator *tr, Error *err);
 
 /* The seed of --init-weights when the config names no random_init_seed. */
 #define TRANSLATOR_DEFAULT_SEED 1

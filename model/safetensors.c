@@ -13,7 +13,9 @@
  * file (safetensors_map) and reads the tensors in place, after the header
  * has been checked against the file's size.  The window for SIGBUS is then
  * a file truncated in place while translate runs; our own writers never do
- * that (they rename a new file over the old, which stays whole).  What a
+ * that (they rename a new file over the old, which stays whole), and
+ * app/translator.c turns it, and any change in place, into an error
+ * (translator_weights_changed).  What a
  * mapping costs depends on how the kernel caches the file, not on us: a
  * file just written (git checkout, our writer) sits in 4 KiB pages, and
  * en-zh's 4,360 page mappings took ~1 ms to make and ~0.2 ms to undo at

@@ -12,6 +12,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -667,6 +668,95 @@ static void test_a_default_config_says_its_names_languages(void **state)
     run_result_free(&by_c);
 }
 
+/* A copy of en-zh (a float16 model: its file is mapped) in temp_dir()/NAME,
+ * and a config naming it; the config's path goes to config. */
+static void copy_en_zh(const char *name, char dir[600], char config[700])
+{
+    char cwd[400];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(dir, 600, "%s/%s/%s", cwd, temp_dir(), name); /* absolute: the config names it */
+    mkdir(dir, 0755);
+    const char *files[] = {"en-zh.safetensors", "en-zh.src.vocab", "en-zh.tgt.vocab"};
+    for (int i = 0; i < 3; i++) {
+        char from[128], to[700];
+        snprintf(from, sizeof from, "weights/%s", files[i]);
+        snprintf(to, sizeof to, "%s/%s", dir, files[i]);
+        size_t len;
+        char *bytes = read_file(from, &len);
+        assert_non_null(bytes);
+        FILE *f = fopen(to, "wb");
+        assert_true(f && fwrite(bytes, 1, len, f) == len && fclose(f) == 0);
+        free(bytes);
+    }
+    size_t len;
+    char *yaml = read_file("configs/en-zh.yaml", &len);
+    snprintf(config, 700, "%s/en-zh.yaml", dir);
+    FILE *f = fopen(config, "w");
+    for (const char *p = yaml; *p;) /* "../weights/" -> "DIR/" */
+        if (strncmp(p, "../weights/", 11) == 0) fprintf(f, "%s/", dir), p += 11;
+        else fputc(*p++, f);
+    fclose(f);
+    free(yaml);
+}
+
+/* A float16 model's file is mapped, not copied: changed in place while
+ * translate runs (cp over it), it is not used again — each line that needs
+ * it fails, status 3 — and truncated in the middle of a batch it stops
+ * the run with the same message (SIGBUS in the mapping), never a silent
+ * death by the signal (status 135, lines lost, nothing said). */
+static void test_weights_changed_in_place_are_not_used(void **state)
+{
+    (void)state;
+    char dir[600], config[700], weights[700], reply[4096];
+    copy_en_zh("changed-weights", dir, config);
+    snprintf(weights, sizeof weights, "%s/en-zh.safetensors", dir);
+    signal(SIGPIPE, SIG_IGN);
+    Child c = spawn((const char *[]){"./translate", "-q", "-t", "1", "-c", config, NULL});
+    if (write(c.in, "I love china\n", 13) != 13) abort();
+    read_reply(c.out, reply, sizeof reply);
+    assert_string_equal(reply, "\xE6\x88\x91\xE7\x88\xB1\xE4\xB8\xAD\xE5\x9B\xBD\xE3\x80\x82"); /* 我爱中国。 */
+    int fd = open(weights, O_WRONLY); /* rewritten in place, size kept: no rename */
+    assert_true(fd >= 0);
+    struct stat st;
+    fstat(fd, &st);
+    assert_int_equal(pwrite(fd, "\0\0\0\0", 4, st.st_size - 4), 4);
+    close(fd);
+    if (write(c.in, "I love china\n", 13) != 13) abort();
+    read_reply(c.out, reply, sizeof reply);
+    assert_string_equal(reply, ""); /* the line fails, its output line is empty */
+    close(c.in);
+    c.in = -1;
+    int status = wait_exit(&c);
+    char *err = drain(c.err);
+    close(c.out);
+    close(c.err);
+    assert_int_equal(status, 3);
+    expect_in(err, "translate: line 2: ");
+    expect_in(err, "en-zh.safetensors: changed in place since it was loaded");
+    free(err);
+
+    /* Truncated while a batch of 600 lines runs. */
+    copy_en_zh("truncated-weights", dir, config);
+    snprintf(weights, sizeof weights, "%s/en-zh.safetensors", dir);
+    c = spawn((const char *[]){"./translate", "-q", "-t", "1", "-c", config, NULL});
+    for (int i = 0; i < 600; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "The cat sat on the mat %d times.\n", i);
+        if (write(c.in, line, (size_t)n) != n) abort();
+    }
+    read_reply(c.out, reply, sizeof reply); /* the first batch is out: the next one runs */
+    assert_int_equal(truncate(weights, 1000000), 0);
+    close(c.in);
+    c.in = -1;
+    status = wait_exit(&c);
+    err = drain(c.err);
+    close(c.out);
+    close(c.err);
+    assert_int_equal(status, 3);
+    expect_in(err, "en-zh.safetensors: changed in place since it was loaded");
+    free(err);
+}
+
 static void test_each_default_config_is_read_once_at_start(void **state)
 {
     (void)state;
@@ -852,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_broken_config_fails_once_at_start),
         cmocka_unit_test(test_list_models_names_what_c_takes),
         cmocka_unit_test(test_a_default_config_says_its_names_languages),
+        cmocka_unit_test(test_weights_changed_in_place_are_not_used),
         cmocka_unit_test(test_each_default_config_is_read_once_at_start),
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
         cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
