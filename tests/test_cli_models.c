@@ -702,7 +702,7 @@ static void copy_en_zh(const char *name, char dir[600], char config[700])
 /* A float16 model's file is mapped, not copied: changed in place while
  * translate runs (cp over it), it is not used again — each line that needs
  * it fails, status 3 — and truncated in the middle of a batch it stops
- * the run with the same message (SIGBUS in the mapping), never a silent
+ * the run with the same message (or, between batches, the lines left fail) (SIGBUS in the mapping), never a silent
  * death by the signal (status 135, lines lost, nothing said). */
 static void test_weights_changed_in_place_are_not_used(void **state)
 {
@@ -735,11 +735,13 @@ static void test_weights_changed_in_place_are_not_used(void **state)
     expect_in(err, "en-zh.safetensors: changed in place since it was loaded");
     free(err);
 
-    /* Truncated while a batch of 600 lines runs. */
+    /* Truncated while batches of 32 of 300 lines run (not under qemu, whose
+     * own handling of the guest's SIGBUS is not what is tested here). */
+    if (getenv("TEST_EMULATED")) return;
     copy_en_zh("truncated-weights", dir, config);
     snprintf(weights, sizeof weights, "%s/en-zh.safetensors", dir);
-    c = spawn((const char *[]){"./translate", "-q", "-t", "1", "-c", config, NULL});
-    for (int i = 0; i < 600; i++) {
+    c = spawn((const char *[]){"./translate", "-q", "-t", "1", "--maxi-batch", "32", "-c", config, NULL});
+    for (int i = 0; i < 300; i++) {
         char line[64];
         int n = snprintf(line, sizeof line, "The cat sat on the mat %d times.\n", i);
         if (write(c.in, line, (size_t)n) != n) abort();
@@ -748,8 +750,10 @@ static void test_weights_changed_in_place_are_not_used(void **state)
     assert_int_equal(truncate(weights, 1000000), 0);
     close(c.in);
     c.in = -1;
-    status = wait_exit(&c);
+    /* stderr first: caught between batches, each line left says why (more
+     * than a pipe holds), and the run ends when they are read */
     err = drain(c.err);
+    status = wait_exit(&c);
     close(c.out);
     close(c.err);
     assert_int_equal(status, 3);
