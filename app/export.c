@@ -175,6 +175,7 @@ static void add_settings(DataFile *f, const ExportInput *in)
     add_meta(f, "max_output_ratio", "%.9g", (double)c->decode.max_output_ratio);
     add_meta(f, "max_output_extra", "%d", c->decode.max_output_extra);
     add_meta(f, "copy_numbers", "%s", c->decode.copy_numbers ? "true" : "false");
+    add_meta(f, "export_id", "%s", in->export_id);
 }
 
 static void data_free(DataFile *f)
@@ -230,7 +231,11 @@ ExitStatus export_write(const char *dir, const ExportInput *in, Error *err)
     char *path = xmalloc(n);
     /* in FILES' order: data.safetensors, which train_torch.py opens first, last */
     snprintf(path, n, "%s/%s", dir, FILES[0]);
-    ExitStatus status = model_save(in->init, path, in->hashes, err) ? EXIT_WRITE : EXIT_OK;
+    char id_value[64];
+    snprintf(id_value, sizeof id_value, "%s", in->export_id);
+    SafeMeta id = {"export_id", id_value};
+    ExitStatus status = model_save_with(in->init, path, in->hashes, DTYPE_F32, NULL, 0, &id, 1, err);
+    if (status) status = EXIT_WRITE;
     snprintf(path, n, "%s/%s", dir, FILES[1]);
     if (!status) status = copy_file(in->cfg->source_vocab_path, path, err);
     snprintf(path, n, "%s/%s", dir, FILES[2]);

@@ -17,10 +17,16 @@
  *                     train.drop_final_punctuation may drop); __metadata__:
  *                     "format": "translate-export", "format_version": "1",
  *                     the config's name, languages and data paths, every
- *                     train: and decoding: setting the PyTorch run uses, and
- *                     the AdamW constants (docs/scale-out.md lists them)
+ *                     train: and decoding: setting the PyTorch run uses, the
+ *                     AdamW constants (docs/scale-out.md lists them), and
+ *                     "export_id"
  *   init.safetensors  the model the C trainer would start from (its seed),
- *                     in our weights format (model.h)
+ *                     in our weights format (model.h), with the same
+ *                     "export_id": each file is replaced on its own, so an
+ *                     export that failed half way (a full disk, a kill) over
+ *                     an earlier one leaves files of both, which
+ *                     train_torch.py then refuses instead of training on
+ *                     the old token ids with the new vocabularies
  *   source.vocab, target.vocab  copies of the config's vocabularies
  * A DIR that exists must be empty or an earlier export (its
  * data.safetensors is one: what else a run put beside it stays): any
@@ -48,6 +54,7 @@ typedef struct {
     const Model *init;             /* the initial weights */
     VocabHashes hashes;
     const AdamWSettings *adamw;    /* beta1, beta2, eps (lr and weight decay come from cfg) */
+    const char *export_id;         /* this export's, in both safetensors files (see the top) */
 } ExportInput;
 
 /* Write the export into `dir` (which must exist: train creates it).

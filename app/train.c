@@ -1046,9 +1046,11 @@ static int export_data(Run *r)
         fprintf(stderr, "train: %s: cannot create the folder: %s\n", dir, strerror(errno));
         return EXIT_WRITE;
     }
+    char id[CHECKPOINT_RUN_ID_LENGTH + 1];
+    new_run_id(id);
     ExportInput in = {.cfg = &r->cfg, .train = &r->train, .dev = &r->dev, .batches = &r->batches,
                       .dev_batches = &r->dev_batches, .final_punctuation = r->final_punctuation,
-                      .init = &r->trainer.model, .hashes = r->hashes, .adamw = &ADAMW_BASE};
+                      .init = &r->trainer.model, .hashes = r->hashes, .adamw = &ADAMW_BASE, .export_id = id};
     Error err = {{0}};
     ExitStatus status = export_write(dir, &in, &err);
     if (status) {

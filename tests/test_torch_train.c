@@ -513,6 +513,18 @@ static void test_train_torch_refuses_before_training(void **state)
     assert_null(strstr(err, "Traceback"));
     free(err);
     assert_int_not_equal(access(path_in("refuse", "mixed.safetensors"), F_OK), 0);
+    /* another export's init.safetensors beside this one's data (an export
+     * that failed half way over an earlier one), with the same vocabularies */
+    export_to(config, dir);
+    snprintf(cmd, sizeof cmd, "cp %s/data.safetensors %s/old-data", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    export_to(config, dir);
+    snprintf(cmd, sizeof cmd, "mv %s/old-data %s/data.safetensors", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    err = train_torch_status(0, dir, args, 3);
+    expect_in(err, "are not of one export (a torn or mixed export: export again)");
+    assert_null(strstr(err, "Traceback"));
+    free(err);
     /* a torn data file */
     export_to(config, dir);
     snprintf(cmd, sizeof cmd, "head -c 3000 %s/data.safetensors > %s/torn && mv %s/torn %s/data.safetensors", dir,
