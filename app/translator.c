@@ -129,6 +129,19 @@ bool translator_weights_changed(const Translator *tr, Error *err)
     return true;
 }
 
+/* A config that trains (quick-train.yaml, the experiments) names files
+ * its first ./train writes: when one is not there, say so. */
+static void note_untrained(const Config *cfg, Error *err)
+{
+    const char *files[] = {cfg->source_vocab_path, cfg->target_vocab_path, cfg->weights_path};
+    bool missing = false;
+    for (int i = 0; i < 3; i++) missing |= !file_exists(files[i]);
+    size_t used = strlen(err->message);
+    if (cfg->has_train && missing && used < sizeof err->message)
+        snprintf(err->message + used, sizeof err->message - used, " (not trained yet? ./train %s writes it)",
+                 cfg->path);
+}
+
 /* The vocabularies and weights of the config already in tr->config;
  * `write_weights`: write a random model first, even over an existing file.
  * The status of a failed write is the caller's (`write_status`). */
@@ -138,7 +151,11 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
     ExitStatus status = EXIT_DATA;
     tr->src_vocab = vocab_load(cfg->source_vocab_path, err);
     if (tr->src_vocab) tr->tgt_vocab = vocab_load(cfg->target_vocab_path, err);
-    if (!tr->tgt_vocab) goto fail;
+    if (!tr->tgt_vocab) {
+        error_prefix(err, cfg->path); /* which config led there, as for the weights */
+        note_untrained(cfg, err);
+        goto fail;
+    }
     cfg->arch.src_vocab = vocab_size(tr->src_vocab);
     cfg->arch.tgt_vocab = vocab_size(tr->tgt_vocab);
     tr->numbers = number_rule_of(tr->src_vocab, tr->tgt_vocab);
@@ -153,6 +170,7 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
         char prefix[600];
         snprintf(prefix, sizeof prefix, "%s", cfg->path);
         error_prefix(err, prefix);
+        note_untrained(cfg, err);
         goto fail;
     }
     decode_init(&tr->decoder, &tr->model);

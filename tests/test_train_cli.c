@@ -249,6 +249,20 @@ static void test_interrupt_saves_a_checkpoint(void **state)
     safetensors_close(&f);
 }
 
+/* translate with a training config not yet trained names the config and
+ * says what writes the missing file. */
+static void test_translate_before_training_says_so(void **state)
+{
+    (void)state;
+    const char *config = write_config("untrained", "");
+    RunResult r = run_program((const char *[]){"./translate", "-c", config, "hello", NULL}, NULL, 0);
+    assert_int_equal(r.status, 3);
+    expect_in(r.err, "untrained/config.yaml: ");
+    expect_in(r.err, "src.vocab: cannot open");
+    expect_in(r.err, "(not trained yet? ./train ");
+    run_result_free(&r);
+}
+
 /* A reader of train's stderr that went away (`2>&1 | head`) costs the
  * messages, not the run (SIGPIPE killed it, possibly between its model and
  * its checkpoint); a closed terminal (SIGHUP) stops it as Ctrl-C does. */
@@ -1016,6 +1030,7 @@ int main(void)
         cmocka_unit_test(test_resumed_run_equals_uninterrupted_run),
         cmocka_unit_test(test_existing_checkpoint_needs_resume),
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
+        cmocka_unit_test(test_translate_before_training_says_so),
         cmocka_unit_test(test_hangup_and_a_gone_reader_keep_the_run),
         cmocka_unit_test(test_closed_stderr_stays_out_of_the_log),
         cmocka_unit_test(test_existing_weights_are_not_replaced),
