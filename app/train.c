@@ -423,8 +423,6 @@ typedef struct {
     double elapsed_before; /* ... the seconds earlier runs (before --resume) took */
     double last_log, tokens_since_log;
     long steps_before;     /* the step this run started at (0, or the checkpoint's) */
-    long scored_step;      /* the step of the last dev BLEU (evaluate_dev with score); 0: none
-                              (a run stopped before its first step is still scored) */
     LossAverage smooth;    /* the training loss's moving average (progress.h) */
 } Run;
 
@@ -719,7 +717,7 @@ static int evaluate_dev(Run *r, bool score, const char *when)
     }
     const Snapshots *snap = &r->progress.snapshots;
     if (score && score_model(r, &r->trainer.model, &bleu, &chrf, &improved)) return EXIT_WRITE;
-    if (score) r->scored_step = r->trainer.opt.step;
+    if (score) r->progress.scored_step = r->trainer.opt.step;
     if (score && snap->count >= 2) {
         Model average = r->trainer.model; /* same arch, parameters pointing at a copy */
         params_alloc(&average.params, &average.arch);
@@ -821,7 +819,8 @@ static int train_loop(Run *r)
                  * twice (two log rows for one step). */
                 const char *why = out_of_steps ? "max_steps reached" : "max_minutes reached";
                 int status = 0;
-                if (r->scored_step == 0 || r->scored_step != r->trainer.opt.step) status = evaluate_dev(r, true, why);
+                long scored = r->progress.scored_step; /* 0: none (a run stopped before its first step is scored) */
+                if (scored == 0 || scored != r->trainer.opt.step) status = evaluate_dev(r, true, why);
                 else if (!r->opt->quiet) fprintf(stderr, "train: %s at step %ld (scored above)\n", why, r->trainer.opt.step);
                 return status ? status : save_checkpoint(r);
             }
@@ -855,6 +854,12 @@ static int train_loop(Run *r)
         }
         int status = end_of_epoch(r);
         if (status) return status;
+    }
+    /* Resumed with every epoch done: nothing trained, but a model whose
+     * file is gone (start) is written again from these weights. */
+    if (r->progress.best_bleu < 0) {
+        int status = evaluate_dev(r, true, "all epochs done");
+        return status ? status : save_checkpoint(r);
     }
     return 0;
 }
@@ -992,6 +997,29 @@ static int check_plan(Run *r)
     return 0;
 }
 
+/* The best dev BLEU so far is only comparable on the dev data it was
+ * measured on: other dev data is refused, as other training data is
+ * (check_plan), or with --force the best so far is forgotten. */
+static int check_dev(Run *r)
+{
+    const char *path = r->cfg.train.checkpoint_path;
+    if (!r->progress.dev_hash || r->progress.dev_hash == dataset_hash(&r->dev) || r->progress.best_bleu < 0)
+        return 0;
+    if (!r->opt->force) {
+        fprintf(stderr, "train: %s: the dev data (%s) differs from the one its best dev BLEU (%.2f) was "
+                        "measured on, so scores would be compared across two sets (resume with --force: "
+                        "the best so far is then forgotten)\n",
+                path, r->cfg.train.dev_path, r->progress.best_bleu);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr, "train: %s: the dev data (%s) differs from the one its best dev BLEU (%.2f) was measured "
+                    "on; continuing (--force): the next evaluation's model is written, whatever its score\n",
+            path, r->cfg.train.dev_path, r->progress.best_bleu);
+    r->progress.best_bleu = -1.0;
+    r->progress.scored_step = 0;
+    return 0;
+}
+
 static int start(Run *r)
 {
     const TrainConfig *t = &r->cfg.train;
@@ -1009,9 +1037,15 @@ static int start(Run *r)
         }
         select_epoch(r, r->progress.epoch); /* the batches its position names */
         int status = check_plan(r);
+        if (!status) status = check_dev(r);
         if (status) return status;
-        fprintf(stderr, "train: resuming from %s: epoch %d, batch %d, step %ld\n", t->checkpoint_path,
-                r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
+        if (r->progress.epoch >= t->epochs)
+            fprintf(stderr, "train: resuming from %s: all %d epochs are done (step %ld): nothing to train; "
+                            "raise train.epochs in the config to go on\n",
+                    t->checkpoint_path, t->epochs, r->trainer.opt.step);
+        else
+            fprintf(stderr, "train: resuming from %s: epoch %d, batch %d, step %ld\n", t->checkpoint_path,
+                    r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
         r->elapsed_before = r->progress.elapsed;
         /* The model is written only when an evaluation beats the best so
          * far; if the one that did is gone, the next evaluation writes one,
@@ -1020,6 +1054,7 @@ static int start(Run *r)
             fprintf(stderr, "train: %s: the model written at dev BLEU %.2f is gone: the next evaluation "
                             "writes one, whatever its score\n", r->cfg.weights_path, r->progress.best_bleu);
             r->progress.best_bleu = -1.0;
+            r->progress.scored_step = 0; /* even at the step it was scored at */
         }
     } else if (exists) {
         fprintf(stderr, "train: %s exists: continue with --resume, or delete it to start over\n",
@@ -1027,6 +1062,7 @@ static int start(Run *r)
         return EXIT_USAGE;
     }
     r->progress.plan = r->plan; /* what the checkpoints from here on record */
+    r->progress.dev_hash = dataset_hash(&r->dev);
     if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
     Error err = {{0}};
     if (!r->opt->overwrite && weights_not_ours(r, &err)) {

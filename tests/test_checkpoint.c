@@ -59,6 +59,8 @@ static void save_one(const char *path)
     s.p.elapsed = 3.25;
     s.p.tokens = 900;
     s.p.log_bytes = 400;
+    s.p.scored_step = 7;
+    s.p.dev_hash = 0x0123456789abcdefULL;
     memcpy(s.p.run_id, "0123456789abcdef", CHECKPOINT_RUN_ID_LENGTH + 1);
     s.p.plan = (BatchPlan){true, 0xfeed, 60, 5, 4};
     Error err = {{0}};
@@ -115,6 +117,8 @@ static void test_restores_what_was_saved(void **state)
     assert_int_equal(s.p.batch, 2);
     assert_true(s.p.best_bleu == 12.5);
     assert_int_equal(s.p.log_bytes, 400);
+    assert_int_equal(s.p.scored_step, 7);
+    assert_true(s.p.dev_hash == 0x0123456789abcdefULL);
     assert_string_equal(s.p.run_id, "0123456789abcdef");
     assert_true(s.p.plan.known);
     assert_int_equal(s.p.plan.data_hash, 0xfeed);
@@ -173,6 +177,8 @@ static void test_bad_values_are_refused(void **state)
         {"snapshots", "3 1 0", NULL, 0, 0, "the checkpoint keeps 3 epoch snapshots, the config asks for 2"},
         {"run_id", "short", NULL, 0, 0, "bad \"run_id\""},
         {"log_bytes", "-5", NULL, 0, 0, "bad \"log_bytes\""},
+        {"scored_step", "x", NULL, 0, 0, "bad \"scored_step\""},
+        {"dev_hash", "12", NULL, 0, 0, "bad \"dev_hash\""},
         {"batch_plan", "000000000000feed 60 5", NULL, 0, 0, "bad \"batch_plan\""},
         {"batch_plan", "000000000000feed 0 5 4", NULL, 0, 0, "bad \"batch_plan\""},
         {"checkpoint", "translate-checkpoint-0\n", NULL, 0, 0, "bad \"checkpoint\" in __metadata__: 'translate-checkpoint-0?'"},

@@ -798,6 +798,74 @@ static void test_max_steps_at_an_epochs_end_scores_once(void **state)
     free(log);
 }
 
+static int count_evals(const char *dir)
+{
+    size_t len;
+    char *log = read_file(in_dir(dir, "model.safetensors.log.csv"), &len);
+    assert_non_null(log);
+    int evals = 0;
+    for (const char *p = log; (p = strstr(p, "\neval,")); p++) evals++;
+    free(log);
+    return evals;
+}
+
+/* Resuming a run already at its limit, or with every epoch done, trains
+ * nothing and scores nothing again (each such resume added an eval row);
+ * it says so; a model whose file is gone is written again; and dev data
+ * other than the one the best BLEU was measured on is refused, or with
+ * --force the best is forgotten. */
+static void test_resume_of_a_finished_run(void **state)
+{
+    (void)state;
+    const char *config = write_config("finished", "  batch_tokens: 1000\n  epochs: 3\n");
+    char path[700];
+    snprintf(path, sizeof path, "%s", config);
+    const char *two[] = {"--max-steps", "2", NULL}, *resume_two[] = {"--resume", "--max-steps", "2", NULL};
+    free(run_train_args(path, two, 0));
+    int evals = count_evals("finished");
+    free(run_train_args(path, resume_two, 0));
+    assert_int_equal(count_evals("finished"), evals);
+    const char *resume[] = {"--resume", NULL};
+    free(run_train_args(path, resume, 0)); /* to the end of epoch 3 */
+    evals = count_evals("finished");
+    const char *resume_more[] = {"--resume", "--max-steps", "1000", NULL};
+    RunResult r = run_program((const char *[]){"./train", "-t", "1", "--resume", "--max-steps", "1000", path, NULL},
+                              NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "all 3 epochs are done (step 3): nothing to train");
+    run_result_free(&r);
+    assert_int_equal(count_evals("finished"), evals);
+    remove(in_dir("finished", "model.safetensors"));
+    free(run_train_args(path, resume_more, 0));
+    assert_int_equal(access(in_dir("finished", "model.safetensors"), F_OK), 0);
+    /* other dev data: a copy of the config naming tiny.tsv's first 8 lines */
+    size_t len;
+    char *yaml = read_file(path, &len), *tsv = read_file("tests/data/tiny.tsv", &len);
+    char *cut = tsv;
+    for (int i = 0; i < 8 && cut; i++) cut = strchr(cut, '\n') ? strchr(cut, '\n') + 1 : NULL;
+    if (cut) *cut = '\0';
+    const char *dev = in_dir("finished", "dev8.tsv");
+    write_text(dev, tsv);
+    char *at = strstr(yaml, "  dev_data: ");
+    assert_non_null(at);
+    char *end = strchr(at, '\n');
+    FILE *f = fopen(path, "w");
+    fprintf(f, "%.*s  dev_data: dev8.tsv%s", (int)(at - yaml), yaml, end); /* beside the config */
+    fclose(f);
+    free(yaml);
+    free(tsv);
+    r = run_program((const char *[]){"./train", "-q", "-t", "1", "--resume", path, NULL}, NULL, 0);
+    assert_int_equal(r.status, 2);
+    expect_in(r.err, "dev8.tsv) differs from the one its best dev BLEU");
+    run_result_free(&r);
+    r = run_program((const char *[]){"./train", "-t", "1", "--resume", "--force", path, NULL}, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.err, "the next evaluation's model is written");
+    expect_in(r.err, "all epochs done: dev loss");
+    run_result_free(&r);
+    free(run_train_args(path, resume, 0)); /* the checkpoint now records the new dev data */
+}
+
 static void test_vocabulary_kinds(void **state)
 {
     (void)state;
@@ -1053,6 +1121,7 @@ int main(void)
         cmocka_unit_test(test_weights_path_that_cannot_be_a_file),
         cmocka_unit_test(test_no_pair_in_an_epoch_is_an_error),
         cmocka_unit_test(test_a_nan_dev_loss_saves_nothing),
+        cmocka_unit_test(test_resume_of_a_finished_run),
         cmocka_unit_test(test_max_steps_at_an_epochs_end_scores_once),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);

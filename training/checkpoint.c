@@ -28,7 +28,7 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
                                 {"optimizer.v", 1, {tr->opt.count}, tr->opt.v, DTYPE_F32},
                                 {"optimizer.snapshots", 2, {(size_t)snap->capacity, snap->size},
                                  snap->data, DTYPE_F32}};
-    char values[12][96];
+    char values[14][96];
     snprintf(values[0], sizeof values[0], "%s", CHECKPOINT_FORMAT);
     snprintf(values[1], sizeof values[1], "%ld", tr->opt.step);
     snprintf(values[2], sizeof values[2], "%d", p->epoch);
@@ -41,7 +41,7 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
     snprintf(values[9], sizeof values[9], "%lld", p->log_bytes);
     snprintf(values[10], sizeof values[10], "%016" PRIx64 " %d %" PRIu64 " %zu", p->plan.data_hash,
              p->plan.batch_tokens, p->plan.seed, p->plan.batches);
-    SafeMeta meta[12] = {{"checkpoint", values[0]}, {"step", values[1]},
+    SafeMeta meta[14] = {{"checkpoint", values[0]}, {"step", values[1]},
                         {"epoch", values[2]},      {"batch", values[3]},
                         {"dropout_rng", values[4]}, {"best_bleu", values[5]},
                         {"elapsed_tokens", values[6]}, {"snapshots", values[7]},
@@ -50,6 +50,10 @@ int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
     if (p->plan.known) meta[n_meta++] = (SafeMeta){"batch_plan", values[10]};
     snprintf(values[11], sizeof values[11], "%s", p->init_run);
     if (p->init_run[0]) meta[n_meta++] = (SafeMeta){"init_run", values[11]};
+    snprintf(values[12], sizeof values[12], "%ld", p->scored_step);
+    meta[n_meta++] = (SafeMeta){"scored_step", values[12]};
+    snprintf(values[13], sizeof values[13], "%016" PRIx64, p->dev_hash);
+    if (p->dev_hash) meta[n_meta++] = (SafeMeta){"dev_hash", values[13]};
     /* A trainer killed while writing a checkpoint leaves its temporary
      * file (a full checkpoint); the next save clears it before writing its
      * own (output_file_open), so kills and resumes never pile them up. */
@@ -180,6 +184,15 @@ static int read_progress(const SafeFile *f, Trainer *tr, TrainProgress *p, Error
         if (!checkpoint_is_run_id(v)) return bad(f, "init_run", v, "16 hex digits", err);
         memcpy(p->init_run, v, CHECKPOINT_RUN_ID_LENGTH + 1);
     }
+    /* Both optional: a checkpoint from before them reads as "none". */
+    p->scored_step = 0;
+    if ((v = safetensors_meta(f, "scored_step"))) {
+        if (!parse_signed(v, 0, LONG_MAX, &n)) return bad(f, "scored_step", v, "an integer >= 0", err);
+        p->scored_step = (long)n;
+    }
+    p->dev_hash = 0;
+    if ((v = safetensors_meta(f, "dev_hash")) && !parse_hex64(v, &p->dev_hash))
+        return bad(f, "dev_hash", v, "16 hex digits", err);
     p->log_bytes = -1;
     if ((v = safetensors_meta(f, "log_bytes")) && !parse_signed(v, -1, LLONG_MAX, &p->log_bytes))
         return bad(f, "log_bytes", v, "an integer >= -1", err);

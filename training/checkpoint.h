@@ -57,6 +57,9 @@ typedef struct {
     BatchPlan plan;     /* what epoch and batch refer to */
     long long log_bytes;/* the CSV log's length when the checkpoint was written; -1: unknown
                            (rows after it are logged again by a resumed run, so it cuts them) */
+    long scored_step;   /* the step of the last dev BLEU; 0: none (a resumed run stopped
+                           by its limit at once does not score, and log, that step again) */
+    uint64_t dev_hash;  /* the dev data best_bleu was measured on; 0: not recorded */
 } TrainProgress;
 
 int checkpoint_save(const char *path, const Trainer *tr, VocabHashes hashes,
