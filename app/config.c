@@ -447,6 +447,7 @@ static int parse_mapping(Loader *ld, const Section *sec)
 #define INT(name, field, req, lo, hi) {name, T_INT, OFF(field), req, lo, hi, 0, NULL}
 #define U64(name, field) {name, T_U64, OFF(field), OPT, 0, NO_MAX, 0, NULL}
 #define FLOAT(name, field, lo, hi, open) {name, T_FLOAT, OFF(field), OPT, lo, hi, open, NULL}
+#define FLOAT_REQ(name, field, lo, hi) {name, T_FLOAT, OFF(field), REQ, lo, hi, 0, NULL}
 #define VALUE(name, type, field, req) {name, type, OFF(field), req, 0, 0, 0, NULL}
 #define SUB(name, req, section) {name, T_SECTION, 0, req, 0, 0, 0, section}
 
@@ -603,8 +604,8 @@ static const Key decoding_keys[] = {
 static const Key scores_keys[] = {
     VALUE("eval_data", T_PATH, scores.eval_path, REQ),
     /* required: a score left out would be listed as a measured 0.00 */
-    {"bleu", T_FLOAT, OFF(scores.bleu), REQ, 0, 100, 0, NULL},
-    {"chrf2", T_FLOAT, OFF(scores.chrf2), REQ, 0, 100, 0, NULL},
+    FLOAT_REQ("bleu", scores.bleu, 0, 100),
+    FLOAT_REQ("chrf2", scores.chrf2, 0, 100),
 };
 
 static void enter_scores(Config *cfg) { cfg->has_scores = true; }
@@ -764,13 +765,16 @@ static int parse_stream(Loader *ld)
 }
 
 /* The folder a config's relative paths start from: the one its path names
- * (a symbolic link's own), or, for a config from a pipe (-c <(...), whose
- * path is /dev/fd/N), the working directory: /dev/fd/../weights is no
- * place anybody meant. */
+ * (a symbolic link's own), or, for a config from a pipe or redirection
+ * (-c <(...), -c /dev/stdin < FILE: paths under /dev or /proc, or no
+ * regular file), the working directory: /dev/fd/../weights is no place
+ * anybody meant. */
 static char *dir_of(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return xstrdup("");
+    if (strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0 ||
+        (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
+        return xstrdup("");
     const char *slash = strrchr(path, '/');
     if (!slash) return xstrdup("");
     size_t n = slash == path ? 1 : (size_t)(slash - path); /* keep "/" for "/x.yaml" */

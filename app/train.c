@@ -1313,9 +1313,13 @@ int main(int argc, char **argv)
     if (!status) status = open_data(&r);
     if (!status && !(status = open_trainer(&r))) status = opt.export_dir ? export_data(&r) : start(&r);
     if (!status && !opt.export_dir) {
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
-        signal(SIGHUP, on_signal); /* the terminal closed: as Ctrl-C */
+        /* SIGHUP: the terminal closed, as Ctrl-C.  A signal the caller set
+         * to be ignored stays ignored: `nohup ./train` must outlive it. */
+        const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+        for (int i = 0; i < 3; i++) {
+            struct sigaction was;
+            if (sigaction(stops[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN) signal(stops[i], on_signal);
+        }
         r.run_start = util_now();
         status = train_loop(&r);
         if (!status) status = close_log(&r);

@@ -1206,18 +1206,11 @@ static int choose_config(const Options *opt, char **chosen)
     return 0;
 }
 
-/* Everything about the models that can be checked is checked before any
- * input is read, and reported once (issue 14): a broken or missing config
- * is status 2 at start, not an error repeated on every line.  One model
- * (-c, --from/--to) is opened whole here, weights too.  Without -c both
- * configs are read and checked now, since either may be needed, and kept;
- * their weights and vocabularies are loaded, as the kept config says,
- * when a line first needs them, so English input never waits for the
- * zh-en model. */
 /* A config found by its file name, en-zh.yaml or zh-en.yaml (without -c,
  * or through --from/--to), says the languages its name does: one edited
  * to say others would send every line the wrong way, or tokenise it as
- * the wrong language, and still exit 0. */
+ * the wrong language, and still exit 0.  (Both names are two-letter
+ * codes, en and zh, as --from and --to take.) */
 static int check_named_languages(const Config *c, Error *err)
 {
     const char *base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
@@ -1229,6 +1222,26 @@ static int check_named_languages(const Config *c, Error *err)
                      c->path, c->source_lang, c->target_lang, 2, base, 2, base + 3);
 }
 
+/* The same for --eval and --init-weights, which open their one model
+ * themselves: the config read once more, for the check alone. */
+static ExitStatus check_named_config(const char *path)
+{
+    Config c;
+    Error err = {{0}};
+    int bad = config_load(path, &c, &err) || check_named_languages(&c, &err);
+    if (bad) fprintf(stderr, "translate: %s\n", err.message);
+    config_free(&c);
+    return bad ? EXIT_USAGE : EXIT_OK;
+}
+
+/* Everything about the models that can be checked is checked before any
+ * input is read, and reported once (issue 14): a broken or missing config
+ * is status 2 at start, not an error repeated on every line.  One model
+ * (-c, --from/--to) is opened whole here, weights too.  Without -c both
+ * configs are read and checked now, since either may be needed, and kept;
+ * their weights and vocabularies are loaded, as the kept config says,
+ * when a line first needs them, so English input never waits for the
+ * zh-en model. */
 static ExitStatus session_start(Session *s)
 {
     const Options *o = s->opt;
@@ -1311,13 +1324,16 @@ int main(int argc, char **argv)
     if (opt.list_models) return finish_stdout(list_models());
     cli_set_threads(opt.threads);
     char *chosen;
+    bool by_file_name = !opt.config_path || opt.from || opt.to; /* check_named_languages */
     if (choose_config(&opt, &chosen)) return EXIT_USAGE;
     opt.config_path = chosen; /* owned by s.paths[0] */
     Session s = {.opt = &opt, .out = stdout, .logits_model = -1};
     s.paths[0] = chosen ? chosen : default_config("en-zh.yaml");
     s.paths[1] = chosen ? NULL : default_config("zh-en.yaml");
     if (opt.init_weights || opt.eval_path) {
-        int status = opt.init_weights ? init_weights(&opt, s.paths[0]) : eval_file(&opt, s.paths[0]);
+        int status = by_file_name ? check_named_config(s.paths[0]) : EXIT_OK;
+        if (status == EXIT_OK)
+            status = opt.init_weights ? init_weights(&opt, s.paths[0]) : eval_file(&opt, s.paths[0]);
         session_close(&s);
         return finish_stdout(status);
     }

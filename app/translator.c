@@ -76,7 +76,7 @@ static void on_bus(int sig, siginfo_t *info, void *context)
 {
     (void)context;
     const char *at = info->si_addr;
-    for (int i = 0; i < WATCH_SLOTS; i++)
+    for (int i = 0; info->si_code > 0 && i < WATCH_SLOTS; i++) /* a fault, not a kill(2) */
         if (watches[i].start && at >= watches[i].start && at < watches[i].start + watches[i].bytes) {
             ssize_t unused = write(STDERR_FILENO, watches[i].message, watches[i].length);
             (void)unused;
@@ -86,16 +86,17 @@ static void on_bus(int sig, siginfo_t *info, void *context)
     raise(sig);
 }
 
-/* After a load: a mapped model's file as it is now, and its mapping in
+/* After a load: a mapped model's file as it was (`before`, its stat from
+ * just before it was opened: one renamed over it after the load is then
+ * not taken for the mapped one; NULL when that failed), and its mapping in
  * the SIGBUS table (a slot while there is one; the check by stat needs
  * none). */
-static void watch_weights(Translator *tr)
+static void watch_weights(Translator *tr, const struct stat *before)
 {
     const Params *p = &tr->model.params;
-    if (!p->map || stat(tr->config.weights_path, &tr->weights_seen) != 0) {
-        memset(&tr->weights_seen, 0, sizeof tr->weights_seen);
-        return;
-    }
+    memset(&tr->weights_seen, 0, sizeof tr->weights_seen);
+    if (!p->map || !before) return;
+    tr->weights_seen = *before;
     static bool installed;
     if (!installed) {
         struct sigaction sa = {.sa_sigaction = on_bus, .sa_flags = SA_SIGINFO};
@@ -129,15 +130,17 @@ bool translator_weights_changed(const Translator *tr, Error *err)
     return true;
 }
 
-/* A config that trains (quick-train.yaml, the experiments) names files
- * its first ./train writes: when one is not there, say so. */
+/* A config that trains and records no measured scores (quick-train.yaml,
+ * the experiments, a user's new one) names files its first ./train
+ * writes: when one is not there, say so.  (A shipped model's config has
+ * scores: its missing file is a missing file.) */
 static void note_untrained(const Config *cfg, Error *err)
 {
     const char *files[] = {cfg->source_vocab_path, cfg->target_vocab_path, cfg->weights_path};
     bool missing = false;
     for (int i = 0; i < 3; i++) missing |= !file_exists(files[i]);
     size_t used = strlen(err->message);
-    if (cfg->has_train && missing && used < sizeof err->message)
+    if (cfg->has_train && !cfg->has_scores && missing && used < sizeof err->message)
         snprintf(err->message + used, sizeof err->message - used, " (not trained yet? ./train %s writes it)",
                  cfg->path);
 }
@@ -152,7 +155,7 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
     tr->src_vocab = vocab_load(cfg->source_vocab_path, err);
     if (tr->src_vocab) tr->tgt_vocab = vocab_load(cfg->target_vocab_path, err);
     if (!tr->tgt_vocab) {
-        error_prefix(err, cfg->path); /* which config led there, as for the weights */
+        error_prefix(err, cfg->path); /* which config led there */
         note_untrained(cfg, err);
         goto fail;
     }
@@ -165,16 +168,16 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
         status = write_status;
         goto fail;
     }
+    struct stat before;
+    bool seen = stat(cfg->weights_path, &before) == 0;
     if (model_load_inference(&tr->model, cfg->weights_path, &cfg->arch, hashes, err)) {
         /* The weights file's own message names it; say which config led there. */
-        char prefix[600];
-        snprintf(prefix, sizeof prefix, "%s", cfg->path);
-        error_prefix(err, prefix);
+        error_prefix(err, cfg->path); /* which config led there */
         note_untrained(cfg, err);
         goto fail;
     }
     decode_init(&tr->decoder, &tr->model);
-    watch_weights(tr);
+    watch_weights(tr, seen ? &before : NULL);
     return EXIT_OK;
 fail:
     translator_close(tr);

@@ -21,15 +21,15 @@ _Noreturn void util_assert_fail(const char *what, const char *file, int line)
  * output file left behind is cleared by the next write of its target. */
 #ifdef __GLIBC__
 extern char *program_invocation_short_name; /* glibc's: "translate", "train" */
-#define PROGRAM_PREFIX program_invocation_short_name, ": "
-#else
-#define PROGRAM_PREFIX "", ""
 #endif
 
 static void *checked(void *p, size_t n, const char *file, int line)
 {
     if (!p && n) {
-        fprintf(stderr, "%s%sout of memory allocating %zu bytes (%s:%d)\n", PROGRAM_PREFIX, n, file, line);
+#ifdef __GLIBC__
+        fprintf(stderr, "%s: ", program_invocation_short_name);
+#endif
+        fprintf(stderr, "out of memory allocating %zu bytes (%s:%d)\n", n, file, line);
         _exit(UTIL_EXIT_OUT_OF_MEMORY);
     }
     return p;

@@ -650,6 +650,7 @@ static void test_a_default_config_says_its_names_languages(void **state)
     RunResult from = run((const char *[]){"./translate", "-q", "--from", "en", "I love china", NULL}, NULL);
     RunResult other = run((const char *[]){"./translate", "-q", "--from", "zh", "hello", NULL}, NULL);
     RunResult by_c = run((const char *[]){"./translate", "-q", "-c", en_zh, "hello", NULL}, NULL);
+    RunResult eval = run((const char *[]){"./translate", "-q", "--eval", "tests/data/tiny.tsv", NULL}, NULL);
     if (saved) setenv("TRANSLATE_HOME", saved, 1); /* before any failure: the next tests need it */
     else unsetenv("TRANSLATE_HOME");
     free(saved);
@@ -662,6 +663,9 @@ static void test_a_default_config_says_its_names_languages(void **state)
     expect_in(from.err, message);
     assert_int_equal(other.status, 0); /* zh-en.yaml is right */
     assert_int_equal(by_c.status, 0);  /* -c: a file of any name */
+    assert_int_equal(eval.status, 2);  /* --eval opens its model itself: checked too */
+    expect_in(eval.err, message);
+    run_result_free(&eval);
     run_result_free(&plain);
     run_result_free(&from);
     run_result_free(&other);

@@ -618,6 +618,15 @@ static void test_a_config_from_a_pipe_has_the_same_limit(void **state)
     *w = '\0';
     const char *piped[] = {"./translate", "-q", "-c", "/dev/stdin", "-o", "/dev/null", "hello", NULL};
     r = run_bounded(piped, from_here, strlen(from_here));
+    if (r.status != 0) fail_msg("status %d: %s", r.status, r.err);
+    run_result_free(&r);
+    /* the same from a file redirected to standard input (a regular file
+     * through /dev/stdin, not /dev's) */
+    char command[600];
+    snprintf(command, sizeof command, "exec ./translate -q -c /dev/stdin -o /dev/null hello < '%s'",
+             temp_file("from-here.yaml", from_here, strlen(from_here)));
+    const char *redirected[] = {"/bin/sh", "-c", command, NULL};
+    r = run_bounded(redirected, NULL, 0);
     free(tiny);
     free(from_here);
     if (r.status != 0) fail_msg("status %d: %s", r.status, r.err);

@@ -283,7 +283,19 @@ static void test_hangup_and_a_gone_reader_keep_the_run(void **state)
         _exit(127);
     }
     close(fds[1]);
-    usleep(1500 * 1000); /* well into training, messages written */
+    /* Into training (its handlers set, messages written, so SIGPIPE met):
+     * the log's first step row (log_steps 1000: about a second), not a
+     * guess at how long start-up takes. */
+    const char *log = in_dir("hangup", "model.safetensors.log.csv");
+    for (int waited = 0; waited < 60000; waited += 20) {
+        size_t len;
+        char *text = read_file(log, &len);
+        bool stepping = text && strstr(text, "\nstep,");
+        free(text);
+        if (stepping) break;
+        if (waitpid(pid, NULL, WNOHANG) == pid) fail_msg("train ended before training");
+        usleep(20 * 1000);
+    }
     kill(pid, SIGHUP);
     int status;
     waitpid(pid, &status, 0);
@@ -296,6 +308,34 @@ static void test_hangup_and_a_gone_reader_keep_the_run(void **state)
     assert_int_equal(safetensors_open(ckpt, &f, &err), 0);
     assert_true(strtol(safetensors_meta(&f, "step"), NULL, 10) > 0);
     safetensors_close(&f);
+    /* Under nohup (SIGHUP ignored by the caller) it goes on; Ctrl-C stops it. */
+    remove(ckpt);
+    remove(in_dir("hangup", "model.safetensors.log.csv"));
+    remove(in_dir("hangup", "model.safetensors"));
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 2);
+        signal(SIGHUP, SIG_IGN);
+        execl(test_program("./train"), "./train", "-t", "1", config, (char *)NULL);
+        _exit(127);
+    }
+    for (int waited = 0; waited < 60000; waited += 20) {
+        size_t len;
+        char *text = read_file(log, &len);
+        bool stepping = text && strstr(text, "\nstep,");
+        free(text);
+        if (stepping) break;
+        usleep(20 * 1000);
+    }
+    kill(pid, SIGHUP);
+    usleep(300 * 1000);
+    assert_int_equal(waitpid(pid, &status, WNOHANG), 0); /* still training */
+    kill(pid, SIGINT);
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 130);
 }
 
 /* Standard error closed by the caller (`2>&-`) is never the log's

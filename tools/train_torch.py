@@ -225,7 +225,7 @@ def load_export(d):
     # over an earlier export leaves files of both (app/export.h).
     if not meta.get("export_id") or meta.get("export_id") != init_meta.get("export_id"):
         raise Failure(EXIT_DATA, f"{path} and {init_path} are not of one export "
-                                 "(a torn or mixed export: export again)")
+                                 "(a torn or mixed export, or one from before export ids: export again)")
     # The vocabularies are the ones the model was made with (the C loader
     # checks the same hashes), found now rather than after training.
     for side, key in (("source", "source_vocab_hash"), ("target", "target_vocab_hash")):

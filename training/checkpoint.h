@@ -9,7 +9,7 @@
  * It is written to a temporary file, fsync'ed and renamed, so killing the
  * trainer at any moment leaves the previous checkpoint intact; the
  * temporary file such a kill leaves behind is removed by the next
- * checkpoint_save (output_file_remove_stale). */
+ * checkpoint_save, before it writes (output_file_open). */
 #ifndef TRANSLATE_CHECKPOINT_H
 #define TRANSLATE_CHECKPOINT_H
 
