@@ -1313,13 +1313,12 @@ int main(int argc, char **argv)
     if (!status) status = open_data(&r);
     if (!status && !(status = open_trainer(&r))) status = opt.export_dir ? export_data(&r) : start(&r);
     if (!status && !opt.export_dir) {
-        /* SIGHUP: the terminal closed, as Ctrl-C.  A signal the caller set
-         * to be ignored stays ignored: `nohup ./train` must outlive it. */
-        const int stops[] = {SIGINT, SIGTERM, SIGHUP};
-        for (int i = 0; i < 3; i++) {
-            struct sigaction was;
-            if (sigaction(stops[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN) signal(stops[i], on_signal);
-        }
+        signal(SIGINT, on_signal); /* even where a shell's background job ignores it: kill -INT stops */
+        signal(SIGTERM, on_signal);
+        /* The terminal closed: as Ctrl-C, unless the caller ignores it
+         * (`nohup ./train` must outlive the terminal). */
+        struct sigaction hangup;
+        if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) signal(SIGHUP, on_signal);
         r.run_start = util_now();
         status = train_loop(&r);
         if (!status) status = close_log(&r);
