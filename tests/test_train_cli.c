@@ -263,6 +263,23 @@ static void test_translate_before_training_says_so(void **state)
     run_result_free(&r);
 }
 
+/* Until train (process pid) is into training, its handlers set and its
+ * first messages written: the log's first step row (log_steps 1000 in
+ * these configs: about a second), not a guess at how long start-up takes. */
+static void wait_for_a_step_row(const char *log, pid_t pid)
+{
+    for (int waited = 0; waited < 60000; waited += 20) {
+        size_t len;
+        char *text = read_file(log, &len);
+        bool stepping = text && strstr(text, "\nstep,");
+        free(text);
+        if (stepping) return;
+        if (waitpid(pid, NULL, WNOHANG) == pid) fail_msg("train ended before training");
+        usleep(20 * 1000);
+    }
+    fail_msg("no step row in %s within 60 s", log);
+}
+
 /* A reader of train's stderr that went away (`2>&1 | head`) costs the
  * messages, not the run (SIGPIPE killed it, possibly between its model and
  * its checkpoint); a closed terminal (SIGHUP) stops it as Ctrl-C does. */
@@ -284,19 +301,8 @@ static void test_hangup_and_a_gone_reader_keep_the_run(void **state)
         _exit(127);
     }
     close(fds[1]);
-    /* Into training (its handlers set, messages written, so SIGPIPE met):
-     * the log's first step row (log_steps 1000: about a second), not a
-     * guess at how long start-up takes. */
     const char *log = in_dir("hangup", "model.safetensors.log.csv");
-    for (int waited = 0; waited < 60000; waited += 20) {
-        size_t len;
-        char *text = read_file(log, &len);
-        bool stepping = text && strstr(text, "\nstep,");
-        free(text);
-        if (stepping) break;
-        if (waitpid(pid, NULL, WNOHANG) == pid) fail_msg("train ended before training");
-        usleep(20 * 1000);
-    }
+    wait_for_a_step_row(log, pid);
     kill(pid, SIGHUP);
     int status;
     waitpid(pid, &status, 0);
@@ -322,14 +328,7 @@ static void test_hangup_and_a_gone_reader_keep_the_run(void **state)
         execl(test_program("./train"), "./train", "-t", "1", config, (char *)NULL);
         _exit(127);
     }
-    for (int waited = 0; waited < 60000; waited += 20) {
-        size_t len;
-        char *text = read_file(log, &len);
-        bool stepping = text && strstr(text, "\nstep,");
-        free(text);
-        if (stepping) break;
-        usleep(20 * 1000);
-    }
+    wait_for_a_step_row(log, pid);
     kill(pid, SIGHUP);
     usleep(300 * 1000);
     assert_int_equal(waitpid(pid, &status, WNOHANG), 0); /* still training */
