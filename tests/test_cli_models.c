@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../model/gemm_f16.h"
 #include "../tokenizer/tokenizer.h"
 
 #define TINY "configs/tiny.yaml"
@@ -711,6 +712,10 @@ static void copy_en_zh(const char *name, char dir[600], char config[700])
 static void test_weights_changed_in_place_are_not_used(void **state)
 {
     (void)state;
+    /* Without a float16 kernel (aarch64, an x86 CPU without F16C) the
+     * weights are widened into memory, not mapped: a change changes nothing. */
+    if (strcmp(gemm_f16_kernel_name(), "generic") == 0)
+        SKIP_TEST("cpu", "no float16 kernel here: the weights are read, not mapped");
     char dir[600], config[700], weights[700], reply[4096];
     copy_en_zh("changed-weights", dir, config);
     snprintf(weights, sizeof weights, "%s/en-zh.safetensors", dir);
