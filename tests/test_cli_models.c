@@ -125,6 +125,19 @@ static char *drain(int fd)
     return buf;
 }
 
+/* Its input closed, its exit status (wait_exit), and what it wrote on
+ * stderr into *err (malloc'd). */
+static int end_child(Child *c, char **err)
+{
+    close(c->in);
+    c->in = -1;
+    int status = wait_exit(c);
+    *err = drain(c->err);
+    close(c->out);
+    close(c->err);
+    return status;
+}
+
 static void close_child(Child *c)
 {
     close(c->in);
@@ -733,12 +746,8 @@ static void test_weights_changed_in_place_are_not_used(void **state)
     if (write(c.in, "I love china\n", 13) != 13) abort();
     read_reply(c.out, reply, sizeof reply);
     assert_string_equal(reply, ""); /* the line fails, its output line is empty */
-    close(c.in);
-    c.in = -1;
-    int status = wait_exit(&c);
-    char *err = drain(c.err);
-    close(c.out);
-    close(c.err);
+    char *err;
+    int status = end_child(&c, &err);
     assert_int_equal(status, 3);
     expect_in(err, "translate: line 2: ");
     expect_in(err, "en-zh.safetensors: changed in place since it was loaded");
@@ -787,12 +796,8 @@ static void test_each_default_config_is_read_once_at_start(void **state)
     const char *han = "\xE6\x88\x91\xE7\x88\xB1\xE4\xB8\xAD\xE5\x9B\xBD\n"; /* 我爱中国: zh-en's first line */
     if (write(c.in, han, strlen(han)) != (ssize_t)strlen(han)) abort();
     read_reply(c.out, reply, sizeof reply);
-    close(c.in);
-    c.in = -1;
-    int status = wait_exit(&c);
-    char *err = drain(c.err);
-    close(c.out);
-    close(c.err);
+    char *err;
+    int status = end_child(&c, &err);
     if (saved) setenv("TRANSLATE_HOME", saved, 1); /* before any failure: the next tests need it */
     else unsetenv("TRANSLATE_HOME");
     free(saved);
