@@ -838,6 +838,63 @@ static void test_max_steps_at_an_epochs_end_scores_once(void **state)
     free(log);
 }
 
+/* Column `col` (0-based) of a CSV line, as a number. */
+static double csv_number(const char *line, int col)
+{
+    for (int i = 0; i < col; i++) line = strchr(line, ',') + 1;
+    return strtod(line, NULL);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The tokens/s of the step row after an evaluation leaves the evaluation
+ * out: a dev set 150 times the training data takes far longer to score
+ * than a step, and the row after it was about that much slower. */
+static void test_tokens_per_second_leave_evaluations_out(void **state)
+{
+    (void)state;
+    const char *config = write_config_logging("toks", "  batch_tokens: 40\n  epochs: 4\n", "1");
+    size_t len;
+    char *tiny = read_file("tests/data/tiny.tsv", &len), *dev = malloc(len * 150 + 1);
+    assert_non_null(dev);
+    for (int i = 0; i < 150; i++) memcpy(dev + (size_t)i * len, tiny, len);
+    char cwd[512], line[1200];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(line, sizeof line, "  dev_data: %s/%s\n", cwd, temp_file("big-dev.tsv", dev, len * 150));
+    replace_config_line(config, "  dev_data:", line);
+    free(tiny);
+    free(dev);
+    const char *vocab_flags[] = {"--vocab", NULL};
+    free(run_train_args(config, vocab_flags, 0));
+    free(run_train_args(config, NULL, 0));
+    char *log = read_file(in_dir("toks", "model.safetensors.log.csv"), &len);
+    assert_non_null(log);
+    double plain[64], after_eval[8]; /* tokens_per_s (column 5) of step rows */
+    int n_plain = 0, n_after = 0;
+    bool eval_before = false;
+    for (char *p = strchr(log, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+        if (strncmp(p, "step,", 5) == 0) {
+            if (eval_before && n_after < 8) after_eval[n_after++] = csv_number(p, 5);
+            else if (!eval_before && n_plain < 64) plain[n_plain++] = csv_number(p, 5);
+            eval_before = false;
+        } else if (strncmp(p, "eval", 4) == 0) {
+            eval_before = true;
+        }
+    }
+    free(log);
+    assert_true(n_plain >= 8);
+    assert_true(n_after >= 3); /* after epochs 1-3 */
+    qsort(plain, (size_t)n_plain, sizeof plain[0], compare_doubles);
+    double median = plain[n_plain / 2];
+    for (int i = 0; i < n_after; i++)
+        if (after_eval[i] < median / 4)
+            fail_msg("tokens/s after evaluation %d: %.0f, against a median of %.0f", i + 1, after_eval[i], median);
+}
+
 static int count_evals(const char *dir)
 {
     size_t len;
@@ -1163,6 +1220,7 @@ int main(void)
         cmocka_unit_test(test_a_nan_dev_loss_saves_nothing),
         cmocka_unit_test(test_resume_of_a_finished_run),
         cmocka_unit_test(test_max_steps_at_an_epochs_end_scores_once),
+        cmocka_unit_test(test_tokens_per_second_leave_evaluations_out),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }
