@@ -138,6 +138,25 @@ static void add_meta(DataFile *f, const char *key, const char *fmt, ...)
     f->meta[i] = (SafeMeta){f->keys[i], f->values[i]};
 }
 
+/* train_data: the training files, as the config names them (`sources:`
+ * gives several, comma-separated, each with its weight; a numbers source
+ * has no file), for the record: the pairs themselves are in the tensors. */
+static void add_sources(DataFile *f, const TrainConfig *t)
+{
+    if (t->train_path) {
+        add_meta(f, "train_data", "%s", t->train_path);
+        return;
+    }
+    char list[4096];
+    size_t used = 0;
+    for (size_t i = 0; i < t->n_sources && used < sizeof list; i++) {
+        const SourceSpec *s = &t->sources[i];
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s (weight %g)", i ? ", " : "",
+                                 s->path ? s->path : "numbers", (double)s->weight);
+    }
+    add_meta(f, "train_data", "%s", list);
+}
+
 /* The settings a PyTorch run reads, under the config's own key names
  * (floats with 9 significant digits: they read back as the same float). */
 static void add_settings(DataFile *f, const ExportInput *in)
@@ -149,7 +168,7 @@ static void add_settings(DataFile *f, const ExportInput *in)
     add_meta(f, "name", "%s", c->name);
     add_meta(f, "source_language", "%s", c->source_lang);
     add_meta(f, "target_language", "%s", c->target_lang);
-    add_meta(f, "train_data", "%s", t->train_path);
+    add_sources(f, t);
     add_meta(f, "dev_data", "%s", t->dev_path);
     add_meta(f, "pad_id", "%d", TOKEN_PAD);
     add_meta(f, "bos_id", "%d", TOKEN_BOS);

@@ -228,6 +228,30 @@ static void test_export_holds_our_tokens_and_batches(void **state)
     free(model);
 }
 
+/* A config with `sources:` records its files, each with its weight, as
+ * train_data (it recorded "(null)": the one-file key is unset then). */
+static void test_export_records_the_sources(void **state)
+{
+    (void)state;
+    const char *config = write_config("export-sources", "");
+    size_t len;
+    char *yaml = read_file(config, &len), cwd[512];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char *at = strstr(yaml, "  train_data: "), *rest = strchr(at, '\n') + 1;
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s  sources:\n    - path: %s/tests/data/tiny.tsv\n      weight: 2\n"
+               "    - format: numbers\n      weight: 0.5\n%s", (int)(at - yaml), yaml, cwd, rest);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    export_to(config, path_in("export-sources", "out"));
+    char *file = read_file(path_in("export-sources", "out/data.safetensors"), &len), want[700];
+    assert_non_null(file);
+    snprintf(want, sizeof want, "\"train_data\":\"%s/tests/data/tiny.tsv (weight 2), numbers (weight 0.5)\"", cwd);
+    expect_in(file + 8, want); /* the header, after its length */
+    free(file);
+}
+
 static void test_export_refuses_a_foreign_folder_and_other_options(void **state)
 {
     (void)state;
@@ -619,6 +643,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_export_holds_our_tokens_and_batches),
+        cmocka_unit_test(test_export_records_the_sources),
         cmocka_unit_test(test_export_refuses_a_foreign_folder_and_other_options),
         cmocka_unit_test(test_one_step_matches_the_c_trainer),
         cmocka_unit_test(test_resume_continues_exactly),
