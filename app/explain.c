@@ -119,14 +119,17 @@ static void attention_row(FILE *out, const AttentionActs *a, const float *probs,
     (void)rows;
 }
 
-/* The steps of one multi-head attention, with shapes. */
+/* The steps of one multi-head attention, with shapes.  q_from and kv_from
+ * name what Q and K, V are computed from, as the formulas show it; `inputs`
+ * (may be NULL) says what those names stand for. */
 static void explain_attention(FILE *out, const char *what, const AttentionActs *a,
                               const float *probs, int Tq, int Tk, bool causal, const char *q_from,
-                              const char *kv_from, const ModelArch *arch)
+                              const char *kv_from, const char *inputs, const ModelArch *arch)
 {
     int D = arch->d_model, H = arch->heads, dk = D / H;
     float scale = arch->scale_attention ? 1.0f / sqrtf((float)dk) : 1.0f;
     fprintf(out, "    %s\n", what);
+    if (inputs) fprintf(out, "      %s\n", inputs);
     fprintf(out, "      Q = %s·W_Qᵀ + b_Q   [%d, %d]   Q[1] = ", q_from, Tq, D);
     preview(out, a->q, D);
     fprintf(out, "\n      K = %s·W_Kᵀ + b_K   [%d, %d]   V = %s·W_Vᵀ + b_V   [%d, %d]\n", kv_from, Tk, D,
@@ -292,9 +295,13 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     for (int l = 0; l < a->encoder_layers; l++) {
         const EncoderLayerActs *e = &acts.encoder[l];
         fprintf(out, "  layer %d of %d\n", l + 1, a->encoder_layers);
-        if (l == 0)
+        if (l == 0 && a->norm_first)
             explain_attention(out, "self-attention:", &e->self_attn, transformer_encoder_map(&acts, b, l, 0), S, S,
-                              false, "X", "X", a);
+                              false, "LN₁(X)", "LN₁(X)",
+                              "(pre-norm: the sublayer reads LN₁(X), X through the layer's first LayerNorm)", a);
+        else if (l == 0)
+            explain_attention(out, "self-attention:", &e->self_attn, transformer_encoder_map(&acts, b, l, 0), S, S,
+                              false, "X", "X", NULL, a);
         else
             fprintf(out, "    self-attention: Q, K, V [%d, %d] → %d heads → [%d, %d, %d] maps → [%d, %d]\n", S, D,
                     H, H, S, S, S, D);
@@ -310,10 +317,20 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
         const DecoderLayerActs *d = &acts.decoder[l];
         fprintf(out, "  layer %d of %d\n", l + 1, a->decoder_layers);
         if (l == 0) {
+            /* What each sublayer reads: pre-norm normalises a sublayer's
+             * input, post-norm the sum after it (model/transformer.c). */
+            bool pre = a->norm_first;
             explain_attention(out, "masked self-attention:", &d->self_attn, transformer_decoder_map(&acts, b, l, 0), T,
-                              T, true, "Y", "Y", a);
+                              T, true, pre ? "LN₁(Y)" : "Y", pre ? "LN₁(Y)" : "Y",
+                              pre ? "(pre-norm: the sublayer reads LN₁(Y), Y through the layer's first LayerNorm)"
+                                  : NULL, a);
             explain_attention(out, "cross-attention (Q from the decoder, K and V from the encoder's memory M):",
-                              &d->cross_attn, transformer_cross_map(&acts, b, l, 0), T, S, false, "Y", "M", a);
+                              &d->cross_attn, transformer_cross_map(&acts, b, l, 0), T, S, false,
+                              pre ? "LN₂(Y + A)" : "LN₁(Y + A)", "M",
+                              pre ? "(A: the masked self-attention's output; Y + A, the residual sum, through "
+                                    "the layer's second LayerNorm)"
+                                  : "(A: the masked self-attention's output; Y + A, the residual sum, through "
+                                    "the layer's first LayerNorm: post-norm)", a);
         } else {
             fprintf(out, "    masked self-attention [%d, %d, %d], cross-attention [%d, %d, %d]\n", H, T, T, H, T, S);
         }

@@ -25,6 +25,27 @@ static void test_seed_walkthrough_shapes(void **state)
     expect_in(r.out, "K = M·W_Kᵀ + b_K   [6, 768]");
     expect_in(r.out, "(sums to 1.000000)");
     expect_in(r.out, "translation: ");
+    /* post-norm: the sublayers read X and Y themselves; cross-attention's
+     * Q the masked self-attention's residual sum, normalised */
+    expect_in(r.out, "Q = X·W_Qᵀ + b_Q   [6, 768]");
+    expect_in(r.out, "Q = LN₁(Y + A)·W_Qᵀ + b_Q");
+    run_result_free(&r);
+}
+
+/* Pre-norm (the shipped models, tiny.yaml): each formula names what the
+ * sublayer really reads, its input through a LayerNorm (it said X and Y,
+ * whose products are not the Q printed beside them). */
+static void test_explain_names_the_normalised_inputs(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-c", "configs/tiny.yaml", "--explain", "I love China.", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "Q = LN₁(X)·W_Qᵀ + b_Q");
+    expect_in(r.out, "V = LN₁(X)·W_Vᵀ + b_V");
+    expect_in(r.out, "Q = LN₁(Y)·W_Qᵀ + b_Q");
+    expect_in(r.out, "Q = LN₂(Y + A)·W_Qᵀ + b_Q");
+    expect_in(r.out, "K = M·W_Kᵀ + b_K");
     run_result_free(&r);
 }
 
@@ -107,6 +128,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_walkthrough_shapes),
+        cmocka_unit_test(test_explain_names_the_normalised_inputs),
         cmocka_unit_test(test_show_draws_one_head),
         cmocka_unit_test(test_explain_shows_control_characters),
     };
