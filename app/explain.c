@@ -134,8 +134,8 @@ static void explain_attention(FILE *out, const char *what, const AttentionActs *
     preview(out, a->q, D);
     fprintf(out, "\n      K = %s·W_Kᵀ + b_K   [%d, %d]   V = %s·W_Vᵀ + b_V   [%d, %d]\n", kv_from, Tk, D,
             kv_from, Tk, D);
-    fprintf(out, "      split %d into %d heads of d_k = %d: Q, K, V become [%d, %d, %d], [%d, %d, %d]\n",
-            D, H, dk, H, Tq, dk, H, Tk, dk);
+    fprintf(out, "      split %d into %d head%s of d_k = %d: Q, K, V become [%d, %d, %d], [%d, %d, %d]\n",
+            D, H, H > 1 ? "s" : "", dk, H, Tq, dk, H, Tk, dk);
     fprintf(out, "      scores = Q·Kᵀ%s   [%d, %d, %d]\n",
             arch->scale_attention ? " / √d_k" : " (not scaled: scale_attention is off)", H, Tq, Tk);
     if (causal)
@@ -170,8 +170,9 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
     if (d->beam > 1)
         fprintf(out, "Output, step by step: beam search (%d hypotheses, length penalty %.2g) produced it.\n"
                      "  It keeps the %d best-scoring partial translations at every step and returns the\n"
-                     "  best finished one (the best unfinished one when none finished), so the token it\n"
-                     "  kept need not be that step's most probable.\n",
+                     "  best-scoring one that ended with </s>; when the length limit stops it, those still\n"
+                     "  unfinished compete too.  So the token it kept need not be that step's most\n"
+                     "  probable.\n",
                 d->beam, d->length_penalty, d->beam);
     else
         fprintf(out, "Output, step by step: greedy decoding produced it (the most probable token each step%s).\n",
@@ -195,6 +196,7 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
     const Vocab *v = tr->tgt_vocab;
     int V = tr->config.arch.tgt_vocab;
     steps_heading(out, &tr->config.decode, t);
+    int width = snprintf(NULL, 0, "%d", t->steps); /* the step numbers right-aligned, their rows too */
     for (int i = 0; i < t->steps; i++) {
         const int *top = t->top_ids + (size_t)i * TRANSLATION_TOP_K;
         const float *top_lp = t->top_logprobs + (size_t)i * TRANSLATION_TOP_K;
@@ -207,7 +209,7 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
             for (int j = 0; j < V; j++) rank += row[j] > row[kept];
             if (rank <= TRANSLATION_TOP_K) rank = TRANSLATION_TOP_K + 1;
         }
-        fprintf(out, "  step %d: reads ", i + 1);
+        fprintf(out, "  step %*d: reads ", width, i + 1);
         put_cell(out, vocab_token(v, t->input_ids[i]), 8, false);
         fprintf(out, " → kept ");
         put_cell(out, vocab_token(v, kept), 8, false);
@@ -266,8 +268,8 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     put_visible(out, tr->config.name); /* the user's config: text like the sentence's */
     fprintf(out, " (");
     put_visible(out, tr->config.path);
-    fprintf(out, "): d_model %d, %d heads of d_k %d, %d encoder + %d decoder layers, d_ff %d\n\n", D, H,
-            D / H, a->encoder_layers, a->decoder_layers, a->d_ff);
+    fprintf(out, "): d_model %d, %d head%s of d_k %d, %d encoder + %d decoder layers, d_ff %d\n\n", D, H,
+            H > 1 ? "s" : "", D / H, a->encoder_layers, a->decoder_layers, a->d_ff);
 
     /* A teacher-forced pass over the greedy output, keeping every value. */
     Activations acts;
@@ -303,8 +305,8 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
             explain_attention(out, "self-attention:", &e->self_attn, transformer_encoder_map(&acts, b, l, 0), S, S,
                               false, "X", "X", NULL, a);
         else
-            fprintf(out, "    self-attention: Q, K, V [%d, %d] → %d heads → [%d, %d, %d] maps → [%d, %d]\n", S, D,
-                    H, H, S, S, S, D);
+            fprintf(out, "    self-attention: Q, K, V [%d, %d] → %d head%s → [%d, %d, %d] maps → [%d, %d]\n", S, D,
+                    H, H > 1 ? "s" : "", H, S, S, S, D);
         explain_sublayer_tail(out, a, S, e->out);
     }
     fprintf(out, "  final LayerNorm → memory M: [%d, %d] (the keys and values of cross-attention)\n\n", S, D);

@@ -46,6 +46,10 @@ static void test_explain_names_the_normalised_inputs(void **state)
     expect_in(r.out, "Q = LN₁(Y)·W_Qᵀ + b_Q");
     expect_in(r.out, "Q = LN₂(Y + A)·W_Qᵀ + b_Q");
     expect_in(r.out, "K = M·W_Kᵀ + b_K");
+    /* the untrained model runs to its limit of 16 steps: their numbers
+     * right-aligned, so the rows line up past step 9 */
+    expect_in(r.out, "  step  1: reads ");
+    expect_in(r.out, "  step 16: reads ");
     run_result_free(&r);
 }
 
