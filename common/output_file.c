@@ -25,7 +25,7 @@ struct OutputFile {
     char *path;     /* the caller's, for messages */
     char *target;   /* what the rename replaces (a link resolved); NULL: written directly */
     char *tmp;      /* the temporary file; NULL: written directly */
-    bool is_stdout; /* fd is 1: flushed, never closed */
+    bool borrowed;  /* fd is standard output's or error's (1 or 2): flushed, never closed */
     int error;      /* errno of the first failed write, or 0 */
 };
 
@@ -89,7 +89,7 @@ static void output_free(OutputFile *o)
 static OutputFile *open_failed(OutputFile *o, int e, Error *err)
 {
     error_set(err, "%s: cannot write: %s", o->path, strerror(e));
-    if (o->fd >= 0 && !o->is_stdout) close(o->fd);
+    if (o->fd >= 0 && !o->borrowed) close(o->fd);
     if (o->tmp) unlink(o->tmp);
     output_free(o);
     return NULL;
@@ -179,15 +179,36 @@ int output_file_remove_stale(const char *path)
     return removed;
 }
 
+/* STDOUT_FILENO or STDERR_FILENO when `st` is the file that descriptor
+ * has open, else -1. */
+static int standard_stream_of(const struct stat *st)
+{
+    const int fds[] = {STDOUT_FILENO, STDERR_FILENO};
+    for (int i = 0; i < 2; i++) {
+        struct stat fd_st;
+        if (fstat(fds[i], &fd_st) == 0 && fd_st.st_dev == st->st_dev && fd_st.st_ino == st->st_ino)
+            return fds[i];
+    }
+    return -1;
+}
+
 OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
 {
     OutputFile *o = xcalloc(1, sizeof *o);
     o->path = xstrdup(path);
     o->fd = -1;
     struct stat st;
+    int stream;
     if ((flags & OUTPUT_FILE_DASH) && strcmp(path, "-") == 0) {
         o->fd = STDOUT_FILENO;
-        o->is_stdout = true;
+        o->borrowed = true;
+    } else if (stat(path, &st) == 0 && (stream = standard_stream_of(&st)) >= 0) {
+        /* /dev/stdout (or the file itself) where standard output or error
+         * goes: written through that descriptor, after what it has
+         * written.  Replaced by a rename, `... >> run.log` lost the log's
+         * earlier lines and everything written to it afterwards. */
+        o->fd = stream;
+        o->borrowed = true;
     } else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode)) return open_failed(o, EISDIR, err);
         /* No O_CREAT, no O_TRUNC: a device or a FIFO is written as it is. */
@@ -233,7 +254,7 @@ FILE *output_file_stream(OutputFile *out)
 
 bool output_file_is_stdout(const OutputFile *out)
 {
-    return out->is_stdout;
+    return out->borrowed && out->fd == STDOUT_FILENO;
 }
 
 int output_file_commit(OutputFile *o, Error *err)
@@ -246,7 +267,7 @@ int output_file_commit(OutputFile *o, Error *err)
     /* the lock is the open file's: a copy of the descriptor keeps it until
      * the rename, so no cleaner takes the finished file for a dead one */
     int lock = o->tmp ? dup(o->fd) : -1;
-    if (!o->is_stdout && close(o->fd) != 0 && !e) e = errno;
+    if (!o->borrowed && close(o->fd) != 0 && !e) e = errno;
     if (!e && o->tmp && rename(o->tmp, o->target) != 0) e = errno;
     if (o->tmp) {
         if (e) unlink(o->tmp);
@@ -262,7 +283,7 @@ void output_file_abort(OutputFile *o)
 {
     if (!o) return;
     fclose(o->f);
-    if (!o->is_stdout) close(o->fd);
+    if (!o->borrowed) close(o->fd);
     if (o->tmp) unlink(o->tmp);
     output_free(o);
 }

@@ -19,6 +19,10 @@
  *    Opening a FIFO waits for its reader, as for any writer.  Every write
  *    and the close are checked.
  *  - "-" is standard output, when the caller passes OUTPUT_FILE_DASH.
+ *  - The file standard output or standard error has open (/dev/stdout, or
+ *    the name of the file `>> run.log` appends to) is written through
+ *    that descriptor, never replaced: a rename would throw away what it
+ *    held and everything written to it after.
  *  - A symbolic link is followed deliberately: what it points to is
  *    written as above (a regular target is replaced through a temporary
  *    file in the target's own folder), and the link stays a link.  A link

@@ -253,6 +253,35 @@ static void test_a_symlink_is_followed_and_stays_a_link(void **state)
     run_result_free(&r);
 }
 
+/* An output that is the file standard output or error goes to (/dev/stdout
+ * with `>> run.log`, or the log named itself) is written through that
+ * descriptor, after what is there: replaced by a rename, the log lost its
+ * earlier lines and the score line written after (status 0). */
+static void test_an_output_that_is_standard_output_appends(void **state)
+{
+    (void)state;
+    const char *log = temp_file("run.log", "earlier line\n", 13);
+    const char *tsv = temp_file("pairs.tsv", "I love China.\t我爱中国。\n", strlen("I love China.\t我爱中国。\n"));
+    static const char *const forms[] = {
+        "exec ./translate -q -c %s --eval %s --hyps /dev/stdout >> %s",
+        "exec ./translate -q -c %s --eval %s --hyps /dev/stderr 2>> %s",
+        "exec ./translate -q -c %s --eval %s --hyps %3$s >> %3$s",
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char command[900];
+        snprintf(command, sizeof command, forms[i], TINY, tsv, log);
+        const char *argv[] = {"/bin/sh", "-c", command, NULL};
+        RunResult r = run_program(argv, NULL, 0);
+        if (r.status != 0) fail_msg("%s: status %d: %s", command, r.status, r.err);
+        run_result_free(&r);
+        size_t len;
+        char *text = read_file(log, &len);
+        if (strncmp(text, "earlier line\n", 13) != 0) fail_msg("%s: the log lost its first line:\n%s", command, text);
+        if (i != 1 && !strstr(text, "BLEU")) fail_msg("%s: the score line is lost:\n%s", command, text);
+        free(text);
+    }
+}
+
 /* Two runs writing one path at the same time: both succeed, and what is
  * left is one complete document (they used to share PATH.tmp). */
 static void test_two_concurrent_writers_leave_a_whole_file(void **state)
@@ -905,6 +934,7 @@ int main(void)
         cmocka_unit_test(test_outputs_to_a_full_device_are_status_4),
         cmocka_unit_test(test_large_writes_to_a_full_device_fail_cleanly),
         cmocka_unit_test(test_a_symlink_is_followed_and_stays_a_link),
+        cmocka_unit_test(test_an_output_that_is_standard_output_appends),
         cmocka_unit_test(test_two_concurrent_writers_leave_a_whole_file),
         cmocka_unit_test(test_nested_writers_never_share_a_temporary),
         cmocka_unit_test(test_abort_leaves_the_old_file_and_no_temporary),
