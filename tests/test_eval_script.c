@@ -90,11 +90,14 @@ static const char FAKE_TRANSLATE[] =
     "echo 'translate: x.tsv:3: not translated (scored as empty): invalid UTF-8 at byte 0' >&2\n"
     "exit 1\n";
 
-/* Its references (English first, as in every set), after a blank line,
- * which --eval skips: the references must skip it too, to pair with the
- * translations. */
-static const char FAKE_SET[] = "\r\n"
+/* Its references (English first, as in every set), after a byte order
+ * mark and a blank line, with a line of spaces among them: --eval skips
+ * both, so the references must skip them too, to pair with the
+ * translations (a line of spaces paired each later translation with the
+ * reference before its own). */
+static const char FAKE_SET[] = "\xef\xbb\xbf\r\n"
                                "I saw Tom in Beijing.\t甲\n"     /* names: no capital counted */
+                               "   \n"
                                "He likes apples.\t乙\n"          /* Apples: counted */
                                "Where is the cat? The dog is here.\t丙\n" /* Cat counted, The not */
                                "\"Go home,\" she said. She left.\t丁\n"  /* quote, sentence: not */

@@ -147,9 +147,10 @@ for c in $configs; do
         set_name=$(short_name "$s")
         # Sources with an <unk>: decoding does not change them, one greedy pass.
         cut -f "$col" "$s" >"$tmp/src"
-        # the references of the lines --eval reads (it skips blank ones), so
-        # that they pair line for line with its --hyps
-        awk '{ sub(/\r$/, "") } $0 != ""' "$s" | cut -f "$tcol" >"$tmp/ref"
+        # the references of the lines --eval reads, so that they pair line
+        # for line with its --hyps: it skips blank ones (empty, or spaces
+        # alone, after a first line's byte order mark: data/corpus.c)
+        awk 'NR == 1 { sub(/^\357\273\277/, "") } { sub(/\r$/, "") } $0 !~ /^ *$/' "$s" | cut -f "$tcol" >"$tmp/ref"
         run_bg "$TRANSLATE" -c "$c" -b 1 -i "$tmp/src" >"$tmp/unk.out" 2>"$tmp/unk.err"
         # Status 1 is a line that could not be translated: --eval counts it.
         [ "$st" -le 1 ] || run_failed "$name on $set_name (counting <unk>)" "$tmp/unk.err" "$st"
