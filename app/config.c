@@ -606,6 +606,8 @@ static const Key scores_keys[] = {
     /* required: a score left out would be listed as a measured 0.00 */
     FLOAT_REQ("bleu", scores.bleu, 0, 100),
     FLOAT_REQ("chrf2", scores.chrf2, 0, 100),
+    /* the beam they were measured with (1: greedy); default: decoding's */
+    INT("beam", scores.beam, OPT, 1, 64),
 };
 
 static void enter_scores(Config *cfg) { cfg->has_scores = true; }

@@ -76,6 +76,7 @@ typedef struct {
     struct {
         char *eval_path;    /* resolved TSV the scores were measured on */
         float bleu, chrf2;  /* what translate --eval printed (translate --list-models shows them) */
+        int beam;           /* with this beam (1: greedy); 0: the decoding: section's */
     } scores;
     bool has_train;         /* a train: section was present */
     TrainConfig train;

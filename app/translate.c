@@ -213,6 +213,7 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
     else if (o->force && !o->init_weights) why = "--force needs --init-weights";
     else if (n_texts && o->eval_path) why = "--eval reads its sentences from the TSV: no TEXT arguments";
     else if (n_texts && o->init_weights) why = "--init-weights translates nothing: no TEXT arguments";
+    else if (o->eval_path && o->init_weights) why = "--init-weights scores nothing: not with --eval";
     else if (o->int8 && (o->init_weights || o->list_models))
         why = "--int8 is for translating and --eval (not --init-weights or --list-models)";
     else if (o->list_models && (n_texts || o->eval_path || o->init_weights || o->config_path || o->from || o->to))
@@ -458,7 +459,8 @@ static ExitStatus list_models(void)
             for (int parts = 0; set > c.scores.eval_path && parts < 2; set--)
                 if (set[-1] == '/' && ++parts == 2) break;
             char how[32] = "greedy";
-            if (c.decode.beam > 1) snprintf(how, sizeof how, "beam %d", c.decode.beam);
+            int beam = c.scores.beam ? c.scores.beam : c.decode.beam;
+            if (beam > 1) snprintf(how, sizeof how, "beam %d", beam);
             snprintf(scores, sizeof scores, "BLEU %.2f, chrF2 %.2f on %s (%s)", c.scores.bleu,
                      c.scores.chrf2, set, how);
         }
@@ -1167,12 +1169,17 @@ static int eval_file(const Options *opt, const char *config_path)
         const SearchSettings decode = tr.config.decode;
         evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang,
                  hyps ? output_file_stream(hyps) : NULL, opt->compare_path ? &mine : NULL, &s);
-        char how[64];
-        if (decode.beam > 1) snprintf(how, sizeof how, "beam %d, length penalty %.2g", decode.beam, decode.length_penalty);
-        else snprintf(how, sizeof how, "greedy");
-        if (opt->int8) strcat(how, ", int8 weights");
-        printf("%s: %s, %zu sentences: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
-               opt->eval_path, tr.config.name, s.sentences, s.bleu, s.chrf, how, s.seconds, s.skipped);
+        /* every setting that changes the scores, so two lines never look alike */
+        char how[128];
+        int n = decode.beam > 1 ? snprintf(how, sizeof how, "beam %d, length penalty %g", decode.beam,
+                                           (double)decode.length_penalty)
+                                : snprintf(how, sizeof how, "greedy");
+        if (decode.no_repeat_ngram)
+            n += snprintf(how + n, sizeof how - (size_t)n, ", no-repeat-ngram %d", decode.no_repeat_ngram);
+        if (opt->int8) snprintf(how + n, sizeof how - (size_t)n, ", int8 weights");
+        printf("%s: %s, %zu sentence%s: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
+               opt->eval_path, tr.config.name, s.sentences, s.sentences == 1 ? "" : "s", s.bleu, s.chrf, how,
+               s.seconds, s.skipped);
         if (opt->compare_path) print_comparison(opt->compare_path, &their_scores, &theirs, &mine, data.count);
         if (hyps) st = finish_output(hyps, 0, false, &err);
         if (untranslatable) st = worse(st, EXIT_INPUT);

@@ -317,6 +317,7 @@ static void test_listed_scores_are_what_eval_prints(void **state)
         snprintf(want, sizeof want, "  bleu: %s\n  chrf2: %s\n", bleu, chrf);
         expect_in(yaml, want);
         expect_in(yaml, "  eval_data: ../../shared/data/tatoeba-cmn-eng/dev.tsv\n");
+        expect_in(yaml, "  beam: 4 ");
         free(yaml);
         const char *argv[] = {"./translate", "-c", cases[i].config, "--eval", dev, NULL};
         RunResult r = run(argv, NULL);
@@ -632,6 +633,11 @@ static void test_list_models_names_what_c_takes(void **state)
     fputs("scores:\n  eval_data: x.tsv\n  bleu: 12.5\n", f);
     fclose(f);
     RunResult half = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
+    /* scores measured with another beam than the decoding's say theirs */
+    f = fopen(en_zh, "a");
+    fputs("  chrf2: 30\n  beam: 3\n", f);
+    fclose(f);
+    RunResult beam = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
     if (saved) setenv("TRANSLATE_HOME", saved, 1); /* before any failure: the next tests need it */
     else unsetenv("TRANSLATE_HOME");
     free(saved);
@@ -642,6 +648,9 @@ static void test_list_models_names_what_c_takes(void **state)
     assert_int_equal(half.status, 2);
     expect_in(half.err, "en-zh.yaml:");
     expect_in(half.err, "chrf2");
+    assert_int_equal(beam.status, 0);
+    expect_in(beam.out, "BLEU 12.50, chrF2 30.00 on configs/x.tsv (beam 3)");
+    run_result_free(&beam);
     run_result_free(&r);
     run_result_free(&by_c);
     run_result_free(&half);
@@ -904,6 +913,9 @@ static void test_options_that_do_nothing_are_usage_errors(void **state)
                        "--init-weights translates nothing");
     expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", tsv, "-o", "o.txt", NULL},
                        "-i and -o are for translating");
+    /* it wrote random weights and scored nothing, status 0 */
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--init-weights", "--eval", tsv, NULL},
+                       "--init-weights scores nothing: not with --eval");
     /* what only translating lines uses, given to --eval, --init-weights
      * or --list-models */
     static const char *const line_only[][2] = {{"-a", "a.json"}, {"--html", "h.html"}, {"--logits", "l.bin"},
@@ -938,6 +950,14 @@ static void test_options_that_do_nothing_are_usage_errors(void **state)
     RunResult r = run(edge, NULL);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "translation: ");
+    run_result_free(&r);
+    /* --eval's line names every setting that changes its scores: 1.04 was
+     * "1", and --no-repeat-ngram nothing */
+    const char *eval[] = {"./translate", "-q", "-c", TINY, "-b", "2", "--no-repeat-ngram", "3", "--eval", tsv, NULL};
+    r = run(eval, NULL);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, ", 16 sentences: BLEU ");
+    expect_in(r.out, "(beam 2, length penalty 1, no-repeat-ngram 3; ");
     run_result_free(&r);
 }
 

@@ -163,9 +163,10 @@ for c in $configs; do
             # Status 1: lines it could not translate, each named on stderr,
             # scored as empty and counted in its summary (below).
             [ "$st" -le 1 ] || run_failed "$what" "$tmp/err" "$st"
-            # translate prints: PATH: NAME, N sentences: BLEU B  chrF2 C  (HOW; T s, K not translatable)
+            # translate prints: PATH: NAME, N sentences: BLEU B  chrF2 C  (HOW; T s, K not translatable),
+            # "1 sentence:" for one
             line=$(head -n 1 "$tmp/out")
-            scores=$(echo "$line" | sed -n 's/.* \([0-9]*\) sentences: BLEU \([0-9.]*\)  chrF2 \([0-9.]*\)  (.*; \([0-9.]*\) s, \([0-9]*\) not translatable).*/\1 \2 \3 \4 \5/p')
+            scores=$(echo "$line" | sed -n 's/.* \([0-9]*\) sentences*: BLEU \([0-9.]*\)  chrF2 \([0-9.]*\)  (.*; \([0-9.]*\) s, \([0-9]*\) not translatable).*/\1 \2 \3 \4 \5/p')
             # (status 1 without scores: the set itself could not be read)
             [ -n "$scores" ] || [ "$st" -eq 0 ] || run_failed "$what" "$tmp/err" "$st"
             [ -n "$scores" ] || die 1 "$what: cannot read translate's scores in '$line'"
