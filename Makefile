@@ -296,8 +296,8 @@ test-no-torch:
 #                       build-aarch64/ and run the whole suite under qemu;
 #                       tools/deps.sh --with-aarch64 installs what it needs
 #
-# The generic path: off x86-64 the gemm references and the scalar float16
-# widening run (model/gemm.c, model/safetensors.c).  An aarch64 program
+# The generic path: off x86-64 gemm.c's generic kernel and the scalar
+# float16 widening run (model/gemm.c, model/safetensors.c).  An aarch64 program
 # cannot be exec'ed here without binfmt_misc, so the suite runs scripts in
 # build-aarch64/run/, one per test program and one each for ./translate and
 # ./train (TEST_BIN_DIR, as for make asan), that exec $(AARCH64_RUN) on the

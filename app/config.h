@@ -17,8 +17,8 @@
 #include "../model/arch.h"
 #include "../model/search.h"
 
-/* What train --vocab builds (tokenizer/vocab.h): subword pieces, or
- * whole words (the shipped models' kind). */
+/* What train --vocab builds (tokenizer/vocab.h): subword pieces (the
+ * default, and the shipped models' kind), or whole words. */
 typedef enum { VOCABULARY_SUBWORD, VOCABULARY_WORD } VocabularyKind;
 /* train.sources holds at most this many sources. */
 #define CONFIG_MAX_SOURCES 64

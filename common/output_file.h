@@ -1,9 +1,10 @@
-/* output_file.h — the one way every output file is written (--attention,
- * --html, --logits, --hyps, vocabularies, weights and checkpoints).
+/* output_file.h — the one way every output file is written (-o,
+ * --attention, --html, --logits, --hyps, vocabularies, weights and
+ * checkpoints).
  *
  * What happens depends on what the path names, found with stat(2):
  *  - A regular file, or nothing yet: it is never written in place.  The
- *    contents go to a fresh temporary file that mkstemp makes beside the
+ *    contents go to a fresh temporary file that mkostemp makes beside the
  *    target (".NAME.XXXXXX" in the same folder, so two runs writing one
  *    path never share it); every write is checked; commit flushes, fsyncs,
  *    renames it over the target and fsyncs the folder.  Any failure, or an

@@ -2,8 +2,9 @@
  * RNG.
  *
  * ASSERT is for things that cannot happen unless our code is wrong; bad
- * input is never an ASSERT (see error.h).  Allocation failure aborts with
- * file:line: every size we allocate is bounded by a validated input first. */
+ * input is never an ASSERT (see error.h).  Allocation failure is a
+ * one-line message naming file:line and status UTIL_EXIT_OUT_OF_MEMORY
+ * (5): every size we allocate is bounded by a validated input first. */
 #ifndef TRANSLATE_UTIL_H
 #define TRANSLATE_UTIL_H
 

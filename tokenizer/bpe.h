@@ -12,7 +12,7 @@
  *
  * Output: the pieces, most useful first: the atomic tokens and single
  * characters by count (ties by bytes), then each merge's result in the
- * order learned, until `budget` pieces.  Only tokenizer/vocab.c calls it. */
+ * order learned, until `budget` pieces.  Only tokenizer/vocab_builder.c calls it. */
 #ifndef TRANSLATE_BPE_H
 #define TRANSLATE_BPE_H
 

@@ -18,11 +18,10 @@
  *
  * Two kinds of vocabulary share the format:
  *
- * Word vocabularies (the models shipped in weights/ were trained with
- * them): each token is a whole tokenizer token; a token not in the
- * vocabulary is one <unk>.
+ * Word vocabularies: each token is a whole tokenizer token; a token not
+ * in the vocabulary is one <unk>.
  *
- * Subword vocabularies: after the specials come the 448 byte tokens, in
+ * Subword vocabularies (the models shipped in weights/ use these): after the specials come the 448 byte tokens, in
  * this order: "<0xXX>" for each byte 00..FF that can start a UTF-8
  * character (not 80..BF), then "##<0xXX>" for every byte 00..FF.  Then the
  * pieces (tokenizer/bpe.h): a piece that starts a word is written as is

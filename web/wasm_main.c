@@ -10,7 +10,7 @@
  * Nothing the native program computes is done again in JavaScript.
  *
  * Deliberately not here: threads (the build has no -pthread, so the
- * products run on one thread, the default of model/gemm.h) and beam or
+ * products run on one thread, the default of model/parallel.h) and beam or
  * decoding options other than the config's: a sentence translates as
  * `translate -c CONFIG --attention FILE` translates it. */
 #include <emscripten.h>
