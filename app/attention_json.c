@@ -12,12 +12,14 @@
 
 #include "../common/output_file.h"
 #include "../common/util.h"
+#include "../model/number_rule.h"
 #include "../tokenizer/detokenize.h"
 #include "version.h"
 
 struct AttentionJson {
     cJSON *root;
     cJSON *sentences;
+    SearchSettings decode; /* the run's: whether copy_numbers acted on a sentence */
 };
 
 /* A number with 7 significant digits: enough that every row still sums to
@@ -107,16 +109,31 @@ static cJSON *architecture(const Config *cfg, const ModelArch *a)
     return m;
 }
 
-AttentionJson *attention_json_new(const Config *cfg)
+/* How the outputs were chosen: a reader who recomputes them (a plain
+ * greedy loop, tools/reference.py) needs to know what else acted. */
+static cJSON *decoding(const SearchSettings *d, bool int8)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddNumberToObject(m, "beam", d->beam);
+    cJSON_AddItemToObject(m, "length_penalty", number(d->length_penalty));
+    cJSON_AddBoolToObject(m, "copy_numbers", d->copy_numbers && d->numbers);
+    cJSON_AddNumberToObject(m, "no_repeat_ngram", d->no_repeat_ngram);
+    cJSON_AddBoolToObject(m, "int8", int8);
+    return m;
+}
+
+AttentionJson *attention_json_new(const Config *cfg, bool int8)
 {
     AttentionJson *doc = xcalloc(1, sizeof *doc);
+    doc->decode = cfg->decode;
     doc->root = cJSON_CreateObject();
     cJSON_AddStringToObject(doc->root, "format", "translate-attention");
-    cJSON_AddStringToObject(doc->root, "format_version", "1.1");
+    cJSON_AddStringToObject(doc->root, "format_version", "1.2");
     cJSON *producer = cJSON_AddObjectToObject(doc->root, "producer");
     cJSON_AddStringToObject(producer, "name", "translate");
     cJSON_AddStringToObject(producer, "version", TRANSLATE_VERSION);
     cJSON_AddItemToObject(doc->root, "model", architecture(cfg, &cfg->arch));
+    cJSON_AddItemToObject(doc->root, "decoding", decoding(&cfg->decode, int8));
     cJSON *info = cJSON_AddObjectToObject(doc->root, "attention_info");
     cJSON_AddStringToObject(info, "values", "softmax_probabilities");
     cJSON *layout = cJSON_AddArrayToObject(info, "layout");
@@ -159,6 +176,9 @@ void attention_json_add(AttentionJson *doc, int line, const char *text, const Tr
         cJSON_AddItemToArray(alternatives, step);
     }
     cJSON_AddBoolToObject(out, "finished", t->finished);
+    const SearchSettings *d = &doc->decode;
+    cJSON_AddBoolToObject(out, "copied_numbers",
+                          d->copy_numbers && d->numbers && number_rule_applies(d->numbers, t->src_ids, S));
     cJSON_AddStringToObject(out, "text", output_text);
     cJSON_AddItemToObject(s, "output", out);
     cJSON_AddItemToObject(s, "encoder_attentions", maps(t->encoder_attn, Le, H, S, S));

@@ -1,6 +1,6 @@
 /* attention_json.h — every head's attention maps as a JSON document.
  *
- * Schema "translate-attention" 1.1, documented in docs/attention-json.md.
+ * Schema "translate-attention" 1.2, documented in docs/attention-json.md.
  * Names and shapes follow Hugging Face's Seq2SeqLMOutput:
  *   encoder_attentions [layers][heads][src][src]
  *   decoder_attentions [layers][heads][tgt][tgt]   (future cells exactly 0)
@@ -20,8 +20,10 @@
 
 typedef struct AttentionJson AttentionJson;
 
-/* Start a document for sentences translated with `cfg`'s model. */
-AttentionJson *attention_json_new(const Config *cfg);
+/* Start a document for sentences translated with `cfg`'s model and
+ * decoding (its number rule must outlive the document's last add), the
+ * weights quantised to int8 when `int8` (translator_use_int8). */
+AttentionJson *attention_json_new(const Config *cfg, bool int8);
 /* Append one translated sentence (`text` as given, `output_text` the
  * detokenised result). */
 void attention_json_add(AttentionJson *doc, int line, const char *text, const Translation *t,

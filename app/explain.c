@@ -268,8 +268,9 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     put_visible(out, tr->config.name); /* the user's config: text like the sentence's */
     fprintf(out, " (");
     put_visible(out, tr->config.path);
-    fprintf(out, "): d_model %d, %d head%s of d_k %d, %d encoder + %d decoder layers, d_ff %d\n\n", D, H,
-            H > 1 ? "s" : "", D / H, a->encoder_layers, a->decoder_layers, a->d_ff);
+    fprintf(out, "): d_model %d, %d head%s of d_k %d, %d encoder + %d decoder layers, d_ff %d%s\n\n", D, H,
+            H > 1 ? "s" : "", D / H, a->encoder_layers, a->decoder_layers, a->d_ff,
+            tr->model.params.int8 ? "; the products read int8 weights (--int8)" : "");
 
     /* A teacher-forced pass over the greedy output, keeping every value. */
     Activations acts;

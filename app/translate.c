@@ -543,7 +543,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
                             "its translations are noise\n",
                     (unsigned long long)tr->config.random_seed, tr->config.weights_path);
         if (s->opt->attention_path || s->opt->html_path)
-            s->attention[which] = attention_json_new(&tr->config);
+            s->attention[which] = attention_json_new(&tr->config, tr->model.params.int8);
     } else if (translator_weights_changed(&s->models[which], &s->open_error[which])) {
         /* from now on it fails every line that needs it, as a model that
          * never opened */

@@ -28,6 +28,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -523,6 +524,52 @@ static void test_whole_words(void **state)
     cJSON_Delete(sub);
 }
 
+/* The page says how the translation was decoded, and why a step kept a
+ * token that is not among its 5 most probable: the shipped en-zh model,
+ * greedy, copies the source's numbers (copy_numbers), which chose "##4"
+ * at a probability of 0.02 with nothing said. */
+static void test_a_kept_token_below_the_top_5_says_why(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CHROMIUM();
+    char dir[600], json[600], html[600], url[PATH_MAX + 16], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/browser-numbers", temp_dir());
+    mkdir(dir, 0755);
+    snprintf(json, sizeof json, "%s/browser-numbers/a.json", temp_dir());
+    snprintf(html, sizeof html, "%s/browser-numbers/a.html", temp_dir());
+    const char *argv[] = {"./translate", "-q", "-t", "1", "-b", "1", "-c", "configs/en-zh.yaml", "--attention", json,
+                          "--html", html, "She bought 3 apples for 1990 yen on 2024-05-06.", "I love China.", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("translate exited %d:\n%s", r.status, r.err);
+    run_result_free(&r);
+    if (!realpath(html, real)) fail_msg("no page %s", html);
+    snprintf(url, sizeof url, "file://%s", real);
+    char *text = read_file(json, NULL);
+    cJSON *numbers = cJSON_Parse(text);
+    free(text);
+    assert_non_null(numbers);
+    assert_true(cJSON_IsTrue(get(get(numbers, "decoding"), "copy_numbers")));
+    const cJSON *out = get(cJSON_GetArrayItem(get(numbers, "sentences"), 0), "output");
+    assert_true(cJSON_IsTrue(get(out, "copied_numbers")));
+    int below = 0; /* the first step (1-based) whose token is not in its top 5 */
+    for (int t = 0; !below && t < cJSON_GetArraySize(get(out, "ids")); t++) {
+        int id = cJSON_GetArrayItem(get(out, "ids"), t)->valueint;
+        bool listed = false;
+        const cJSON *alt;
+        cJSON_ArrayForEach(alt, cJSON_GetArrayItem(get(out, "top_k"), t)) listed |= get(alt, "id")->valueint == id;
+        if (!listed) below = t + 1;
+    }
+    cJSON_Delete(numbers);
+    if (!below) fail_msg("no step kept a token below its top 5: pick another sentence for this test");
+    char fragment[64];
+    snprintf(fragment, sizeof fragment, "#kind=cross&step=%d", below);
+    r = run_chromium_on(url, fragment, "--dump-dom");
+    check_page(&r);
+    expect_in(r.out, "decoded: greedy, copy_numbers");
+    expect_in(r.out, "copy_numbers: where the source has numbers, a digit is written only where it copies one");
+    run_result_free(&r);
+}
+
 /* #selftest makes the page run its SVG, CSV and PNG exports; the test
  * awaits the page's promise that they are done. */
 static void test_exports_work(void **state)
@@ -748,6 +795,7 @@ int main(void)
         cmocka_unit_test(test_default_view_is_cross_attention),
         cmocka_unit_test(test_every_kind_layer_head_and_step),
         cmocka_unit_test(test_whole_words),
+        cmocka_unit_test(test_a_kept_token_below_the_top_5_says_why),
         cmocka_unit_test(test_exports_work),
         cmocka_unit_test(test_screenshot),
         cmocka_unit_test(test_web_page_translates_english),

@@ -50,6 +50,13 @@ static void test_explain_names_the_normalised_inputs(void **state)
      * right-aligned, so the rows line up past step 9 */
     expect_in(r.out, "  step  1: reads ");
     expect_in(r.out, "  step 16: reads ");
+    assert_null(strstr(r.out, "int8"));
+    run_result_free(&r);
+    /* --int8: the numbers are those of the int8 weights, and it says so */
+    const char *int8[] = {"./translate", "-q", "-c", "configs/tiny.yaml", "--int8", "--explain", "I love China.", NULL};
+    r = run_program(int8, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "; the products read int8 weights (--int8)\n");
     run_result_free(&r);
 }
 

@@ -5,7 +5,7 @@
  * languages, ./translate writes its attention maps and logits, and
  * tools/reference.py loads the same safetensors file into a stock
  * torch.nn.Transformer and compares logits, every head's maps and the
- * greedy output within 1e-4.  Skipped, saying so, where Debian's
+ * greedy output (where no decoding rule chose it) within 1e-4.  Skipped, saying so, where Debian's
  * python3-torch is not installed. */
 #include "testutil.h"
 
@@ -22,7 +22,10 @@ static void check_config(const char *config)
     snprintf(json, sizeof json, "%s/parity.json", temp_dir());
     snprintf(logits, sizeof logits, "%s/parity.logits", temp_dir());
     const char *translate[] = {"./translate", "-q", "-c", config, "--attention", json, "--logits", logits,
-                               "I love China.", "我想吃酸菜鱼", "Tom's dog is big.", NULL};
+                               "I love China.", "我想吃酸菜鱼", "Tom's dog is big.",
+                               /* numbers: the shipped models' copy_numbers decides their digits,
+                                * so only the maps and logits of that output are compared */
+                               "She bought 3 apples for 1990 yen on 2024-05-06.", NULL};
     RunResult t = run_program(translate, NULL, 0);
     if (t.status != 0) fail_msg("translate failed (%d): %s", t.status, t.err);
     run_result_free(&t);

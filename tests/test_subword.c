@@ -521,7 +521,7 @@ static void test_displays_show_pieces(void **state)
     char *text = read_file(json, NULL);
     cJSON *doc = cJSON_Parse(text);
     assert_non_null(doc);
-    assert_string_equal(get(doc, "format_version")->valuestring, "1.1");
+    assert_string_equal(get(doc, "format_version")->valuestring, "1.2");
     const cJSON *s = cJSON_GetArrayItem(get(doc, "sentences"), 0);
     check_words(get(s, "source"), "the cat is sleeping in 1990 .");
     assert_true(cJSON_GetArraySize(get(get(s, "source"), "tokens")) > 10); /* pieces, digits */

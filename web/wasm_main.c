@@ -110,7 +110,7 @@ const char *web_translate(int slot, const char *text, int explain)
     cJSON *body = cJSON_CreateObject();
     if (status == EXIT_OK) {
         cJSON_AddStringToObject(body, "translation", translation);
-        AttentionJson *doc = attention_json_new(&tr->config);
+        AttentionJson *doc = attention_json_new(&tr->config, false);
         attention_json_add(doc, 1, text, &t, tr->src_vocab, tr->tgt_vocab, translation);
         char *json = attention_json_print(doc);
         cJSON_AddRawToObject(body, "attention", json);

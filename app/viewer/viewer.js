@@ -589,6 +589,8 @@ function showStep() {
     panel.appendChild(html('div', 'dim', `log p = ${out.logprobs[t]}`));
     panel.appendChild(html('div', '', 'the best candidates:'));
     panel.appendChild(alternativesTable(out.top_k[t], out.ids[t]));
+    if (!out.top_k[t].some((alt) => alt.id === out.ids[t]))
+        panel.appendChild(html('div', 'dim', whyNotTheMostProbable(entry.doc, out)));
     if (t === out.tokens.length - 1 && !out.finished)
         panel.appendChild(html('div', 'dim', 'Decoding stopped at the length limit, not at </s>.'));
     if (!KINDS[state.kind].stepped)
@@ -634,7 +636,30 @@ function showTexts() {
     document.getElementById('model-info').textContent =
         `model ${model.name} (${model.source_language} → ${model.target_language}): ` +
         `${model.encoder_layers} encoder + ${model.decoder_layers} decoder layers, ` +
-        `${model.heads} heads, d_model ${model.d_model}`;
+        `${model.heads} heads, d_model ${model.d_model}` + decodingText(entry.doc.decoding);
+}
+
+/* "; decoded: beam 4, length penalty 1, copy_numbers" (documents before
+ * format 1.2 do not say). */
+function decodingText(d) {
+    if (!d) return '';
+    const parts = [d.beam > 1 ? `beam ${d.beam}, length penalty ${d.length_penalty}` : 'greedy'];
+    if (d.copy_numbers) parts.push('copy_numbers');
+    if (d.no_repeat_ngram) parts.push(`no-repeat-ngram ${d.no_repeat_ngram}`);
+    if (d.int8) parts.push('int8 weights');
+    return `; decoded: ${parts.join(', ')}`;
+}
+
+/* Why step t kept a token that is not among the model's most probable:
+ * what else chose it, as far as the document says. */
+function whyNotTheMostProbable(doc, out) {
+    const d = doc.decoding;
+    if (!d) return 'Beam search or a decoding rule chose it, not this step\'s probabilities alone.';
+    const why = [];
+    if (d.beam > 1) why.push(`beam search (${d.beam}) ranks whole translations, not single steps`);
+    if (out.copied_numbers) why.push('copy_numbers: where the source has numbers, a digit is written only where it copies one of them');
+    if (d.no_repeat_ngram) why.push(`--no-repeat-ngram ${d.no_repeat_ngram} bans repeats`);
+    return why.length ? `Not among the most probable: ${why.join('; ')}.` : '';
 }
 
 // ---- the controls --------------------------------------------------------------------------------
