@@ -171,8 +171,8 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
         fprintf(out, "Output, step by step: beam search (%d hypotheses, length penalty %.2g) produced it.\n"
                      "  It keeps the %d best-scoring partial translations at every step and returns the\n"
                      "  best-scoring one that ended with </s>; when the length limit stops it, those still\n"
-                     "  unfinished compete too.  So the token it kept need not be that step's most\n"
-                     "  probable.\n",
+                     "  unfinished compete too.\n"
+                     "  So the token it kept need not be that step's most probable.\n",
                 d->beam, d->length_penalty, d->beam);
     else
         fprintf(out, "Output, step by step: greedy decoding produced it (the most probable token each step%s).\n",
