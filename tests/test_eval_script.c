@@ -103,7 +103,8 @@ static const char FAKE_SET[] = "\xef\xbb\xbf\r\n"
                                "\"Go home,\" she said. She left.\t丁\n"  /* quote, sentence: not */
                                "I'm sure I'll go.\t戊\n";       /* I'm, I'll not; Go counted */
 
-static const char FAKE_CONFIG[] = "name: fake\nsource_language: zh\ntarget_language: en\n";
+/* (its languages quoted, as YAML allows and translate reads them) */
+static const char FAKE_CONFIG[] = "name: fake\nsource_language: \"zh\"\ntarget_language: 'en'\n";
 
 static void test_counts_capitals_and_unknown_words(void **state)
 {

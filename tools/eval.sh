@@ -77,8 +77,9 @@ trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 130' INT TERM HUP
 # interrupted script stops it too (the traps above); its status in $st.
 run_bg() { "$@" & child=$!; wait "$child"; st=$?; child=; }
 
-# A config's source_language or target_language (a top-level key).
-lang_of() { sed -n "s/^$2:[ ]*\([a-z][a-z]*\).*/\1/p" "$1" | head -n 1; }
+# A config's source_language or target_language (a top-level key), plain
+# or quoted as YAML allows ("zh", 'zh').
+lang_of() { sed -n "s/^$2:[ ]*[\"']\{0,1\}\([a-z][a-z]*\).*/\1/p" "$1" | head -n 1; }
 
 # The number of lines of $1 (translations) with a word that starts with
 # an upper-case letter although it is not sentence-initial (first word, or
