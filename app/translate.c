@@ -569,13 +569,15 @@ static void session_close(Session *s)
 
 /* Two outputs of one run on one file would leave only the one committed
  * last (-o X -a X kept the JSON and lost the translations): refused, a
- * usage error.  Standard output or a device may be named more than once. */
+ * usage error.  Standard output or a device may be named more than once.
+ * An empty name is refused here too. */
 static int check_distinct_outputs(const Options *o)
 {
     /* --attention FILE also writes FILE.zh-en when lines of both languages
-     * go through the two default models (write_attention) */
+     * go through the two default models (write_attention): never when -c,
+     * --from or --to chooses one model */
     char *second = NULL;
-    if (o->attention_path) {
+    if (o->attention_path && !o->config_path && !o->from && !o->to) {
         second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
         sprintf(second, "%s.zh-en", o->attention_path);
     }
@@ -585,6 +587,11 @@ static int check_distinct_outputs(const Options *o)
                 {"--logits", o->logits_path}, {"--hyps", o->hyps_path}, {"--attention (its .zh-en file)", second}};
     enum { N = sizeof outs / sizeof *outs };
     int status = 0;
+    for (int i = 0; i < N && !status; i++)
+        if (outs[i].path && !outs[i].path[0]) { /* else found only after translating everything */
+            fprintf(stderr, "translate: %s needs a file name, not ''\n", outs[i].option);
+            status = -1;
+        }
     for (int i = 0; i < N && !status; i++)
         for (int j = i + 1; j < N && !status; j++) {
             const char *a = outs[i].path, *b = outs[j].path;

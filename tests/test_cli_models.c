@@ -842,7 +842,7 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
     snprintf(chain, sizeof chain, "%s/chain12", dir);
     const char *pairs[][4] = {{"-o", same, "-a", same},        {"-o", same, "--logits", dotted},
                               {"-a", same, "--html", link},     {"--html", dotted, "--logits", link},
-                              {"-o", zh_en, "-a", other},       {"-o", same, "--html", chain}};
+                              {"-o", same, "--html", chain}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
         expect_usage_error((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, pairs[i][0], pairs[i][1],
                                             pairs[i][2], pairs[i][3], "I love China.", NULL},
@@ -853,6 +853,20 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
     expect_usage_error((const char *[]){"./translate", "-c", TINY, "--eval", "tests/data/tiny.tsv", "--hyps",
                                         same, "--compare", "tests/data/tiny.tsv", "-a", same, NULL},
                        "are for translating lines");
+    /* -a X also writes X.zh-en where both default models may translate
+     * (no -c): refused there, but not where -c chooses one model, which
+     * writes X alone */
+    expect_usage_error((const char *[]){"./translate", "-q", "-b", "1", "-o", zh_en, "-a", other, "I love China.", NULL},
+                       "-o and --attention (its .zh-en file) both name");
+    RunResult one = run((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, "-o", zh_en, "-a", other,
+                                         "I love China.", NULL},
+                        NULL);
+    assert_int_equal(one.status, 0);
+    run_result_free(&one);
+    /* an empty name: refused at start (it failed, status 4, after every
+     * line was translated) */
+    expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "-a", "", "I love China.", NULL},
+                       "--attention needs a file name, not ''");
     /* different files, and standard output named twice, are fine */
     RunResult r = run((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, "-o", same, "-a", other,
                                        "--logits", "-", "I love China.", NULL},
