@@ -85,15 +85,17 @@ static void output_free(OutputFile *o)
     free(o);
 }
 
-/* NULL with "path: cannot write: reason" (errno e); frees o. */
-static OutputFile *open_failed(OutputFile *o, int e, Error *err)
+/* NULL with "path: cannot write: STEPreason" (errno e); frees o. */
+static OutputFile *open_failed_at(OutputFile *o, const char *step, int e, Error *err)
 {
-    error_set(err, "%s: cannot write: %s", o->path, strerror(e));
+    error_set(err, "%s: cannot write: %s%s", o->path, step, strerror(e));
     if (o->fd >= 0 && !o->borrowed) close(o->fd);
     if (o->tmp) unlink(o->tmp);
     output_free(o);
     return NULL;
 }
+
+static OutputFile *open_failed(OutputFile *o, int e, Error *err) { return open_failed_at(o, "", e, err); }
 
 /* A temporary file beside `target`, with the permission bits `mode`,
  * locked (flock) for as long as it may still be renamed: what tells
@@ -239,7 +241,16 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
          * hundreds of MB, which on a nearly full disk made every later save
          * of the same file fail for want of the space they held. */
         output_file_remove_stale(o->target);
-        if (open_temporary(o, mode)) return open_failed(o, errno, err);
+        if (open_temporary(o, mode)) {
+            /* "No such file" where the folder is there (-a /proc/version,
+             * a file system that takes no new files): said to be the
+             * temporary's, not the target's */
+            int e = errno;
+            char *dir = dir_of(o->target);
+            bool folder = e == ENOENT && stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+            free(dir);
+            return open_failed_at(o, folder ? "cannot create a temporary file beside it: " : "", e, err);
+        }
     }
     cookie_io_functions_t io = {.write = cookie_write};
     o->f = fopencookie(o, "w", io);

@@ -644,6 +644,9 @@ static void test_html_path_is_a_directory_or_unwritable(void **state)
     (void)state;
     expect_unwritable_output("--html", temp_dir(), "cannot write: Is a directory");
     expect_unwritable_output("--html", "/nonexistent-dir/a.html", "cannot write: No such file");
+    /* a file that is there, in a folder that takes no new file: the
+     * temporary's "No such file", said to be the temporary's */
+    expect_unwritable_output("--html", "/proc/version", "cannot write: cannot create a temporary file beside it: No such file");
     if (geteuid() != 0) { /* root writes anywhere */
         char dir[600];
         snprintf(dir, sizeof dir, "%s/readonly", temp_dir());
