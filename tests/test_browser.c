@@ -476,27 +476,46 @@ static void test_every_kind_layer_head_and_step(void **state)
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) check_view(&views[i]);
 }
 
+/* A page of translate's own, in temp_dir()/DIR: `./translate -q ARGS...
+ * --attention DIR/a.json --html DIR/a.html TEXT TEXT` (two sentences, as
+ * check_page wants).  Its file:// address goes to url; returns the JSON
+ * (cJSON_Delete it). */
+static cJSON *own_page(const char *dir_name, const char *const *args, const char *const texts[2], char *url,
+                       size_t size)
+{
+    char dir[600], json[700], html[700], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/%s", temp_dir(), dir_name);
+    mkdir(dir, 0755);
+    snprintf(json, sizeof json, "%s/a.json", dir);
+    snprintf(html, sizeof html, "%s/a.html", dir);
+    const char *argv[24] = {"./translate", "-q"};
+    int n = 2;
+    for (; *args && n < 16; args++) argv[n++] = *args;
+    const char *tail[] = {"--attention", json, "--html", html, texts[0], texts[1], NULL};
+    for (int i = 0; i < 7; i++) argv[n++] = tail[i];
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("translate exited %d:\n%s", r.status, r.err);
+    run_result_free(&r);
+    if (!realpath(html, real)) fail_msg("no page %s", html);
+    snprintf(url, size, "file://%s", real);
+    char *text = read_file(json, NULL);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    return doc;
+}
+
 /* "Whole words" (#words) on a page from a subword model: one row and one
  * column per word, fewer than the tokens; without it, one per token. */
 static void test_whole_words(void **state)
 {
     (void)state;
     SKIP_WITHOUT_CHROMIUM();
-    char config[600], json[600], html[600], url[PATH_MAX + 16], real[PATH_MAX];
+    char config[600], url[PATH_MAX + 16];
     subword_tiny_config("browser-subword", config, sizeof config);
-    snprintf(json, sizeof json, "%s/browser-subword/a.json", temp_dir());
-    snprintf(html, sizeof html, "%s/browser-subword/a.html", temp_dir());
-    const char *argv[] = {"./translate", "-q", "-c", config, "--attention", json, "--html", html,
-                          "The cat is sleeping.", "Tom's mother cooks rice.", NULL};
-    RunResult r = run_program(argv, NULL, 0);
-    if (r.status != 0) fail_msg("translate exited %d:\n%s", r.status, r.err);
-    run_result_free(&r);
-    if (!realpath(html, real)) fail_msg("no page %s", html);
-    snprintf(url, sizeof url, "file://%s", real);
-    char *text = read_file(json, NULL);
-    cJSON *sub = cJSON_Parse(text);
-    free(text);
-    assert_non_null(sub);
+    cJSON *sub = own_page("browser-subword", (const char *[]){"-c", config, NULL},
+                          (const char *[]){"The cat is sleeping.", "Tom's mother cooks rice."}, url, sizeof url);
+    RunResult r;
     const cJSON *s = cJSON_GetArrayItem(get(sub, "sentences"), 0);
     long S = cJSON_GetArraySize(get(get(s, "source"), "tokens"));
     long Ws = cJSON_GetArraySize(get(get(s, "source"), "words"));
@@ -532,22 +551,10 @@ static void test_a_kept_token_below_the_top_5_says_why(void **state)
 {
     (void)state;
     SKIP_WITHOUT_CHROMIUM();
-    char dir[600], json[600], html[600], url[PATH_MAX + 16], real[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/browser-numbers", temp_dir());
-    mkdir(dir, 0755);
-    snprintf(json, sizeof json, "%s/browser-numbers/a.json", temp_dir());
-    snprintf(html, sizeof html, "%s/browser-numbers/a.html", temp_dir());
-    const char *argv[] = {"./translate", "-q", "-t", "1", "-b", "1", "-c", "configs/en-zh.yaml", "--attention", json,
-                          "--html", html, "She bought 3 apples for 1990 yen on 2024-05-06.", "I love China.", NULL};
-    RunResult r = run_program(argv, NULL, 0);
-    if (r.status != 0) fail_msg("translate exited %d:\n%s", r.status, r.err);
-    run_result_free(&r);
-    if (!realpath(html, real)) fail_msg("no page %s", html);
-    snprintf(url, sizeof url, "file://%s", real);
-    char *text = read_file(json, NULL);
-    cJSON *numbers = cJSON_Parse(text);
-    free(text);
-    assert_non_null(numbers);
+    char url[PATH_MAX + 16];
+    cJSON *numbers = own_page("browser-numbers", (const char *[]){"-t", "1", "-b", "1", "-c", "configs/en-zh.yaml", NULL},
+                              (const char *[]){"She bought 3 apples for 1990 yen on 2024-05-06.", "I love China."},
+                              url, sizeof url);
     assert_true(cJSON_IsTrue(get(get(numbers, "decoding"), "copy_numbers")));
     const cJSON *out = get(cJSON_GetArrayItem(get(numbers, "sentences"), 0), "output");
     assert_true(cJSON_IsTrue(get(out, "copied_numbers")));
@@ -563,7 +570,7 @@ static void test_a_kept_token_below_the_top_5_says_why(void **state)
     if (!below) fail_msg("no step kept a token below its top 5: pick another sentence for this test");
     char fragment[64];
     snprintf(fragment, sizeof fragment, "#kind=cross&step=%d", below);
-    r = run_chromium_on(url, fragment, "--dump-dom");
+    RunResult r = run_chromium_on(url, fragment, "--dump-dom");
     check_page(&r);
     expect_in(r.out, "decoded: greedy, copy_numbers");
     expect_in(r.out, "copy_numbers: where the source has numbers, a digit is written only where it copies one");

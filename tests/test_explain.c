@@ -8,28 +8,39 @@
 #include <string.h>
 #include <unistd.h>
 
+/* What `./translate -q -c CONFIG [FLAG] --explain TEXT` prints (status 0);
+ * free it. */
+static char *explained(const char *config, const char *flag, const char *text)
+{
+    const char *argv[] = {"./translate", "-q", "-c", config, "--explain", text, flag, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("--explain exited %d: %s", r.status, r.err);
+    char *out = r.out;
+    r.out = NULL;
+    run_result_free(&r);
+    return out;
+}
+
 static void test_seed_walkthrough_shapes(void **state)
 {
     (void)state;
-    const char *argv[] = {"./translate", "-q", "-c", "configs/seed-example.yaml", "--explain", "我想吃酸菜鱼", NULL};
-    RunResult r = run_program(argv, NULL, 0);
-    assert_int_equal(r.status, 0);
-    expect_in(r.out, "this model is untrained");
-    expect_in(r.out, "我 | 想 | 吃 | 酸 | 菜 | 鱼   (6 tokens");
-    expect_in(r.out, "X: [6, 768]");
-    expect_in(r.out, "split 768 into 3 heads of d_k = 256: Q, K, V become [3, 6, 256], [3, 6, 256]");
-    expect_in(r.out, "scores = Q·Kᵀ / √d_k   [3, 6, 6]");
-    expect_in(r.out, "mask: none");
-    expect_in(r.out, "mask: query i may not see keys after i");
-    expect_in(r.out, "cross-attention (Q from the decoder, K and V from the encoder's memory M)");
-    expect_in(r.out, "K = M·W_Kᵀ + b_K   [6, 768]");
-    expect_in(r.out, "(sums to 1.000000)");
-    expect_in(r.out, "translation: ");
+    char *out = explained("configs/seed-example.yaml", NULL, "我想吃酸菜鱼");
+    expect_in(out, "this model is untrained");
+    expect_in(out, "我 | 想 | 吃 | 酸 | 菜 | 鱼   (6 tokens");
+    expect_in(out, "X: [6, 768]");
+    expect_in(out, "split 768 into 3 heads of d_k = 256: Q, K, V become [3, 6, 256], [3, 6, 256]");
+    expect_in(out, "scores = Q·Kᵀ / √d_k   [3, 6, 6]");
+    expect_in(out, "mask: none");
+    expect_in(out, "mask: query i may not see keys after i");
+    expect_in(out, "cross-attention (Q from the decoder, K and V from the encoder's memory M)");
+    expect_in(out, "K = M·W_Kᵀ + b_K   [6, 768]");
+    expect_in(out, "(sums to 1.000000)");
+    expect_in(out, "translation: ");
     /* post-norm: the sublayers read X and Y themselves; cross-attention's
      * Q the masked self-attention's residual sum, normalised */
-    expect_in(r.out, "Q = X·W_Qᵀ + b_Q   [6, 768]");
-    expect_in(r.out, "Q = LN₁(Y + A)·W_Qᵀ + b_Q");
-    run_result_free(&r);
+    expect_in(out, "Q = X·W_Qᵀ + b_Q   [6, 768]");
+    expect_in(out, "Q = LN₁(Y + A)·W_Qᵀ + b_Q");
+    free(out);
 }
 
 /* Pre-norm (the shipped models, tiny.yaml): each formula names what the
@@ -38,26 +49,22 @@ static void test_seed_walkthrough_shapes(void **state)
 static void test_explain_names_the_normalised_inputs(void **state)
 {
     (void)state;
-    const char *argv[] = {"./translate", "-q", "-c", "configs/tiny.yaml", "--explain", "I love China.", NULL};
-    RunResult r = run_program(argv, NULL, 0);
-    assert_int_equal(r.status, 0);
-    expect_in(r.out, "Q = LN₁(X)·W_Qᵀ + b_Q");
-    expect_in(r.out, "V = LN₁(X)·W_Vᵀ + b_V");
-    expect_in(r.out, "Q = LN₁(Y)·W_Qᵀ + b_Q");
-    expect_in(r.out, "Q = LN₂(Y + A)·W_Qᵀ + b_Q");
-    expect_in(r.out, "K = M·W_Kᵀ + b_K");
+    char *out = explained("configs/tiny.yaml", NULL, "I love China.");
+    expect_in(out, "Q = LN₁(X)·W_Qᵀ + b_Q");
+    expect_in(out, "V = LN₁(X)·W_Vᵀ + b_V");
+    expect_in(out, "Q = LN₁(Y)·W_Qᵀ + b_Q");
+    expect_in(out, "Q = LN₂(Y + A)·W_Qᵀ + b_Q");
+    expect_in(out, "K = M·W_Kᵀ + b_K");
     /* the untrained model runs to its limit of 16 steps: their numbers
      * right-aligned, so the rows line up past step 9 */
-    expect_in(r.out, "  step  1: reads ");
-    expect_in(r.out, "  step 16: reads ");
-    assert_null(strstr(r.out, "int8"));
-    run_result_free(&r);
+    expect_in(out, "  step  1: reads ");
+    expect_in(out, "  step 16: reads ");
+    assert_null(strstr(out, "int8"));
+    free(out);
     /* --int8: the numbers are those of the int8 weights, and it says so */
-    const char *int8[] = {"./translate", "-q", "-c", "configs/tiny.yaml", "--int8", "--explain", "I love China.", NULL};
-    r = run_program(int8, NULL, 0);
-    assert_int_equal(r.status, 0);
-    expect_in(r.out, "; the products read int8 weights (--int8)\n");
-    run_result_free(&r);
+    out = explained("configs/tiny.yaml", "--int8", "I love China.");
+    expect_in(out, "; the products read int8 weights (--int8)\n");
+    free(out);
 }
 
 static void test_show_draws_one_head(void **state)
