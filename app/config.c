@@ -524,7 +524,8 @@ static int finish_train(Loader *ld, yaml_mark_t train_mark)
      * one given alone means the other of 0 and 1, as there. */
     for (size_t i = 0; i < t->n_sources; i++) {
         SourceSpec *src = &t->sources[i];
-        if (src->source_column < 0 && src->target_column >= 0) src->source_column = src->target_column == 0;
+        if (src->source_column < 0 && src->target_column >= 0 && src->target_column != t->target_column)
+            src->source_column = src->target_column == 0;
         if (src->target_column < 0 && src->source_column >= 0 && src->source_column != t->source_column)
             src->target_column = src->source_column == 0;
         if (src->source_column < 0) src->source_column = t->source_column;

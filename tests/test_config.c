@@ -369,6 +369,18 @@ static void train_sources_load_with_defaults(void **state)
     assert_null(c.train.simplify_path);
     assert_true(c.train.max_length_ratio == 0.0f);
     config_free(&c);
+
+    /* a source's one column, the same as the train: section's: the
+     * section's other column, not "the other of 0 and 1" (as the source
+     * column was already; it read column 0) */
+    assert_int_equal(load_text(VALID "train:\n  source_column: 2\n  target_column: 3\n  sources:\n"
+                                     "    - path: a.tsv\n      target_column: 3\n    - path: b.tsv\n"
+                                     "      source_column: 2\n", &c, &err, &path), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(c.train.sources[i].source_column, 2);
+        assert_int_equal(c.train.sources[i].target_column, 3);
+    }
+    config_free(&c);
 }
 
 static void yaml_spellings_of_values_are_accepted(void **state)
