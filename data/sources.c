@@ -69,6 +69,21 @@ static bool is_note(const char *s, size_t len)
     return false;
 }
 
+/* Does nothing but spaces, punctuation and bracketed notes follow?  Only
+ * then does a bracket after a stop come after the sentence's end: "[I]
+ * wander! [I] wander!" keeps its second I. */
+static bool nothing_but_notes(const char *s)
+{
+    int depth = 0;
+    for (; *s; s++) {
+        if (*s == '(' || *s == '[') depth++;
+        else if ((*s == ')' || *s == ']') && depth) depth--;
+        else if (!depth && (ascii_is_letter(*s) || (*s >= '0' && *s <= '9') || (unsigned char)*s >= 0x80))
+            return false;
+    }
+    return true;
+}
+
 /* English text with the editors' notes handled (sources.h, step 2), new:
  * a note is dropped with its words, other brackets lose only the marks. */
 static char *strip_notes(const char *text)
@@ -90,7 +105,7 @@ static char *strip_notes(const char *text)
          * says ("... in the world. (English Revised Version)"). */
         size_t k = n;
         while (k && out[k - 1] == ' ') k--;
-        bool after_end = k && strchr(".!?\"", out[k - 1]);
+        bool after_end = k && strchr(".!?\"", out[k - 1]) && nothing_but_notes(text + j);
         if (after_end || is_note(text + i + 1, j - i - 2)) i = j - 1; /* the whole note, marks and all */
     }
     /* Tidy the gaps a removed note leaves: runs of spaces, a space before
@@ -187,7 +202,9 @@ static int load_tsv(Builder *b, size_t s, Error *err)
         if (spec->strip_notes) {
             char **en = b->set->english_source ? &c.source[i] : &c.target[i];
             char *plain = strip_notes(*en);
-            noted = strcmp(plain, *en) != 0;
+            /* (a line without brackets can change too, its spaces tidied:
+             * not a note) */
+            noted = strpbrk(*en, "([") && strcmp(plain, *en) != 0;
             free(*en);
             *en = plain;
         }

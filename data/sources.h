@@ -19,7 +19,8 @@
  *      "(i.e. ...)", "(used as a warning)", data/sources.c lists them),
  *      anything with a non-ASCII character (Chinese, pinyin, quotation
  *      marks: "(蘿蔔, radish)"), and anything after the sentence's final
- *      punctuation ("... glory. (English Revised Version)").  Rows are
+ *      punctuation ("... glory. (English Revised Version)"; not a bracket
+ *      after a stop that words follow: "[I] wander! [I] wander!").  Rows are
  *      kept: dropping all 368 would lose 6% of the source for a note, and
  *      a note the rules miss ("(chess)") costs a word, not a sentence;
  *   3. the Chinese side converted to Simplified (simplify.h), when a table

@@ -180,6 +180,24 @@ static void sources_clean_filter_and_count(void **state)
     sources_free(NULL);
 }
 
+/* Brackets after a stop in the middle of a line are implicit words, not a
+ * note after the sentence ("[I] wander! [I] wander!" lost its second I);
+ * a line whose spaces alone are tidied has no note to count. */
+static void sources_notes_only_after_the_end(void **state)
+{
+    (void)state;
+    static const char tsv[] = "[I] wander! [I] wander! Where am I? (a poem)\t我走！我走！我在哪？\n"
+                              "Is it one ?\t是一个吗？\n";
+    SourceSpec spec = {(char *)temp_file("notes.tsv", tsv, sizeof tsv - 1), SOURCE_TSV, 1.0f, 0, 1, true};
+    SourcesSettings set = {&spec, 1, true, NULL, 32, 0.0f};
+    Sources s;
+    Error err = {{0}};
+    if (sources_load(&set, &s, &err)) fail_msg("%s", err.message);
+    assert_int_equal(find(&s, "I wander! I wander! Where am I?", "我走！我走！我在哪？"), 0);
+    assert_counts(&s.counts[0], 2, 2, 0, 0, 0, 0, 1);
+    sources_free(&s);
+}
+
 static void sources_zh_en_swaps_the_dictionary(void **state)
 {
     (void)state;
@@ -546,6 +564,7 @@ int main(void)
         cmocka_unit_test(cedict_headwords_are_han_only),
         cmocka_unit_test(simplify_table_from_cedict_entries),
         cmocka_unit_test(sources_clean_filter_and_count),
+        cmocka_unit_test(sources_notes_only_after_the_end),
         cmocka_unit_test(sources_zh_en_swaps_the_dictionary),
         cmocka_unit_test(sources_report_a_missing_file),
         cmocka_unit_test(sources_count_too_long_pairs),
