@@ -19,7 +19,7 @@
 #include "../common/util.h"
 
 #define EXPORT_FORMAT "translate-export"
-#define EXPORT_FORMAT_VERSION "1"
+#define EXPORT_FORMAT_VERSION "2"
 #define EXPORT_DATA "data.safetensors"
 #define VOCAB_LIMIT (1u << 30) /* a vocabulary file larger than this is not one */
 
@@ -83,7 +83,7 @@ static int check_dir(const char *dir, Error *err)
 
 /* ---- data.safetensors ---------------------------------------------------- */
 
-enum { PART_TENSORS = 7, MAX_TENSORS = 2 * PART_TENSORS + 1, MAX_META = 48 };
+enum { PART_TENSORS = 8, MAX_TENSORS = 2 * PART_TENSORS + 1, MAX_META = 48 };
 
 typedef struct {
     SafeWriteTensor t[MAX_TENSORS];
@@ -111,7 +111,8 @@ static int32_t *owned_ints(DataFile *f, size_t n)
     return f->owned[f->owned_count++] = xcalloc(n ? n : 1, sizeof(int32_t));
 }
 
-static void add_part(DataFile *f, const char *part, const Dataset *d, const Batches *b)
+/* A part's lines, and its batchings b[0..epochs-1] one after the other. */
+static void add_part(DataFile *f, const char *part, const Dataset *d, const Batches *b, int epochs)
 {
     size_t n = d->count;
     add_ints(f, part, "src_ids", d->src_ids, (size_t)d->src_start[n]);
@@ -121,8 +122,27 @@ static void add_part(DataFile *f, const char *part, const Dataset *d, const Batc
     int32_t *usable = owned_ints(f, n);
     for (size_t i = 0; i < n; i++) usable[i] = d->usable[i];
     add_ints(f, part, "usable", usable, n);
-    add_ints(f, part, "batch_pairs", b->pairs, (size_t)b->first[b->count]);
-    add_ints(f, part, "batch_first", b->first, b->count + 1);
+    size_t pairs = 0, batches = 0;
+    for (int e = 0; e < epochs; e++) {
+        pairs += (size_t)b[e].first[b[e].count];
+        batches += b[e].count;
+    }
+    int32_t *all_pairs = owned_ints(f, pairs), *first = owned_ints(f, batches + 1);
+    int32_t *epoch_first = owned_ints(f, (size_t)epochs + 1);
+    size_t at_pair = 0, at_batch = 0;
+    for (int e = 0; e < epochs; e++) {
+        epoch_first[e] = (int32_t)at_batch;
+        size_t n_pairs = (size_t)b[e].first[b[e].count];
+        memcpy(all_pairs + at_pair, b[e].pairs, n_pairs * sizeof *all_pairs);
+        for (size_t k = 0; k < b[e].count; k++) first[at_batch + k] = (int32_t)(at_pair + (size_t)b[e].first[k]);
+        at_pair += n_pairs;
+        at_batch += b[e].count;
+    }
+    epoch_first[epochs] = (int32_t)at_batch;
+    first[batches] = (int32_t)at_pair;
+    add_ints(f, part, "batch_pairs", all_pairs, pairs);
+    add_ints(f, part, "batch_first", first, batches + 1);
+    add_ints(f, part, "epoch_first", epoch_first, (size_t)epochs + 1);
 }
 
 static void add_meta(DataFile *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -206,8 +226,8 @@ static void data_free(DataFile *f)
 static int write_data(const char *path, const ExportInput *in, Error *err)
 {
     DataFile *f = xcalloc(1, sizeof *f);
-    add_part(f, "train", in->train, in->batches);
-    add_part(f, "dev", in->dev, in->dev_batches);
+    add_part(f, "train", in->train, in->batches, in->epochs);
+    add_part(f, "dev", in->dev, in->dev_batches, 1);
     int V = in->init->arch.src_vocab, n = 0;
     int32_t *stops = owned_ints(f, (size_t)V);
     for (int id = 0; id < V; id++)

@@ -11,11 +11,16 @@
  *                       PART.src_start, PART.tgt_start [lines+1]: line i is
  *                                                    ids[start[i] .. start[i+1]-1]
  *                       PART.usable [lines]          1: trained on (dataset.h)
- *                       PART.batch_pairs [usable]    line numbers (0-based), batch after batch
+ *                       PART.batch_pairs [pairs]     line numbers (0-based), batch after batch
  *                       PART.batch_first [batches+1] batch b is batch_pairs[first[b] .. first[b+1]-1]
+ *                       PART.epoch_first [epochs+1]  epoch e's batches are epoch_first[e] ..
+ *                                                    epoch_first[e+1]-1
+ *                     train holds one batching per epoch when a source's
+ *                     weight has a fraction (each epoch draws its own pairs,
+ *                     data/sources.h), else one for every epoch; dev one
  *                     and source.final_punctuation (the source ids that
  *                     train.drop_final_punctuation may drop); __metadata__:
- *                     "format": "translate-export", "format_version": "1",
+ *                     "format": "translate-export", "format_version": "2",
  *                     the config's name, languages and data paths, every
  *                     train: and decoding: setting the PyTorch run uses, the
  *                     AdamW constants (docs/scale-out.md lists them), and
@@ -49,7 +54,9 @@
 typedef struct {
     const Config *cfg;
     const Dataset *train, *dev;
-    const Batches *batches, *dev_batches;
+    const Batches *batches;        /* [epochs]: each epoch's batching (see the top) */
+    int epochs;
+    const Batches *dev_batches;
     const bool *final_punctuation; /* [source vocabulary size] */
     const Model *init;             /* the initial weights */
     VocabHashes hashes;

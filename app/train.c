@@ -214,8 +214,8 @@ static int load_sources(const Config *cfg, const char *data_path, Sources *sourc
                 c->duplicates, c->empty + c->too_long + c->ratio, c->empty, c->too_long, c->ratio, c->simplified,
                 c->notes);
     }
-    fprintf(stderr, "train: %zu pairs from %zu sources, %zu an epoch [%.1f s]\n", sources->pairs.count,
-            sources->n_sources, sources_epoch_size(sources), util_now() - started);
+    fprintf(stderr, "train: %zu pairs from %zu source%s, %zu an epoch [%.1f s]\n", sources->pairs.count,
+            sources->n_sources, sources->n_sources == 1 ? "" : "s", sources_epoch_size(sources), util_now() - started);
     return 0;
 }
 
@@ -1098,17 +1098,35 @@ static int export_data(Run *r)
     }
     char id[CHECKPOINT_RUN_ID_LENGTH + 1];
     new_run_id(id);
-    ExportInput in = {.cfg = &r->cfg, .train = &r->train, .dev = &r->dev, .batches = &r->batches,
+    /* Every epoch's batching when each draws its own pairs (a weight with
+     * a fraction), moved out of r->batches one epoch at a time: one draw
+     * for all epochs trained the same fraction of a source every epoch. */
+    int epochs = r->resample ? r->cfg.train.epochs : 1;
+    Batches *each = xcalloc((size_t)epochs, sizeof *each);
+    size_t batches = 0;
+    for (int e = 0; e < epochs; e++) {
+        select_epoch(r, e);
+        each[e] = r->batches;
+        batches += each[e].count;
+        r->batches = (Batches){0};
+    }
+    ExportInput in = {.cfg = &r->cfg, .train = &r->train, .dev = &r->dev, .batches = each, .epochs = epochs,
                       .dev_batches = &r->dev_batches, .final_punctuation = r->final_punctuation,
                       .init = &r->trainer.model, .hashes = r->hashes, .adamw = &ADAMW_BASE, .export_id = id};
     Error err = {{0}};
     ExitStatus status = export_write(dir, &in, &err);
+    for (int e = 0; e < epochs; e++) batches_free(&each[e]);
+    free(each);
     if (status) {
         fprintf(stderr, "train: %s\n", err.message);
         return status;
     }
-    fprintf(stderr, "train: exported %zu training and %zu dev batches to %s\n", r->batches.count,
-            r->dev_batches.count, dir);
+    if (epochs > 1)
+        fprintf(stderr, "train: exported %zu training batches (%d epochs, each its own draw) and %zu dev batches "
+                        "to %s\n", batches, epochs, r->dev_batches.count, dir);
+    else
+        fprintf(stderr, "train: exported %zu training and %zu dev batches to %s\n", batches, r->dev_batches.count,
+                dir);
     return 0;
 }
 

@@ -154,18 +154,28 @@ static SafeFile open_file(const char *path)
 
 /* The I32 tensor `name` of an export's data.safetensors must hold `n` ids
  * equal to want[]: found through its header entry as our writer spells it. */
-static void expect_ids(const char *file, size_t len, const char *name, const int *want, size_t n)
+/* The I32 tensor `name` of an export's data.safetensors (file[len]): its
+ * values, and their count in *n. */
+static const int *export_ints(const char *file, size_t len, const char *name, size_t *n)
 {
     char key[128];
-    snprintf(key, sizeof key, "\"%s\":{\"dtype\":\"I32\",\"shape\":[%zu],\"data_offsets\":[", name, n);
+    snprintf(key, sizeof key, "\"%s\":{\"dtype\":\"I32\",\"shape\":[", name);
     const char *at = strstr(file + 8, key);
     if (!at) fail_msg("no header entry %s...", key);
     size_t begin, end, header;
     memcpy(&header, file, 8);
-    assert_int_equal(sscanf(at + strlen(key), "%zu,%zu", &begin, &end), 2);
-    assert_int_equal(end - begin, n * 4);
+    assert_int_equal(sscanf(at + strlen(key), "%zu],\"data_offsets\":[%zu,%zu", n, &begin, &end), 3);
+    assert_int_equal(end - begin, *n * 4);
     assert_true(8 + header + end <= len);
-    if (memcmp(file + 8 + header + begin, want, n * 4) != 0) fail_msg("%s: other ids than our Dataset's", name);
+    return (const int *)(file + 8 + header + begin);
+}
+
+static void expect_ids(const char *file, size_t len, const char *name, const int *want, size_t n)
+{
+    size_t count;
+    const int *ids = export_ints(file, len, name, &count);
+    assert_int_equal(count, n);
+    if (memcmp(ids, want, n * 4) != 0) fail_msg("%s: other ids than our Dataset's", name);
 }
 
 static int by_value(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
@@ -180,7 +190,7 @@ static void test_export_holds_our_tokens_and_batches(void **state)
     char *file = read_file(path_in("export", "out/data.safetensors"), &len);
     assert_non_null(file);
     const char *header = file + 8; /* after the length; the metadata comes before any data */
-    expect_in(header, "\"format\":\"translate-export\",\"format_version\":\"1\"");
+    expect_in(header, "\"format\":\"translate-export\",\"format_version\":\"2\"");
     expect_in(header, "\"batch_tokens\":\"60\"");
     expect_in(header, "\"label_smoothing\":\"0.100000001\"");
     expect_in(header, "\"beta2\":\"0.980000019\"");
@@ -203,6 +213,8 @@ static void test_export_holds_our_tokens_and_batches(void **state)
     expect_ids(file, len, "dev.tgt_start", d.tgt_start, d.count + 1);
     expect_ids(file, len, "train.batch_pairs", b.pairs, d.usable_count);
     expect_ids(file, len, "train.batch_first", b.first, b.count + 1);
+    int one_batching[2] = {0, (int)b.count}; /* no weight with a fraction: one for every epoch */
+    expect_ids(file, len, "train.epoch_first", one_batching, 2);
     /* tiny.tsv's sources end in . ? or !: their ids, ascending */
     int stops[3] = {vocab_id(src, "."), vocab_id(src, "?"), vocab_id(src, "!")};
     qsort(stops, 3, sizeof stops[0], by_value);
@@ -226,6 +238,54 @@ static void test_export_holds_our_tokens_and_batches(void **state)
     char *model = read_file(path_in("export", "out/model.safetensors"), &len);
     assert_string_equal(model, "a run's model\n");
     free(model);
+}
+
+/* A source weighted 0.5 draws another half of its pairs every epoch: the
+ * export holds each epoch's batching (it held epoch 1's, which
+ * train_torch.py then trained every epoch), and train_torch.py refuses
+ * more epochs than it holds draws for. */
+static void test_export_holds_every_epochs_draw(void **state)
+{
+    (void)state;
+    char cwd[512], extra[800];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(extra, sizeof extra, "  epochs: 3\n  sources:\n    - path: %s/tests/data/tiny.tsv\n      weight: 0.5\n", cwd);
+    const char *config = write_config("export-draws", extra);
+    size_t len;
+    char *yaml = read_file(config, &len);
+    char *at = strstr(yaml, "  train_data: "), *rest = strchr(at, '\n') + 1;
+    memmove(at, rest, strlen(rest) + 1); /* sources: instead */
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    fputs(yaml, f);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    export_to(config, path_in("export-draws", "out"));
+    char *file = read_file(path_in("export-draws", "out/data.safetensors"), &len);
+    assert_non_null(file);
+    size_t n_epochs, n_first, n_pairs;
+    const int *epoch_first = export_ints(file, len, "train.epoch_first", &n_epochs);
+    const int *first = export_ints(file, len, "train.batch_first", &n_first);
+    const int *pairs = export_ints(file, len, "train.batch_pairs", &n_pairs);
+    assert_int_equal(n_epochs, 4);
+    assert_int_equal(epoch_first[3], (int)n_first - 1);
+    bool seen[3][16] = {{false}}; /* each epoch's pairs of tiny.tsv's 16 */
+    int drawn[3] = {0};
+    for (int e = 0; e < 3; e++)
+        for (int k = first[epoch_first[e]]; k < first[epoch_first[e + 1]]; k++) {
+            assert_true(pairs[k] >= 0 && pairs[k] < 16);
+            drawn[e] += !seen[e][pairs[k]];
+            seen[e][pairs[k]] = true;
+        }
+    assert_int_equal(first[n_first - 1], (int)n_pairs);
+    for (int e = 0; e < 3; e++) assert_int_equal(drawn[e], 8); /* half of 16, each once */
+    assert_true(memcmp(seen[0], seen[1], sizeof seen[0]) != 0 || memcmp(seen[1], seen[2], sizeof seen[0]) != 0);
+    free(file);
+    if (!torch_available()) return;
+    const char *more[] = {"--epochs", "4", NULL};
+    char *err = train_torch_status(0, path_in("export-draws", "out"), more, 2);
+    expect_in(err, "the export holds 3 epochs' draws");
+    free(err);
 }
 
 /* A config with `sources:` records its files, each with its weight, as
@@ -644,6 +704,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_export_holds_our_tokens_and_batches),
         cmocka_unit_test(test_export_records_the_sources),
+        cmocka_unit_test(test_export_holds_every_epochs_draw),
         cmocka_unit_test(test_export_refuses_a_foreign_folder_and_other_options),
         cmocka_unit_test(test_one_step_matches_the_c_trainer),
         cmocka_unit_test(test_resume_continues_exactly),

@@ -16,7 +16,9 @@ clipping; dropout where C applies it; the length-grouped token-count
 batches that data/batches.c made, read from DIR/data.safetensors.
 
 One step takes W x K of those batches (W processes, K = --accum): each
-epoch the batches are permuted from (seed, epoch) and padded to a multiple
+epoch's own batches where a source's weight has a fraction (each epoch
+draws anew; the export holds every epoch's), permuted from (seed, epoch)
+and padded to a multiple
 of W x K by repeating the first ones, as DistributedSampler does; step s
 takes the s-th group of W x K, rank r every W-th of them from r, one after
 the other with the gradients accumulated (no all-reduce until the last).
@@ -63,7 +65,7 @@ import reference  # noqa: E402  (the one definition of the model and the file re
 EXIT_USAGE, EXIT_DATA, EXIT_WRITE, EXIT_INTERRUPTED = 2, 3, 4, 130
 MAX_ACCUM = 1 << 16
 YAML_FIRST_LINE = "# Written by tools/train_torch.py"
-EXPORT_FORMAT, EXPORT_VERSION = "translate-export", "1"
+EXPORT_FORMAT, EXPORT_VERSION = "translate-export", "2"
 CHECKPOINT_FORMAT = "translate-torch-checkpoint-1"
 ARCH_KEYS = ["d_model", "heads", "encoder_layers", "decoder_layers", "d_ff", "activation", "norm",
              "max_len", "scale_attention", "tied_output_embedding"]
@@ -123,11 +125,21 @@ class Part:
         self.src_ids, self.src_start = get("src_ids"), get("src_start")
         self.tgt_ids, self.tgt_start = get("tgt_ids"), get("tgt_start")
         self.pairs, self.first = get("batch_pairs"), get("batch_first")
-        self.count = len(self.first) - 1  # batches
+        # epoch e's batches are epoch_first[e] .. epoch_first[e+1]-1: one
+        # batching per epoch where each draws its own pairs, else one for all
+        self.epoch_first = get("epoch_first")
+        self.drawn = len(self.epoch_first) - 1  # epochs with a batching of their own
+        self.count = len(self.first) - 1  # batches, all epochs'
         # what a checkpoint's position in an epoch refers to (as train's data hash)
         self.digest = 0
-        for a in (self.src_ids, self.src_start, self.tgt_ids, self.tgt_start, self.pairs, self.first):
+        for a in (self.src_ids, self.src_start, self.tgt_ids, self.tgt_start, self.pairs, self.first,
+                  self.epoch_first):
             self.digest = zlib.crc32(a.tobytes(), self.digest)
+
+    def epoch_batches(self, epoch):
+        """The first batch of `epoch`'s batching and how many it has."""
+        e = epoch % self.drawn
+        return int(self.epoch_first[e]), int(self.epoch_first[e + 1] - self.epoch_first[e])
 
     def batch(self, b):
         return self.pairs[self.first[b]:self.first[b + 1]].tolist()
@@ -213,7 +225,8 @@ def load_export(d):
     except (OSError, ValueError, KeyError, RuntimeError, struct.error) as e:
         raise Failure(EXIT_DATA, f"{path}: not a readable export: {e}")
     if meta.get("format") != EXPORT_FORMAT or meta.get("format_version") != EXPORT_VERSION:
-        raise Failure(EXIT_DATA, f"{path}: not a version {EXPORT_VERSION} {EXPORT_FORMAT} file")
+        raise Failure(EXIT_DATA, f"{path}: not a version {EXPORT_VERSION} {EXPORT_FORMAT} file"
+                                 f"{' (an older export: export again)' if meta.get('format') == EXPORT_FORMAT else ''}")
     init_path = os.path.join(d, "init.safetensors")
     try:
         init, init_meta = reference.read_safetensors(init_path)
@@ -404,6 +417,9 @@ class Run:
         self.peak = args.learning_rate or float(m["learning_rate"])
         self.warmup = int(m["warmup_steps"])
         self.epochs = args.epochs or int(m["epochs"])
+        if self.train.drawn > 1 and self.epochs > self.train.drawn:
+            raise Failure(EXIT_USAGE, f"--epochs {self.epochs}: the export holds {self.train.drawn} epochs' draws "
+                                      "of its weighted sources: export again with train.epochs at least that")
         self.max_steps = args.max_steps if args.max_steps is not None else int(m["max_steps"])
         self.checkpoint_steps = args.checkpoint_steps or int(m["checkpoint_steps"])
         self.clip = float(m["clip_norm"])
@@ -558,13 +574,17 @@ class Run:
         else:
             torch.manual_seed(self.seed + 7919 * self.rank)  # each rank its own dropout draws
         self.start_step = self.step
-        self.say(f"{self.train.count} batches an epoch, {self.group} a step ({self.world} process"
+        first, count = self.train.epoch_batches(self.epoch)
+        per_epoch = f"{count} batches an epoch" if self.train.drawn == 1 else \
+            f"{count} batches in epoch {self.epoch + 1} (each epoch its own draw)"
+        self.say(f"{per_epoch}, {self.group} a step ({self.world} process"
                  f"{'es' if self.world > 1 else ''} x {args.accum}), {self.device}"
                  f"{', float16 autocast' if self.amp else ''}")
         self.net.train()
         start, tokens_done = time.time(), 0
         while self.epoch < self.epochs:
-            groups = epoch_groups(self.train.count, self.seed, self.epoch, self.group)
+            first, count = self.train.epoch_batches(self.epoch)
+            groups = [[first + b for b in g] for g in epoch_groups(count, self.seed, self.epoch, self.group)]
             while self.position < len(groups):
                 if self.max_steps and self.step >= self.max_steps:
                     self.say(f"max_steps reached: dev loss {self.dev_loss():.4f}")
