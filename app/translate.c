@@ -292,11 +292,15 @@ static int parse_options(int argc, char **argv, Options *opt)
             opt->n_best_lines = true;
             break;
         case OPT_ALIGNMENT: {
-            /* Marian's `--alignment soft` form too: a following hard|soft is
-             * the value, not a sentence (a threshold needs `=`). */
-            if (!optarg && optind < argc && (!strcmp(argv[optind], "hard") || !strcmp(argv[optind], "soft")))
-                optarg = argv[optind++];
+            /* Marian's `--alignment soft` and `--alignment 0.5` forms too: a
+             * following hard, soft or threshold is the value, not a sentence
+             * (`--alignment 0.5` translated the text "0.5" and left standard
+             * input unread). */
+            AlignmentChoice next;
             Error err = {{0}};
+            if (!optarg && optind < argc && alignment_parse(argv[optind], &next, &err) == 0)
+                optarg = argv[optind++];
+            err = (Error){{0}};
             if (alignment_parse(optarg, &opt->alignment, &err)) {
                 fprintf(stderr, "translate: %s\n", err.message);
                 return -1;

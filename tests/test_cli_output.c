@@ -164,9 +164,12 @@ static void test_alignment_hard_soft_and_threshold(void **state)
     const char *soft_spaced[] = {"./translate", "-q", "--alignment", "soft", "I love china", NULL};
     const char *hard_argv[] = {"./translate", "-q", "--alignment", "I love china", NULL};
     const char *half_argv[] = {"./translate", "-q", "--alignment=0.5", "I love china", NULL};
+    /* and a threshold spaced, which translated the text "0.5" */
+    const char *half_spaced[] = {"./translate", "-q", "--alignment", "0.5", "I love china", NULL};
     char *soft = output_of(soft_argv), *spaced = output_of(soft_spaced);
-    char *hard = output_of(hard_argv), *half = output_of(half_argv);
+    char *hard = output_of(hard_argv), *half = output_of(half_argv), *half2 = output_of(half_spaced);
     assert_string_equal(soft, spaced); /* Marian's `--alignment soft` form */
+    assert_string_equal(half, half2);
     assert_int_equal(count_lines(soft), 1);
     char *f[4];
     soft[strcspn(soft, "\n")] = '\0';
@@ -220,6 +223,7 @@ static void test_alignment_hard_soft_and_threshold(void **state)
     free(spaced);
     free(hard);
     free(half);
+    free(half2);
 }
 
 static void test_alignment_in_n_best_lines(void **state)
