@@ -39,8 +39,8 @@ static ExitStatus create_random_weights(Translator *tr, VocabHashes hashes, Erro
     return EXIT_OK;
 }
 
-/* The digit tokens of both vocabularies, for decoding's copy_numbers rule
- * (model/number_rule.h), which knows ids, not text. */
+/* The digit and separator tokens of both vocabularies, for decoding's
+ * copy_numbers rule (model/number_rule.h), which knows ids, not text. */
 static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt)
 {
     NumberRule *rule = number_rule_new(vocab_size(src), vocab_size(tgt));
@@ -49,7 +49,8 @@ static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt)
         for (int id = 0; id < vocab_size(v); id++) {
             int continues;
             const char *piece = vocab_piece(v, id, VOCAB_FOLDED, &continues);
-            if (!number_rule_is_digits(piece)) continue;
+            bool separator = number_rule_is_separator(piece) && !continues;
+            if (!number_rule_is_digits(piece) && !separator) continue;
             if (side) number_rule_set_target(rule, id, piece, continues);
             else number_rule_set_source(rule, id, piece, continues);
         }

@@ -9,12 +9,14 @@
 
 enum { MAX_DIGITS = 15 };
 
-/* One vocabulary's digit tokens. */
+/* One vocabulary's digit and separator tokens. */
 typedef struct {
     int V;
     char (*digits)[MAX_DIGITS + 1]; /* [V] "" for a token that is not digits */
     bool *continues;                /* [V] */
+    char *separator;                /* [V] '.' or ',', or 0 */
     int *ids, count;                /* the digit tokens, in id order */
+    int *sep_ids, sep_count;        /* the separator tokens */
 } Side;
 
 struct NumberRule {
@@ -26,15 +28,19 @@ static void side_init(Side *s, int V)
     s->V = V;
     s->digits = xcalloc((size_t)V, sizeof *s->digits);
     s->continues = xcalloc((size_t)V, sizeof *s->continues);
+    s->separator = xcalloc((size_t)V, sizeof *s->separator);
     s->ids = xmalloc((size_t)V * sizeof *s->ids);
-    s->count = 0;
+    s->sep_ids = xmalloc((size_t)V * sizeof *s->sep_ids);
+    s->count = s->sep_count = 0;
 }
 
 static void side_free(Side *s)
 {
     free(s->digits);
     free(s->continues);
+    free(s->separator);
     free(s->ids);
+    free(s->sep_ids);
 }
 
 NumberRule *number_rule_new(int src_vocab, int tgt_vocab)
@@ -62,84 +68,191 @@ bool number_rule_is_digits(const char *text)
     return true;
 }
 
-static void side_set(Side *s, int id, const char *digits, bool continues)
+bool number_rule_is_separator(const char *text)
 {
-    ASSERT(id >= 0 && id < s->V && number_rule_is_digits(digits));
+    return text[0] && !text[1] && strchr(".,", text[0]);
+}
+
+static void side_set(Side *s, int id, const char *text, bool continues)
+{
+    ASSERT(id >= 0 && id < s->V);
+    if (number_rule_is_separator(text)) {
+        if (!s->separator[id]) s->sep_ids[s->sep_count++] = id;
+        s->separator[id] = text[0];
+        return;
+    }
+    ASSERT(number_rule_is_digits(text));
     if (!s->digits[id][0]) s->ids[s->count++] = id;
-    strcpy(s->digits[id], digits);
+    strcpy(s->digits[id], text);
     s->continues[id] = continues;
 }
 
-void number_rule_set_source(NumberRule *rule, int id, const char *digits, bool continues)
+void number_rule_set_source(NumberRule *rule, int id, const char *text, bool continues)
 {
-    side_set(&rule->source, id, digits, continues);
+    side_set(&rule->source, id, text, continues);
 }
 
-void number_rule_set_target(NumberRule *rule, int id, const char *digits, bool continues)
+void number_rule_set_target(NumberRule *rule, int id, const char *text, bool continues)
 {
-    side_set(&rule->target, id, digits, continues);
+    side_set(&rule->target, id, text, continues);
 }
 
-/* The numbers of ids[0..n-1]: number k is text + start[k], len[k] digits
- * (text has room for n · MAX_DIGITS).  Returns their count; *open tells
- * whether the last token is a digit token (the last number may go on). */
-static int numbers_of(const Side *s, const int *ids, int n, char *text, int *start, int *len, bool *open)
+/* Token `id`'s digits ("" for any other token). */
+static const char *digits_of(const Side *s, int id)
 {
-    int count = 0, at = 0;
-    bool in_number = false;
-    for (int i = 0; i < n; i++) {
-        int id = ids[i];
-        const char *d = id >= 0 && id < s->V ? s->digits[id] : "";
-        if (!d[0]) {
-            in_number = false;
-            continue;
-        }
-        if (!in_number || !s->continues[id]) { /* a new number */
-            start[count] = at;
-            len[count++] = 0;
-        }
-        size_t m = strlen(d);
-        memcpy(text + at, d, m);
-        at += (int)m;
-        len[count - 1] += (int)m;
-        in_number = true;
-    }
-    *open = in_number;
-    return count;
+    return id >= 0 && id < s->V ? s->digits[id] : "";
 }
 
-/* The source's numbers, and which of them the output has used. */
+static char separator_of(const Side *s, int id)
+{
+    return id >= 0 && id < s->V ? s->separator[id] : 0;
+}
+
+/* The source's numbers, each in two forms: form 2k as the source wrote
+ * number k (its separators in it), form 2k + 1 without its commas (the
+ * same when it has none).  Form f is text + start[f], len[f] chars. */
 typedef struct {
-    const char *text;
-    const int *start, *len;
+    char *text;
+    int *start, *len;
     int count;
-    bool *used;
+    bool *used;   /* [count] the output has written it */
 } Pool;
 
-/* The first unused number equal to p[0..n-1], or -1. */
+/* The digits of the run of digit tokens at ids[i] (the first any digit
+ * token, the rest "##" ones) appended at text + *at; returns the index
+ * after it and adds its digits to *digits. */
+static int run_of(const Side *s, const int *ids, int n, int i, char *text, int *at, int *digits)
+{
+    do {
+        const char *d = digits_of(s, ids[i]);
+        size_t m = strlen(d);
+        memcpy(text + *at, d, m);
+        *at += (int)m;
+        *digits += (int)m;
+        i++;
+    } while (i < n && digits_of(s, ids[i])[0] && s->continues[ids[i]]);
+    return i;
+}
+
+/* Fills `pool` (text room: 2 · n · MAX_DIGITS + 2 · n; start and len
+ * 2 · n) with the numbers of src[0..n-1] (number_rule.h says which runs a
+ * separator joins). */
+static void source_numbers(const Side *s, const int *ids, int n, Pool *pool)
+{
+    int at = 0;
+    pool->count = 0;
+    for (int i = 0; i < n;) {
+        if (!digits_of(s, ids[i])[0]) {
+            i++;
+            continue;
+        }
+        int k = pool->count++, first = at, digits = 0;
+        i = run_of(s, ids, n, i, pool->text, &at, &digits);
+        while (i + 1 < n && separator_of(s, ids[i]) && digits_of(s, ids[i + 1])[0]) {
+            /* the run after the separator: joined by '.', and by ',' when it
+             * has exactly 3 digits ("1,000", not the list "1, 2") */
+            char sep = separator_of(s, ids[i]);
+            int mark = at, run_digits = 0;
+            pool->text[at++] = sep;
+            int next = run_of(s, ids, n, i + 1, pool->text, &at, &run_digits);
+            if (sep == ',' && run_digits != 3) {
+                at = mark;
+                break;
+            }
+            i = next;
+        }
+        pool->start[2 * k] = first;
+        pool->len[2 * k] = at - first;
+        pool->start[2 * k + 1] = at;
+        int end = at;
+        for (int c = first; c < end; c++)
+            if (pool->text[c] != ',') pool->text[at++] = pool->text[c];
+        pool->len[2 * k + 1] = at - pool->start[2 * k + 1];
+    }
+}
+
+/* Does number k read p[0..n-1] in either form (`whole`), or begin with it? */
+static bool number_is(const Pool *pool, int k, const char *p, int n, bool whole)
+{
+    for (int f = 2 * k; f < 2 * k + 2; f++)
+        if ((whole ? pool->len[f] == n : pool->len[f] >= n) && memcmp(pool->text + pool->start[f], p, (size_t)n) == 0)
+            return true;
+    return false;
+}
+
+/* The first unused number that reads p[0..n-1], or -1. */
 static int unused_equal(const Pool *pool, const char *p, int n)
 {
     for (int k = 0; k < pool->count; k++)
-        if (!pool->used[k] && pool->len[k] == n && memcmp(pool->text + pool->start[k], p, (size_t)n) == 0)
-            return k;
+        if (!pool->used[k] && number_is(pool, k, p, n, true)) return k;
     return -1;
 }
 
-/* Is p[0..n-1] the beginning of an unused number other than `except`? */
+/* Does an unused number other than `except` begin with p[0..n-1]? */
 static bool unused_prefix(const Pool *pool, const char *p, int n, int except)
 {
     for (int k = 0; k < pool->count; k++)
-        if (k != except && !pool->used[k] && pool->len[k] >= n &&
-            memcmp(pool->text + pool->start[k], p, (size_t)n) == 0)
-            return true;
+        if (k != except && !pool->used[k] && number_is(pool, k, p, n, false)) return true;
     return false;
 }
 
 bool number_rule_applies(const NumberRule *rule, const int *src, int S)
 {
     for (int i = 0; i < S; i++)
-        if (src[i] >= 0 && src[i] < rule->source.V && rule->source.digits[src[i]][0]) return true;
+        if (digits_of(&rule->source, src[i])[0]) return true;
     return false;
+}
+
+/* Where the output stands: outside a number, in one that ends with a
+ * digit, or after a separator that may continue it (p, n chars). */
+typedef enum { OUTSIDE, IN_DIGITS, AFTER_SEPARATOR } Place;
+
+typedef struct {
+    Place place;
+    char *p;
+    int n;
+} Output;
+
+/* The number being written ends: it uses up the source number it reads
+ * (the separator after it, if any, was punctuation, not part of it). */
+static void finish(Pool *pool, Output *o)
+{
+    if (o->place == OUTSIDE) return;
+    int n = o->place == AFTER_SEPARATOR ? o->n - 1 : o->n;
+    int k = unused_equal(pool, o->p, n);
+    if (k >= 0) pool->used[k] = true;
+    o->place = OUTSIDE;
+    o->n = 0;
+}
+
+/* Reads the output so far as the ban below wrote it: a separator or a
+ * digit continues the number being written only where an unused source
+ * number begins with the result. */
+static Output output_numbers(const Side *t, const int *ids, int n, Pool *pool, char *text)
+{
+    Output o = {OUTSIDE, text, 0};
+    for (int i = 0; i < n; i++) {
+        const char *d = digits_of(t, ids[i]);
+        char sep = separator_of(t, ids[i]);
+        int m = (int)strlen(d);
+        if (m) {
+            memcpy(o.p + o.n, d, (size_t)m);
+            bool goes_on = (o.place == IN_DIGITS && t->continues[ids[i]]) ||
+                           (o.place == AFTER_SEPARATOR && unused_prefix(pool, o.p, o.n + m, -1));
+            if (!goes_on) {
+                finish(pool, &o);
+                memcpy(o.p, d, (size_t)m);
+            }
+            o.n += m;
+            o.place = IN_DIGITS;
+        } else if (sep && o.place == IN_DIGITS && (o.p[o.n] = sep, unused_prefix(pool, o.p, o.n + 1, -1))) {
+            o.n++;
+            o.place = AFTER_SEPARATOR;
+        } else {
+            finish(pool, &o);
+        }
+    }
+    return o;
 }
 
 void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *history, int len,
@@ -151,51 +264,56 @@ void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *h
      * every step, for every hypothesis: no state to carry, reorder or get
      * wrong between greedy, beam and batched decoding, for a few hundred
      * bytes of parsing next to a decoder step's millions of products.
-     * Room for every token's digits on either side, plus one token more. */
+     * Room for every token's digits or separator on either side, the
+     * source's twice (its two forms), plus one token more. */
     int most = (S > len ? S : len) + 1;
-    char *src_text = xmalloc((size_t)most * MAX_DIGITS), *out_text = xmalloc((size_t)most * MAX_DIGITS);
-    int *offsets = xmalloc((size_t)most * 4 * sizeof *offsets);
-    int *src_start = offsets, *src_len = offsets + most, *out_start = offsets + 2 * most,
-        *out_len = offsets + 3 * most;
+    size_t room = (size_t)most * (MAX_DIGITS + 1);
+    char *src_text = xmalloc(2 * room), *out_text = xmalloc(room + MAX_DIGITS + 1);
+    int *forms = xmalloc((size_t)most * 4 * sizeof *forms);
     bool *used = xcalloc((size_t)most, sizeof *used);
-    bool open; /* the output ends inside a number, which may go on */
-    int src_count = numbers_of(&rule->source, src, S, src_text, src_start, src_len, &open);
-    Pool pool = {src_text, src_start, src_len, src_count, used};
-    if (src_count == 0) goto done; /* nothing to copy: the rule is off */
-    int out_count = numbers_of(tgt, history, len, out_text, out_start, out_len, &open);
-    /* The finished numbers use up theirs; the open one (if any) is p. */
-    int finished = open ? out_count - 1 : out_count;
-    for (int i = 0; i < finished; i++) {
-        int k = unused_equal(&pool, out_text + out_start[i], out_len[i]);
-        if (k >= 0) used[k] = true;
-    }
-    char *p = open ? out_text + out_start[out_count - 1] : out_text;
-    int n = open ? out_len[out_count - 1] : 0;
-    int complete = open ? unused_equal(&pool, p, n) : -1; /* the number p would end as */
-    bool may_end = !open || complete >= 0;
-    /* Digit tokens: continue p, or (where p may end) begin a new number. */
+    Pool pool = {src_text, forms, forms + 2 * most, 0, used};
+    source_numbers(&rule->source, src, S, &pool);
+    if (pool.count == 0) goto done; /* nothing to copy: the rule is off */
+    Output o = output_numbers(tgt, history, len, &pool, out_text);
+    /* Where the number being written may end: it reads a whole unused
+     * source number (after a separator: without it, the separator then
+     * punctuation). */
+    int end_n = o.place == AFTER_SEPARATOR ? o.n - 1 : o.n;
+    int complete = o.place == OUTSIDE ? -1 : unused_equal(&pool, o.p, end_n);
+    bool may_end = o.place == OUTSIDE || complete >= 0;
     int allowed = 0;
+    /* Digit tokens: continue the number, or (where it may end) begin a new one. */
     for (int j = 0; j < tgt->count; j++) {
         int id = tgt->ids[j];
         const char *d = tgt->digits[id];
         int m = (int)strlen(d);
-        bool ok;
-        if (open && tgt->continues[id]) {
-            memcpy(p + n, d, (size_t)m); /* room: the token after the last */
-            ok = unused_prefix(&pool, p, n + m, -1);
-        } else
+        bool ok = false;
+        if ((o.place == IN_DIGITS && tgt->continues[id]) || o.place == AFTER_SEPARATOR) {
+            memcpy(o.p + o.n, d, (size_t)m); /* room: the token after the last */
+            ok = unused_prefix(&pool, o.p, o.n + m, -1);
+        }
+        if (!ok && !(o.place == IN_DIGITS && tgt->continues[id]))
             ok = may_end && unused_prefix(&pool, d, m, complete);
         if (!ok) logits[id] = -INFINITY;
         else if (logits[id] > -INFINITY) allowed++; /* not banned by a rule before this one either */
     }
-    /* Every other token ends p: only as a whole source number, unless no
-     * digit token can go on, here or by an earlier rule (number_rule.h). */
+    /* Separators: continue the number where a source number goes on with
+     * one ("1." of 1.5), or follow it as punctuation where it may end. */
+    for (int j = 0; j < tgt->sep_count; j++) {
+        int id = tgt->sep_ids[j];
+        bool continues = o.place == IN_DIGITS && (o.p[o.n] = tgt->separator[id], unused_prefix(&pool, o.p, o.n + 1, -1));
+        if (continues && logits[id] > -INFINITY) allowed++;
+        if (!continues && !may_end) logits[id] = -INFINITY;
+    }
+    /* Every other token ends the number: only as a whole source number,
+     * unless no digit or separator can go on, here or by an earlier rule
+     * (number_rule.h). */
     if (!may_end && allowed > 0)
         for (int id = 0; id < tgt->V; id++)
-            if (!tgt->digits[id][0]) logits[id] = -INFINITY;
+            if (!tgt->digits[id][0] && !tgt->separator[id]) logits[id] = -INFINITY;
 done:
     free(used);
-    free(offsets);
+    free(forms);
     free(out_text);
     free(src_text);
 }

@@ -23,8 +23,15 @@
  *     (any other token, </s> included) only where it equals one.  The
  *     numbers of the output before the current one use up theirs in
  *     output order (the first unused equal one).
- *   - "3:30" and "2,500" are two numbers each; "30.2" is 30 and 2.  So
- *     2,500 may come out as 2,500 but not as 2500.
+ *   - A separator joins the runs of digits around it into one number: "."
+ *     always (1.5), "," when exactly 3 digits follow it (2,500, 1,234,567;
+ *     not the list "1, 2").  A time is two numbers, so 7:45 may come out
+ *     as 7点45分.  Such a number comes out
+ *     with its separators as the source wrote them, so 1.5 never as "1 5"
+ *     or 15; with commas it may also come out without them (2500).  A
+ *     separator the source number does not have there is punctuation
+ *     after a whole number ("I have 5." → 我有5。).  The separators are
+ *     tokens of their own: "1 , 000" reads the same as "1,000".
  *   - Where no digit token may continue the current number (a vocabulary
  *     that lacks a digit piece it needs, or an earlier rule of decode_ban
  *     banned the one it needs: --no-repeat-ngram 2 on 1000), it may end
@@ -47,15 +54,18 @@ typedef struct NumberRule NumberRule;
 NumberRule *number_rule_new(int src_vocab, int tgt_vocab);
 void number_rule_free(NumberRule *rule); /* NULL-safe */
 
-/* Token `id` of the source (target) vocabulary is the digits `digits`
- * (1 to 15 of '0'..'9'), continuing the word before it when `continues`.
- * Ids never set are not digits. */
-void number_rule_set_source(NumberRule *rule, int id, const char *digits, bool continues);
-void number_rule_set_target(NumberRule *rule, int id, const char *digits, bool continues);
+/* Token `id` of the source (target) vocabulary is the digits `text` (1 to
+ * 15 of '0'..'9'), continuing the word before it when `continues`, or the
+ * separator `text` ("." or ",", a piece that starts a word).  Ids
+ * never set are neither. */
+void number_rule_set_source(NumberRule *rule, int id, const char *text, bool continues);
+void number_rule_set_target(NumberRule *rule, int id, const char *text, bool continues);
 
 /* Does `text` (a vocabulary piece, without the "##") consist of 1 to 15
- * ASCII digits?  What the callers of the two above test first. */
+ * ASCII digits?  Is it one of the separators "." and ","?  What the
+ * callers of the two above test first. */
 bool number_rule_is_digits(const char *text);
+bool number_rule_is_separator(const char *text);
 
 /* Does source src[0..S-1] hold a number, so that the rule can ban
  * anything at all? */

@@ -146,6 +146,65 @@ static void test_number_rule_bans_what_its_header_says(void **state)
     }
 }
 
+/* Separators join digits into one number (number_rule.h): the made-up
+ * vocabulary with "." (5) and "," (6) registered as separators, the
+ * digits at 7.. and ##digits at 17.. */
+enum { SEP_V = 27, SEP_WORD = 7, SEP_CONT = 17, COMMA = 6 };
+
+static void test_number_rule_joins_across_separators(void **state)
+{
+    (void)state;
+    NumberRule *r = number_rule_new(SEP_V, SEP_V);
+    for (int d = 0; d < 10; d++) {
+        char text[2] = {(char)('0' + d), 0};
+        number_rule_set_source(r, SEP_WORD + d, text, false);
+        number_rule_set_source(r, SEP_CONT + d, text, true);
+        number_rule_set_target(r, SEP_WORD + d, text, false);
+        number_rule_set_target(r, SEP_CONT + d, text, true);
+    }
+    for (int side = 0; side < 2; side++) {
+        (side ? number_rule_set_target : number_rule_set_source)(r, DOT, ".", false);
+        (side ? number_rule_set_target : number_rule_set_source)(r, COMMA, ",", false);
+    }
+    static const int src_1_5[] = {CAT, SEP_WORD + 1, DOT, SEP_WORD + 5, DOT}; /* "cat 1.5." */
+    static const int src_1000[] = {SEP_WORD + 1, COMMA, SEP_WORD + 0, SEP_CONT + 0, SEP_CONT + 0}; /* 1,000 */
+    static const int src_list[] = {SEP_WORD + 1, COMMA, SEP_WORD + 2}; /* "1, 2": two numbers */
+    /* Expected: specials, cat, "." and ","; word digits; ##digits */
+    static const char X7[] = "xxxxxxx", B7[] = ".......", B10[] = "..........";
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[5], len;
+        const char *others, *words, *continued;
+    } cases[] = {
+        {"1.5: after 1 only the dot goes on (never \"1 5\" or 15)", src_1_5, 5, {SEP_WORD + 1}, 1, ".....x.", B10, B10},
+        {"1.5: after 1. only a 5", src_1_5, 5, {SEP_WORD + 1, DOT}, 2, B7, ".....x....", ".....x...."},
+        {"1.5: whole, it may end, a dot or comma after it punctuation", src_1_5, 5, {SEP_WORD + 1, DOT, SEP_WORD + 5},
+         3, X7, B10, B10},
+        {"1,000: after 1 the comma or ##0 (1000)", src_1000, 5, {SEP_WORD + 1}, 1, "......x", B10, "x........."},
+        {"1,000: after 1, only a 0", src_1000, 5, {SEP_WORD + 1, COMMA}, 2, B7, "x.........", "x........."},
+        {"1,000 as 1000: whole after 1 ##000", src_1000, 5, {SEP_WORD + 1, SEP_CONT + 0, SEP_CONT + 0, SEP_CONT + 0},
+         4, X7, B10, B10},
+        {"1, 2 is a list: after 1 it may end, or 2 begin", src_list, 3, {SEP_WORD + 1}, 1, X7, "..x.......",
+         B10},
+        {"1, 2: after \"1,\" the comma was punctuation: 2 begins", src_list, 3, {SEP_WORD + 1, COMMA}, 2, X7,
+         "..x.......", "..x......."},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        float logits[SEP_V];
+        for (int i = 0; i < SEP_V; i++) logits[i] = 0.0f;
+        number_rule_ban(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, logits);
+        char got[SEP_V + 1], expect[SEP_V + 1];
+        for (int i = 0; i < SEP_V; i++) got[i] = logits[i] == -INFINITY ? '.' : 'x';
+        got[SEP_V] = 0;
+        snprintf(expect, sizeof expect, "%s%s%s", cases[c].others, cases[c].words, cases[c].continued);
+        if (strcmp(got, expect) != 0) fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, expect, got);
+    }
+    assert_true(number_rule_is_separator(".") && number_rule_is_separator(","));
+    assert_false(number_rule_is_separator(":") || number_rule_is_separator("..") || number_rule_is_separator(""));
+    number_rule_free(r);
+}
+
 /* Both rules: --no-repeat-ngram 2 on 1000 bans the ##0 that 1 ##0 ##0
  * needs next; the number rule then lets the number end (every digit
  * banned, every other token left), rather than banning all of them. */
@@ -411,6 +470,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bans_the_tokens_that_complete_a_seen_ngram),
         cmocka_unit_test(test_number_rule_bans_what_its_header_says),
+        cmocka_unit_test(test_number_rule_joins_across_separators),
         cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_is_digits),
         cmocka_unit_test(test_greedy_and_beam_never_repeat_an_ngram),
