@@ -756,6 +756,15 @@ static void note_cut_short(const Session *s, const Translator *tr, int line, int
                                                  : ": the config's max_output_ratio x source tokens + max_output_extra");
 }
 
+/* An empty translation (the model ended it at once, or wrote only special
+ * tokens) looks like the empty line of an input that failed: said, so a
+ * script can tell them apart by stderr (status 0 all the same). */
+static void note_empty(const Session *s, int line)
+{
+    if (!s->opt->quiet)
+        fprintf(stderr, "translate: line %d: note: the model ended the translation at once: it is empty\n", line);
+}
+
 /* Translate one line; prints the translation (or an empty line) and returns
  * a status.  `line` numbers messages (1-based). */
 static ExitStatus translate_one(Session *s, const char *text, size_t len, int line, FILE *logits)
@@ -802,6 +811,7 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
         fputs(s->opt->n_best_lines ? "translations:\n" : "translation: ", s->out);
     print_translations(s->out, s->opt, tr, line - 1, t, texts, scores, n);
     if (!t[0].finished) note_cut_short(s, tr, line, t[0].steps);
+    else if (!texts[0][0]) note_empty(s, line);
     if (logits && t[0].logits)
         fwrite(t[0].logits, sizeof(float), (size_t)t[0].steps * tr->config.arch.tgt_vocab, logits);
     if (s->attention[which])
@@ -901,6 +911,8 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
         else if (l->cut)
             note_cut_short(s, l->tr, first_line + i,
                            search_limit(&l->tr->model.arch, &l->tr->config.decode, l->src.count));
+        else if (l->tr && l->text && !l->text[0])
+            note_empty(s, first_line + i);
         fprintf(s->out, "%s\n", l->text ? l->text : "");
         result = worse(result, l->status);
         free(l->text);

@@ -255,6 +255,24 @@ static void test_bad_batch_sizes_are_usage_errors(void **state)
 
 /* Nothing read is lost at the end: a last line without '\n', and more
  * lines than one maxi-batch holds. */
+/* An empty translation (the shipped en-zh model, greedy, ends "_" at
+ * once) is said on stderr, batched or not: else it looked like the empty
+ * line of an input that failed, status 0 and nothing said. */
+static void test_an_empty_translation_is_said(void **state)
+{
+    (void)state;
+    const char *const base[] = {"./translate", "-b", "1", "-c", "configs/en-zh.yaml", NULL};
+    const char *const line[] = {"--maxi-batch", "1", NULL};
+    for (int batch = 0; batch < 2; batch++) {
+        RunResult r = run_with(base, batch ? NULL : line, "_\nI love China.\n", 16);
+        assert_int_equal(r.status, 0);
+        assert_int_equal(r.out[0], '\n');
+        expect_in(r.err, "translate: line 1: note: the model ended the translation at once: it is empty\n");
+        assert_null(strstr(r.err, "line 2: note"));
+        run_result_free(&r);
+    }
+}
+
 static void test_every_line_is_answered(void **state)
 {
     (void)state;
@@ -282,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_rich_output_reads_line_at_a_time),
         cmocka_unit_test(test_help_documents_the_batches),
         cmocka_unit_test(test_bad_batch_sizes_are_usage_errors),
+        cmocka_unit_test(test_an_empty_translation_is_said),
         cmocka_unit_test(test_every_line_is_answered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
