@@ -245,6 +245,10 @@ static void test_source_casing(void **state)
         {"kavelo's bike", "Kavelo的自行车", "en", "Kavelo's bike"},        /* a head takes its word's */
         {"o'brien's house", "O'Brien在这里", "en", "O'Brien's house"},      /* the longest part */
         {"", "IBM", "zh", ""},
+        /* nor the common words an acronym may spell: "CAN you see?" before */
+        {"This is a serial line, can you see?", "这是CAN总线，你能看见吗？", "en",
+         "This is a serial line, can you see?"},
+        {"Who says so? Not now.", "WHO说NOT NOW。", "en", "Who says so? Not now."},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *text = strdup(cases[i].text);

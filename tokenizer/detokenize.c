@@ -370,13 +370,19 @@ static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **t
 }
 
 /* English words of one or two letters that are also acronyms or letters a
- * Chinese sentence may hold (IT, US, AM, PM, OK, A, I...): English output
- * writes them as words of its own. */
+ * Chinese sentence may hold (IT, US, AM, PM, OK, A, I...), and common
+ * three-letter ones (CAN, WHO, NOW): English output writes them as words
+ * of its own. */
 static bool short_english_word(const char *w, size_t len)
 {
-    static const char *const words[] = {"a", "i", "am", "an", "as", "at", "be", "by", "do", "go", "he", "if",
-                                        "in", "is", "it", "me", "my", "no", "of", "ok", "on", "or", "pm", "so",
-                                        "to", "up", "us", "we"};
+    /* and the common ones an acronym in the Chinese may spell: CAN, WHO,
+     * NOW made "CAN you see?", where the model's "can" is the verb far
+     * more often than a copied acronym */
+    static const char *const words[] = {"a",   "i",   "am",  "an",  "as",  "at",  "be",  "by",  "do",  "go",
+                                        "he",  "if",  "in",  "is",  "it",  "me",  "my",  "no",  "of",  "ok",
+                                        "on",  "or",  "pm",  "so",  "to",  "up",  "us",  "we",  "all", "and",
+                                        "are", "but", "can", "for", "has", "how", "may", "new", "not", "now",
+                                        "one", "out", "the", "was", "who", "why", "yes", "you"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strlen(words[i]) == len && strncasecmp(words[i], w, len) == 0) return true;
     return false;

@@ -40,8 +40,8 @@ char *detokenize_ids(const Vocab *vocab, const int *ids, size_t n, const char *l
  * A source word in small letters gives nothing ("email" leaves "Email me."
  * alone).  In English output (`lang` "en") the short words English
  * writes itself are left alone, so that an acronym in the Chinese does not
- * recase them: "it" for IT, "us" for US, "a" and "I" (the list is in
- * detokenize.c); a placeholder "X" is copied ("x" → "X"). */
+ * recase them: "it" for IT, "us" for US, "a" and "I", "can" for CAN (the
+ * list is in detokenize.c); a placeholder "X" is copied ("x" → "X"). */
 void detokenize_source_casing(char *text, const char *source, const char *lang);
 
 /* Numbers joined by a comma in `text` ("2,100": the detokeniser reads a
