@@ -71,14 +71,14 @@ Simplifier *simplify_load(const char *path, Error *err)
     if (corpus_load(path, 0, 1, &c, err)) return NULL; /* simplified, traditional */
     size_t n = 0, cap = 0, n_changed = 0, cap_changed = 0, n_self = 0, cap_self = 0;
     Vote *votes = NULL;
-    int32_t *changed = NULL, *self = NULL; /* single-character entries: t != s, t == s */
+    int32_t *changed = NULL, *self = NULL; /* single-character entries: t where t != s; every s */
     enum { MAX_WORD = 64 };
     int32_t s[MAX_WORD], t[MAX_WORD];
     for (size_t i = 0; i < c.count; i++) {
         long ns = code_points(c.source[i], s, MAX_WORD), nt = code_points(c.target[i], t, MAX_WORD);
         if (ns <= 0 || ns != nt) continue; /* not aligned: no votes */
         if (ns == 1 && s[0] != t[0]) PUSH(changed, n_changed, cap_changed, t[0]);
-        if (ns == 1 && s[0] == t[0]) PUSH(self, n_self, cap_self, s[0]);
+        if (ns == 1) PUSH(self, n_self, cap_self, s[0]); /* s[0] is a Simplified character */
         for (long k = 0; k < ns; k++) {
             /* s[k] written in Simplified is a vote for it staying itself;
              * t[k] != s[k] is a vote for converting t[k]. */

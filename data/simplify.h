@@ -9,11 +9,13 @@
  *   - Candidates: characters that a single-character entry writes
  *     differently in Traditional (個 → 个, 後 → 后), so a character never
  *     changes from multi-character evidence alone.
- *   - Never converted: a character with a single-character entry that is
- *     the same in both scripts (著 "to write", 乾 "surname Qian", 於
- *     "surname Yu"): it is valid Simplified, and converting it would
- *     corrupt correct text (著名 → 着名), while leaving it only misses a
- *     Traditional use (睡著).
+ *   - Never converted: a character that a single-character entry writes
+ *     as its Simplified form, the same in both scripts (著 "to write", 乾
+ *     "surname Qian", 於 "surname Yu") or not (苧 of 薴, 麽 of 麼): it is
+ *     valid Simplified, and converting it would corrupt correct text
+ *     (著名 → 着名), while leaving it only misses a Traditional use
+ *     (睡著).  It also keeps the table from chains (薴 → 苧 → 苎), so
+ *     text simplified twice reads as simplified once.
  *   - The rest by votes over every entry whose two headwords have the same
  *     number of characters, aligned position by position: each position
  *     with traditional t written s (t != s) is a vote "t → s"; each

@@ -96,6 +96,15 @@ static void simplify_table_from_cedict_entries(void **state)
     assert_int_equal(changed, 0);
     free(text);
     simplify_free(s);
+    /* 苧 is the Simplified form of 薴, and the Traditional of 苎 (CC-CEDICT's
+     * own entries): valid Simplified, it stays, so 薴 → 苧 and no further
+     * (a chain made text simplified twice differ from simplified once) */
+    static const char chain[] = "苎\t苧\tzhu4\tramie\n苎麻\t苧麻\tzhu4 ma2\tramie\n苧\t薴\tning2\ttangled\n";
+    s = simplify_load(temp_file("chain.tsv", chain, sizeof chain - 1), &err);
+    assert_non_null(s);
+    assert_int_equal(simplify_char(s, 0x85B4 /* 薴 */), 0x82E7 /* 苧 */);
+    assert_int_equal(simplify_char(s, 0x82E7 /* 苧 */), 0x82E7);
+    simplify_free(s);
     simplify_free(NULL);
     assert_null(simplify_load("tests/data/no-such-file.tsv", &err));
     expect_in(err.message, "tests/data/no-such-file.tsv");
