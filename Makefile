@@ -87,7 +87,7 @@ install: $(PROGRAMS)
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(INSTALL_MODELS:%=configs/%.yaml) $(DESTDIR)$(PREFIX)/share/translate/configs/
 	install -m 644 $(foreach m,$(INSTALL_MODELS),weights/$(m).safetensors weights/$(m).src.vocab \
-	                 weights/$(m).tgt.vocab) $(DESTDIR)$(PREFIX)/share/translate/weights/
+	                 weights/$(m).tgt.vocab) weights/zh-simplify.tsv $(DESTDIR)$(PREFIX)/share/translate/weights/
 
 uninstall:
 	rm -f $(PROGRAMS:%=$(DESTDIR)$(PREFIX)/bin/%)
@@ -575,7 +575,7 @@ $(WEB)/worker.js: $(WEB)/engine.js web/worker.js
 $(WEB)/mkpage: build/web/mkpage.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(WEB_PAGE): $(WEB)/mkpage $(WEB)/worker.js web/page.js web/page.css $(WEB_MODELS) \
+$(WEB_PAGE): $(WEB)/mkpage $(WEB)/worker.js web/page.js web/page.css $(WEB_MODELS) weights/zh-simplify.tsv \
              $(foreach m,en-zh zh-en,weights/$(m).safetensors weights/$(m).src.vocab weights/$(m).tgt.vocab)
 	$(WEB)/mkpage $@ $(WEB)/worker.js web/page.js web/page.css $(WEB_MODELS)
 

@@ -476,9 +476,9 @@ static int check_model(Loader *ld, const Section *sec, const SectionState *st)
 {
     Config *c = ld->cfg;
     c->random_init = st->seen[find_key(sec, "random_init_seed")];
-    const char *names[] = {"the config itself", "model.source_vocab", "model.target_vocab"};
-    const char *paths[] = {c->path, c->source_vocab_path, c->target_vocab_path};
-    for (int i = 0; i < 3; i++)
+    const char *names[] = {"the config itself", "model.source_vocab", "model.target_vocab", "model.simplify"};
+    const char *paths[] = {c->path, c->source_vocab_path, c->target_vocab_path, c->simplify_path};
+    for (int i = 0; i < 4; i++)
         if (c->weights_path && paths[i] && input_file_same(c->weights_path, paths[i]))
             return fail(ld, st->mark[find_key(sec, "weights")], "model.weights and %s are the same file (%.200s)",
                         names[i], c->weights_path);
@@ -569,6 +569,9 @@ static int check_top(Loader *ld, const Section *sec, const SectionState *st)
     if (strcmp(c->source_lang, c->target_lang) == 0)
         return fail(ld, st->mark[find_key(sec, "target_language")],
                     "target_language: must differ from source_language ('%s')", c->source_lang);
+    if (c->simplify_path && strcmp(c->source_lang, "zh") != 0)
+        return fail(ld, st->mark[find_key(sec, "model")],
+                    "model.simplify reads Chinese sources as Simplified: source_language is %s", c->source_lang);
     return c->has_train ? finish_train(ld, st->mark[find_key(sec, "train")]) : 0;
 }
 
@@ -577,6 +580,9 @@ static const Key model_keys[] = {
     VALUE("source_vocab", T_PATH, source_vocab_path, REQ),
     VALUE("target_vocab", T_PATH, target_vocab_path, REQ),
     U64("random_init_seed", random_seed),
+    /* Traditional Chinese input read as Simplified: a table train
+     * --simplify-table writes (data/simplify.h) */
+    VALUE("simplify", T_PATH, simplify_path, OPT),
 };
 
 static const Key architecture_keys[] = {
@@ -815,7 +821,7 @@ void config_free(Config *cfg)
     for (size_t i = 0; i < cfg->train.n_sources; i++) free(cfg->train.sources[i].path);
     free(cfg->train.sources);
     char *owned[] = {cfg->path, cfg->name, cfg->weights_path, cfg->source_vocab_path,
-                     cfg->target_vocab_path, cfg->train.train_path, cfg->train.dev_path, cfg->train.simplify_path,
+                     cfg->target_vocab_path, cfg->simplify_path, cfg->train.train_path, cfg->train.dev_path, cfg->train.simplify_path,
                      cfg->train.checkpoint_path, cfg->train.log_path, cfg->scores.eval_path};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) free(owned[i]);
     memset(cfg, 0, sizeof *cfg);

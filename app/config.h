@@ -68,6 +68,8 @@ typedef struct {
     char *weights_path;     /* resolved safetensors path */
     char *source_vocab_path;
     char *target_vocab_path;
+    char *simplify_path;    /* model.simplify: a Traditional → Simplified table for Chinese
+                               sources (data/simplify.h); NULL = none */
     bool random_init;       /* weights missing → write a seeded random model */
     uint64_t random_seed;
     ModelArch arch;         /* src_vocab/tgt_vocab are 0 here: they come from the vocab files */

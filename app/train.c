@@ -78,6 +78,7 @@ typedef struct {
     int max_steps;          /* --max-steps: replaces train.max_steps when > 0 */
     double max_minutes;     /* --max-minutes: replaces train.max_minutes when > 0 */
     bool resume, vocab_only, recase, quiet, overwrite, force;
+    const char *simplify_table; /* --simplify-table FILE */
 } Options;
 
 /* --help and --version: their one write checked (a full disk, a closed
@@ -98,6 +99,7 @@ static void usage(FILE *out)
             "             [--max-minutes M] CONFIG\n"
             "             [--overwrite] [--vocab [--data TSV]] [--recase [--data TSV]]\n"
             "       train --export DIR [--max-steps N] CONFIG\n"
+            "       train --simplify-table FILE [--overwrite] CONFIG\n"
             "Train the model CONFIG describes on its train: data.\n"
             "\n"
             "      --out FILE    write the model to FILE instead of the config's weights path;\n"
@@ -121,6 +123,10 @@ static void usage(FILE *out)
             "                    so the model still loads\n"
             "      --export DIR  train nothing: write the tokenised data, the initial model and\n"
             "                    the settings to DIR for tools/train_torch.py (docs/scale-out.md)\n"
+            "      --simplify-table FILE  train nothing: write the Traditional -> Simplified table\n"
+            "                    of train.simplify_with to FILE (a few KB), which a config's\n"
+            "                    model.simplify reads to translate Traditional input; a file\n"
+            "                    that exists is replaced only with --overwrite\n"
             "  -t, --threads N   threads for a training step (default: all cores; at most 64)\n"
             "  -q, --quiet       no progress line\n"
             "  -h, --help        this help\n"
@@ -1200,6 +1206,40 @@ static int check_distinct_outputs(const Config *cfg, const Options *opt)
     return 0;
 }
 
+/* --simplify-table FILE: train.simplify_with's table, written compact for
+ * translating (data/simplify.h; a config's model.simplify reads it). */
+static int write_simplify_table(const Config *cfg, const char *path, bool overwrite)
+{
+    const char *from = cfg->train.simplify_path;
+    if (!from) {
+        fprintf(stderr, "train: %s: no train.simplify_with to build the table from\n", cfg->path);
+        return EXIT_USAGE;
+    }
+    if (!cli_written_directly(path)) {
+        const char *inputs[] = {from, cfg->path};
+        for (int i = 0; i < 2; i++)
+            if (cli_same_file(path, inputs[i])) {
+                fprintf(stderr, "train: %s would overwrite %s, an input of this run\n", path, inputs[i]);
+                return EXIT_USAGE;
+            }
+        if (!overwrite && access(path, F_OK) == 0) {
+            fprintf(stderr, "train: %s exists: replace it with --overwrite\n", path);
+            return EXIT_USAGE;
+        }
+    }
+    Error err = {{0}};
+    Simplifier *s = simplify_load(from, &err);
+    if (!s) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_DATA;
+    }
+    int status = simplify_save(s, path, &err) ? EXIT_WRITE : 0;
+    if (status) fprintf(stderr, "train: %s\n", err.message);
+    else fprintf(stderr, "train: %zu Traditional characters of %s in %s\n", simplify_size(s), from, path);
+    simplify_free(s);
+    return status;
+}
+
 static int parse_options(int argc, char **argv, Options *opt)
 {
     static const struct option longs[] = {
@@ -1209,7 +1249,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"overwrite", no_argument, 0, 'w'}, {"force", no_argument, 0, 'f'},
         {"max-steps", required_argument, 0, 'S'}, {"max-minutes", required_argument, 0, 'M'},
         {"export", required_argument, 0, 'e'}, {"recase", no_argument, 0, 'c'},
-        {"init", required_argument, 0, 'i'},
+        {"init", required_argument, 0, 'i'}, {"simplify-table", required_argument, 0, 's'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
@@ -1221,6 +1261,7 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'o': opt->out_path = optarg; break;
         case 'i': opt->init_path = optarg; break;
         case 'e': opt->export_dir = optarg; break;
+        case 's': opt->simplify_table = optarg; break;
         case 'w': opt->overwrite = true; break;
         case 'f': opt->force = true; break;
         case 'q': opt->quiet = true; break;
@@ -1245,6 +1286,12 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(finish_stdout());
         default: fprintf(stderr, "train: try 'train --help'\n"); return -1;
         }
+    }
+    if (opt->simplify_table && (!*opt->simplify_table || opt->resume || opt->vocab_only || opt->recase ||
+                                opt->export_dir || opt->init_path || opt->out_path || opt->data_path ||
+                                opt->max_steps > 0 || opt->max_minutes > 0)) {
+        fprintf(stderr, "train: --simplify-table FILE goes alone (with --overwrite at most) (try 'train --help')\n");
+        return -1;
     }
     if (opt->force && !opt->resume) {
         fprintf(stderr, "train: --force goes with --resume (try 'train --help')\n");
@@ -1329,6 +1376,10 @@ int main(int argc, char **argv)
     if (!r.cfg.has_train) {
         fprintf(stderr, "train: %s: no train: section\n", r.cfg.path);
         status = EXIT_USAGE;
+    } else if (opt.simplify_table) {
+        status = write_simplify_table(&r.cfg, opt.simplify_table, opt.overwrite);
+        config_free(&r.cfg);
+        return status;
     } else if (opt.recase) {
         if (!(status = check_distinct_outputs(&r.cfg, &opt))) status = build_vocab(&r.cfg, opt.data_path, true);
     } else if (!(status = check_distinct_outputs(&r.cfg, &opt)) && !(status = make_output_dirs(&r.cfg)) &&

@@ -637,7 +637,7 @@ static int check_session_inputs(const Session *s, const char *option, const char
     if (s->reads_stdin && path && !cli_written_directly(path) && is_standard_input(path))
         return error_set(err, "%s: %s would overwrite standard input, an input of this run", path,
                          option);
-    const char *inputs[9];
+    const char *inputs[11]; /* -i, and each model's config, weights, vocabularies and table */
     size_t n = 0;
     if (s->opt->input_path) inputs[n++] = s->opt->input_path;
     for (int i = 0; i < 2; i++) {
@@ -647,6 +647,7 @@ static int check_session_inputs(const Session *s, const char *option, const char
         inputs[n++] = c->weights_path;
         inputs[n++] = c->source_vocab_path;
         inputs[n++] = c->target_vocab_path;
+        if (c->simplify_path) inputs[n++] = c->simplify_path;
     }
     return check_not_an_input(option, path, inputs, n, err);
 }
@@ -741,6 +742,9 @@ static Translator *encode_line(Session *s, const char *text, size_t len, int lin
     if (src->unknown && !s->opt->quiet)
         fprintf(stderr, "translate: line %d: note: %d unknown word%s mapped to <unk>: %s\n", line,
                 src->unknown, src->unknown > 1 ? "s" : "", src->unknown_list);
+    if (src->simplified && !s->opt->quiet)
+        fprintf(stderr, "translate: line %d: note: %d Traditional character%s read as Simplified\n", line,
+                src->simplified, src->simplified > 1 ? "s" : "");
     return tr;
 }
 
@@ -1175,9 +1179,9 @@ static int eval_file(const Options *opt, const char *config_path)
     /* Written to a temporary file (common/output_file.h), committed only
      * after the whole set was translated; never over an input, which is
      * checked first, so a refusal costs no translating. */
-    const char *inputs[] = {config_path, opt->eval_path, tr.config.weights_path,
-                            tr.config.source_vocab_path, tr.config.target_vocab_path, opt->compare_path};
-    size_t n_inputs = opt->compare_path ? 6 : 5;
+    const char *inputs[] = {config_path, opt->eval_path, tr.config.weights_path, tr.config.source_vocab_path,
+                            tr.config.target_vocab_path, tr.config.simplify_path, opt->compare_path};
+    size_t n_inputs = sizeof inputs / sizeof *inputs; /* (NULL ones count as none) */
     OutputFile *hyps = NULL;
     if (opt->compare_path && evaluate_file(opt->compare_path, &data, opt->eval_path, tr.config.target_lang,
                                            &theirs, &their_scores, &err)) {

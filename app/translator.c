@@ -160,6 +160,10 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
         note_untrained(cfg, err);
         goto fail;
     }
+    if (cfg->simplify_path && !(tr->simplifier = simplify_load_table(cfg->simplify_path, err))) {
+        error_prefix(err, cfg->path);
+        goto fail;
+    }
     cfg->arch.src_vocab = vocab_size(tr->src_vocab);
     cfg->arch.tgt_vocab = vocab_size(tr->tgt_vocab);
     tr->numbers = number_rule_of(tr->src_vocab, tr->tgt_vocab);
@@ -228,6 +232,7 @@ void translator_close(Translator *tr)
     vocab_free(tr->src_vocab);
     vocab_free(tr->tgt_vocab);
     number_rule_free(tr->numbers);
+    simplify_free(tr->simplifier);
     config_free(&tr->config);
     memset(tr, 0, sizeof *tr);
 }
@@ -261,8 +266,33 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
                            Error *err)
 {
     memset(src, 0, sizeof *src);
+    /* Traditional → Simplified as the training data was (model.simplify):
+     * the model's vocabulary has the Simplified characters only, so 這 would
+     * be bytes it never saw.  (A NUL inside the text is the encoder's to
+     * refuse: converted up to it, the rest copied as it is.) */
+    char *plain = NULL;
+    if (tr->simplifier) {
+        char *copy = xmalloc(len + 1);
+        memcpy(copy, text, len);
+        copy[len] = '\0';
+        size_t changed, head = strlen(copy);
+        char *converted = simplify_text(tr->simplifier, copy, &changed);
+        size_t n = strlen(converted);
+        plain = xmalloc(n + (len - head) + 1);
+        memcpy(plain, converted, n);
+        memcpy(plain + n, text + head, len - head);
+        plain[n + (len - head)] = '\0';
+        free(converted);
+        free(copy);
+        text = plain;
+        len = n + (len - head);
+        src->simplified = (int)changed;
+    }
     Encoding e;
-    if (encode_text(tr->src_vocab, text, len, &e, err)) return EXIT_INPUT;
+    if (encode_text(tr->src_vocab, text, len, &e, err)) {
+        free(plain);
+        return EXIT_INPUT;
+    }
     int max_len = tr->config.arch.max_len;
     ExitStatus status = EXIT_INPUT;
     if (e.count == 0)
@@ -284,6 +314,7 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
         }
     }
     encoding_free(&e);
+    free(plain);
     return status;
 }
 

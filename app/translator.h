@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "../common/error.h"
+#include "../data/simplify.h"
 #include "../model/decode.h"
 #include "../tokenizer/vocab.h"
 #include "config.h"
@@ -24,6 +25,7 @@ typedef struct {
     Decoder decoder;
     SearchWorkspace batch_work; /* translator_run_many's activations, kept from one call to the next */
     NumberRule *numbers;    /* the vocabularies' digit tokens (config.decode.numbers points here) */
+    Simplifier *simplifier; /* model.simplify's table, or NULL: Chinese sources as Simplified */
     bool created_weights;   /* the weights were just written by random init */
     struct stat weights_seen; /* the weights file when a mapped model was loaded (see
                                  translator_weights_changed); st_ino 0: read, not mapped */
@@ -74,10 +76,12 @@ typedef struct {
     int *ids;               /* [count] */
     char *text;             /* the text itself: a word the model copies takes its casing */
     int unknown;            /* how many tokens were not in the vocabulary */
+    int simplified;         /* how many Traditional characters model.simplify replaced */
     char unknown_list[256]; /* the first few of them, quoted (long ones cut, "…"), for a note */
 } SourceIds;
 
-/* Tokenise `len` bytes of text for this model's source vocabulary.
+/* Tokenise `len` bytes of text for this model's source vocabulary (its
+ * Traditional characters read as Simplified first, with model.simplify).
  * EXIT_INPUT on invalid UTF-8 ("invalid UTF-8 at byte 7"), empty text, or more
  * tokens than max_len. */
 ExitStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/input_file.h"
+#include "../common/output_file.h"
 #include "../common/utf8.h"
 #include "../common/util.h"
 #include "corpus.h"
@@ -164,6 +166,62 @@ static size_t utf8_put(int32_t cp, char *out)
     out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
     out[3] = (char)(0x80 | (cp & 0x3F));
     return 4;
+}
+
+static void put_table(FILE *out, const void *context)
+{
+    const Simplifier *s = context;
+    char from[4], to[4];
+    for (size_t i = 0; i < s->count; i++) {
+        size_t nf = utf8_put(s->map[i].from, from), nt = utf8_put(s->map[i].to, to);
+        fprintf(out, "%.*s\t%.*s\n", (int)nt, to, (int)nf, from); /* checked by the commit */
+    }
+}
+
+int simplify_save(const Simplifier *s, const char *path, Error *err)
+{
+    return output_file_write(path, 0, put_table, s, err);
+}
+
+static int by_from(const void *pa, const void *pb)
+{
+    const Mapping *a = pa, *b = pb;
+    return (a->from > b->from) - (a->from < b->from);
+}
+
+Simplifier *simplify_load_table(const char *path, Error *err)
+{
+    size_t len;
+    char *text = input_file_read_all(path, 0, 1 << 20, "a simplify table's", &len, err);
+    if (!text) return NULL;
+    Simplifier *sp = xcalloc(1, sizeof *sp);
+    size_t cap = 0;
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    for (int line = 1; p < end; line++) {
+        int32_t to, from;
+        size_t a = utf8_decode(p, (size_t)(end - p), &to), b = 0;
+        if (a && p + a < end && p[a] == '\t') b = utf8_decode(p + a + 1, (size_t)(end - p - a - 1), &from);
+        const unsigned char *next = b ? p + a + 1 + b : NULL;
+        if (next && next < end && *next == '\r') next++;
+        if (!next || (next < end && *next != '\n')) {
+            error_set(err, "%s:%d: expected a Simplified character, a tab and a Traditional one (write the "
+                           "table with train --simplify-table)", path, line);
+            free(text);
+            simplify_free(sp);
+            return NULL;
+        }
+        PUSH(sp->map, sp->count, cap, ((Mapping){from, to}));
+        p = next + (next < end);
+    }
+    free(text);
+    qsort(sp->map, sp->count, sizeof *sp->map, by_from);
+    for (size_t i = 1; i < sp->count; i++)
+        if (sp->map[i].from == sp->map[i - 1].from) {
+            error_set(err, "%s: U+%04X is listed twice", path, (unsigned)sp->map[i].from);
+            simplify_free(sp);
+            return NULL;
+        }
+    return sp;
 }
 
 char *simplify_text(const Simplifier *s, const char *text, size_t *changed)

@@ -50,4 +50,18 @@ int32_t simplify_char(const Simplifier *s, int32_t cp);
  * *changed (may be NULL) is set to the number of characters replaced. */
 char *simplify_text(const Simplifier *s, const char *text, size_t *changed);
 
+/* The table as a file: a line "simplified <TAB> traditional" per
+ * character, in code point order (the columns of CC-CEDICT's entries, so
+ * simplify_load reads it back as the same table too: each line a
+ * one-character entry, no chains).  A few KB instead of the dictionary's
+ * 10 MB, for translating (app/translator.h).  Written through
+ * common/output_file.h; 0, or -1 with "path: ...". */
+int simplify_save(const Simplifier *s, const char *path, Error *err);
+/* Such a table read as it is, without simplify_load's votes (about 1.5 ms
+ * for this one, at every start of a translating process: ~0.1 here); NULL
+ * with "path:line: ..." for a line that is not two characters (a CC-CEDICT
+ * file is not a table: train --simplify-table makes one) or a character
+ * listed twice. */
+Simplifier *simplify_load_table(const char *path, Error *err);
+
 #endif

@@ -182,6 +182,28 @@ static void test_han_text_picks_the_zh_en_model(void **state)
 
 /* ---- the shipped models --------------------------------------------------------- */
 
+/* Traditional Chinese reads as Simplified (zh-en's model.simplify), said in
+ * a note: 這是我的電腦。 was bytes the model never saw ("It's me that I'm a
+ * river in my tail.").  Batched or a line at a time. */
+static void test_traditional_input_reads_as_simplified(void **state)
+{
+    (void)state;
+    const char *simplified[] = {"./translate", "-c", "zh-en", "这是我的电脑。", NULL};
+    const char *traditional[] = {"./translate", "-c", "zh-en", "這是我的電腦。", NULL};
+    RunResult want = run(simplified, NULL), got = run(traditional, NULL);
+    assert_int_equal(got.status, 0);
+    assert_string_equal(got.out, want.out);
+    expect_in(got.err, "line 1: note: 3 Traditional characters read as Simplified\n");
+    assert_null(strstr(want.err, "Traditional"));
+    const char *piped[] = {"./translate", "-c", "zh-en", NULL};
+    RunResult batch = run(piped, "這是我的電腦。\n這是我的電腦。\n");
+    assert_int_equal(batch.status, 0);
+    expect_in(batch.err, "line 2: note: 3 Traditional characters read as Simplified\n");
+    run_result_free(&want);
+    run_result_free(&got);
+    run_result_free(&batch);
+}
+
 static void test_shipped_en_zh_translates_the_seed_example(void **state)
 {
     (void)state;
@@ -402,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_crlf_input_is_the_same_as_lf),
         cmocka_unit_test(test_unknown_words_are_reported_not_dropped),
         cmocka_unit_test(test_han_text_picks_the_zh_en_model),
+        cmocka_unit_test(test_traditional_input_reads_as_simplified),
         cmocka_unit_test(test_shipped_en_zh_translates_the_seed_example),
         cmocka_unit_test(test_shipped_zh_en_translates_the_seed_example),
         cmocka_unit_test(test_attention_json_shapes_and_token_roles),

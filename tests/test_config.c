@@ -55,6 +55,7 @@ static void en_zh_config_loads_with_expected_values(void **state)
     assert_string_equal(c.source_vocab_path, "configs/../weights/en-zh.src.vocab");
     assert_string_equal(c.target_vocab_path, "configs/../weights/en-zh.tgt.vocab");
     assert_false(c.random_init); /* the shipped models are trained */
+    assert_null(c.simplify_path); /* English sources: no table */
     const ModelArch *a = &c.arch;
     assert_int_equal(a->d_model, 256);
     assert_int_equal(a->heads, 4);
@@ -159,6 +160,7 @@ static void zh_en_config_mirrors_en_zh(void **state)
     assert_string_equal(c.source_lang, "zh");
     assert_string_equal(c.target_lang, "en");
     assert_string_equal(c.weights_path, "configs/../weights/zh-en.safetensors");
+    assert_string_equal(c.simplify_path, "configs/../weights/zh-simplify.tsv"); /* Traditional input */
     assert_int_equal(c.arch.d_model, 256);
     assert_int_equal(c.train.source_column, 1);
     assert_int_equal(c.train.target_column, 0);
@@ -679,6 +681,12 @@ static void train_outputs_must_differ(void **state)
          "7:3", "model.target_vocab and the config itself are the same file"},
         {VALID "train:\n  log: w.st\n", "19:1", "train.log and model.weights are the same file"},
         {VALID "train:\n  checkpoint: x\n  log: x\n", "19:1", "train.log and train.checkpoint are the same file"},
+        /* model.simplify: a file the weights may not overwrite, read for Chinese sources only */
+        {"name: t\nsource_language: zh\ntarget_language: en\nmodel:\n  weights: w\n  source_vocab: s\n"
+         "  target_vocab: t\n  simplify: w\n" VALID_ARCH,
+         "5:3", "model.weights and model.simplify are the same file"},
+        {VALID_HEAD "model:\n  weights: w\n  source_vocab: s\n  target_vocab: t\n  simplify: z.tsv\n" VALID_ARCH,
+         "4:1", "model.simplify reads Chinese sources as Simplified: source_language is en"},
     };
     CHECK_REJECTED(cases);
 }

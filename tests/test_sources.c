@@ -105,6 +105,29 @@ static void simplify_table_from_cedict_entries(void **state)
     assert_int_equal(simplify_char(s, 0x85B4 /* 薴 */), 0x82E7 /* 苧 */);
     assert_int_equal(simplify_char(s, 0x82E7 /* 苧 */), 0x82E7);
     simplify_free(s);
+    /* saved as a table (train --simplify-table), it reads back as the same
+     * table, by simplify_load_table (translating) and simplify_load alike */
+    s = simplify_load("tests/data/cedict-mini.tsv", &err);
+    const char *table = temp_file("table.tsv", "", 0);
+    assert_int_equal(simplify_save(s, table, &err), 0);
+    Simplifier *read = simplify_load_table(table, &err), *voted = simplify_load(table, &err);
+    assert_non_null(read);
+    assert_non_null(voted);
+    assert_int_equal(simplify_size(read), simplify_size(s));
+    assert_int_equal(simplify_size(voted), simplify_size(s));
+    for (int32_t cp = 0x4E00; cp < 0xA000; cp++)
+        if (simplify_char(read, cp) != simplify_char(s, cp) || simplify_char(voted, cp) != simplify_char(s, cp))
+            fail_msg("U+%04X: %04X read, %04X voted, %04X built", (unsigned)cp, (unsigned)simplify_char(read, cp),
+                     (unsigned)simplify_char(voted, cp), (unsigned)simplify_char(s, cp));
+    simplify_free(read);
+    simplify_free(voted);
+    simplify_free(s);
+    /* a CC-CEDICT file is not a table; nor is one listing a character twice */
+    assert_null(simplify_load_table("tests/data/cedict-mini.tsv", &err));
+    expect_in(err.message, "tests/data/cedict-mini.tsv:1: expected a Simplified character, a tab and a Traditional one");
+    static const char twice[] = "个\t個\n箇\t個\n";
+    assert_null(simplify_load_table(temp_file("twice.tsv", twice, sizeof twice - 1), &err));
+    expect_in(err.message, "U+500B is listed twice");
     simplify_free(NULL);
     assert_null(simplify_load("tests/data/no-such-file.tsv", &err));
     expect_in(err.message, "tests/data/no-such-file.tsv");

@@ -838,6 +838,40 @@ static void test_max_steps_at_an_epochs_end_scores_once(void **state)
     free(log);
 }
 
+/* train --simplify-table FILE: train.simplify_with's table, as a config's
+ * model.simplify reads it; an existing file only with --overwrite, never
+ * an input; a config without simplify_with has none to write. */
+static void test_simplify_table(void **state)
+{
+    (void)state;
+    char cwd[512], extra[700];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(extra, sizeof extra, "  simplify_with: %s/tests/data/cedict-mini.tsv\n", cwd);
+    const char *config = write_config("simplify", extra);
+    char table[700];
+    snprintf(table, sizeof table, "%s", in_dir("simplify", "zh.tsv"));
+    char *err = run_train_args(config, (const char *[]){"--simplify-table", table, NULL}, 0);
+    expect_in(err, "6 Traditional characters of ");
+    free(err);
+    size_t len;
+    char *text = read_file(table, &len);
+    expect_in(text, "个\t個\n");
+    free(text);
+    err = run_train_args(config, (const char *[]){"--simplify-table", table, NULL}, 2);
+    expect_in(err, "zh.tsv exists: replace it with --overwrite");
+    free(err);
+    free(run_train_args(config, (const char *[]){"--simplify-table", table, "--overwrite", NULL}, 0));
+    err = run_train_args(config, (const char *[]){"--simplify-table", config, "--overwrite", NULL}, 2);
+    expect_in(err, "an input of this run");
+    free(err);
+    err = run_train_args(config, (const char *[]){"--simplify-table", table, "--vocab", NULL}, 2);
+    expect_in(err, "--simplify-table FILE goes alone");
+    free(err);
+    err = run_train_args(write_config("no-simplify", ""), (const char *[]){"--simplify-table", table, NULL}, 2);
+    expect_in(err, "no train.simplify_with to build the table from");
+    free(err);
+}
+
 /* Column `col` (0-based) of a CSV line, as a number. */
 static double csv_number(const char *line, int col)
 {
@@ -1221,6 +1255,7 @@ int main(void)
         cmocka_unit_test(test_resume_of_a_finished_run),
         cmocka_unit_test(test_max_steps_at_an_epochs_end_scores_once),
         cmocka_unit_test(test_tokens_per_second_leave_evaluations_out),
+        cmocka_unit_test(test_simplify_table),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }

@@ -47,7 +47,7 @@ static const char NODE_SCRIPT[] =
     "  const yaml = fs.readFileSync(config, 'utf8');\n"
     "  FS.mkdir('/configs'); FS.mkdir('/weights');\n"
     "  FS.writeFile('/' + config, yaml);\n"
-    "  for (const m of yaml.matchAll(/^\\s*(?:weights|source_vocab|target_vocab): *\\.\\.\\/(\\S+)/gm))\n"
+    "  for (const m of yaml.matchAll(/^\\s*(?:weights|source_vocab|target_vocab|simplify): *\\.\\.\\/(\\S+)/gm))\n"
     "    FS.writeFile('/' + m[1], fs.readFileSync(m[1]));\n"
     "  const open = JSON.parse(Module.ccall('web_open', 'string', ['number', 'string'], [0, '/' + config]));\n"
     "  if (open.status !== 0) { console.error(open.error); process.exit(1); }\n"

@@ -6,8 +6,9 @@
  * WORKER.js is the worker's whole script (build/web/engine.js followed by
  * web/worker.js); PAGE.js and PAGE.css are web/page.js and web/page.css.
  * Each CONFIG is read with the native program's own config_load, which
- * resolves the files it names; the page embeds the YAML, the weights and
- * both vocabularies of each, in base64, at the paths the worker writes
+ * resolves the files it names; the page embeds the YAML, the weights,
+ * both vocabularies and model.simplify's table (if any) of each, in
+ * base64, at the paths the worker writes
  * them to in the engine's file system ("/" + the path from here), so that
  * translator_open runs on them unchanged.
  *
@@ -113,12 +114,14 @@ static void put_file(FILE *out, const char *path, int id)
     free(bytes);
 }
 
-/* A model of the page: its config, read once, and the four files it
- * embeds (the config, the weights, the two vocabularies). */
-enum { MODEL_FILES = 4 };
+/* A model of the page: its config, read once, and the files it embeds
+ * (the config, the weights, the two vocabularies, and model.simplify's
+ * table when it names one: NULL otherwise). */
+enum { MODEL_FILES = 5 };
 typedef struct {
     Config cfg;
     const char *files[MODEL_FILES];
+    int n_files;
 } PageModel;
 
 /* The element id of file f of model c: they run on across models. */
@@ -143,7 +146,9 @@ static PageModel *load_models(char **configs, int n_configs)
         models[c].files[1] = cfg->weights_path;
         models[c].files[2] = cfg->source_vocab_path;
         models[c].files[3] = cfg->target_vocab_path;
-        for (int f = 0; f < MODEL_FILES; f++) check_plain("a path", models[c].files[f]);
+        models[c].n_files = 4;
+        if (cfg->simplify_path) models[c].files[models[c].n_files++] = cfg->simplify_path;
+        for (int f = 0; f < models[c].n_files; f++) check_plain("a path", models[c].files[f]);
         check_plain("a name", cfg->name);
     }
     return models;
@@ -170,7 +175,7 @@ static void put_data(FILE *out, const char *worker_path, const PageModel *models
         fprintf(index, "%s{\"name\": \"%s\", \"source_language\": \"%s\", \"target_language\": \"%s\", "
                        "\"config\": \"/%s\", \"files\": [",
                 c ? ", " : "", cfg->name, cfg->source_lang, cfg->target_lang, models[c].files[0]);
-        for (int f = 0; f < MODEL_FILES; f++)
+        for (int f = 0; f < models[c].n_files; f++)
             fprintf(index, "%s{\"path\": \"/%s\", \"id\": \"web-file-%d\", \"bytes\": %zu}", f ? ", " : "",
                     models[c].files[f], file_id(c, f), file_size(models[c].files[f]));
         fputs("]}", index);
@@ -184,14 +189,14 @@ static void put_data(FILE *out, const char *worker_path, const PageModel *models
 }
 
 /* The models' files, after the page's script (just before </body>), in
- * the order of the index; after each model's four, a line that tells
+ * the order of the index; after each model's files, a line that tells
  * page.js that model is parsed.  The first model's text is then usable
  * after about half of the page's bytes: the browser reads ~24 MB of
  * base64 per model. */
 static void put_models(FILE *out, const PageModel *models, int n_models)
 {
     for (int c = 0; c < n_models; c++) {
-        for (int f = 0; f < MODEL_FILES; f++) put_file(out, models[c].files[f], file_id(c, f));
+        for (int f = 0; f < models[c].n_files; f++) put_file(out, models[c].files[f], file_id(c, f));
         fprintf(out, "<script>document.dispatchEvent(new CustomEvent('web-model-parsed', "
                      "{ detail: %d }));</script>\n", c);
     }
