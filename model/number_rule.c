@@ -108,9 +108,8 @@ static char separator_of(const Side *s, int id)
     return id >= 0 && id < s->V ? s->separator[id] : 0;
 }
 
-/* The source's numbers, each in two forms: form 2k as the source wrote
- * number k (its separators in it), form 2k + 1 without its commas (the
- * same when it has none).  Form f is text + start[f], len[f] chars. */
+/* The source's numbers as it wrote them, separators and all: number k is
+ * text + start[k], len[k] chars. */
 typedef struct {
     char *text;
     int *start, *len;
@@ -134,9 +133,12 @@ static int run_of(const Side *s, const int *ids, int n, int i, char *text, int *
     return i;
 }
 
-/* Fills `pool` (text room: 2 · n · MAX_DIGITS + 2 · n; start and len
- * 2 · n) with the numbers of src[0..n-1] (number_rule.h says which runs a
- * separator joins). */
+/* Fills `pool` (text room: n · (MAX_DIGITS + 1); start and len n) with
+ * the numbers of src[0..n-1].  A separator joins the runs around it where
+ * it reads as part of one number: "." after at most 3 digits (1.5, 30.2,
+ * not "1990. 2000"), "," between at most 3 digits and exactly 3 (1,000,
+ * not "1, 2").  The tokens do not say whether a space followed it, so
+ * "110, 120" is one number, 110,120 (number_rule.h). */
 static void source_numbers(const Side *s, const int *ids, int n, Pool *pool)
 {
     int at = 0;
@@ -146,38 +148,29 @@ static void source_numbers(const Side *s, const int *ids, int n, Pool *pool)
             i++;
             continue;
         }
-        int k = pool->count++, first = at, digits = 0;
-        i = run_of(s, ids, n, i, pool->text, &at, &digits);
-        while (i + 1 < n && separator_of(s, ids[i]) && digits_of(s, ids[i + 1])[0]) {
-            /* the run after the separator: joined by '.', and by ',' when it
-             * has exactly 3 digits ("1,000", not the list "1, 2") */
+        int k = pool->count++, first = at, left = 0; /* left: the digits before the separator */
+        i = run_of(s, ids, n, i, pool->text, &at, &left);
+        while (i + 1 < n && separator_of(s, ids[i]) && digits_of(s, ids[i + 1])[0] && left <= 3) {
             char sep = separator_of(s, ids[i]);
-            int mark = at, run_digits = 0;
+            int mark = at, right = 0;
             pool->text[at++] = sep;
-            int next = run_of(s, ids, n, i + 1, pool->text, &at, &run_digits);
-            if (sep == ',' && run_digits != 3) {
+            int next = run_of(s, ids, n, i + 1, pool->text, &at, &right);
+            if (sep == ',' && right != 3) {
                 at = mark;
                 break;
             }
             i = next;
+            left = right;
         }
-        pool->start[2 * k] = first;
-        pool->len[2 * k] = at - first;
-        pool->start[2 * k + 1] = at;
-        int end = at;
-        for (int c = first; c < end; c++)
-            if (pool->text[c] != ',') pool->text[at++] = pool->text[c];
-        pool->len[2 * k + 1] = at - pool->start[2 * k + 1];
+        pool->start[k] = first;
+        pool->len[k] = at - first;
     }
 }
 
-/* Does number k read p[0..n-1] in either form (`whole`), or begin with it? */
+/* Does number k read p[0..n-1] (`whole`), or begin with it? */
 static bool number_is(const Pool *pool, int k, const char *p, int n, bool whole)
 {
-    for (int f = 2 * k; f < 2 * k + 2; f++)
-        if ((whole ? pool->len[f] == n : pool->len[f] >= n) && memcmp(pool->text + pool->start[f], p, (size_t)n) == 0)
-            return true;
-    return false;
+    return (whole ? pool->len[k] == n : pool->len[k] >= n) && memcmp(pool->text + pool->start[k], p, (size_t)n) == 0;
 }
 
 /* The first unused number that reads p[0..n-1], or -1. */
@@ -264,14 +257,14 @@ void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *h
      * every step, for every hypothesis: no state to carry, reorder or get
      * wrong between greedy, beam and batched decoding, for a few hundred
      * bytes of parsing next to a decoder step's millions of products.
-     * Room for every token's digits or separator on either side, the
-     * source's twice (its two forms), plus one token more. */
+     * Room for every token's digits or separator on either side, plus one
+     * token more. */
     int most = (S > len ? S : len) + 1;
     size_t room = (size_t)most * (MAX_DIGITS + 1);
-    char *src_text = xmalloc(2 * room), *out_text = xmalloc(room + MAX_DIGITS + 1);
-    int *forms = xmalloc((size_t)most * 4 * sizeof *forms);
+    char *src_text = xmalloc(room), *out_text = xmalloc(room + MAX_DIGITS + 1);
+    int *offsets = xmalloc((size_t)most * 2 * sizeof *offsets);
     bool *used = xcalloc((size_t)most, sizeof *used);
-    Pool pool = {src_text, forms, forms + 2 * most, 0, used};
+    Pool pool = {src_text, offsets, offsets + most, 0, used};
     source_numbers(&rule->source, src, S, &pool);
     if (pool.count == 0) goto done; /* nothing to copy: the rule is off */
     Output o = output_numbers(tgt, history, len, &pool, out_text);
@@ -313,7 +306,7 @@ void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *h
             if (!tgt->digits[id][0] && !tgt->separator[id]) logits[id] = -INFINITY;
 done:
     free(used);
-    free(forms);
+    free(offsets);
     free(out_text);
     free(src_text);
 }

@@ -24,14 +24,16 @@
  *     numbers of the output before the current one use up theirs in
  *     output order (the first unused equal one).
  *   - A separator joins the runs of digits around it into one number: "."
- *     always (1.5), "," when exactly 3 digits follow it (2,500, 1,234,567;
- *     not the list "1, 2").  A time is two numbers, so 7:45 may come out
- *     as 7点45分.  Such a number comes out
- *     with its separators as the source wrote them, so 1.5 never as "1 5"
- *     or 15; with commas it may also come out without them (2500).  A
+ *     after at most 3 digits (1.5, 30.2; not "in 1990. 2000 people"), ","
+ *     between at most 3 digits and exactly 3 (2,500, 1,234,567; not the
+ *     list "1, 2").  A time is two numbers, so 7:45 may come out as
+ *     7点45分.  Such a number comes out with its separators as the source
+ *     wrote them, so 1.5 never as "1 5" or 15, 2,500 never as 2500.  A
  *     separator the source number does not have there is punctuation
  *     after a whole number ("I have 5." → 我有5。).  The separators are
- *     tokens of their own: "1 , 000" reads the same as "1,000".
+ *     tokens of their own, and the tokens do not say whether a space
+ *     followed one: "1 , 000" reads as 1,000, and so does the list "110,
+ *     120", which comes out as 110,120.
  *   - Where no digit token may continue the current number (a vocabulary
  *     that lacks a digit piece it needs, or an earlier rule of decode_ban
  *     banned the one it needs: --no-repeat-ngram 2 on 1000), it may end
