@@ -183,9 +183,23 @@ static int make_output_dirs(const Config *cfg)
 
 /* ---- the training data --------------------------------------------------- */
 
+/* train.simplify_with's table into *out (NULL without one); 0, or
+ * EXIT_DATA said. */
+static int open_simplifier(const Config *cfg, Simplifier **out)
+{
+    Error err = {{0}};
+    *out = NULL;
+    if (cfg->train.simplify_path && !(*out = simplify_load(cfg->train.simplify_path, &err))) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_DATA;
+    }
+    return 0;
+}
+
 /* The config's sources (or, for --vocab --data TSV, that one file) read
- * into one pool (data/sources.h), with a line per source on stderr. */
-static int load_sources(const Config *cfg, const char *data_path, Sources *sources)
+ * into one pool (data/sources.h), with a line per source on stderr;
+ * `simplifier` (may be NULL) converts their Chinese to Simplified. */
+static int load_sources(const Config *cfg, const char *data_path, const Simplifier *simplifier, Sources *sources)
 {
     const TrainConfig *t = &cfg->train;
     memset(sources, 0, sizeof *sources);
@@ -196,19 +210,13 @@ static int load_sources(const Config *cfg, const char *data_path, Sources *sourc
         .english_source = strcmp(cfg->source_lang, "en") == 0, .max_len = cfg->arch.max_len,
         .max_length_ratio = t->max_length_ratio,
     };
-    Simplifier *simplifier = NULL;
     double started = util_now();
-    if (t->simplify_path && !(simplifier = simplify_load(t->simplify_path, &err))) {
-        fprintf(stderr, "train: %s\n", err.message);
-        return EXIT_DATA;
-    }
     set.simplifier = simplifier;
     int status = sources_load(&set, sources, &err);
     if (status) fprintf(stderr, "train: %s\n", err.message);
     if (!status && simplifier)
         fprintf(stderr, "train: Traditional → Simplified: %zu characters from %s\n", simplify_size(simplifier),
                 t->simplify_path);
-    simplify_free(simplifier);
     if (status) return EXIT_DATA;
     static const char *const format_note[] = {"", " (cedict)", " (names)", ""}; /* SourceFormat's order */
     for (size_t i = 0; i < sources->n_sources; i++) {
@@ -307,7 +315,11 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
         if (bad || (bad = check_subword(cfg->target_vocab_path))) return bad;
     }
     Sources sources;
-    int status = load_sources(cfg, data_path, &sources);
+    Simplifier *simplifier;
+    int status = open_simplifier(cfg, &simplifier);
+    if (status) return status;
+    status = load_sources(cfg, data_path, simplifier, &sources);
+    simplify_free(simplifier);
     if (!status && !sources.pairs.count) { /* vocabularies of specials only would train nothing */
         fprintf(stderr, "train: %s: no pairs to build the vocabularies from\n", data_path ? data_path : data_name(t));
         status = EXIT_DATA;
@@ -509,12 +521,23 @@ static int open_data(Run *r)
     Error err = {{0}};
     const TrainConfig *t = &r->cfg.train;
     int max_len = r->cfg.arch.max_len;
-    if (dataset_load(&r->dev, t->dev_path, t->source_column, t->target_column, r->src_vocab, r->tgt_vocab,
-                     max_len, &err)) {
+    Corpus dev;
+    if (corpus_load(t->dev_path, t->source_column, t->target_column, &dev, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_DATA;
     }
-    int status = load_sources(&r->cfg, NULL, &r->sources);
+    Simplifier *simplifier;
+    int status = open_simplifier(&r->cfg, &simplifier);
+    /* Chinese dev sources as translate reads them (model.simplify): the
+     * references stay as written, as --eval scores them. */
+    for (size_t i = 0; !status && simplifier && strcmp(r->cfg.source_lang, "zh") == 0 && i < dev.count; i++) {
+        char *plain = simplify_text(simplifier, dev.source[i], NULL);
+        free(dev.source[i]);
+        dev.source[i] = plain;
+    }
+    dataset_from_corpus(&r->dev, &dev, r->src_vocab, r->tgt_vocab, max_len);
+    if (!status) status = load_sources(&r->cfg, NULL, simplifier, &r->sources);
+    simplify_free(simplifier);
     if (status) return status;
     dataset_from_corpus(&r->train, &r->sources.pairs, r->src_vocab, r->tgt_vocab, max_len);
     for (size_t i = 0; i < r->sources.n_sources; i++)

@@ -1144,12 +1144,20 @@ static int eval_file(const Options *opt, const char *config_path)
     if (opt->int8) translator_use_int8(&tr);
     int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;
     Dataset data;
-    if (dataset_load(&data, opt->eval_path, src_col, 1 - src_col, tr.src_vocab, tr.tgt_vocab,
-                     tr.config.arch.max_len, &err)) {
+    Corpus pairs;
+    if (corpus_load(opt->eval_path, src_col, 1 - src_col, &pairs, &err)) {
         fprintf(stderr, "translate: %s\n", err.message);
         translator_close(&tr);
         return EXIT_INPUT;
     }
+    /* The sources read as translating reads a line (model.simplify): the
+     * set's Traditional characters as Simplified. */
+    for (size_t i = 0; tr.simplifier && i < pairs.count; i++) {
+        char *plain = simplify_text(tr.simplifier, pairs.source[i], NULL);
+        free(pairs.source[i]);
+        pairs.source[i] = plain;
+    }
+    dataset_from_corpus(&data, &pairs, tr.src_vocab, tr.tgt_vocab, tr.config.arch.max_len);
     /* A line that cannot be translated is scored as an empty translation,
      * as a system that failed on it would be; each is named here with its
      * reason, as batch mode names it, and the run ends with status 1.  An

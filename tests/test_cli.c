@@ -202,6 +202,14 @@ static void test_traditional_input_reads_as_simplified(void **state)
     run_result_free(&want);
     run_result_free(&got);
     run_result_free(&batch);
+    /* --eval reads its sources the same way (it scored them as they were) */
+    static const char pairs[] = "This is my computer.\t這是我的電腦。\n";
+    const char *eval[] = {"./translate", "-q", "-c", "zh-en", "--eval", temp_file("trad.tsv", pairs, sizeof pairs - 1),
+                          "--hyps", "-", NULL};
+    RunResult e = run(eval, NULL);
+    assert_int_equal(e.status, 0);
+    expect_in(e.out, "BLEU 100.00  chrF2 100.00");
+    run_result_free(&e);
 }
 
 static void test_shipped_en_zh_translates_the_seed_example(void **state)

@@ -872,6 +872,61 @@ static void test_simplify_table(void **state)
     free(err);
 }
 
+/* The dev loss and BLEU of a zh -> en run of one step on `dev`, its
+ * Chinese converted by cedict-mini's table (simplify_with), as "LOSS,BLEU". */
+static char *one_step_dev_scores(const char *name, const char *dev)
+{
+    char cwd[512], extra[700];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(extra, sizeof extra, "  simplify_with: %s/tests/data/cedict-mini.tsv\n  source_column: 1\n"
+                                  "  target_column: 0\n", cwd);
+    const char *config = write_config(name, extra);
+    replace_config_line(config, "source_language:", "source_language: zh\n");
+    replace_config_line(config, "target_language:", "target_language: en\n");
+    char line[800];
+    snprintf(line, sizeof line, "  dev_data: %s/%s\n", cwd, dev);
+    replace_config_line(config, "  dev_data:", line);
+    free(run_train_args(config, (const char *[]){"--max-steps", "1", NULL}, 0));
+    size_t len;
+    char *log = read_file(in_dir(name, "model.safetensors.log.csv"), &len);
+    assert_non_null(log);
+    char *row = strstr(log, "\neval,");
+    assert_non_null(row);
+    char *scores = strdup(row + 1);
+    free(log);
+    return scores;
+}
+
+/* A zh -> en dev set is read as translate reads Chinese (model.simplify):
+ * its Traditional characters as Simplified, so the dev scores that pick the
+ * model are those --eval gives.  The same lines with 們 for 们 score the same. */
+static void test_dev_sources_are_simplified(void **state)
+{
+    (void)state;
+    size_t len;
+    char *tiny = read_file("tests/data/tiny.tsv", &len), *trad = malloc(len + 1), *o = trad;
+    assert_non_null(trad);
+    for (const char *p = tiny; *p;) /* 们 (E4 BB AC) -> 們 (E5 80 91) */
+        if (strncmp(p, "\xe4\xbb\xac", 3) == 0) {
+            memcpy(o, "\xe5\x80\x91", 3);
+            o += 3, p += 3;
+        } else {
+            *o++ = *p++;
+        }
+    *o = '\0';
+    assert_non_null(strstr(trad, "\xe5\x80\x91"));
+    const char *plain = temp_file("dev-plain.tsv", tiny, len), *traditional = temp_file("dev-trad.tsv", trad, len);
+    char *a = one_step_dev_scores("dev-plain", plain), *b = one_step_dev_scores("dev-trad", traditional);
+    /* event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf: from dev_loss on */
+    const char *da = a, *db = b;
+    for (int i = 0; i < 7; i++) da = strchr(da, ',') + 1, db = strchr(db, ',') + 1;
+    if (strncmp(da, db, strcspn(da, "\n")) != 0) fail_msg("dev scores differ:\n  %s  %s", a, b);
+    free(a);
+    free(b);
+    free(tiny);
+    free(trad);
+}
+
 /* Column `col` (0-based) of a CSV line, as a number. */
 static double csv_number(const char *line, int col)
 {
@@ -1256,6 +1311,7 @@ int main(void)
         cmocka_unit_test(test_max_steps_at_an_epochs_end_scores_once),
         cmocka_unit_test(test_tokens_per_second_leave_evaluations_out),
         cmocka_unit_test(test_simplify_table),
+        cmocka_unit_test(test_dev_sources_are_simplified),
     };
     return cmocka_run_group_tests_name("train command line", tests, NULL, NULL);
 }
