@@ -167,7 +167,7 @@ static void add_sources(DataFile *f, const TrainConfig *t)
         add_meta(f, "train_data", "%s", t->train_path);
         return;
     }
-    char list[4096];
+    char list[4096] = "";
     size_t used = 0;
     for (size_t i = 0; i < t->n_sources && used < sizeof list; i++) {
         const SourceSpec *s = &t->sources[i];
@@ -214,6 +214,9 @@ static void add_settings(DataFile *f, const ExportInput *in)
     add_meta(f, "max_output_ratio", "%.9g", (double)c->decode.max_output_ratio);
     add_meta(f, "max_output_extra", "%d", c->decode.max_output_extra);
     add_meta(f, "copy_numbers", "%s", c->decode.copy_numbers ? "true" : "false");
+    /* whether each epoch of the export has its own draw: train_torch.py
+     * must not train more epochs than it holds then, whatever their count */
+    add_meta(f, "draws_per_epoch", "%s", in->draws_per_epoch ? "true" : "false");
     add_meta(f, "export_id", "%s", in->export_id);
 }
 

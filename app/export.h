@@ -23,8 +23,8 @@
  *                     "format": "translate-export", "format_version": "2",
  *                     the config's name, languages and data paths, every
  *                     train: and decoding: setting the PyTorch run uses, the
- *                     AdamW constants (docs/scale-out.md lists them), and
- *                     "export_id"
+ *                     AdamW constants (docs/scale-out.md lists them),
+ *                     "draws_per_epoch" and "export_id"
  *   init.safetensors  the model the C trainer would start from (its seed),
  *                     in our weights format (model.h), with the same
  *                     "export_id": each file is replaced on its own, so an
@@ -56,6 +56,7 @@ typedef struct {
     const Dataset *train, *dev;
     const Batches *batches;        /* [epochs]: each epoch's batching (see the top) */
     int epochs;
+    bool draws_per_epoch;          /* a source's weight has a fraction: each epoch its own draw */
     const Batches *dev_batches;
     const bool *final_punctuation; /* [source vocabulary size] */
     const Model *init;             /* the initial weights */

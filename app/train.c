@@ -1140,6 +1140,7 @@ static int export_data(Run *r)
         r->batches = (Batches){0};
     }
     ExportInput in = {.cfg = &r->cfg, .train = &r->train, .dev = &r->dev, .batches = each, .epochs = epochs,
+                      .draws_per_epoch = r->resample,
                       .dev_batches = &r->dev_batches, .final_punctuation = r->final_punctuation,
                       .init = &r->trainer.model, .hashes = r->hashes, .adamw = &ADAMW_BASE, .export_id = id};
     Error err = {{0}};

@@ -197,11 +197,13 @@ Simplifier *simplify_load_table(const char *path, Error *err)
     Simplifier *sp = xcalloc(1, sizeof *sp);
     size_t cap = 0;
     const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    p += utf8_bom_length(text, len); /* as every reader of ours skips it */
     for (int line = 1; p < end; line++) {
-        int32_t to, from;
+        int32_t to = 0, from = 0;
         size_t a = utf8_decode(p, (size_t)(end - p), &to), b = 0;
         if (a && p + a < end && p[a] == '\t') b = utf8_decode(p + a + 1, (size_t)(end - p - a - 1), &from);
-        const unsigned char *next = b ? p + a + 1 + b : NULL;
+        /* both characters outside ASCII: a table maps Chinese ones */
+        const unsigned char *next = b && to >= 0x80 && from >= 0x80 ? p + a + 1 + b : NULL;
         if (next && next < end && *next == '\r') next++;
         if (!next || (next < end && *next != '\n')) {
             error_set(err, "%s:%d: expected a Simplified character, a tab and a Traditional one (write the "
@@ -214,6 +216,11 @@ Simplifier *simplify_load_table(const char *path, Error *err)
         p = next + (next < end);
     }
     free(text);
+    if (!sp->count) {
+        error_set(err, "%s: no characters in it (write the table with train --simplify-table)", path);
+        simplify_free(sp);
+        return NULL;
+    }
     qsort(sp->map, sp->count, sizeof *sp->map, by_from);
     for (size_t i = 1; i < sp->count; i++)
         if (sp->map[i].from == sp->map[i - 1].from) {

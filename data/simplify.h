@@ -59,9 +59,10 @@ char *simplify_text(const Simplifier *s, const char *text, size_t *changed);
 int simplify_save(const Simplifier *s, const char *path, Error *err);
 /* Such a table read as it is, without simplify_load's votes (about 1.5 ms
  * for this one, at every start of a translating process: ~0.1 here); NULL
- * with "path:line: ..." for a line that is not two characters (a CC-CEDICT
- * file is not a table: train --simplify-table makes one) or a character
- * listed twice. */
+ * with "path:line: ..." for a line that is not two characters outside
+ * ASCII and a tab (a CC-CEDICT file is not a table: train
+ * --simplify-table makes one), a character listed twice, or no line at
+ * all.  A byte order mark before the first line is skipped. */
 Simplifier *simplify_load_table(const char *path, Error *err);
 
 #endif

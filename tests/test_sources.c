@@ -128,6 +128,17 @@ static void simplify_table_from_cedict_entries(void **state)
     static const char twice[] = "个\t個\n箇\t個\n";
     assert_null(simplify_load_table(temp_file("twice.tsv", twice, sizeof twice - 1), &err));
     expect_in(err.message, "U+500B is listed twice");
+    /* nor a line of another shape (a newline read as a character, ASCII),
+     * nor nothing; a byte order mark is skipped */
+    static const char *const bad[] = {"个\t\n\n", "a\t這\n", "个\t個\n\n", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (simplify_load_table(temp_file("bad.tsv", bad[i], strlen(bad[i])), &err)) fail_msg("table %zu read", i);
+    expect_in(err.message, "no characters in it");
+    static const char bom[] = "\xef\xbb\xbf个\t個\n";
+    Simplifier *with_bom = simplify_load_table(temp_file("bom.tsv", bom, sizeof bom - 1), &err);
+    assert_non_null(with_bom);
+    assert_int_equal(simplify_char(with_bom, 0x500B), 0x4E2A);
+    simplify_free(with_bom);
     simplify_free(NULL);
     assert_null(simplify_load("tests/data/no-such-file.tsv", &err));
     expect_in(err.message, "tests/data/no-such-file.tsv");

@@ -244,13 +244,15 @@ static void test_export_holds_our_tokens_and_batches(void **state)
  * export holds each epoch's batching (it held epoch 1's, which
  * train_torch.py then trained every epoch), and train_torch.py refuses
  * more epochs than it holds draws for. */
-static void test_export_holds_every_epochs_draw(void **state)
+/* A config of the tiny model whose one source is tiny.tsv at weight 0.5,
+ * trained `epochs` epochs, in temp_dir()/dir (static path). */
+static const char *half_weight_config(const char *dir, int epochs)
 {
-    (void)state;
     char cwd[512], extra[800];
     assert_non_null(getcwd(cwd, sizeof cwd));
-    snprintf(extra, sizeof extra, "  epochs: 3\n  sources:\n    - path: %s/tests/data/tiny.tsv\n      weight: 0.5\n", cwd);
-    const char *config = write_config("export-draws", extra);
+    snprintf(extra, sizeof extra, "  epochs: %d\n  sources:\n    - path: %s/tests/data/tiny.tsv\n      weight: 0.5\n",
+             epochs, cwd);
+    const char *config = write_config(dir, extra);
     size_t len;
     char *yaml = read_file(config, &len);
     char *at = strstr(yaml, "  train_data: "), *rest = strchr(at, '\n') + 1;
@@ -260,7 +262,14 @@ static void test_export_holds_every_epochs_draw(void **state)
     fputs(yaml, f);
     assert_int_equal(fclose(f), 0);
     free(yaml);
-    export_to(config, path_in("export-draws", "out"));
+    return config;
+}
+
+static void test_export_holds_every_epochs_draw(void **state)
+{
+    (void)state;
+    size_t len;
+    export_to(half_weight_config("export-draws", 3), path_in("export-draws", "out"));
     char *file = read_file(path_in("export-draws", "out/data.safetensors"), &len);
     assert_non_null(file);
     size_t n_epochs, n_first, n_pairs;
@@ -284,7 +293,13 @@ static void test_export_holds_every_epochs_draw(void **state)
     if (!torch_available()) return;
     const char *more[] = {"--epochs", "4", NULL};
     char *err = train_torch_status(0, path_in("export-draws", "out"), more, 2);
-    expect_in(err, "the export holds 3 epochs' draws");
+    expect_in(err, "the export holds the draws of its weighted sources for 3 epochs: export again");
+    free(err);
+    /* one epoch's draw is one draw too, not a batching for every epoch */
+    export_to(half_weight_config("export-one-draw", 1), path_in("export-one-draw", "out"));
+    const char *two[] = {"--epochs", "2", NULL};
+    err = train_torch_status(0, path_in("export-one-draw", "out"), two, 2);
+    expect_in(err, "the export holds the draws of its weighted sources for 1 epoch: export again");
     free(err);
 }
 

@@ -978,10 +978,14 @@ static void test_tokens_per_second_leave_evaluations_out(void **state)
     assert_true(n_plain >= 8);
     assert_true(n_after >= 3); /* after epochs 1-3 */
     qsort(plain, (size_t)n_plain, sizeof plain[0], compare_doubles);
-    double median = plain[n_plain / 2];
-    for (int i = 0; i < n_after; i++)
-        if (after_eval[i] < median / 4)
-            fail_msg("tokens/s after evaluation %d: %.0f, against a median of %.0f", i + 1, after_eval[i], median);
+    double median = plain[n_plain / 2], best = 0;
+    /* The best of the rows after evaluations: the bug slowed every one of
+     * them (~1/1000 of the median), a busy machine slows one now and then
+     * (a step is ~0.2 ms), and a step after an evaluation starts with
+     * colder caches (0.4-0.7 of the median, idle). */
+    for (int i = 0; i < n_after; i++) best = after_eval[i] > best ? after_eval[i] : best;
+    if (best < median / 10)
+        fail_msg("tokens/s after evaluations: at best %.0f, against a median of %.0f", best, median);
 }
 
 static int count_evals(const char *dir)

@@ -417,9 +417,11 @@ class Run:
         self.peak = args.learning_rate or float(m["learning_rate"])
         self.warmup = int(m["warmup_steps"])
         self.epochs = args.epochs or int(m["epochs"])
-        if self.train.drawn > 1 and self.epochs > self.train.drawn:
-            raise Failure(EXIT_USAGE, f"--epochs {self.epochs}: the export holds {self.train.drawn} epochs' draws "
-                                      "of its weighted sources: export again with train.epochs at least that")
+        if m.get("draws_per_epoch") == "true" and self.epochs > self.train.drawn:
+            n = self.train.drawn
+            raise Failure(EXIT_USAGE, f"--epochs {self.epochs}: the export holds the draws of its weighted sources "
+                                      f"for {n} epoch{'s' if n > 1 else ''}: export again with train.epochs at "
+                                      "least that")
         self.max_steps = args.max_steps if args.max_steps is not None else int(m["max_steps"])
         self.checkpoint_steps = args.checkpoint_steps or int(m["checkpoint_steps"])
         self.clip = float(m["clip_norm"])
