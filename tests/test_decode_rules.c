@@ -67,28 +67,41 @@ static void test_bans_the_tokens_that_complete_a_seen_ngram(void **state)
  * vocabulary is the same. */
 enum { MADE_UP_V = 26, WORD = 6, CONT = 16, CAT = 4, DOT = 5 };
 
-static NumberRule *made_up_rule(bool with_continuations)
+/* A rule over V tokens whose digits 0..9 are ids word.. (word starts) and
+ * cont.. ("##"), on both sides; without the target's ##2 unless
+ * `with_continuations`. */
+static NumberRule *digits_rule(int V, int word, int cont, bool with_continuations)
 {
-    NumberRule *r = number_rule_new(MADE_UP_V, MADE_UP_V);
+    NumberRule *r = number_rule_new(V, V);
     for (int d = 0; d < 10; d++) {
         char text[2] = {(char)('0' + d), 0};
-        number_rule_set_source(r, WORD + d, text, false);
-        number_rule_set_source(r, CONT + d, text, true);
-        number_rule_set_target(r, WORD + d, text, false);
-        if (with_continuations || d != 2) number_rule_set_target(r, CONT + d, text, true);
+        number_rule_set_source(r, word + d, text, false);
+        number_rule_set_source(r, cont + d, text, true);
+        number_rule_set_target(r, word + d, text, false);
+        if (with_continuations || d != 2) number_rule_set_target(r, cont + d, text, true);
     }
     return r;
 }
 
-/* The tokens allowed after `history` for `src`, as a string: one letter a
- * token, '.' banned, 'x' allowed. */
+static NumberRule *made_up_rule(bool with_continuations)
+{
+    return digits_rule(MADE_UP_V, WORD, CONT, with_continuations);
+}
+
+/* The tokens (V of them, at most 32) allowed after `history` for `src`, as
+ * a string: one letter a token, '.' banned, 'x' allowed. */
+static void allowed_of(const NumberRule *r, int V, const int *src, int S, const int *history, int len, char *out)
+{
+    float logits[32];
+    for (int i = 0; i < V; i++) logits[i] = 0.0f;
+    number_rule_ban(r, src, S, history, len, logits);
+    for (int i = 0; i < V; i++) out[i] = logits[i] == -INFINITY ? '.' : 'x';
+    out[V] = 0;
+}
+
 static void allowed(const NumberRule *r, const int *src, int S, const int *history, int len, char out[MADE_UP_V + 1])
 {
-    float logits[MADE_UP_V];
-    for (int i = 0; i < MADE_UP_V; i++) logits[i] = 0.0f;
-    number_rule_ban(r, src, S, history, len, logits);
-    for (int i = 0; i < MADE_UP_V; i++) out[i] = logits[i] == -INFINITY ? '.' : 'x';
-    out[MADE_UP_V] = 0;
+    allowed_of(r, MADE_UP_V, src, S, history, len, out);
 }
 
 static void test_number_rule_bans_what_its_header_says(void **state)
@@ -154,14 +167,7 @@ enum { SEP_V = 27, SEP_WORD = 7, SEP_CONT = 17, COMMA = 6 };
 static void test_number_rule_joins_across_separators(void **state)
 {
     (void)state;
-    NumberRule *r = number_rule_new(SEP_V, SEP_V);
-    for (int d = 0; d < 10; d++) {
-        char text[2] = {(char)('0' + d), 0};
-        number_rule_set_source(r, SEP_WORD + d, text, false);
-        number_rule_set_source(r, SEP_CONT + d, text, true);
-        number_rule_set_target(r, SEP_WORD + d, text, false);
-        number_rule_set_target(r, SEP_CONT + d, text, true);
-    }
+    NumberRule *r = digits_rule(SEP_V, SEP_WORD, SEP_CONT, true);
     for (int side = 0; side < 2; side++) {
         (side ? number_rule_set_target : number_rule_set_source)(r, DOT, ".", false);
         (side ? number_rule_set_target : number_rule_set_source)(r, COMMA, ",", false);
@@ -194,12 +200,8 @@ static void test_number_rule_joins_across_separators(void **state)
          "..x.......", "..x......."},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        float logits[SEP_V];
-        for (int i = 0; i < SEP_V; i++) logits[i] = 0.0f;
-        number_rule_ban(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, logits);
         char got[SEP_V + 1], expect[SEP_V + 1];
-        for (int i = 0; i < SEP_V; i++) got[i] = logits[i] == -INFINITY ? '.' : 'x';
-        got[SEP_V] = 0;
+        allowed_of(r, SEP_V, cases[c].src, cases[c].S, cases[c].history, cases[c].len, got);
         snprintf(expect, sizeof expect, "%s%s%s", cases[c].others, cases[c].words, cases[c].continued);
         if (strcmp(got, expect) != 0) fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, expect, got);
     }
