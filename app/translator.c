@@ -262,30 +262,39 @@ static void note_unknown(SourceIds *src, const char *surface)
         snprintf(list + used, room, ", %s", ellipsis);
 }
 
+/* text[0..len) with its Traditional characters as Simplified (malloc'd,
+ * its length in *out_len, the characters replaced in *changed).  A NUL
+ * inside the text is the encoder's to refuse: converted up to it, the
+ * rest copied as it is. */
+static char *simplified(const Simplifier *s, const char *text, size_t len, size_t *out_len, size_t *changed)
+{
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    size_t head = strlen(copy);
+    char *converted = simplify_text(s, copy, changed);
+    size_t n = strlen(converted);
+    char *out = xmalloc(n + (len - head) + 1);
+    memcpy(out, converted, n);
+    memcpy(out + n, text + head, len - head);
+    out[n + (len - head)] = '\0';
+    free(converted);
+    free(copy);
+    *out_len = n + (len - head);
+    return out;
+}
+
 ExitStatus translator_encode(const Translator *tr, const char *text, size_t len, SourceIds *src,
                            Error *err)
 {
     memset(src, 0, sizeof *src);
     /* Traditional → Simplified as the training data was (model.simplify):
      * the model's vocabulary has the Simplified characters only, so 這 would
-     * be bytes it never saw.  (A NUL inside the text is the encoder's to
-     * refuse: converted up to it, the rest copied as it is.) */
+     * be bytes it never saw. */
     char *plain = NULL;
     if (tr->simplifier) {
-        char *copy = xmalloc(len + 1);
-        memcpy(copy, text, len);
-        copy[len] = '\0';
-        size_t changed, head = strlen(copy);
-        char *converted = simplify_text(tr->simplifier, copy, &changed);
-        size_t n = strlen(converted);
-        plain = xmalloc(n + (len - head) + 1);
-        memcpy(plain, converted, n);
-        memcpy(plain + n, text + head, len - head);
-        plain[n + (len - head)] = '\0';
-        free(converted);
-        free(copy);
-        text = plain;
-        len = n + (len - head);
+        size_t changed;
+        text = plain = simplified(tr->simplifier, text, len, &len, &changed);
         src->simplified = (int)changed;
     }
     Encoding e;
