@@ -298,13 +298,14 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     for (int l = 0; l < a->encoder_layers; l++) {
         const EncoderLayerActs *e = &acts.encoder[l];
         fprintf(out, "  layer %d of %d\n", l + 1, a->encoder_layers);
-        if (l == 0 && a->norm_first)
+        /* What each sublayer reads: pre-norm normalises a sublayer's
+         * input, post-norm the sum after it (model/transformer.c). */
+        bool pre = a->norm_first;
+        if (l == 0)
             explain_attention(out, "self-attention:", &e->self_attn, transformer_encoder_map(&acts, b, l, 0), S, S,
-                              false, "LN₁(X)", "LN₁(X)",
-                              "(pre-norm: the sublayer reads LN₁(X), X through the layer's first LayerNorm)", a);
-        else if (l == 0)
-            explain_attention(out, "self-attention:", &e->self_attn, transformer_encoder_map(&acts, b, l, 0), S, S,
-                              false, "X", "X", NULL, a);
+                              false, pre ? "LN₁(X)" : "X", pre ? "LN₁(X)" : "X",
+                              pre ? "(pre-norm: the sublayer reads LN₁(X), X through the layer's first LayerNorm)"
+                                  : NULL, a);
         else
             fprintf(out, "    self-attention: Q, K, V [%d, %d] → %d head%s → [%d, %d, %d] maps → [%d, %d]\n", S, D,
                     H, H > 1 ? "s" : "", H, S, S, S, D);
@@ -320,9 +321,7 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
         const DecoderLayerActs *d = &acts.decoder[l];
         fprintf(out, "  layer %d of %d\n", l + 1, a->decoder_layers);
         if (l == 0) {
-            /* What each sublayer reads: pre-norm normalises a sublayer's
-             * input, post-norm the sum after it (model/transformer.c). */
-            bool pre = a->norm_first;
+            bool pre = a->norm_first; /* as in the encoder above */
             explain_attention(out, "masked self-attention:", &d->self_attn, transformer_decoder_map(&acts, b, l, 0), T,
                               T, true, pre ? "LN₁(Y)" : "Y", pre ? "LN₁(Y)" : "Y",
                               pre ? "(pre-norm: the sublayer reads LN₁(Y), Y through the layer's first LayerNorm)"
