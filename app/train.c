@@ -530,11 +530,8 @@ static int open_data(Run *r)
     int status = open_simplifier(&r->cfg, &simplifier);
     /* Chinese dev sources as translate reads them (model.simplify): the
      * references stay as written, as --eval scores them. */
-    for (size_t i = 0; !status && simplifier && strcmp(r->cfg.source_lang, "zh") == 0 && i < dev.count; i++) {
-        char *plain = simplify_text(simplifier, dev.source[i], NULL);
-        free(dev.source[i]);
-        dev.source[i] = plain;
-    }
+    for (size_t i = 0; !status && simplifier && strcmp(r->cfg.source_lang, "zh") == 0 && i < dev.count; i++)
+        simplify_in_place(simplifier, &dev.source[i]);
     dataset_from_corpus(&r->dev, &dev, r->src_vocab, r->tgt_vocab, max_len);
     if (!status) status = load_sources(&r->cfg, NULL, simplifier, &r->sources);
     simplify_free(simplifier);

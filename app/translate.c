@@ -1152,11 +1152,7 @@ static int eval_file(const Options *opt, const char *config_path)
     }
     /* The sources read as translating reads a line (model.simplify): the
      * set's Traditional characters as Simplified. */
-    for (size_t i = 0; tr.simplifier && i < pairs.count; i++) {
-        char *plain = simplify_text(tr.simplifier, pairs.source[i], NULL);
-        free(pairs.source[i]);
-        pairs.source[i] = plain;
-    }
+    for (size_t i = 0; tr.simplifier && i < pairs.count; i++) simplify_in_place(tr.simplifier, &pairs.source[i]);
     dataset_from_corpus(&data, &pairs, tr.src_vocab, tr.tgt_vocab, tr.config.arch.max_len);
     /* A line that cannot be translated is scored as an empty translation,
      * as a system that failed on it would be; each is named here with its

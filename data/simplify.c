@@ -183,6 +183,15 @@ int simplify_save(const Simplifier *s, const char *path, Error *err)
     return output_file_write(path, 0, put_table, s, err);
 }
 
+size_t simplify_in_place(const Simplifier *s, char **text)
+{
+    size_t changed;
+    char *simple = simplify_text(s, *text, &changed);
+    free(*text);
+    *text = simple;
+    return changed;
+}
+
 static int by_from(const void *pa, const void *pb)
 {
     const Mapping *a = pa, *b = pb;

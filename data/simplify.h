@@ -49,6 +49,9 @@ int32_t simplify_char(const Simplifier *s, int32_t cp);
 /* `text` with every mapped character replaced, freshly allocated (free()).
  * *changed (may be NULL) is set to the number of characters replaced. */
 char *simplify_text(const Simplifier *s, const char *text, size_t *changed);
+/* *text (malloc'd) replaced by simplify_text's copy, the old one freed;
+ * returns the number of characters replaced. */
+size_t simplify_in_place(const Simplifier *s, char **text);
 
 /* The table as a file: a line "simplified <TAB> traditional" per
  * character, in code point order (the columns of CC-CEDICT's entries, so

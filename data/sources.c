@@ -147,15 +147,7 @@ static void add_pair(Builder *b, size_t s, char *src, char *tgt, int line, bool 
     const SourcesSettings *set = b->set;
     SourceCounts *c = &b->out->counts[s];
     c->read++;
-    bool simplified = false;
-    if (set->simplifier) {
-        char **zh = set->english_source ? &tgt : &src;
-        size_t changed;
-        char *simple = simplify_text(set->simplifier, *zh, &changed);
-        free(*zh);
-        *zh = simple;
-        simplified = changed > 0;
-    }
+    bool simplified = set->simplifier && simplify_in_place(set->simplifier, set->english_source ? &tgt : &src) > 0;
     uint64_t h = FNV_OFFSET;
     long S = count_tokens(src, &h);
     h = fnv1a(h, "\t", 1);
