@@ -199,19 +199,20 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
     OutputFile *o = xcalloc(1, sizeof *o);
     o->path = xstrdup(path);
     o->fd = -1;
-    struct stat st;
-    int stream;
+    struct stat st; /* what the path names, once for every case below */
+    bool exists = stat(path, &st) == 0;
+    int stat_errno = errno, stream;
     if ((flags & OUTPUT_FILE_DASH) && strcmp(path, "-") == 0) {
         o->fd = STDOUT_FILENO;
         o->borrowed = true;
-    } else if (stat(path, &st) == 0 && (stream = standard_stream_of(&st)) >= 0) {
+    } else if (exists && (stream = standard_stream_of(&st)) >= 0) {
         /* /dev/stdout (or the file itself) where standard output or error
          * goes: written through that descriptor, after what it has
          * written.  Replaced by a rename, `... >> run.log` lost the log's
          * earlier lines and everything written to it afterwards. */
         o->fd = stream;
         o->borrowed = true;
-    } else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    } else if (exists && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode)) return open_failed(o, EISDIR, err);
         /* No O_CREAT, no O_TRUNC: a device or a FIFO is written as it is. */
         o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
@@ -220,8 +221,7 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
             return open_failed(o, EAGAIN, err);
     } else {
         struct stat lst;
-        bool exists = stat(path, &st) == 0;
-        if (!exists && errno != ENOENT) return open_failed(o, errno, err);
+        if (!exists && stat_errno != ENOENT) return open_failed(o, stat_errno, err);
         if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
             /* Follow the link: replace what it points to, keep the link. */
             if (!exists) {
