@@ -94,10 +94,12 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/translate
 
 # What make built goes; what took training stays: the models of
-# configs/experiments/ (build/experiments/, an hour each) and make
+# configs/experiments/ (build/experiments/, an hour each), the quick-train
+# demo's (build/quick-train/), docs/scale-out.md's export and PyTorch
+# models (build/export/, build/torch/: hours on a GPU) and make
 # back-translation's pairs (build/data/back-translated.tsv, minutes).
 # make distclean removes those too.
-KEPT_BY_CLEAN = build/experiments build/data/back-translated.tsv
+KEPT_BY_CLEAN = build/experiments build/quick-train build/export build/torch build/data/back-translated.tsv
 clean:
 	@for f in build/* build/.[!.]* build/data/* build/data/.[!.]*; do \
 	    [ -e "$$f" ] || continue; \
