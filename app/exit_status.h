@@ -13,7 +13,8 @@ typedef enum {
                                or standard input could not be read */
     EXIT_USAGE = 2,         /* usage or config error (train: also a refused resume or overwrite) */
     EXIT_DATA = 3,          /* a weights, vocabulary, data or checkpoint file is missing,
-                               broken or disagrees with the config */
+                               broken or disagrees with the config (train: also a loss
+                               that became NaN or Inf) */
     EXIT_WRITE = 4,         /* an output file (or standard output) could not be written */
     EXIT_MEMORY = UTIL_EXIT_OUT_OF_MEMORY, /* out of memory: common/util.c exits with it */
     EXIT_INTERRUPTED = 130, /* train: stopped by SIGINT/SIGTERM/SIGHUP, checkpoint saved */

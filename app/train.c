@@ -30,10 +30,12 @@
  * loses the messages.
  * A weights file that exists and was not written by this run's lineage
  * (checkpoint.h: the run id) is never replaced, unless --overwrite says so:
- * the config's path is usually a trained model someone wants to keep.
+ * the config's path is usually a trained model someone wants to keep;
+ * --overwrite replaces only a model (a safetensors file), never data or a
+ * config named as the weights by mistake.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
- * error, 4 a file could not be written, 5 out of memory, 130 interrupted
- * (checkpoint saved). */
+ * error or the loss became NaN or Inf, 4 a file could not be written,
+ * 5 out of memory, 130 interrupted (checkpoint saved). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -134,11 +136,12 @@ static void usage(FILE *out)
             "\n"
             "The best model by dev BLEU is written to the config's weights path (or FILE); a\n"
             "weights file there that this run (or the run it resumes) did not write is\n"
-            "refused unless --overwrite.  A CSV log of every logged value goes to the config's\n"
-            "train.log path (or FILE.log.csv); a run holds a lock on it until it ends.\n"
-            "Exit status: 0 done, 2 usage or config error, 3 data or model file error,\n"
-            "4 write error, 5 out of memory, 130 interrupted (a checkpoint was saved:\n"
-            "use --resume).\n");
+            "refused unless --overwrite (which replaces only a model: a safetensors file).\n"
+            "A CSV log of every logged value goes to the config's train.log path (or\n"
+            "FILE.log.csv); a run holds a lock on it until it ends.\n"
+            "Exit status: 0 done, 2 usage or config error, 3 data or model file error or\n"
+            "the loss became NaN or Inf, 4 write error, 5 out of memory, 130 interrupted\n"
+            "(a checkpoint was saved: use --resume).\n");
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -296,6 +299,46 @@ static void note_no_words(const char *path, int min_count)
     vocab_free(v);
 }
 
+/* Both vocabularies of the config, written from src and tgt (or recased),
+ * replaced together or not at all: a model records the hashes of both, so
+ * a new source vocabulary beside the old target one (the target's write
+ * failed on a full disk) broke every model trained with the old pair.
+ * Each is written to its temporary file and prepared; only then are both
+ * renamed.  0 or EXIT_WRITE, said. */
+static int write_vocab_pair(const Config *cfg, const VocabBuilder *src, const VocabBuilder *tgt, bool recasing)
+{
+    const TrainConfig *t = &cfg->train;
+    const char *paths[2] = {cfg->source_vocab_path, cfg->target_vocab_path};
+    const VocabBuilder *from[2] = {src, tgt};
+    const int sizes[2] = {t->source_vocab_size, t->target_vocab_size};
+    int (*write)(const VocabBuilder *, OutputFile *, int, int, Error *) =
+        t->vocabulary == VOCABULARY_WORD ? vocab_builder_write : vocab_builder_write_subword;
+    OutputFile *out[2] = {NULL, NULL};
+    Error err = {{0}};
+    int failed = 0;
+    for (int i = 0; i < 2 && !failed; i++) {
+        out[i] = output_file_open(paths[i], 0, &err);
+        failed = !out[i] || (recasing ? vocab_builder_recase(from[i], out[i], &err)
+                                      : write(from[i], out[i], sizes[i], t->min_count, &err));
+    }
+    if (failed) {
+        output_file_abort(out[0]);
+        output_file_abort(out[1]);
+        fprintf(stderr, "train: %s (neither vocabulary was replaced)\n", err.message);
+        return EXIT_WRITE;
+    }
+    if (output_file_commit(out[0], &err)) {
+        output_file_abort(out[1]);
+        fprintf(stderr, "train: %s (neither vocabulary was replaced)\n", err.message);
+        return EXIT_WRITE;
+    }
+    if (output_file_commit(out[1], &err)) { /* only its rename could fail: not seen */
+        fprintf(stderr, "train: %s, after %s was replaced: build both again\n", err.message, paths[0]);
+        return EXIT_WRITE;
+    }
+    return 0;
+}
+
 /* Build both vocabularies from the data, or with `recasing` recompute the
  * casings of the existing ones (vocab_builder_recase). */
 static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
@@ -328,19 +371,14 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
         sources_free(&sources);
         return status;
     }
-    int (*write)(const VocabBuilder *, const char *, int, int, Error *) =
-        t->vocabulary == VOCABULARY_WORD ? vocab_builder_write : vocab_builder_write_subword;
     VocabBuilder *src = vocab_builder_new(), *tgt = vocab_builder_new();
-    if (count_pairs(src, tgt, &sources, &err))
+    if (count_pairs(src, tgt, &sources, &err)) {
         status = EXIT_DATA; /* (the pool holds only text that tokenised: a bug if reached) */
-    else if (recasing ? vocab_builder_recase(src, cfg->source_vocab_path, &err) ||
-                            vocab_builder_recase(tgt, cfg->target_vocab_path, &err)
-                      : write(src, cfg->source_vocab_path, t->source_vocab_size, t->min_count, &err) ||
-                            write(tgt, cfg->target_vocab_path, t->target_vocab_size, t->min_count, &err))
-        status = EXIT_WRITE;
-    if (status)
         fprintf(stderr, "train: %s\n", err.message);
-    else
+    } else {
+        status = write_vocab_pair(cfg, src, tgt, recasing);
+    }
+    if (!status)
         fprintf(stderr, "train: %s from %zu pairs: %s, %s\n", recasing ? "casings" : "vocabularies",
                 sources.pairs.count, cfg->source_vocab_path, cfg->target_vocab_path);
     if (!status && !recasing) {
@@ -442,6 +480,7 @@ typedef struct {
     double last_log;       /* when the tokens/s being measured started (off_the_clock) */
     double tokens_since_log;
     long steps_before;     /* the step this run started at (0, or the checkpoint's) */
+    long saved_step;       /* the step of the checkpoint on disk: -1 none (what --resume would go back to) */
     LossAverage smooth;    /* the training loss's moving average (progress.h) */
 } Run;
 
@@ -643,6 +682,7 @@ static int save_checkpoint(Run *r)
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
     }
+    r->saved_step = r->trainer.opt.step;
     return 0;
 }
 
@@ -675,25 +715,40 @@ static int weights_path_problem(const char *path, Error *err)
 }
 
 /* 0 when train may write the weights path: no file is there, or the one
- * there names this run's lineage in its __metadata__.  Else -1 and a
- * message that says how to go on. */
-static int weights_not_ours(const Run *r, Error *err)
+ * there names this run's lineage in its __metadata__, or (`overwrite`)
+ * it is an empty file or a safetensors file: --overwrite is for an
+ * earlier run's model, never for data, a config or a vocabulary named
+ * as the weights by mistake (`--out notes.tsv --overwrite` replaced the
+ * notes with weights).  Else -1 and a message that says how to go on. */
+static int weights_not_replaceable(const Run *r, bool overwrite, Error *err)
 {
     const char *path = r->cfg.weights_path;
     struct stat sb = {0};
     if (stat(path, &sb) != 0) return 0; /* nothing there (weights_path_problem has looked) */
+    if (!S_ISREG(sb.st_mode)) return 0; /* a device, a FIFO: written as it is (common/output_file.h) */
     SafeFile f;
     Error ignored = {{0}};
-    bool ours = false;
+    bool ours = false, model = false;
     /* (only a regular file can be one we wrote; opening a FIFO could block) */
-    if (r->progress.run_id[0] && S_ISREG(sb.st_mode) && safetensors_open(path, &f, &ignored) == 0) {
+    if (safetensors_open(path, &f, &ignored) == 0) {
         const char *id = safetensors_meta(&f, "train_run");
-        ours = id && strcmp(id, r->progress.run_id) == 0;
+        ours = r->progress.run_id[0] && id && strcmp(id, r->progress.run_id) == 0;
+        model = true;
         safetensors_close(&f);
     }
-    if (ours) return 0;
-    return error_set(err, "%s exists and was not written by this training run: train into a new "
-                          "file with --out FILE, or replace it with --overwrite", path);
+    if (ours || (overwrite && (model || sb.st_size == 0))) return 0;
+    if (model || sb.st_size == 0)
+        return error_set(err, "%s exists and was not written by this training run: train into a new "
+                              "file with --out FILE, or replace it with --overwrite", path);
+    return error_set(err, "%s exists and is not a model (not a safetensors file): --overwrite replaces "
+                          "only models; train into a new file with --out FILE", path);
+}
+
+/* "NaN", "Inf" or "-Inf" for a loss that is not finite (printf's %f
+ * writes "-nan"). */
+static const char *nonfinite_name(double x)
+{
+    return isnan(x) ? "NaN" : x > 0 ? "Inf" : "-Inf";
 }
 
 /* Dev BLEU/chrF2 of `model`; writes it to the weights path when it beats
@@ -719,7 +774,7 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     SafeMeta lineage[2] = {{"train_run", r->progress.run_id}, {"train_init", r->progress.init_run}};
     /* Checked again just before writing: a file put there since the start
      * is no more ours than one that was there before. */
-    if (!r->opt->overwrite && weights_not_ours(r, &err)) {
+    if (weights_not_replaceable(r, r->opt->overwrite, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
     }
@@ -738,8 +793,8 @@ static int evaluate_dev(Run *r, bool score, const char *when)
     double dloss = dev_loss(r), bleu = NAN, chrf = NAN, avg_bleu = NAN, avg_chrf = NAN;
     bool improved = false, avg_improved = false;
     if (!isfinite(dloss)) { /* the weights overflowed: never scored, never saved as "best" */
-        fprintf(stderr, "%strain: %s: the dev loss became %f at step %ld: stopping (lower the learning "
-                        "rate?)\n", r->live ? "\n" : "", when, dloss, r->trainer.opt.step);
+        fprintf(stderr, "%strain: %s: the dev loss became %s at step %ld: stopping (lower the learning "
+                        "rate?)\n", r->live ? "\n" : "", when, nonfinite_name(dloss), r->trainer.opt.step);
         return EXIT_DATA;
     }
     const Snapshots *snap = &r->progress.snapshots;
@@ -876,9 +931,9 @@ static int train_loop(Run *r)
             double smooth = loss_average_add(&r->smooth, loss);
             if (show_progress(r, loss, smooth, s.lr, norm)) return EXIT_WRITE;
             if (!isfinite(loss)) {
-                fprintf(stderr, "%strain: the loss became %f at step %ld: stopping (lower the learning rate and "
+                fprintf(stderr, "%strain: the loss became %s at step %ld: stopping (lower the learning rate and "
                                 "start again: the last checkpoint may hold weights already diverging)\n",
-                        r->live ? "\n" : "", loss, r->trainer.opt.step);
+                        r->live ? "\n" : "", nonfinite_name(loss), r->trainer.opt.step);
                 return EXIT_DATA;
             }
             if (r->trainer.opt.step % t->checkpoint_steps == 0) {
@@ -887,8 +942,16 @@ static int train_loop(Run *r)
             }
             if (stop_requested) {
                 int status = save_checkpoint(r);
-                fprintf(stderr, "%strain: interrupted at step %ld: checkpoint saved to %s; continue with --resume\n",
-                        r->live ? "\n" : "", r->trainer.opt.step, t->checkpoint_path);
+                if (!status)
+                    fprintf(stderr, "%strain: interrupted at step %ld: checkpoint saved to %s; continue with "
+                                    "--resume\n", r->live ? "\n" : "", r->trainer.opt.step, t->checkpoint_path);
+                else if (r->saved_step >= 0)
+                    fprintf(stderr, "train: interrupted at step %ld, and its checkpoint could not be saved: "
+                                    "--resume would go back to step %ld, the checkpoint %s holds\n",
+                            r->trainer.opt.step, r->saved_step, t->checkpoint_path);
+                else
+                    fprintf(stderr, "train: interrupted at step %ld, and its checkpoint could not be saved: "
+                                    "there is none to resume from\n", r->trainer.opt.step);
                 return status ? status : EXIT_INTERRUPTED;
             }
         }
@@ -1075,6 +1138,7 @@ static int start(Run *r)
             fprintf(stderr, "train: %s\n", err.message);
             return EXIT_DATA;
         }
+        r->saved_step = r->trainer.opt.step;
         select_epoch(r, r->progress.epoch); /* the batches its position names */
         int status = check_plan(r);
         if (!status) status = check_dev(r);
@@ -1105,7 +1169,7 @@ static int start(Run *r)
     r->progress.dev_hash = dataset_hash(&r->dev);
     if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
     Error err = {{0}};
-    if (!r->opt->overwrite && weights_not_ours(r, &err)) {
+    if (weights_not_replaceable(r, r->opt->overwrite, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }
@@ -1228,24 +1292,45 @@ static int check_distinct_outputs(const Config *cfg, const Options *opt)
 }
 
 /* --simplify-table FILE: train.simplify_with's table, written compact for
- * translating (data/simplify.h; a config's model.simplify reads it). */
+ * translating (data/simplify.h; a config's model.simplify reads it).
+ * FILE may not be any file the config names but its own model.simplify
+ * (the table it rewrites), and --overwrite replaces only a table:
+ * `--simplify-table src.vocab --overwrite` replaced the config's
+ * vocabulary, and its model no longer loaded. */
 static int write_simplify_table(const Config *cfg, const char *path, bool overwrite)
 {
-    const char *from = cfg->train.simplify_path;
+    const TrainConfig *t = &cfg->train;
+    const char *from = t->simplify_path;
     if (!from) {
         fprintf(stderr, "train: %s: no train.simplify_with to build the table from\n", cfg->path);
         return EXIT_USAGE;
     }
     if (!cli_written_directly(path)) {
-        const char *inputs[] = {from, cfg->path};
-        for (int i = 0; i < 2; i++)
-            if (cli_same_file(path, inputs[i])) {
-                fprintf(stderr, "train: %s would overwrite %s, an input of this run\n", path, inputs[i]);
+        const char *inputs[CONFIG_MAX_SOURCES + 8] = {from, cfg->path, cfg->weights_path, cfg->source_vocab_path,
+                                                      cfg->target_vocab_path, t->checkpoint_path, t->log_path,
+                                                      t->dev_path};
+        size_t n = 8;
+        for (size_t k = 0; k < t->n_sources; k++) inputs[n++] = t->sources[k].path;
+        for (size_t i = 0; i < n; i++)
+            if (inputs[i] && cli_same_file(path, inputs[i])) {
+                fprintf(stderr, "train: %s would overwrite %s, a file of %s\n", path, inputs[i], cfg->path);
                 return EXIT_USAGE;
             }
-        if (!overwrite && access(path, F_OK) == 0) {
+        struct stat sb;
+        bool exists = stat(path, &sb) == 0;
+        if (exists && !overwrite) {
             fprintf(stderr, "train: %s exists: replace it with --overwrite\n", path);
             return EXIT_USAGE;
+        }
+        if (exists && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+            Error not_table = {{0}};
+            Simplifier *old = simplify_load_table(path, &not_table);
+            if (!old) {
+                fprintf(stderr, "train: %s exists and is not a simplify table (%s): --overwrite replaces "
+                                "only a table; name another file\n", path, not_table.message);
+                return EXIT_USAGE;
+            }
+            simplify_free(old);
         }
     }
     Error err = {{0}};
@@ -1362,10 +1447,14 @@ int main(int argc, char **argv)
      * goes away must not kill a run between its model and its checkpoint.
      * Such writes fail instead, which costs nothing but the messages. */
     signal(SIGPIPE, SIG_IGN);
+    /* Likewise a file-size limit (ulimit -f): a save that passes it fails
+     * with EFBIG, said and exit status 4 like a full disk, instead of
+     * killing the run with no word and a temporary file left behind. */
+    signal(SIGXFSZ, SIG_IGN);
     Options opt = {0};
     if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
     cli_set_threads(opt.threads);
-    Run r = {.opt = &opt, .live = isatty(2) && !opt.quiet};
+    Run r = {.opt = &opt, .live = isatty(2) && !opt.quiet, .saved_step = -1};
     Error err = {{0}};
     if (config_load(opt.config_path, &r.cfg, &err)) {
         fprintf(stderr, "train: %s\n", err.message);

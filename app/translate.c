@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1350,6 +1351,10 @@ static ExitStatus open_output(Session *s)
 int main(int argc, char **argv)
 {
     cli_reserve_standard_fds();
+    /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which
+     * is reported like a full disk (status 4), instead of killing us with
+     * no word and a temporary file left behind. */
+    signal(SIGXFSZ, SIG_IGN);
     /* Every sentence is flushed and checked on its own (stdout_failed), so
      * the buffer's size changes nothing a reader sees; a large one keeps
      * --help and most --explain walk-throughs in one write, so a failure

@@ -268,13 +268,31 @@ bool output_file_is_stdout(const OutputFile *out)
     return out->borrowed && out->fd == STDOUT_FILENO;
 }
 
+const char *output_file_name(const OutputFile *out)
+{
+    return out->path;
+}
+
+/* 0, or the errno of the first failed write, flush or fsync. */
+static int flush_and_sync(OutputFile *o)
+{
+    if (fflush(o->f) != 0 || ferror(o->f)) return o->error ? o->error : EIO;
+    if (o->tmp && fsync(o->fd) != 0) return errno;
+    return 0;
+}
+
+int output_file_prepare(OutputFile *o, Error *err)
+{
+    ASSERT(o);
+    int e = flush_and_sync(o);
+    return e ? error_set(err, "%s: cannot write: %s", o->path, strerror(e)) : 0;
+}
+
 int output_file_commit(OutputFile *o, Error *err)
 {
     ASSERT(o);
-    int e = 0;
-    if (fflush(o->f) != 0 || ferror(o->f)) e = o->error ? o->error : EIO;
+    int e = flush_and_sync(o);
     fclose(o->f); /* our cookie has no close: the descriptor is ours to close */
-    if (!e && o->tmp && fsync(o->fd) != 0) e = errno;
     /* the lock is the open file's: a copy of the descriptor keeps it until
      * the rename, so no cleaner takes the finished file for a dead one */
     int lock = o->tmp ? dup(o->fd) : -1;

@@ -54,6 +54,15 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err);
 FILE *output_file_stream(OutputFile *out);
 /* Was it opened as "-" (OUTPUT_FILE_DASH): standard output's descriptor? */
 bool output_file_is_stdout(const OutputFile *out);
+/* The caller's path, as given to output_file_open (for messages). */
+const char *output_file_name(const OutputFile *out);
+/* Everything commit does before the rename: flushed and synced, every
+ * write error reported.  For files that must change together (a model's
+ * two vocabularies): prepare each, and commit them only when all are
+ * ready; what can then still fail is a rename.  0, or -1 with the
+ * message commit would give; the file stays open either way (commit or
+ * abort it). */
+int output_file_prepare(OutputFile *out, Error *err);
 /* Finish: 0, or -1 with "PATH: cannot write: reason" if any write, the
  * flush, fsync, close or rename failed (the old target is then intact). */
 int output_file_commit(OutputFile *out, Error *err);

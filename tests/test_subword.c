@@ -26,7 +26,7 @@ static Vocab *learn(const char *name, const char *const *texts, size_t n, int ma
         if (vocab_builder_add_text(b, texts[i], strlen(texts[i]), 1.0, &err)) fail_msg("%s", err.message);
     char path[512];
     snprintf(path, sizeof path, "%s/%s", temp_dir(), name);
-    if (vocab_builder_write_subword(b, path, max_size, min_count, &err)) fail_msg("%s", err.message);
+    if (write_vocab_at(vocab_builder_write_subword, b, path, max_size, min_count, &err)) fail_msg("%s", err.message);
     vocab_builder_free(b);
     Vocab *v = vocab_load(path, &err);
     if (!v) fail_msg("%s", err.message);
@@ -182,7 +182,7 @@ static void test_casing_from_non_initial_words(void **state)
     for (int i = 0; i < 7; i++) assert_int_equal(vocab_builder_add_text(b, texts[i], strlen(texts[i]), 1.0, &err), 0);
     char path[512];
     snprintf(path, sizeof path, "%s/case-word.vocab", temp_dir());
-    assert_int_equal(vocab_builder_write(b, path, 100, 1, &err), 0);
+    assert_int_equal(write_vocab_at(vocab_builder_write, b, path, 100, 1, &err), 0);
     vocab_builder_free(b);
     v = vocab_load(path, &err);
     assert_non_null(v);
@@ -238,7 +238,7 @@ static void test_recase_keeps_tokens_and_counts(void **state)
     const char *shouting[] = {"WE SAW ST PAUL.", "HE CLIMBED THE STAIRS."};
     for (int i = 0; i < 2; i++)
         assert_int_equal(vocab_builder_add_text(b, shouting[i], strlen(shouting[i]), 1.0, &err), 0);
-    assert_int_equal(vocab_builder_recase(b, path, &err), 0);
+    assert_int_equal(recase_vocab_at(b, path, &err), 0);
     Vocab *v = vocab_load(path, &err);
     assert_non_null(v);
     assert_int_equal(vocab_size(v), vocab_size(old));
@@ -266,8 +266,8 @@ static void test_recase_keeps_tokens_and_counts(void **state)
     vocab_free(old);
     /* a word vocabulary has no pieces to recase */
     snprintf(path, sizeof path, "%s/recase-word.vocab", temp_dir());
-    assert_int_equal(vocab_builder_write(b, path, 100, 1, &err), 0);
-    assert_int_equal(vocab_builder_recase(b, path, &err), -1);
+    assert_int_equal(write_vocab_at(vocab_builder_write, b, path, 100, 1, &err), 0);
+    assert_int_equal(recase_vocab_at(b, path, &err), -1);
     expect_in(err.message, "recase-word.vocab: not a subword vocabulary");
     vocab_builder_free(b);
 }
@@ -283,7 +283,7 @@ static void test_weights_and_min_count(void **state)
     expect_in(err.message, "invalid UTF-8 at byte 0");
     char path[512];
     snprintf(path, sizeof path, "%s/weights.vocab", temp_dir());
-    assert_int_equal(vocab_builder_write_subword(b, path, 1000, 2, &err), 0);
+    assert_int_equal(write_vocab_at(vocab_builder_write_subword, b, path, 1000, 2, &err), 0);
     Vocab *v = vocab_load(path, &err);
     assert_non_null(v);
     assert_true(vocab_id(v, "common") >= 4);
@@ -291,7 +291,7 @@ static void test_weights_and_min_count(void **state)
     expect_pieces(v, "rare", "<0x72> ##<0x61> ##<0x72> ##<0x65>");
     vocab_free(v);
     /* too small for anything but the reserved tokens */
-    assert_int_equal(vocab_builder_write_subword(b, path, 4 + VOCAB_BYTE_TOKENS, 1, &err), -1);
+    assert_int_equal(write_vocab_at(vocab_builder_write_subword, b, path, 4 + VOCAB_BYTE_TOKENS, 1, &err), -1);
     expect_in(err.message, "no room for pieces");
     vocab_builder_free(b);
 }
@@ -399,7 +399,7 @@ static void test_learner_is_deterministic(void **state)
         for (size_t i = 0; i < N_ENGLISH; i++)
             assert_int_equal(vocab_builder_add_text(b, english[i], strlen(english[i]), 1.0, &err), 0);
         snprintf(path[k], sizeof path[k], "%s/det%d.vocab", temp_dir(), k);
-        assert_int_equal(vocab_builder_write_subword(b, path[k], 520, 1, &err), 0);
+        assert_int_equal(write_vocab_at(vocab_builder_write_subword, b, path[k], 520, 1, &err), 0);
         vocab_builder_free(b);
     }
     size_t na, nb;
@@ -438,7 +438,7 @@ static void test_tatoeba_speed(void **state)
     double t1 = now();
     char out[512];
     snprintf(out, sizeof out, "%s/tatoeba-en.vocab", temp_dir());
-    assert_int_equal(vocab_builder_write_subword(b, out, 8000, 1, &err), 0);
+    assert_int_equal(write_vocab_at(vocab_builder_write_subword, b, out, 8000, 1, &err), 0);
     double t2 = now();
     vocab_builder_free(b);
     print_message("tatoeba English: counting %.2f s, learning and writing 8000 pieces %.2f s\n", t1 - t0, t2 - t1);

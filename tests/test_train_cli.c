@@ -3,6 +3,8 @@
  * resumed ends with the very same weights as an uninterrupted one. */
 #include "testutil.h"
 
+#include <dirent.h>
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -249,6 +252,56 @@ static void test_interrupt_saves_a_checkpoint(void **state)
     safetensors_close(&f);
 }
 
+/* A signal whose checkpoint cannot be saved (a file-size limit, ulimit -f,
+ * as a full disk) says so and exits 4: "checkpoint saved ...; continue with
+ * --resume" was printed whatever the save returned.  The limit's signal
+ * (SIGXFSZ) is train's to ignore: it killed the run with no word. */
+static void test_interrupt_whose_save_fails_says_so(void **state)
+{
+    (void)state;
+    const char *config = write_config("interrupted-full", "  batch_tokens: 60\n  epochs: 100000\n"
+                                                          "  checkpoint_steps: 100000\n  eval_epochs: 100000\n");
+    /* an epoch long enough that the signal comes before its end's checkpoint */
+    char data[700], line[800];
+    snprintf(data, sizeof data, "%s", in_dir("interrupted-full", "long.tsv"));
+    FILE *f = fopen(data, "w");
+    assert_non_null(f);
+    for (int i = 1; i <= 20000; i++) fprintf(f, "I have %d apples.\t我有%d个苹果。\n", i, i);
+    assert_int_equal(fclose(f), 0);
+    snprintf(line, sizeof line, "  train_data: long.tsv\n"); /* beside the config */
+    replace_config_line(config, "  train_data:", line);
+    free(run_train_args(config, (const char *[]){"--vocab", NULL}, 0));
+    int err_pipe[2];
+    assert_int_equal(pipe(err_pipe), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(err_pipe[1], 2);
+        close(err_pipe[0]);
+        close(err_pipe[1]);
+        struct rlimit lim = {8192, 8192}; /* the log fits; the checkpoint does not */
+        setrlimit(RLIMIT_FSIZE, &lim);
+        execl(test_program("./train"), "./train", "-q", "-t", "1", config, (char *)NULL);
+        _exit(127);
+    }
+    close(err_pipe[1]);
+    usleep(1500 * 1000); /* well into training */
+    kill(pid, SIGINT);
+    char err[4096] = "";
+    size_t len = 0;
+    ssize_t n;
+    while (len + 1 < sizeof err && (n = read(err_pipe[0], err + len, sizeof err - 1 - len)) > 0) len += (size_t)n;
+    err[len] = '\0';
+    close(err_pipe[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status)) fail_msg("killed by signal %d: %s", WTERMSIG(status), err);
+    assert_int_equal(WEXITSTATUS(status), 4);
+    expect_in(err, "model.safetensors.ckpt: cannot write: File too large");
+    expect_in(err, "its checkpoint could not be saved: there is none to resume from");
+    if (strstr(err, "checkpoint saved")) fail_msg("said saved: %s", err);
+}
+
 /* translate with a training config not yet trained names the config and
  * says what writes the missing file. */
 static void test_translate_before_training_says_so(void **state)
@@ -397,7 +450,7 @@ static void test_existing_weights_are_not_replaced(void **state)
     assert_int_equal(fclose(f), 0);
 
     char *err = run_train_args(config, NULL, 2);
-    if (!strstr(err, "model.safetensors exists and was not written by this training run"))
+    if (!strstr(err, "model.safetensors exists and is not a model"))
         fail_msg("unexpected message: %s", err);
     free(err);
     size_t len;
@@ -426,8 +479,23 @@ static void test_existing_weights_are_not_replaced(void **state)
     assert_memory_equal(now, precious, strlen(precious));
     free(now);
 
-    /* --overwrite replaces it with a model translate can load */
+    /* --overwrite replaces only a model: not this text (nor data or a
+     * config named as the weights by mistake) */
     const char *over[] = {"--overwrite", NULL};
+    err = run_train_args(config, over, 2);
+    expect_in(err, "model.safetensors exists and is not a model (not a safetensors file)");
+    free(err);
+    now = read_file(weights, &len);
+    assert_memory_equal(now, precious, strlen(precious));
+    free(now);
+    /* another run's model: replaced, by one translate can load */
+    size_t model_len;
+    char *model = read_file(out, &model_len);
+    f = fopen(weights, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(model, 1, model_len, f), model_len);
+    assert_int_equal(fclose(f), 0);
+    free(model);
     free(run_train_args(config, over, 0));
     const char *argv[] = {"./translate", "-q", "-c", config, "a", NULL};
     RunResult r = run_program(argv, NULL, 0);
@@ -589,6 +657,40 @@ static void test_vocab_keeps_existing_vocabularies(void **state)
     assert_true(after_len != before_len);
     free(after);
     free(before);
+}
+
+/* The two vocabularies are replaced together or not at all: a target that
+ * cannot be written (/dev/full) leaves the source one as it was.  The
+ * source was replaced first, and every model trained with the old pair
+ * no longer loaded. */
+static void test_vocab_pair_is_replaced_together(void **state)
+{
+    (void)state;
+    const char *config = write_config("vocab-pair", "  epochs: 1\n");
+    free(run_train_args(config, (const char *[]){"--vocab", NULL}, 0));
+    const char *src = in_dir("vocab-pair", "src.vocab");
+    FILE *f = fopen(src, "a"); /* a change a rebuild would undo */
+    assert_non_null(f);
+    fputs("zzz\tzzz\t1\n", f);
+    assert_int_equal(fclose(f), 0);
+    size_t before_len, after_len;
+    char *before = read_file(src, &before_len);
+    replace_config_line(config, "  target_vocab:", "  target_vocab: /dev/full\n");
+    char *err = run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 4);
+    expect_in(err, "/dev/full: cannot write: No space left on device (neither vocabulary was replaced)");
+    free(err);
+    char *after = read_file(src, &after_len);
+    assert_int_equal(before_len, after_len);
+    assert_memory_equal(before, after, before_len);
+    free(before);
+    free(after);
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/vocab-pair", temp_dir());
+    DIR *d = opendir(dir); /* and no temporary file of it is left */
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, ".src.vocab.", 11) == 0) fail_msg("left behind: %s", e->d_name);
+    closedir(d);
 }
 
 /* The log is written in place, so it is checked: a file that is not a
@@ -861,9 +963,26 @@ static void test_simplify_table(void **state)
     expect_in(err, "zh.tsv exists: replace it with --overwrite");
     free(err);
     free(run_train_args(config, (const char *[]){"--simplify-table", table, "--overwrite", NULL}, 0));
-    err = run_train_args(config, (const char *[]){"--simplify-table", config, "--overwrite", NULL}, 2);
-    expect_in(err, "an input of this run");
+    /* never one of the config's own files, nor a file that is not a table,
+     * whatever --overwrite says (src.vocab was replaced, and the model
+     * trained with it no longer loaded) */
+    free(run_train_args(config, (const char *[]){"--vocab", NULL}, 0));
+    const char *own[] = {config, in_dir("simplify", "src.vocab"), in_dir("simplify", "tgt.vocab"),
+                         in_dir("simplify", "model.safetensors")};
+    for (int i = 0; i < 4; i++) {
+        err = run_train_args(config, (const char *[]){"--simplify-table", own[i], "--overwrite", NULL}, 2);
+        expect_in(err, "would overwrite ");
+        free(err);
+    }
+    const char *notes = in_dir("simplify", "notes.tsv");
+    write_text(notes, "hello\t你好\n");
+    err = run_train_args(config, (const char *[]){"--simplify-table", notes, "--overwrite", NULL}, 2);
+    expect_in(err, "notes.tsv exists and is not a simplify table");
     free(err);
+    expect_file_is(notes, "hello\t你好\n");
+    text = read_file(in_dir("simplify", "src.vocab"), &len);
+    expect_in(text, "<pad>");
+    free(text);
     err = run_train_args(config, (const char *[]){"--simplify-table", table, "--vocab", NULL}, 2);
     expect_in(err, "--simplify-table FILE goes alone");
     free(err);
@@ -1288,6 +1407,7 @@ int main(void)
         cmocka_unit_test(test_resumed_run_equals_uninterrupted_run),
         cmocka_unit_test(test_existing_checkpoint_needs_resume),
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
+        cmocka_unit_test(test_interrupt_whose_save_fails_says_so),
         cmocka_unit_test(test_translate_before_training_says_so),
         cmocka_unit_test(test_hangup_and_a_gone_reader_keep_the_run),
         cmocka_unit_test(test_closed_stderr_stays_out_of_the_log),
@@ -1295,6 +1415,7 @@ int main(void)
         cmocka_unit_test(test_resume_refuses_a_foreign_model),
         cmocka_unit_test(test_init_starts_from_given_weights),
         cmocka_unit_test(test_vocab_keeps_existing_vocabularies),
+        cmocka_unit_test(test_vocab_pair_is_replaced_together),
         cmocka_unit_test(test_empty_corpus_is_an_error),
         cmocka_unit_test(test_vocabulary_kinds),
         cmocka_unit_test(test_recase_keeps_the_vocabularies_tokens),

@@ -221,7 +221,7 @@ static void test_lookup_of_many_tokens(void **state)
     }
     const char *path = temp_file("many.vocab", "", 0);
     Error err;
-    assert_int_equal(vocab_builder_write(b, path, 100000, 1, &err), 0);
+    assert_int_equal(write_vocab_at(vocab_builder_write, b, path, 100000, 1, &err), 0);
     vocab_builder_free(b);
     Vocab *v = vocab_load(path, &err);
     assert_non_null(v);
@@ -247,7 +247,7 @@ static void test_builder_round_trip(void **state)
     const char *path = temp_file("built.vocab", "", 0);
     Error err;
     /* .: 5, the: 4 (The ×2, THE, the), cat: 3, sat: 2, tom: 2; the rest once */
-    assert_int_equal(vocab_builder_write(b, path, 9, 2, &err), 0);
+    assert_int_equal(write_vocab_at(vocab_builder_write, b, path, 9, 2, &err), 0);
     vocab_builder_free(b);
     size_t len;
     char *text = read_file(path, &len);
@@ -274,12 +274,12 @@ static void test_builder_respects_max_size(void **state)
     vocab_builder_add(b, "c", "C");
     const char *path = temp_file("small.vocab", "", 0);
     Error err;
-    assert_int_equal(vocab_builder_write(b, path, 6, 1, &err), 0);
+    assert_int_equal(write_vocab_at(vocab_builder_write, b, path, 6, 1, &err), 0);
     char *text = read_file(path, NULL);
     /* c first (2), then the tie a/b by bytes; "C" < "c" breaks the casing tie. */
     assert_string_equal(text, SPECIALS "c\tC\t2\na\ta\t1\n");
     free(text);
-    assert_int_equal(vocab_builder_write(b, path, 3, 1, &err), -1);
+    assert_int_equal(write_vocab_at(vocab_builder_write, b, path, 3, 1, &err), -1);
     assert_non_null(strstr(err.message, "below the 4 special tokens"));
     vocab_builder_free(b);
 }
@@ -289,7 +289,7 @@ static void test_builder_write_error_names_path(void **state)
     (void)state;
     VocabBuilder *b = vocab_builder_new();
     Error err;
-    assert_int_equal(vocab_builder_write(b, "no/such/dir/x.vocab", 10, 1, &err), -1);
+    assert_int_equal(write_vocab_at(vocab_builder_write, b, "no/such/dir/x.vocab", 10, 1, &err), -1);
     /* the user's path, never the temporary file's (tests/test_files.c) */
     assert_string_equal(err.message, "no/such/dir/x.vocab: cannot write: No such file or directory");
     vocab_builder_free(b);

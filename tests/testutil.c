@@ -308,3 +308,27 @@ void expect_in(const char *haystack, const char *needle)
 {
     if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
 }
+
+/* out written by write(...) or recased (write NULL), then committed. */
+static int write_and_commit(VocabWriter *write, const VocabBuilder *b, const char *path, int max_size,
+                            int min_count, Error *err)
+{
+    OutputFile *out = output_file_open(path, 0, err);
+    if (!out) return -1;
+    if (write ? write(b, out, max_size, min_count, err) : vocab_builder_recase(b, out, err)) {
+        output_file_abort(out);
+        return -1;
+    }
+    return output_file_commit(out, err);
+}
+
+int write_vocab_at(VocabWriter *write, const VocabBuilder *b, const char *path, int max_size, int min_count,
+                   Error *err)
+{
+    return write_and_commit(write, b, path, max_size, min_count, err);
+}
+
+int recase_vocab_at(const VocabBuilder *b, const char *path, Error *err)
+{
+    return write_and_commit(NULL, b, path, 0, 0, err);
+}

@@ -117,4 +117,14 @@ const char *subword_tiny_config(const char *dir_name, char *path, size_t size);
  * (tests that need it skip). */
 const char *tatoeba_dir(void);
 
+/* A vocabulary file written at `path` by one of tokenizer/vocab.h's
+ * writers (vocab_builder_write or _write_subword): opened, written and
+ * committed as one.  0, or -1 with err (nothing written). */
+#include "../tokenizer/vocab.h"
+typedef int VocabWriter(const VocabBuilder *b, OutputFile *out, int max_size, int min_count, Error *err);
+int write_vocab_at(VocabWriter *write, const VocabBuilder *b, const char *path, int max_size, int min_count,
+                   Error *err);
+/* The same for vocab_builder_recase: the vocabulary at `path` recased. */
+int recase_vocab_at(const VocabBuilder *b, const char *path, Error *err);
+
 #endif

@@ -55,6 +55,7 @@
 #include <stdint.h>
 
 #include "../common/error.h"
+#include "../common/output_file.h"
 #include "../common/token_ids.h"
 
 /* <pad>, <s> and </s> are the model's (common/token_ids.h); <unk> is ours. */
@@ -114,21 +115,26 @@ VocabBuilder *vocab_builder_new(void);
 int vocab_builder_add_text(VocabBuilder *b, const char *text, size_t len, double weight, Error *err);
 /* Add one token occurrence, counted once, not sentence-initial. */
 void vocab_builder_add(VocabBuilder *b, const char *folded, const char *surface);
+/* The writers below fill `out` (common/output_file.h), which the caller
+ * opened on the vocabulary's path and then commits, or aborts when they
+ * fail: a model's two vocabularies are replaced together or not at all
+ * (app/train.c prepares both before it commits either), as the model
+ * records the hashes of both.  Messages name output_file_name(out). */
 /* A word vocabulary: the `max_size - 4` most frequent tokens (ties by
  * bytes) with a count of at least `min_count`. */
-int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size,
-                        int min_count, Error *err);
+int vocab_builder_write(const VocabBuilder *b, OutputFile *out, int max_size, int min_count, Error *err);
 /* A subword vocabulary of at most `max_size` entries (specials, the 448
  * byte tokens, then pieces learned by tokenizer/bpe.h from the counts,
  * none rarer than `min_count`).  Fails when max_size leaves no room for a
  * piece.  Same counts, same file. */
-int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max_size,
-                                int min_count, Error *err);
-/* Rewrite the subword vocabulary at `path` with its casings taken from b's
- * counts: the same tokens in the same order (so the same ids and hash: a
- * model trained with it still loads) and the same counts.  For a
- * vocabulary built before its casing rules changed, or from other text. */
-int vocab_builder_recase(const VocabBuilder *b, const char *path, Error *err);
+int vocab_builder_write_subword(const VocabBuilder *b, OutputFile *out, int max_size, int min_count,
+                                Error *err);
+/* The subword vocabulary at output_file_name(out), rewritten into `out`
+ * with its casings taken from b's counts: the same tokens in the same
+ * order (so the same ids and hash: a model trained with it still loads)
+ * and the same counts.  For a vocabulary built before its casing rules
+ * changed, or from other text. */
+int vocab_builder_recase(const VocabBuilder *b, OutputFile *out, Error *err);
 void vocab_builder_free(VocabBuilder *b); /* NULL-safe */
 
 #endif

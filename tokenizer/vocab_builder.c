@@ -168,23 +168,15 @@ static void write_specials(FILE *f)
         fprintf(f, "%s\t%s\t0\n", vocab_special_tokens[i], vocab_special_tokens[i]);
 }
 
-int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, int min_count,
-                        Error *err)
+int vocab_builder_write(const VocabBuilder *b, OutputFile *out, int max_size, int min_count, Error *err)
 {
+    const char *path = output_file_name(out);
     if (max_size < VOCAB_SPECIALS)
         return error_set(err, "%s: vocabulary size %d is below the %d special tokens", path,
                          max_size, VOCAB_SPECIALS);
     const Entry **order = xmalloc((b->n ? b->n : 1) * sizeof *order);
     for (size_t i = 0; i < b->n; i++) order[i] = &b->entry[i];
     qsort(order, b->n, sizeof *order, by_count);
-
-    /* A crash never leaves a half-written vocabulary under the real name
-     * (common/output_file.h). */
-    OutputFile *out = output_file_open(path, 0, err);
-    if (!out) {
-        free(order);
-        return -1;
-    }
     FILE *f = output_file_stream(out);
     write_specials(f);
     int size = VOCAB_SPECIALS;
@@ -197,7 +189,7 @@ int vocab_builder_write(const VocabBuilder *b, const char *path, int max_size, i
         size++;
     }
     free(order);
-    return output_file_commit(out, err);
+    return output_file_prepare(out, err);
 }
 
 /* ---- Subword vocabularies ------------------------------------------------------ */
@@ -291,7 +283,7 @@ static void free_casings(Casing *c, size_t n)
 /* A subword vocabulary file of v's tokens, in id order, with `freq` as
  * their counts and their casings from the words b counted (vote_casings):
  * the one writer of vocab_builder_write_subword and vocab_builder_recase. */
-static int write_pieces(const VocabBuilder *b, const Vocab *v, const double *freq, const char *path,
+static int write_pieces(const VocabBuilder *b, const Vocab *v, const double *freq, OutputFile *out,
                         Error *err)
 {
     Votes *votes = xcalloc((size_t)vocab_size(v), sizeof *votes);
@@ -305,20 +297,16 @@ static int write_pieces(const VocabBuilder *b, const Vocab *v, const double *fre
     free(ids);
     free(ends);
 
-    int status = -1;
-    OutputFile *out = output_file_open(path, 0, err);
-    if (out) {
-        FILE *f = output_file_stream(out);
-        write_specials(f);
-        for (int id = VOCAB_SPECIALS; id < vocab_size(v); id++) {
-            const char *cased = piece_casing(&votes[id], vocab_token(v, id));
-            const char *in_word = piece_casing_in_word(&votes[id], cased);
-            fprintf(f, "%s\t%s\t%.0f", vocab_token(v, id), cased, freq[id]);
-            if (strcmp(in_word, cased) != 0) fprintf(f, "\t%s", in_word);
-            fputc('\n', f);
-        }
-        status = output_file_commit(out, err);
+    FILE *f = output_file_stream(out);
+    write_specials(f);
+    for (int id = VOCAB_SPECIALS; id < vocab_size(v); id++) {
+        const char *cased = piece_casing(&votes[id], vocab_token(v, id));
+        const char *in_word = piece_casing_in_word(&votes[id], cased);
+        fprintf(f, "%s\t%s\t%.0f", vocab_token(v, id), cased, freq[id]);
+        if (strcmp(in_word, cased) != 0) fprintf(f, "\t%s", in_word);
+        fputc('\n', f);
     }
+    int status = output_file_prepare(out, err);
     for (int id = 0; id < vocab_size(v); id++) {
         free_casings(votes[id].whole, votes[id].n_whole);
         free_casings(votes[id].part, votes[id].n_part);
@@ -327,9 +315,10 @@ static int write_pieces(const VocabBuilder *b, const Vocab *v, const double *fre
     return status;
 }
 
-int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max_size, int min_count,
+int vocab_builder_write_subword(const VocabBuilder *b, OutputFile *out, int max_size, int min_count,
                                 Error *err)
 {
+    const char *path = output_file_name(out);
     const int reserved = VOCAB_SPECIALS + VOCAB_BYTE_TOKENS;
     if (max_size <= reserved)
         return error_set(err, "%s: subword vocabulary size %d leaves no room for pieces after the %d "
@@ -361,14 +350,15 @@ int vocab_builder_write_subword(const VocabBuilder *b, const char *path, int max
     bpe_pieces_free(&pieces);
     vocab_finish(v);
 
-    int status = write_pieces(b, v, freq, path, err);
+    int status = write_pieces(b, v, freq, out, err);
     free(freq);
     vocab_free(v);
     return status;
 }
 
-int vocab_builder_recase(const VocabBuilder *b, const char *path, Error *err)
+int vocab_builder_recase(const VocabBuilder *b, OutputFile *out, Error *err)
 {
+    const char *path = output_file_name(out);
     Vocab *v = vocab_load(path, err);
     if (!v) return -1;
     int status = -1;
@@ -377,7 +367,7 @@ int vocab_builder_recase(const VocabBuilder *b, const char *path, Error *err)
     } else {
         double *freq = xmalloc((size_t)vocab_size(v) * sizeof *freq);
         for (int id = 0; id < vocab_size(v); id++) freq[id] = vocab_count(v, id);
-        status = write_pieces(b, v, freq, path, err);
+        status = write_pieces(b, v, freq, out, err);
         free(freq);
     }
     vocab_free(v);
