@@ -307,6 +307,10 @@ static int store_scalar(Loader *ld, const Key *k, const char *qname)
     char *field = ld->base + k->offset;
     double v;
     int i;
+    /* YAML's "\0" escape: the C string would end there, and
+     * "en-zh.safetensors\0.old" loaded en-zh.safetensors without a word. */
+    if (strlen(s) != ld->ev.data.scalar.length)
+        return fail(ld, ld->ev.start_mark, "%s: the value holds a NUL character (\\0)", qname);
     switch (k->type) {
     case T_INT:
         if (parse_number(ld, k, qname, &v)) return -1;
@@ -775,15 +779,21 @@ static int parse_stream(Loader *ld)
 
 /* The folder a config's relative paths start from: the one its path names
  * (a symbolic link's own), or, for a config from a pipe or redirection
- * (-c <(...), -c /dev/stdin < FILE: paths under /dev or /proc, or no
- * regular file), the working directory: /dev/fd/../weights is no place
- * anybody meant. */
+ * (-c <(...), -c /dev/stdin < FILE: a name of a descriptor, or no regular
+ * file), the working directory: /dev/fd/../weights is no place anybody
+ * meant.  Only descriptors' names count, not all of /dev: a config kept
+ * in /dev/shm read its model from the working directory (and with
+ * random_init_seed wrote one there). */
+static bool names_a_descriptor(const char *path)
+{
+    return strcmp(path, "/dev/stdin") == 0 || strncmp(path, "/dev/fd/", 8) == 0 ||
+           (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"));
+}
+
 static char *dir_of(const char *path)
 {
     struct stat st;
-    if (strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0 ||
-        (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
-        return xstrdup("");
+    if (names_a_descriptor(path) || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) return xstrdup("");
     const char *slash = strrchr(path, '/');
     if (!slash) return xstrdup("");
     size_t n = slash == path ? 1 : (size_t)(slash - path); /* keep "/" for "/x.yaml" */

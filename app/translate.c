@@ -395,10 +395,13 @@ static char *default_config(const char *name)
 
 /* -c ARG: a file when one is there (or ARG has a '/'), else the config
  * named ARG (or ARG.yaml) in the config folders, as translateLocally's -m
- * finds a model by name.  NULL when neither exists. */
+ * finds a model by name.  NULL when neither exists.  A folder of that
+ * name in the working directory (an output folder called zh-en) is not a
+ * file: the name is looked up as if it were not there. */
 static char *resolve_config(const char *arg)
 {
-    if (strchr(arg, '/') || access(arg, F_OK) == 0) return xstrdup(arg);
+    struct stat st;
+    if (strchr(arg, '/') || (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode))) return xstrdup(arg);
     size_t len = strlen(arg);
     bool yaml = len > 5 && strcmp(arg + len - 5, ".yaml") == 0;
     char *name = xmalloc(len + 6);

@@ -65,11 +65,22 @@ static int check_meta(const SafeFile *file, const ModelArch *arch, VocabHashes h
         const char *have = safetensors_meta(file, want[i].key);
         if (!have)
             return error_set(err, "%s: __metadata__ has no \"%s\"", path, want[i].key);
-        if (strcmp(have, want[i].value) != 0) {
-            const char *what = strstr(want[i].key, "hash") ? "vocabulary" : "config";
-            return error_set(err, "%s: %s disagrees with the weights: %s is %s there but %s in the file",
-                             path, what, want[i].key, want[i].value, have);
-        }
+        if (strcmp(have, want[i].value) == 0) continue;
+        /* The sizes and hashes come from the vocabulary files, not the
+         * config's keys: said so, naming the config key of the file
+         * (en-zh's config with zh-en's vocabulary said "config disagrees:
+         * target_vocab_size is 4286", a key the config does not have). */
+        if (!strstr(want[i].key, "vocab"))
+            return error_set(err, "%s: config disagrees with the weights: %s is %s there but %s in the file",
+                             path, want[i].key, want[i].value, have);
+        const char *side = strncmp(want[i].key, "source", 6) == 0 ? "source" : "target";
+        if (strstr(want[i].key, "size"))
+            return error_set(err, "%s: the %s vocabulary (model.%s_vocab) disagrees with the weights: it has %s "
+                                  "tokens, the weights were trained with %s",
+                             path, side, side, want[i].value, have);
+        return error_set(err, "%s: the %s vocabulary (model.%s_vocab) disagrees with the weights: as many "
+                              "tokens, but not the ones they were trained with (hash %s, the weights' %s)",
+                         path, side, side, want[i].value, have);
     }
     return 0;
 }

@@ -279,13 +279,19 @@ static int sort_and_check_overlap(SafeFile *file, Error *err)
 
 /* cJSON turns "\u0000" into a NUL that ends the C string: "a\u0000b" would
  * pass as tensor "a".  No name or value of ours holds a NUL, so refuse the
- * escape anywhere in a string (a linear scan, before parsing). */
+ * escape anywhere in a string (a linear scan, before parsing).  The same
+ * for a raw control byte (below 0x20), which JSON forbids in a string and
+ * cJSON accepts: a raw NUL cut the name just the same, where Python's json
+ * (tools/reference.py) refused the file. */
 static int check_no_nul_escape(const char *header, size_t n, Error *err)
 {
     bool in_string = false;
     for (size_t i = 0; i < n; i++) {
         if (header[i] == '"') {
             in_string = !in_string;
+        } else if (in_string && (unsigned char)header[i] < 0x20) {
+            return error_set(err, "a string in the header holds the control character 0x%02x at byte %zu "
+                                  "(JSON allows it only escaped)", (unsigned char)header[i], i);
         } else if (in_string && header[i] == '\\') {
             if (i + 5 < n && header[i + 1] == 'u' && memcmp(header + i + 2, "0000", 4) == 0)
                 return error_set(err, "a string in the header holds \\u0000 (a NUL "

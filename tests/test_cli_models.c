@@ -270,6 +270,19 @@ static void test_config_by_name(void **state)
     run_result_free(&c);
     expect_usage_error((const char *[]){"./translate", "-c", "no-such-model", "x", NULL},
                        "-c no-such-model: no such file, and no config of that name");
+    /* A folder called zh-en where translate runs is no config: the name is
+     * still looked up ("zh-en: is a directory", status 2, before). */
+    char cwd[2048], program[4200], dir[2048];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    const char *bin = test_program("./translate");
+    snprintf(program, sizeof program, "%s%s%s", bin[0] == '/' ? "" : cwd, bin[0] == '/' ? "" : "/", bin);
+    snprintf(dir, sizeof dir, "%s/zh-en", temp_dir());
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(chdir(temp_dir()), 0);
+    RunResult d = run((const char *[]){program, "-q", "-c", "zh-en", "我想吃酸菜鱼", NULL}, NULL);
+    assert_int_equal(chdir(cwd), 0);
+    if (d.status != 0) fail_msg("with a folder zh-en: status %d: %s", d.status, d.err);
+    run_result_free(&d);
 }
 
 static void test_list_models(void **state)

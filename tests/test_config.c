@@ -568,6 +568,10 @@ static void wrong_types_are_rejected(void **state)
         {"name: ~\n", "1:7", "name: expected a non-empty string, not YAML's null '~'"},
         {"name: t\nmodel:\n  weights: null\n", "3:12",
          "model.weights: expected a non-empty string, not YAML's null 'null'"},
+        /* YAML's \0 escape would end the C string: "x.safetensors\0.old" loaded x.safetensors */
+        {"name: t\nmodel:\n  weights: \"x.safetensors\\0.old\"\n", "3:12",
+         "model.weights: the value holds a NUL character"},
+        {"name: t\narchitecture:\n  d_model: \"16\\0\"\n", "3:12", "the value holds a NUL character"},
     };
     CHECK_REJECTED(cases);
 }

@@ -662,6 +662,54 @@ static void test_a_config_from_a_pipe_has_the_same_limit(void **state)
     run_result_free(&r);
 }
 
+/* Only names of descriptors (/dev/stdin, /dev/fd/N, /proc/.../fd/N) read
+ * paths from the working directory: a config kept as a file in /dev/shm
+ * reads them from its own folder (it read the working directory's model,
+ * or wrote one there with random_init_seed). */
+static void test_a_config_in_dev_shm_reads_its_own_folder(void **state)
+{
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "/dev/shm/translate-test-%d", (int)getpid());
+    if (mkdir(dir, 0755) != 0) SKIP_TEST("shm", "mkdir %s: %s", dir, strerror(errno));
+    const char *files[] = {"tiny.src.vocab", "tiny.tgt.vocab", "tiny.safetensors"};
+    char from[256], to[256];
+    for (int i = 0; i < 2; i++) {
+        snprintf(from, sizeof from, "tests/data/%s", files[i]);
+        snprintf(to, sizeof to, "%s/%s", dir, files[i]);
+        size_t len;
+        char *bytes = read_file(from, &len);
+        FILE *f = fopen(to, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(bytes, 1, len, f), len);
+        assert_int_equal(fclose(f), 0);
+        free(bytes);
+    }
+    size_t len;
+    char *tiny = read_file("configs/tiny.yaml", &len), *here = malloc(len + 1), *w = here;
+    for (const char *p = tiny; *p;) /* "../tests/data/tiny.x" -> "tiny.x" */
+        if (strncmp(p, "../tests/data/", 14) == 0) p += 14;
+        else *w++ = *p++;
+    *w = '\0';
+    snprintf(to, sizeof to, "%s/tiny.yaml", dir);
+    write_text(to, here);
+    const char *argv[] = {"./translate", "-q", "-c", to, "-o", "/dev/null", "hello", NULL};
+    RunResult r = run_bounded(argv, NULL, 0);
+    snprintf(from, sizeof from, "%s/tiny.safetensors", dir); /* random_init_seed wrote it there */
+    bool beside = access(from, F_OK) == 0;
+    for (int i = 0; i < 3; i++) {
+        snprintf(from, sizeof from, "%s/%s", dir, files[i]);
+        unlink(from);
+    }
+    unlink(to);
+    rmdir(dir);
+    free(tiny);
+    free(here);
+    if (r.status != 0) fail_msg("status %d: %s", r.status, r.err);
+    assert_true(beside);
+    run_result_free(&r);
+}
+
 /* ---- weights files that change or lie ------------------------------------------- */
 
 /* Truncated after its header was checked (as by a second process while a
@@ -750,6 +798,10 @@ static void test_nul_names_and_duplicate_metadata_are_refused(void **state)
     expect_header_refused("{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}",
                           "holds \\u0000 (a NUL character) at byte 3");
     expect_header_refused("{\"__metadata__\":{\"k\\u0000\":\"v\"}}", "holds \\u0000");
+    /* a raw control byte (JSON allows it only escaped; cJSON took it, and a
+     * raw NUL cut the name as \u0000 did) */
+    expect_header_refused("{\"a\001b\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}",
+                          "holds the control character 0x01 at byte 3");
     expect_header_refused("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}",
                           "'k' appears twice in __metadata__");
     expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},"
@@ -946,6 +998,7 @@ int main(void)
         cmocka_unit_test(test_a_huge_sparse_line_is_not_read_whole),
         cmocka_unit_test(test_a_config_one_byte_over_the_limit),
         cmocka_unit_test(test_a_config_from_a_pipe_has_the_same_limit),
+        cmocka_unit_test(test_a_config_in_dev_shm_reads_its_own_folder),
         cmocka_unit_test(test_weights_truncated_while_loading),
         cmocka_unit_test(test_a_huge_header_is_refused_before_parsing),
         cmocka_unit_test(test_nul_names_and_duplicate_metadata_are_refused),

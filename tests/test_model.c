@@ -194,9 +194,14 @@ static void test_config_disagreeing_with_weights(void **state)
     expect_load_error(&wrong, hashes, path, "norm is pre there but post in the file");
     wrong = a;
     wrong.tgt_vocab = 21;
-    expect_load_error(&wrong, hashes, path, "target_vocab_size");
+    /* the vocabulary's size and hash are the vocabulary file's, not a
+     * config key's: said so */
+    expect_load_error(&wrong, hashes, path,
+                      "the target vocabulary (model.target_vocab) disagrees with the weights: it has 21 tokens");
     VocabHashes other = {hashes.source, 99};
-    expect_load_error(&a, other, path, "vocabulary disagrees");
+    expect_load_error(&a, other, path,
+                      "the target vocabulary (model.target_vocab) disagrees with the weights: as many tokens, but "
+                      "not the ones");
 }
 
 /* Copy a weights file, leaving out tensor `skip` and/or adding a tensor
