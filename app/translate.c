@@ -509,19 +509,27 @@ typedef struct {
                                  or standard input failed): no output file is replaced */
     bool reads_stdin;         /* the lines come from standard input (< FILE, -i -) */
     int logits_model;         /* the model whose rows --logits holds: 0, 1, or -1 none yet */
+    int last_model;           /* the model the last line went to (0 before the first) */
 } Session;
 
 /* Which of the session's models translates this text: 0, or 1 (zh-en)
- * when there is no -c and it reads as Chinese. */
+ * when there is no -c and it reads as Chinese.  A line that reads as
+ * neither (no letters: blank, digits, punctuation; invalid UTF-8) goes to
+ * the model the line before used: a Chinese file's blank last line opened
+ * en-zh only to be refused, sent --attention's maps to FILE.zh-en and
+ * took en-zh's broken files for its own status. */
 static int model_index(const Session *s, const char *text, size_t len)
 {
-    return !s->opt->config_path && tokenizer_reads_as_han(text, len);
+    if (s->opt->config_path) return 0;
+    int han = tokenizer_reads_as_han(text, len);
+    return han >= 0 ? han : s->last_model;
 }
 
 /* The model for this text, or NULL with *status/err set. */
 static Translator *model_for(Session *s, const char *text, size_t len, ExitStatus *status, Error *err)
 {
     int which = model_index(s, text, len);
+    s->last_model = which;
     if (s->failed[which]) {
         *err = s->open_error[which];
         *status = s->failed[which];

@@ -165,12 +165,13 @@ static void test_direction_by_letters_of_each_script(void **state)
         {"I was born on 1990年5月5日.", 0},
         {"Tom said 你好 to me.", 0},
         {"café crème 咖啡", 0},             /* é, è: letters (or marks) inside words */
-        {"1990 2020 !!!", 0},               /* no letters at all */
-        {"", 0},
+        {"1990 2020 !!!", -1},              /* no letters at all: neither */
+        {"", -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (tokenizer_reads_as_han(cases[i].text, strlen(cases[i].text)) != cases[i].han)
-            fail_msg("'%s' should read as %s", cases[i].text, cases[i].han ? "Chinese" : "English");
+            fail_msg("'%s' should read as %s", cases[i].text,
+                     cases[i].han > 0 ? "Chinese" : cases[i].han ? "neither" : "English");
 
     /* The program's choice, said on stderr, and the shipped models' output. */
     const char *argv[] = {"./translate", "我出生于1990年5月5日。", "我在Google工作", "I love 中国", NULL};
@@ -184,6 +185,32 @@ static void test_direction_by_letters_of_each_script(void **state)
      * matter (docs/models.md's known weaknesses). */
     expect_in(r.out, "I was born ");
     expect_not_in(r.err, "'我'");                 /* no Han character went to the English vocabulary */
+    run_result_free(&r);
+}
+
+/* A line with no letters (blank, digits, punctuation, invalid UTF-8) goes
+ * to the model the line before used: a Chinese file's blank line opened
+ * en-zh, only to be refused, and its --attention maps went to FILE.zh-en
+ * while FILE held an empty en-zh document. */
+static void test_a_line_without_letters_keeps_the_model(void **state)
+{
+    (void)state;
+    char attention[4096], other[4200];
+    snprintf(attention, sizeof attention, "%s/blank-line.json", temp_dir());
+    snprintf(other, sizeof other, "%s.zh-en", attention);
+    const char *argv[] = {"./translate", "-t", "1", "-b", "1", "-a", attention, NULL};
+    RunResult r = run(argv, "我爱你\n\n\xff\n……\n");
+    assert_int_equal(r.status, 1);
+    expect_in(r.err, "line 2: empty input");
+    expect_in(r.err, "line 3: invalid UTF-8 at byte 0");
+    expect_not_in(r.err, "en-zh.yaml");
+    assert_int_equal(count_lines(r.out), 4);
+    assert_int_equal(access(other, F_OK), -1);
+    size_t len;
+    char *json = read_file(attention, &len);
+    expect_in(json, "\"config_path\":\t\"");
+    expect_in(json, "configs/zh-en.yaml\"");
+    free(json);
     run_result_free(&r);
 }
 
@@ -997,6 +1024,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direction_by_letters_of_each_script),
+        cmocka_unit_test(test_a_line_without_letters_keeps_the_model),
         cmocka_unit_test(test_from_and_to_choose_the_model),
         cmocka_unit_test(test_config_by_name),
         cmocka_unit_test(test_list_models),

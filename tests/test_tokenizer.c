@@ -198,9 +198,10 @@ static void test_reads_as_han(void **state)
     assert_true(tokenizer_reads_as_han("我想吃酸菜鱼", strlen("我想吃酸菜鱼")));
     assert_false(tokenizer_reads_as_han("I love china", 12));
     assert_false(tokenizer_reads_as_han("I love 中国", strlen("I love 中国"))); /* a tie: the first letter */
-    assert_false(tokenizer_reads_as_han("", 0));
-    assert_false(tokenizer_reads_as_han("  ", 2));
-    assert_false(tokenizer_reads_as_han("中\xFF", 4));
+    assert_int_equal(tokenizer_reads_as_han("", 0), -1); /* neither */
+    assert_int_equal(tokenizer_reads_as_han("  ", 2), -1);
+    assert_int_equal(tokenizer_reads_as_han("1990 !!!", 8), -1);
+    assert_int_equal(tokenizer_reads_as_han("中\xFF", 4), -1);
 }
 
 static void test_free_is_null_safe_and_idempotent(void **state)

@@ -362,7 +362,7 @@ int tokenizer_reads_as_han(const char *text, size_t len)
     for (size_t i = 0; i < len;) {
         int32_t cp;
         size_t k = utf8_decode(s + i, len - i, &cp);
-        if (k == 0) return 0;
+        if (k == 0) return -1;
         i += k;
         utf8proc_category_t cat = utf8proc_category(cp);
         bool letter = cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO;
@@ -379,6 +379,7 @@ int tokenizer_reads_as_han(const char *text, size_t len)
             in_word = false; /* a combining mark stays inside its word */
         }
     }
+    if (first < 0) return -1; /* no letter */
     return han != words ? han > words : first == 1;
 }
 

@@ -69,7 +69,8 @@ char *tokenizer_fold(const char *text);
  * digits, punctuation, symbols and spaces count for neither.  The side
  * with more units wins; a tie goes to the script of the first letter.  So
  * "我出生于1990年5月5日。" and "我在Google工作" are Chinese, "I love 中国"
- * is English.  0 for invalid UTF-8 or text without letters. */
+ * is English.  -1 for text that reads as neither: invalid UTF-8, or no
+ * letters at all (empty, spaces, digits, punctuation). */
 int tokenizer_reads_as_han(const char *text, size_t len);
 
 /* Terminal display width, for drawing token labels in columns: the
