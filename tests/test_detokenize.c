@@ -98,6 +98,22 @@ static void test_chinese_rules(void **state)
     check_cases(cases, sizeof cases / sizeof cases[0], "zh");
 }
 
+/* A word that already holds a separator (the model wrote the first comma
+ * of 1,234,567,890 as a byte token, grouped into the word "1,234"): the
+ * number goes on, no list comma (it came out 1,234，567,890). */
+static void test_chinese_number_after_a_byte_token_separator(void **state)
+{
+    (void)state;
+    const char *tok[] = {"1,234", ",", "567", ",", "890", "元", "."};
+    char *got = detokenize(tok, NULL, 7, "zh");
+    assert_string_equal(got, "1,234,567,890元。");
+    free(got);
+    const char *list[] = {"a1", ",", "b2"}; /* letters on either side: still the list comma */
+    got = detokenize(list, NULL, 3, "zh");
+    assert_string_equal(got, "a1，b2");
+    free(got);
+}
+
 static void test_other_language_joins_with_spaces(void **state)
 {
     (void)state;
@@ -292,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_english_rules),
         cmocka_unit_test(test_english_uses_casing),
         cmocka_unit_test(test_chinese_rules),
+        cmocka_unit_test(test_chinese_number_after_a_byte_token_separator),
         cmocka_unit_test(test_other_language_joins_with_spaces),
         cmocka_unit_test(test_ids_skip_specials_and_use_cased),
         cmocka_unit_test(test_source_casing),

@@ -13,6 +13,7 @@
 #include "detokenize.h"
 
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -92,6 +93,15 @@ static int is_letter(const char *t)
 static int is_number(const char *t)
 {
     return t[0] && strspn(t, "0123456789") == strlen(t);
+}
+
+/* Do the words on both sides of a separator touch it with digits: "1,234"
+ * before and "567" after (a word holds a separator the model wrote as a
+ * byte token: 1 <0x2C> ##2 ##3 ##4 is the word "1,234")? */
+static int digits_around(const char *prev, const char *next)
+{
+    size_t n = strlen(prev);
+    return n && isdigit((unsigned char)prev[n - 1]) && isdigit((unsigned char)next[0]);
 }
 
 static int is_one_of(const char *t, const char *chars)
@@ -236,9 +246,9 @@ static char *detok_zh(const char *const *tok, const char *const *cased, size_t n
             continue;
         } else if (is_one_of(t, ".")) {
             /* A full stop, but 3.5 and a.m. keep their dot. */
-            if (!(is_number(prev) && is_number(next)) && !in_abbreviation(tok, n, i)) word = "。";
-        } else if (full_width(t) && !(is_one_of(t, ",:") && is_number(prev) && is_number(next))) {
-            word = full_width(t); /* but 1,000 and 10:30 */
+            if (!digits_around(prev, next) && !in_abbreviation(tok, n, i)) word = "。";
+        } else if (full_width(t) && !(is_one_of(t, ",:") && digits_around(prev, next))) {
+            word = full_width(t); /* but 1,000 and 10:30 (and 1,234,567 after "1,234") */
         }
         str_add(&out, word);
     }
