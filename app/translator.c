@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/utf8.h"
 #include "../common/util.h"
 #include "../model/search.h"
 #include "../model/model.h"
@@ -263,24 +264,20 @@ static void note_unknown(SourceIds *src, const char *surface)
 }
 
 /* text[0..len) with its Traditional characters as Simplified (malloc'd,
- * its length in *out_len, the characters replaced in *changed).  A NUL
- * inside the text is the encoder's to refuse: converted up to it, the
- * rest copied as it is. */
+ * its length in *out_len, the characters replaced in *changed), or NULL
+ * for text the encoder will refuse (a NUL, invalid UTF-8): left as the
+ * user wrote it, so that the byte its message names is theirs (176
+ * characters grow from 3 bytes to 4: "NUL byte at byte 12" for byte 9). */
 static char *simplified(const Simplifier *s, const char *text, size_t len, size_t *out_len, size_t *changed)
 {
+    *changed = 0;
+    if (memchr(text, '\0', len) || !utf8_valid(text, len)) return NULL;
     char *copy = xmalloc(len + 1);
     memcpy(copy, text, len);
     copy[len] = '\0';
-    size_t head = strlen(copy);
-    char *converted = simplify_text(s, copy, changed);
-    size_t n = strlen(converted);
-    char *out = xmalloc(n + (len - head) + 1);
-    memcpy(out, converted, n);
-    memcpy(out + n, text + head, len - head);
-    out[n + (len - head)] = '\0';
-    free(converted);
+    char *out = simplify_text(s, copy, changed);
     free(copy);
-    *out_len = n + (len - head);
+    *out_len = strlen(out);
     return out;
 }
 
@@ -294,7 +291,8 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
     char *plain = NULL;
     if (tr->simplifier) {
         size_t changed;
-        text = plain = simplified(tr->simplifier, text, len, &len, &changed);
+        plain = simplified(tr->simplifier, text, len, &len, &changed);
+        if (plain) text = plain;
         src->simplified = (int)changed;
     }
     Encoding e;

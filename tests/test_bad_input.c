@@ -91,6 +91,14 @@ static void test_nul_byte_in_a_line(void **state)
 {
     (void)state;
     expect_bad_line("I love\0 China.\n", 15, "line 1: NUL byte at byte 6");
+    /* zh-en reads Traditional characters as Simplified, and 唻 (3 bytes)
+     * becomes 𫫁 (4): the byte named is still the one the user wrote, not
+     * the converted copy's (it said byte 12) */
+    const char *argv[] = {"./translate", "-q", "-t", "1", "-c", "zh-en", NULL};
+    RunResult r = run(argv, "唻唻唻\0x\n", 12);
+    assert_int_equal(r.status, 1);
+    expect_in(r.err, "line 1: NUL byte at byte 9");
+    run_result_free(&r);
 }
 
 static void test_empty_stdin_is_no_work(void **state)
