@@ -33,7 +33,10 @@
  *     after a whole number ("I have 5." → 我有5。).  The separators are
  *     tokens of their own, and the tokens do not say whether a space
  *     followed one: "1 , 000" reads as 1,000, and so does the list "110,
- *     120", which comes out as 110,120.
+ *     120", which comes out as 110,120; "Question 1. 2 plus 2" reads as
+ *     1.2, which the output must then write (the fix would be a per-token
+ *     "a space came before" flag from the encoder, passed beside the
+ *     source ids to every decoder).
  *   - Where no digit token may continue the current number (a vocabulary
  *     that lacks a digit piece it needs, or an earlier rule of decode_ban
  *     banned the one it needs: --no-repeat-ngram 2 on 1000), it may end
