@@ -595,6 +595,33 @@ static void test_exports_work(void **state)
     run_result_free(&r);
 }
 
+/* A text with characters XML cannot hold (ESC from a terminal, a vertical
+ * tab) still exports: they went raw into the SVG, which was then not
+ * well-formed, and the PNG export failed ("could not draw the SVG"). */
+static void test_exports_of_a_text_with_control_characters(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CHROMIUM();
+    char html[512], path[PATH_MAX], url[PATH_MAX + 64];
+    snprintf(html, sizeof html, "%s/controls.html", temp_dir());
+    const char *argv[] = {"./translate", "-c", "configs/tiny.yaml", "-q", "--html", html,
+                          "escape \x1b[1mbold\x1b[0m", "vertical\x0btab", NULL};
+    RunResult t = run_program(argv, NULL, 0);
+    assert_int_equal(t.status, 0);
+    run_result_free(&t);
+    assert_non_null(realpath(html, path));
+    for (int sentence = 0; sentence < 2; sentence++) {
+        snprintf(url, sizeof url, "file://%s#sentence=%d&selftest", path, sentence);
+        RunResult r = open_url_and_wait(url, "window.selftestDone", NULL);
+        if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
+        if (!strstr(r.out, "data-selftest=\"done\""))
+            fail_msg("sentence %d: the exports did not finish:\n%s", sentence, r.out);
+        assert_true(status_of(r.out, "data-export-svg") > 1000);
+        assert_true(status_of(r.out, "data-export-png") > 1000);
+        run_result_free(&r);
+    }
+}
+
 /* A PNG of some size at path: the screenshot a test keeps as its artifact. */
 static void expect_screenshot(const char *path)
 {
@@ -681,10 +708,14 @@ static char *string_attribute(const char *dom, const char *marker, const char *n
  * (window.webFirst) has settled; its screenshot to `screenshot` (or none). */
 static RunResult open_web_page(const char *fragment, const char *screenshot)
 {
-    char real[PATH_MAX], url[PATH_MAX + 512];
+    char real[PATH_MAX];
     if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
-    snprintf(url, sizeof url, "file://%s%s", real, fragment);
-    return open_url_and_wait(url, "window.webFirst", screenshot);
+    size_t size = strlen(real) + strlen(fragment) + 16; /* a fragment may be long (a text too long) */
+    char *url = malloc(size);
+    snprintf(url, size, "file://%s%s", real, fragment);
+    RunResult r = open_url_and_wait(url, "window.webFirst", screenshot);
+    free(url);
+    return r;
 }
 
 /* Open the live page with `fragment`, wait for its first translation and
@@ -796,6 +827,26 @@ static void test_web_page_refuses_a_nul(void **state)
     run_result_free(&r);
 }
 
+/* A text longer than a line of standard input (65,536 bytes) is refused
+ * as ./translate refuses such a line: past about 1.3 million characters it
+ * overflowed the engine's stack and the page then waited for ever. */
+static void test_web_page_refuses_a_text_too_long(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    enum { N = 70000 };
+    char *fragment = malloc(N + 64);
+    int at = snprintf(fragment, N + 64, "#dir=en-zh&still&text=");
+    memset(fragment + at, 'a', N);
+    fragment[at + N] = '\0';
+    RunResult r = open_web_page(fragment, NULL);
+    free(fragment);
+    if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
+    assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 0);
+    expect_in(r.out, "class=\"error\">longer than 65536 bytes (70000): not translated<");
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -804,11 +855,13 @@ int main(void)
         cmocka_unit_test(test_whole_words),
         cmocka_unit_test(test_a_kept_token_below_the_top_5_says_why),
         cmocka_unit_test(test_exports_work),
+        cmocka_unit_test(test_exports_of_a_text_with_control_characters),
         cmocka_unit_test(test_screenshot),
         cmocka_unit_test(test_web_page_translates_english),
         cmocka_unit_test(test_web_page_translates_chinese),
         cmocka_unit_test(test_web_seed_walkthrough),
         cmocka_unit_test(test_web_page_refuses_a_nul),
+        cmocka_unit_test(test_web_page_refuses_a_text_too_long),
         cmocka_unit_test(test_web_page_ignores_an_unknown_direction),
     };
     return cmocka_run_group_tests(tests, make_page, free_page);

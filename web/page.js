@@ -101,13 +101,31 @@
         return loaded[model.slot];
     }
 
-    function translate(model, text, explain) {
-        /* The engine takes a C string, which a NUL would end: refused, as
-         * ./translate refuses a line with one, rather than cut short. */
+    /* The text the engine may not take, as ./translate refuses such a line:
+     * the message, or '' for text it may.  A NUL would end the C string;
+     * a lone surrogate (half of an emoji cut off by the program the text
+     * was pasted from) Emscripten's string copy joins with the character
+     * after it ("bad \ud800 x" became "bad 𐀠x"); a text longer than a
+     * line of standard input (MAX_LINE_BYTES, app/translate.c) overflowed
+     * the engine's stack, on which ccall copies it, and broke it for
+     * every later request. */
+    const MAX_LINE_BYTES = 65536;
+    const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    function refusal(text) {
         const nul = text.indexOf('\u0000');
-        if (nul >= 0)
-            return Promise.resolve({ status: 1, ms: 0,
-                error: `NUL character (U+0000) at character ${nul + 1}: not translated` });
+        if (nul >= 0) return `NUL character (U+0000) at character ${nul + 1}: not translated`;
+        const lone = text.search(LONE_SURROGATE);
+        if (lone >= 0)
+            return `half of a character (a lone UTF-16 surrogate, U+${text.charCodeAt(lone).toString(16).toUpperCase()}) ` +
+                `at character ${lone + 1}: not translated`;
+        const bytes = new TextEncoder().encode(text).length;
+        if (bytes > MAX_LINE_BYTES) return `longer than ${MAX_LINE_BYTES} bytes (${bytes}): not translated`;
+        return '';
+    }
+
+    function translate(model, text, explain) {
+        const refused = refusal(text);
+        if (refused) return Promise.resolve({ status: 1, ms: 0, error: refused });
         return loadModel(model).then(() => {
             const id = nextId++;
             return request(id, { type: 'translate', id, slot: model.slot, text, explain });
@@ -163,8 +181,7 @@
 
     // The text and the direction stay in the #fragment beside the viewer's fields
     // (a lone surrogate, which encodeURIComponent throws on, as U+FFFD).
-    const wellFormed = (s) =>
-        s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+    const wellFormed = (s) => s.replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD');
     window.viewer.setFragmentExtra(() =>
         `&dir=${encodeURIComponent(direction)}&text=${encodeURIComponent(wellFormed(input.value))}` +
         (replay.checked ? '' : '&still'));
@@ -182,7 +199,12 @@
      * latest text is translated next. */
     function run(job) {
         if (busy) { queued = job; return Promise.resolve(); }
-        if (job.text.trim() === '') return Promise.resolve();
+        if (job.text.trim() === '') { /* an emptied box shows nothing, not the last text's translation */
+            output.textContent = '';
+            explainPanel.hidden = true;
+            window.viewer.clear();
+            return Promise.resolve();
+        }
         busy = true;
         started = performance.now();
         stepShown = '';

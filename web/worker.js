@@ -48,4 +48,18 @@ function handle(msg) {
     }
 }
 
-onmessage = (e) => { queue = queue.then(() => handle(e.data)); };
+/* A request that throws (the engine ran out of memory, say) is answered
+ * with its error, and the next ones are still handled: a rejected `queue`
+ * skipped every later request without a reply, and the page waited for
+ * them for ever. */
+function handleOrSay(msg) {
+    try {
+        handle(msg);
+    } catch (error) {
+        const reply = JSON.stringify({ status: 5, error: `the engine failed: ${error.message || error}` });
+        if (msg.type === 'load') postMessage({ type: 'loaded', slot: msg.slot, reply, ms: 0 });
+        else postMessage({ type: 'result', id: msg.id, reply, ms: 0 });
+    }
+}
+
+onmessage = (e) => { queue = queue.then(() => handleOrSay(e.data)); };

@@ -235,9 +235,15 @@ function svgElement(tag, attributes, parent) {
     return element;
 }
 
+/* Characters XML 1.0 cannot hold at all (C0 controls but tab, newline and
+ * carriage return; lone surrogates; U+FFFE, U+FFFF), as U+FFFD: the user's
+ * text goes into the exported SVG, and an ESC pasted from a terminal made
+ * the file not well-formed and the PNG export fail. */
+const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 function svgText(parent, x, y, text, attributes) {
     const element = svgElement('text', Object.assign({ x, y }, attributes), parent);
-    element.textContent = text;
+    element.textContent = String(text).replace(NOT_XML, '\uFFFD');
     return element;
 }
 
@@ -622,7 +628,9 @@ function showTexts() {
     const entry = current();
     const texts = document.getElementById('texts');
     texts.textContent = '';
-    texts.appendChild(html('span', '', entry.s.text));
+    /* isolated (the CSS's .source), so that a right-to-left override in the
+     * user's text cannot reverse the arrow and the output tokens after it */
+    texts.appendChild(html('span', 'source', entry.s.text));
     texts.appendChild(html('span', 'arrow', '→'));
     entry.s.output.tokens.forEach((token, t) => {
         const stepped = KINDS[state.kind].stepped;
@@ -902,8 +910,17 @@ function showDocuments(docs, step) {
     controlsConnected = true;
     render();
 }
+/* Nothing to show (the live page's box was emptied): the maps and their
+ * controls go, as before the first translation. */
+function clearDocuments() {
+    stopPlaying();
+    sentences = [];
+    for (const id of ['controls', 'grid-panel']) document.getElementById(id).hidden = true;
+    document.querySelector('main').hidden = true;
+}
 window.viewer = {
     show: showDocuments,
+    clear: clearDocuments,
     play: togglePlay,
     setFragmentExtra: (hook) => { fragmentExtra = hook; },
     readFragment: () => readFragment(),
