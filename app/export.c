@@ -26,6 +26,10 @@
 _Static_assert(sizeof(int) == sizeof(int32_t), "Dataset and Batches ids are written as I32");
 
 static const char *const FILES[] = {"init.safetensors", "source.vocab", "target.vocab", EXPORT_DATA};
+/* The config's model.simplify table, when it has one: a zh source reads its
+ * Traditional characters as Simplified, as the training data was (a
+ * train_torch.py model without it turned 這個問題很難。 into nonsense). */
+#define EXPORT_SIMPLIFY "simplify.tsv"
 
 /* Whether `path` begins as our writer begins an export: its metadata is
  * the header's first key and "format" the metadata's first.  A FIFO or a
@@ -70,10 +74,10 @@ static int check_dir(const char *dir, Error *err)
     /* An export writes regular files only.  One of its names as a link
      * would be followed (common/output_file.h), and a link to the
      * training data or the config replaced it. */
-    for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
+    for (size_t i = 0; i <= sizeof FILES / sizeof *FILES; i++) {
         char path[4096];
         struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, FILES[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, i < sizeof FILES / sizeof *FILES ? FILES[i] : EXPORT_SIMPLIFY);
         if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
             return error_set(err, "%s: not a file of an earlier export (a link, a folder or a device): export "
                                   "into an empty or new folder", path);
@@ -214,6 +218,7 @@ static void add_settings(DataFile *f, const ExportInput *in)
     add_meta(f, "max_output_ratio", "%.9g", (double)c->decode.max_output_ratio);
     add_meta(f, "max_output_extra", "%d", c->decode.max_output_extra);
     add_meta(f, "copy_numbers", "%s", c->decode.copy_numbers ? "true" : "false");
+    if (c->simplify_path) add_meta(f, "simplify", "%s", EXPORT_SIMPLIFY);
     /* whether each epoch of the export has its own draw: train_torch.py
      * must not train more epochs than it holds then, whatever their count */
     add_meta(f, "draws_per_epoch", "%s", in->draws_per_epoch ? "true" : "false");
@@ -255,10 +260,10 @@ static void fill_bytes(FILE *out, const void *context)
     fwrite(b->bytes, 1, b->len, out); /* checked by the commit */
 }
 
-static ExitStatus copy_file(const char *from, const char *to, Error *err)
+static ExitStatus copy_file(const char *from, const char *to, const char *what, Error *err)
 {
     size_t len;
-    char *bytes = input_file_read_all(from, 0, VOCAB_LIMIT, "a vocabulary's", &len, err);
+    char *bytes = input_file_read_all(from, 0, VOCAB_LIMIT, what, &len, err);
     if (!bytes) return EXIT_DATA;
     Bytes b = {bytes, len};
     int status = output_file_write(to, 0, fill_bytes, &b, err);
@@ -279,9 +284,12 @@ ExitStatus export_write(const char *dir, const ExportInput *in, Error *err)
     ExitStatus status = model_save_with(in->init, path, in->hashes, DTYPE_F32, NULL, 0, &id, 1, err);
     if (status) status = EXIT_WRITE;
     snprintf(path, n, "%s/%s", dir, FILES[1]);
-    if (!status) status = copy_file(in->cfg->source_vocab_path, path, err);
+    if (!status) status = copy_file(in->cfg->source_vocab_path, path, "a vocabulary's", err);
     snprintf(path, n, "%s/%s", dir, FILES[2]);
-    if (!status) status = copy_file(in->cfg->target_vocab_path, path, err);
+    if (!status) status = copy_file(in->cfg->target_vocab_path, path, "a vocabulary's", err);
+    snprintf(path, n, "%s/%s", dir, EXPORT_SIMPLIFY);
+    if (!status && in->cfg->simplify_path)
+        status = copy_file(in->cfg->simplify_path, path, "a simplify table's", err);
     snprintf(path, n, "%s/%s", dir, FILES[3]);
     if (!status && write_data(path, in, err)) status = EXIT_WRITE;
     free(path);

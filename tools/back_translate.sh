@@ -65,6 +65,9 @@ if [ -n "$commit" ]; then
         git show "$commit:$f" > "$scratch/model/$f" 2>/dev/null ||
             { echo "back_translate.sh: $commit:$f: not in git" >&2; exit 2; }
     done
+    # the Traditional -> Simplified table its config names, in commits that have one
+    git show "$commit:weights/zh-simplify.tsv" > "$scratch/model/weights/zh-simplify.tsv" 2>/dev/null ||
+        rm -f "$scratch/model/weights/zh-simplify.tsv"
     config=$scratch/model/configs/zh-en.yaml
 fi
 [ -r "$config" ] || { echo "back_translate.sh: $config: not readable" >&2; exit 2; }
@@ -72,7 +75,7 @@ fi
 # named in the config, relative to its folder.
 inputs="$mono
 $config"
-for key in weights source_vocab target_vocab; do
+for key in weights source_vocab target_vocab simplify; do
     f=$(sed -n "s/^ *$key: *\([^ #]*\).*/\1/p" "$config" | head -n 1)
     case "$f" in ''|/*) ;; *) f=$(dirname "$config")/$f ;; esac
     inputs="$inputs

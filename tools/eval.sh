@@ -40,23 +40,32 @@ beams="1 4"
 
 die() { echo "eval.sh: $2" >&2; exit "$1"; }
 
+# The configs and sets are lists of lines, so that a path may hold spaces:
+# a loop over one splits at newlines only (IFS=$nl for the list), and its
+# body splits as usual again (IFS=$sp).
+nl='
+'
+sp=$IFS
+
 while [ $# -gt 0 ]; do
     case $1 in
     --doc) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--doc needs a file"; doc=$2; shift 2 ;;
-    --config) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--config needs a file"; configs="$configs $2"; shift 2 ;;
-    --set) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--set needs a file"; sets="$sets $2"; shift 2 ;;
+    --config) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--config needs a file"; configs="$configs$nl$2"; shift 2 ;;
+    --set) [ $# -ge 2 ] && [ -n "$2" ] || die 2 "--set needs a file"; sets="$sets$nl$2"; shift 2 ;;
     --beams) [ $# -ge 2 ] || die 2 "--beams needs a list"
              case $2 in *[!' ']*) ;; *) die 2 "--beams needs a list" ;; esac # (not only spaces)
              beams=$2; shift 2 ;;
     *) die 2 "unknown argument '$1' (usage: tools/eval.sh [--doc FILE] [--config YAML]... [--set TSV]... [--beams \"1 4\"])" ;;
     esac
 done
-configs=${configs:-"configs/en-zh.yaml configs/zh-en.yaml"}
-sets=${sets:-"$data/tatoeba-cmn-eng/dev.tsv $data/jec-basic/dev.tsv"}
+configs=${configs:-"configs/en-zh.yaml${nl}configs/zh-en.yaml"}
+sets=${sets:-"$data/tatoeba-cmn-eng/dev.tsv$nl$data/jec-basic/dev.tsv"}
 
 # Everything is checked before the first (slow) run.
 [ -x "$TRANSLATE" ] || die 2 "$TRANSLATE: not found (run make first)"
-for f in $configs $sets; do [ -r "$f" ] || die 2 "$f: cannot read it"; done
+IFS=$nl
+for f in $configs$nl$sets; do IFS=$sp; [ -z "$f" ] || [ -r "$f" ] || die 2 "$f: cannot read it"; done
+IFS=$sp
 [ -r "$doc" ] || die 2 "$doc: cannot read it"
 # Exactly one of each marker, in that order.
 marks=$(grep -n -x -F -e "$BEGIN_MARK" -e "$END_MARK" "$doc" | cut -d : -f 2- | tr '\n' ' ')
@@ -131,20 +140,29 @@ cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 
 n_runs=0
-for c in $configs; do for s in $sets; do for b in $beams; do n_runs=$((n_runs + 1)); done; done; done
+IFS=$nl
+for c in $configs; do for s in $sets; do IFS=$sp; [ -z "$c" ] || [ -z "$s" ] || for b in $beams; do
+    n_runs=$((n_runs + 1)); done; IFS=$nl; done; done
+IFS=$sp
 start=$(date +%s)
 load=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 n_done=0
 rows=$tmp/rows
 untranslatable=
 : >"$rows"
+IFS=$nl
 for c in $configs; do
+    IFS=$sp
+    [ -n "$c" ] || continue
     src=$(lang_of "$c" source_language)
     tgt=$(lang_of "$c" target_language)
     case $src in en) col=1 ;; zh) col=2 ;; *) die 2 "$c: no source_language en or zh" ;; esac
     tcol=$((3 - col))
     name=$(basename "$c" .yaml)
+    IFS=$nl
     for s in $sets; do
+        IFS=$sp
+        [ -n "$s" ] || continue
         set_name=$(short_name "$s")
         # Sources with an <unk>: decoding does not change them, one greedy pass.
         cut -f "$col" "$s" >"$tmp/src"
@@ -179,6 +197,7 @@ for c in $configs; do
         done
     done
 done
+IFS=$sp
 total=$(($(date +%s) - start))
 
 table=$tmp/table

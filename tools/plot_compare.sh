@@ -9,23 +9,30 @@ set -eu
 usage='usage: plot_compare.sh "TITLE" LABEL1 LOG1.csv [LABEL2 LOG2.csv ...] > OUT.svg'
 [ $# -ge 3 ] && [ $(( ($# - 1) % 2 )) -eq 0 ] || { echo "$usage" >&2; exit 2; }
 title=$1; shift
-args=""
-while [ $# -ge 2 ]; do
-    head -n 1 "$2" 2>/dev/null | grep -q '^event,step,' ||
-        { echo "plot_compare.sh: $2: not a training log (train's CSV)" >&2; exit 2; }
-    args="$args $2"; labels="${labels:-}|$1"; shift 2
+# The logs become the arguments, the labels a list: a log's path may hold
+# spaces (a string of paths was split at them).
+n=$# i=0 labels=""
+for a do
+    i=$((i + 1))
+    if [ $((i % 2)) -eq 1 ]; then labels="$labels|$a"; continue; fi
+    head -n 1 "$a" 2>/dev/null | grep -q '^event,step,' ||
+        { echo "plot_compare.sh: $a: not a training log (train's CSV)" >&2; exit 2; }
+    set -- "$@" "$a"
 done
+shift "$n"
 awk -F, -v title="$title" -v labels="$labels" '
+# text for the SVG: & and < would make it no XML
+function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
 FNR == 1 { run++; next }
 $1 == "step" && $4 != "nan" { n[run]++; x[run, n[run]] = $2; y[run, n[run]] = $4
                               if ($2 > maxx) maxx = $2; if ($4 > maxy) maxy = $4 }
 END {
     split(labels, name, "|")
-    split("#1f77b4 #d62728 #2ca02c #9467bd", color, " ")
+    ncolor = split("#1f77b4 #d62728 #2ca02c #9467bd #ff7f0e #8c564b #e377c2 #17becf", color, " ")
     maxy = int(maxy + 1); W = 600; H = 300; X0 = 60; Y0 = 40
     print "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"700\" height=\"390\" font-family=\"sans-serif\">"
     print "<rect width=\"700\" height=\"390\" fill=\"white\"/>"
-    printf "<text x=\"350\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n", title
+    printf "<text x=\"350\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n", esc(title)
     printf "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>\n", X0, Y0, W, H
     for (i = 0; i <= maxy; i++) {
         yy = Y0 + H - H * i / maxy
@@ -37,8 +44,9 @@ END {
     for (r = 1; r <= run; r++) {
         pts = ""
         for (i = 1; i <= n[r]; i++) pts = pts sprintf("%.1f,%.1f ", X0 + W * x[r, i] / maxx, Y0 + H - H * y[r, i] / maxy)
-        printf "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" points=\"%s\"/>\n", color[r], pts
-        printf "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"%s\">%s</text>\n", X0 + W - 230, Y0 + 20 + 16 * r, color[r], name[r + 1]
+        c = color[(r - 1) % ncolor + 1] # (a fifth run had none, and was not drawn)
+        printf "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" points=\"%s\"/>\n", c, pts
+        printf "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"%s\">%s</text>\n", X0 + W - 230, Y0 + 20 + 16 * r, c, esc(name[r + 1])
     }
     print "</svg>"
-}' $args
+}' "$@"

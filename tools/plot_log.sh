@@ -13,6 +13,8 @@ head -n 1 "$log" 2>/dev/null | grep -q '^event,step,' ||
     { echo "plot_log.sh: $log: not a training log (train's CSV)" >&2; exit 2; }
 title=${2:-$log}
 awk -F, -v title="$title" '
+# text for the SVG: & and < would make it no XML (the title defaults to the path)
+function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
 NR == 1 { next }
 $1 == "step" && $4 != "nan" { n++; sx[n] = $2; sy[n] = $4; if ($2 > maxstep) maxstep = $2 }
 $1 == "eval" { e++; ex[e] = $2; el[e] = $8; eb[e] = $9; ec[e] = $10; if ($2 > maxstep) maxstep = $2 }
@@ -41,12 +43,12 @@ END {
     bmax = int(bmax / 10 + 1) * 10
     print "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"340\" font-family=\"sans-serif\">"
     print "<rect width=\"900\" height=\"340\" fill=\"white\"/>"
-    printf "<text x=\"450\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n", title
+    printf "<text x=\"450\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n", esc(title)
     axes(60, 50, 360, 230, 0, lmax, lmax > 10 ? 5 : lmax, "loss")
     polyline(sx, sy, n, 0, lmax, 60, 50, 360, 230, "#1f77b4")
     polyline(ex, el, e, 0, lmax, 60, 50, 360, 230, "#d62728")
-    print "<text x=\"300\" y=\"70\" font-size=\"11\" fill=\"#1f77b4\">training (label-smoothed)</text>"
-    print "<text x=\"300\" y=\"86\" font-size=\"11\" fill=\"#d62728\">dev</text>"
+    print "<text x=\"300\" y=\"70\" font-size=\"11\" fill=\"#1f77b4\">training (dropout on)</text>"
+    print "<text x=\"300\" y=\"86\" font-size=\"11\" fill=\"#d62728\">dev (no dropout)</text>"
     axes(510, 50, 360, 230, 0, bmax, 5, "dev score (greedy)")
     polyline(ex, eb, e, 0, bmax, 510, 50, 360, 230, "#2ca02c")
     polyline(ex, ec, e, 0, bmax, 510, 50, 360, 230, "#9467bd")

@@ -18,7 +18,8 @@ compares, within 1e-4 (absolute, plus 1e-4 relative for logits):
     average_attn_weights=False),
   - the greedy output, decoded the usual nn.Transformer way (the decoder
     re-run over the whole prefix at every step, no cache).
-It prints the largest differences and exits 1 on any mismatch.
+It prints the largest differences and exits 1 on any mismatch, 2 on a
+file it cannot read or use (one line, no traceback).
 
 Only Debian's python3-torch is needed (no safetensors package: the format
 is read here with json + torch.frombuffer).  translate never needs Python.
@@ -197,7 +198,7 @@ def greedy(model, src_ids, steps, bos=2, eos=3):
 def load_model(weights_path):
     tensors, meta = read_safetensors(weights_path)
     if meta.get("format") != "translate-model":
-        sys.exit(f"{weights_path}: not a translate model")
+        raise Unusable(f"{weights_path}: not a translate model")
     model = Translator(meta)
     model.load_state_dict(tensors, strict=True)
     if meta["scale_attention"] == "false":
@@ -238,11 +239,15 @@ def check(attention_path, logits_path):
         doc = json.load(f)
     decoding = doc.get("decoding", {})  # format 1.2; earlier dumps do not say
     if decoding.get("int8"):
-        sys.exit(f"{attention_path}: made with --int8: its products read int8 weights, PyTorch reads the "
-                 "file's; check a dump made without --int8")
+        raise Unusable(f"{attention_path}: made with --int8: its products read int8 weights, PyTorch reads the "
+                       "file's; check a dump made without --int8")
     model, meta = load_model(doc["model"]["weights_path"])
     V = int(meta["target_vocab_size"])
     logits_all = torch.frombuffer(bytearray(open(logits_path, "rb").read()), dtype=torch.float32)
+    want = sum(len(s["output"]["ids"]) for s in doc["sentences"]) * V
+    if logits_all.numel() != want:  # another run's logits (a shape error deep in the loop, before)
+        raise Unusable(f"{logits_path}: {logits_all.numel()} floats, but {attention_path}'s sentences need "
+                       f"{want} (their steps x {V}): not the logits of the same run")
     at = 0
     report = Report()
     torch.set_grad_enabled(False)
@@ -594,6 +599,10 @@ def fixtures(outdir):
     return 0
 
 
+class Unusable(Exception):
+    """An input that cannot be checked: status 2, one line."""
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "check":
         return check(argv[2], argv[3])
@@ -606,4 +615,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (Unusable, OSError, ValueError, KeyError) as e:  # (json's errors are ValueErrors)
+        print(f"reference.py: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -46,6 +46,7 @@ broken export or checkpoint, 4 a file could not be written, 130 interrupted
 import argparse
 import contextlib
 import io
+import json
 import math
 import os
 import shutil
@@ -250,6 +251,8 @@ def load_export(d):
         if got != init_meta.get(key):
             raise Failure(EXIT_DATA, f"{vocab}: not the vocabulary {init_path} was made with "
                                      "(a mixed export: export again)")
+    if "simplify" in meta and not os.path.isfile(os.path.join(d, meta["simplify"])):
+        raise Failure(EXIT_DATA, f"{os.path.join(d, meta['simplify'])}: missing (a torn export: export again)")
     if init_meta["scale_attention"] != "true":
         raise Failure(EXIT_USAGE, f"{init_path}: scale_attention false cannot be trained here "
                                   "(nn.MultiheadAttention always divides by sqrt(d_k))")
@@ -315,22 +318,30 @@ def write_model(args, model, init_meta, meta, steps, world):
     info = dict(init_meta, trained_by="tools/train_torch.py", train_steps=str(steps))
     write_safetensors(out, model.state_dict(), info, f16)
     stem, yaml = yaml_path(out)
-    vocab = {}
-    for side, name in (("source", "src"), ("target", "tgt")):
-        vocab[side] = f"{stem}.{name}.vocab"
-        source = os.path.join(args.export_dir, f"{side}.vocab")
+    # the vocabularies, and the config's Traditional -> Simplified table
+    # when the export has one (a zh source is read through it, as the
+    # training data was: without it 這個問題很難。 came out as nonsense)
+    copies = {f"{side}_vocab": (f"{side}.vocab", f"{stem}.{name}.vocab")
+              for side, name in (("source", "src"), ("target", "tgt"))}
+    if "simplify" in meta:
+        copies["simplify"] = (meta["simplify"], f"{stem}.simplify.tsv")
+    for key, (name, to) in copies.items():
+        source = os.path.join(args.export_dir, name)
         try:
             with open(source, "rb") as src:
-                atomic_write(vocab[side], lambda f: shutil.copyfileobj(src, f))
-        except OSError as e:  # (reading it: load_export read it whole before training)
+                atomic_write(to, lambda f: shutil.copyfileobj(src, f))
+        except OSError as e:  # (reading it: load_export checked it is there before training)
             raise Failure(EXIT_DATA, f"{source}: cannot read: {e.strerror or e}")
+    # every value quoted (JSON's strings are YAML's): a name with ": " or
+    # " #" in it, written plain, made a YAML translate refused
+    q = json.dumps
     lines = [f"{YAML_FIRST_LINE} from {args.export_dir} ({steps} steps, {world} process"
              f"{'es' if world > 1 else ''}): ./translate -c {yaml}",
-             f"name: {meta['name']}", f"source_language: {meta['source_language']}",
-             f"target_language: {meta['target_language']}", "", "model:",
-             f"  weights: {os.path.basename(out)}",
-             f"  source_vocab: {os.path.basename(vocab['source'])}",
-             f"  target_vocab: {os.path.basename(vocab['target'])}", "", "architecture:"]
+             f"name: {q(meta['name'])}", f"source_language: {q(meta['source_language'])}",
+             f"target_language: {q(meta['target_language'])}", "", "model:",
+             f"  weights: {q(os.path.basename(out))}"]
+    lines += [f"  {key}: {q(os.path.basename(to))}" for key, (_, to) in copies.items()]
+    lines += ["", "architecture:"]
     lines += [f"  {k}: {init_meta[k]}" for k in ARCH_KEYS]
     # copy_numbers: absent from exports written before it existed
     lines += ["", "decoding:"] + [f"  {k}: {meta[k]}" for k in ("beam", "length_penalty", "max_output_ratio",
@@ -625,7 +636,15 @@ def check_outputs(args):
     if args.out.endswith("/") or os.path.isdir(args.out):
         raise Failure(EXIT_USAGE, f"{args.out} names a folder: --out needs a file name")
     stem, yaml = yaml_path(args.out)
-    outputs = (args.out, yaml, f"{stem}.src.vocab", f"{stem}.tgt.vocab", args.out + ".ckpt.pt")
+    outputs = (args.out, yaml, f"{stem}.src.vocab", f"{stem}.tgt.vocab", f"{stem}.simplify.tsv",
+               args.out + ".ckpt.pt")
+    if args.dump_step:  # a test hook's file: never an input, never a file that is there
+        for name in EXPORT_FILES + ("simplify.tsv",):
+            read = os.path.join(args.export_dir, name)
+            if os.path.exists(args.dump_step) and os.path.exists(read) and os.path.samefile(args.dump_step, read):
+                raise Failure(EXIT_USAGE, f"--dump-step {args.dump_step} would replace {read}, an input of this run")
+        if os.path.lexists(args.dump_step):
+            raise Failure(EXIT_USAGE, f"--dump-step {args.dump_step} exists: name a new file")
     for path in outputs:  # never the export this run reads, --overwrite or not
         for name in EXPORT_FILES:
             read = os.path.join(args.export_dir, name)
