@@ -144,8 +144,13 @@ static void explain_attention(FILE *out, const char *what, const AttentionActs *
     else
         fprintf(out, "      mask: none — every query sees all %d keys\n", Tk);
     double var = raw_score_variance(a, Tq, Tk, causal, D, H);
-    fprintf(out, "      variance of the scores over all heads and %s: Q·Kᵀ %.2f, /√d_k %.2f\n",
-            causal ? "visible pairs" : "pairs", var, var / dk);
+    /* dividing a score by √d_k divides its variance by d_k */
+    if (arch->scale_attention)
+        fprintf(out, "      variance of the scores over all heads and %s: Q·Kᵀ %.2f, /√d_k %.2f (÷ d_k = %d)\n",
+                causal ? "visible pairs" : "pairs", var, var / dk, dk);
+    else
+        fprintf(out, "      variance of the scores over all heads and %s: Q·Kᵀ %.2f, what the softmax sees "
+                     "(not scaled)\n", causal ? "visible pairs" : "pairs", var);
     attention_row(out, a, probs, Tq, Tk, causal ? (Tq > 1 ? 1 : 0) : 0, causal, D, H, scale);
     fprintf(out, "      weights·V [%d, %d, %d] → concatenate heads [%d, %d] → output projection [%d, %d]\n",
             H, Tq, dk, Tq, D, Tq, D);

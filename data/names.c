@@ -79,7 +79,7 @@ NameTable *names_load(const char *path, Error *err)
          * a Han character takes 3 or 4 bytes, so two or more take over 4. */
         if (!cedict_headword_ok(c.source[i]) || strlen(c.source[i]) <= 4) continue;
         char *gloss;
-        if (cedict_glosses(c.target[i], &gloss, 1) != 1) continue; /* the first sense only */
+        if (cedict_glosses(c.target[i], &gloss, 1) != 1) continue; /* the first usable sense only */
         add_gloss(t, &cap, gloss, c.source[i]);
         free(gloss);
     }

@@ -10,7 +10,8 @@
  * replaced one with Chinese they knew ("I bought an iPhone." → 我买了一台风。).
  *
  * The names come from a CC-CEDICT file: an entry of two or more Han
- * characters whose first sense is one capitalised word ("Boston, capital
+ * characters whose first usable sense (cedict_glosses: the first it keeps)
+ * is one capitalised word ("Boston, capital
  * of Massachusetts" → Boston; "Tom (name)" → Tom) or two joined by "or"
  * ("Mary or Marie (name)" → Mary, Marie).  "United States" and other
  * names of several words are left out: one word of the two would be

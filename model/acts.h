@@ -76,11 +76,11 @@ typedef struct {
     float dropout;        /* probability of zeroing a value; 0 at inference */
     Rng *rng;             /* draws the dropout masks when dropout > 0 */
     float *src_x;         /* [Ns, D] embedded source (and dropout) */
-    float *src_mask;      /* [Ns, D] its dropout multipliers */
+    float *src_mask;      /* [Ns, D] its dropout multipliers (0 or 1/(1-p); no attention mask) */
     EncoderLayerActs *encoder;
     NormActs encoder_norm;/* .out is the memory [Ns, D] */
     float *tgt_x;         /* [Nt, D] embedded decoder input (and dropout) */
-    float *tgt_mask;      /* [Nt, D] */
+    float *tgt_mask;      /* [Nt, D] likewise (PyTorch's tgt_mask is the causal mask: not this) */
     DecoderLayerActs *decoder;
     NormActs decoder_norm;
     float *logits;        /* [Nt, V] */

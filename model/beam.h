@@ -12,9 +12,10 @@
  * rounding; see
  * tests/test_beam.c).
  *
- * Scores are GNMT-style length-normalised log-probabilities:
+ * Scores are length-normalised log-probabilities:
  *     score = Σ_t logprob_t / T^length_penalty
- * where T counts the output tokens including the final </s>. */
+ * where T counts the output tokens including the final </s> (the plain
+ * T^α of Marian and fairseq, not GNMT's ((5 + T) / 6)^α). */
 #ifndef TRANSLATE_BEAM_H
 #define TRANSLATE_BEAM_H
 

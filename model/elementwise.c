@@ -140,7 +140,8 @@ CLONES static void activation_backward_range(const Pointwise *w, size_t i0, size
 
 /* The feed-forward hidden layer's gradient, written: clearing it and
  * adding to it, and a separate pass through the dropout mask, each read or
- * wrote N·F floats (2,500 × 1,024 a layer in en-zh's batches). */
+ * wrote N·F floats (up to about 1,500 × 1,024 a layer in en-zh's batches:
+ * one side's rows of a 2,500-token batch). */
 void activation_backward(float *d_in, const float *d_out, const float *mask, const float *in,
                          size_t n, Activation act)
 {

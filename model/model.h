@@ -81,8 +81,10 @@ int model_load_from(Model *model, const SafeFile *file, const ModelArch *arch,
 void model_init_random(Model *model, const ModelArch *arch, uint64_t seed);
 
 /* The initialisation training starts from: the same matrices and
- * embeddings, but zero biases and LayerNorms at weight 1, bias 0 (as
- * PyTorch initialises them); the queries as `queries` says. */
+ * embeddings, but zero biases and LayerNorms at weight 1, bias 0 (PyTorch
+ * starts the attention biases and LayerNorms so; its feed-forward biases,
+ * linear1.bias and linear2.bias, start uniform: ours at zero); the queries
+ * as `queries` says. */
 void model_init_training(Model *model, const ModelArch *arch, uint64_t seed, QueryInit queries);
 
 void model_free(Model *model); /* NULL-safe, leaves it zeroed */

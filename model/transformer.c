@@ -94,9 +94,11 @@ static float attention_scale(const ModelArch *arch)
     return arch->scale_attention ? 1.0f / sqrtf((float)(arch->d_model / arch->heads)) : 1.0f;
 }
 
-/* Dropout as torch.nn.Transformer places it (training only): on the
- * embeddings, on every sublayer's output before its residual addition, and
- * on the feed-forward hidden layer.  (PyTorch also drops attention
+/* Dropout (training only) where torch.nn.Transformer's layers place it —
+ * on every sublayer's output before its residual addition, and on the
+ * feed-forward hidden layer — and, as the paper (§5.4) and
+ * tools/reference.py's wrapper do, on the embeddings, which
+ * nn.Transformer does not have.  (PyTorch also drops attention
  * probabilities; we keep them whole, so the maps stay exact.) */
 typedef struct {
     float p;

@@ -45,7 +45,9 @@ void adamw_update(AdamW *opt, Params *params, const Params *grads, float grad_sc
 
 /* Linear warm-up to `peak` over `warmup` steps, then decay with the inverse
  * square root of the step ("Attention Is All You Need" §5.3, with the peak
- * given directly).  step counts from 1. */
+ * given directly): peak · min(step / warmup, √(warmup / step)).  step
+ * counts from 1.  warmup 0 is a constant `peak`: no warm-up, and no decay
+ * either (the decay is measured in warm-ups). */
 float lr_schedule(long step, float peak, int warmup);
 
 /* Gradient clipping as torch.nn.utils.clip_grad_norm_, in two parts: the
