@@ -1249,8 +1249,10 @@ static int choose_config(const Options *opt, char **chosen)
         snprintf(name, sizeof name, "%s-%s.yaml", from, to);
         *chosen = default_config(name);
     } else if (opt->config_path && !(*chosen = resolve_config(opt->config_path))) {
-        fprintf(stderr, "translate: -c %s: no such file, and no config of that name "
-                        "(translate --list-models lists them)\n", opt->config_path);
+        struct stat st;
+        bool folder = stat(opt->config_path, &st) == 0 && S_ISDIR(st.st_mode);
+        fprintf(stderr, "translate: -c %s: %s, and no config of that name (translate --list-models lists them)\n",
+                opt->config_path, folder ? "is a directory" : "no such file");
         return -1;
     }
     return 0;
