@@ -266,7 +266,7 @@ static void test_interrupt_whose_save_fails_says_so(void **state)
     snprintf(data, sizeof data, "%s", in_dir("interrupted-full", "long.tsv"));
     FILE *f = fopen(data, "w");
     assert_non_null(f);
-    for (int i = 1; i <= 20000; i++) fprintf(f, "I have %d apples.\t我有%d个苹果。\n", i, i);
+    for (int i = 1; i <= 100000; i++) fprintf(f, "I have %d apples.\t我有%d个苹果。\n", i, i);
     assert_int_equal(fclose(f), 0);
     snprintf(line, sizeof line, "  train_data: long.tsv\n"); /* beside the config */
     replace_config_line(config, "  train_data:", line);
@@ -285,7 +285,11 @@ static void test_interrupt_whose_save_fails_says_so(void **state)
         _exit(127);
     }
     close(err_pipe[1]);
-    usleep(1500 * 1000); /* well into training */
+    /* into training: its log is opened just before the first step (an
+     * epoch here takes seconds, and its end saves a checkpoint) */
+    const char *log = in_dir("interrupted-full", "model.safetensors.log.csv");
+    for (int waited = 0; access(log, F_OK) != 0 && waited < 600; waited++) usleep(50 * 1000);
+    usleep(300 * 1000);
     kill(pid, SIGINT);
     char err[4096] = "";
     size_t len = 0;
