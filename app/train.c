@@ -725,19 +725,22 @@ static int weights_not_replaceable(const Run *r, bool overwrite, Error *err)
     const char *path = r->cfg.weights_path;
     struct stat sb = {0};
     if (stat(path, &sb) != 0) return 0; /* nothing there (weights_path_problem has looked) */
-    if (!S_ISREG(sb.st_mode)) return 0; /* a device, a FIFO: written as it is (common/output_file.h) */
     SafeFile f;
     Error ignored = {{0}};
     bool ours = false, model = false;
-    /* (only a regular file can be one we wrote; opening a FIFO could block) */
-    if (safetensors_open(path, &f, &ignored) == 0) {
+    /* Only a regular file can be a model (opening a FIFO could block); a
+     * device or a FIFO is written as it is (common/output_file.h), and only
+     * with --overwrite, as before. */
+    bool regular = S_ISREG(sb.st_mode);
+    if (!regular && overwrite) return 0;
+    if (regular && safetensors_open(path, &f, &ignored) == 0) {
         const char *id = safetensors_meta(&f, "train_run");
         ours = r->progress.run_id[0] && id && strcmp(id, r->progress.run_id) == 0;
         model = true;
         safetensors_close(&f);
     }
     if (ours || (overwrite && (model || sb.st_size == 0))) return 0;
-    if (model || sb.st_size == 0)
+    if (model || sb.st_size == 0 || !regular)
         return error_set(err, "%s exists and was not written by this training run: train into a new "
                               "file with --out FILE, or replace it with --overwrite", path);
     return error_set(err, "%s exists and is not a model (not a safetensors file): --overwrite replaces "
