@@ -273,9 +273,10 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     put_visible(out, tr->config.name); /* the user's config: text like the sentence's */
     fprintf(out, " (");
     put_visible(out, tr->config.path);
-    fprintf(out, "): d_model %d, %d head%s of d_k %d, %d encoder + %d decoder layers, d_ff %d%s\n\n", D, H,
+    fprintf(out, "): d_model %d, %d head%s of d_k %d, %d encoder + %d decoder layers, d_ff %d%s\n", D, H,
             H > 1 ? "s" : "", D / H, a->encoder_layers, a->decoder_layers, a->d_ff,
             tr->model.params.int8 ? "; the products read int8 weights (--int8)" : "");
+    fprintf(out, "Rows, queries, heads, layers and steps are counted from 1 here: X[1] is X[0] in C and PyTorch.\n\n");
 
     /* A teacher-forced pass over the greedy output, keeping every value. */
     Activations acts;

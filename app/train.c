@@ -925,6 +925,9 @@ static int train_loop(Run *r)
             SourceNoise noise = {t->drop_final_punctuation, t->seed, r->progress.epoch, r->final_punctuation};
             packed_batch_fill(&r->packed, &r->train, &r->batches, r->batches.order[r->progress.batch], &noise);
             float loss = trainer_step(&r->trainer, &r->packed.batch, r->packed.labels, true);
+            /* opt.step counts the updates done (adamw_update adds one), so
+             * + 1 is the step about to be taken: its rate is set before the
+             * update, where PyTorch's loop calls scheduler.step() after. */
             s.lr = lr_schedule(r->trainer.opt.step + 1, t->learning_rate, t->warmup_steps);
             float norm = trainer_update(&r->trainer, &s, t->clip_norm);
             r->progress.batch++;

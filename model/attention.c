@@ -14,7 +14,10 @@
 #include "vector.h"
 
 /* Row-wise softmax over the first `len` entries of row; the rest are the
- * masked (future) positions and become exactly 0. */
+ * masked (future) positions and become exactly 0.  Keys past `len` are
+ * never scored: a softmax over the visible prefix, the rest 0, is exactly
+ * what adding -inf to the masked scores gives (layers.h's "+ mask";
+ * docs/attention-questions.md). */
 static void softmax_prefix(float *row, int len, int total)
 {
     float sum = vec_exp_sum(row, row, vec_max(row, len), len);

@@ -60,6 +60,7 @@ void residual_forward(float *out, const float *a, const float *b, size_t n)
     pointwise_run(&(Pointwise){.range = residual_range, .out = out, .a = a, .b = b, .n = n}, 3);
 }
 
+/* Here out is d_a, out2 d_b, a d_out and b the mask (residual_backward). */
 CLONES static void residual_backward_range(const Pointwise *w, size_t i0, size_t i1)
 {
     const float *mask = w->b;

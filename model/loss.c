@@ -105,8 +105,10 @@ static void loss_rows(void *ctx, int n0, int n1)
         double sum = vec_exp_sum(dz, z, max, V);
         r->row_loss[n] = smoothed_loss(max + log(sum), z, t, V, smoothing);
         float inv_sum = (float)(1.0 / sum);
+        /* dz holds exp(z - max) (vec_exp_sum), so dz·inv_sum is softmax p_c:
+         * the gradient is (p_c - q_c) / count, q_other for every class ... */
         for (int c = 0; c < V; c++) dz[c] = (dz[c] * inv_sum - q_other) * scale;
-        dz[t] -= (q_target - q_other) * scale;
+        dz[t] -= (q_target - q_other) * scale; /* ... and the target's larger share */
     }
 }
 

@@ -541,6 +541,8 @@ void transformer_decode(Activations *a, const Model *m, const Batch *b)
         x = a->decoder[l].out;
     }
     const float *y = norm_forward(&a->decoder_norm, &m->params.decoder_norm, x, N, D);
+    /* With a tied output embedding generator_weight is tgt_embed: the
+     * logits are y·Eᵀ, with no √D (that scaling is on the input side). */
     linear(a->logits, y, m->params.generator_weight, m->params.generator_weight_f16,
            &m->params.generator_weight_i8, 0,
            m->params.generator_bias, N, D, arch->tgt_vocab);

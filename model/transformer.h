@@ -7,6 +7,9 @@
  *                                   with Q from the decoder and K, V from
  *                                   memory, feed-forward)
  *
+ * The two final norms are torch.nn.Transformer's: it ends each stack with
+ * a LayerNorm, post-norm too, where the 2017 paper has none.
+ *
  * Several sequences can be processed at once, packed one after the other
  * with no padding: rows src_start[b] .. src_start[b+1]-1 belong to source b.
  * Attention never crosses a sequence boundary, which is exactly what a

@@ -19,7 +19,10 @@ void adamw_init(AdamW *opt, const ModelArch *arch)
     opt->v = xcalloc(opt->count, sizeof(float));
     /* One rule per tensor, neighbours with the same rule merged (en-zh:
      * 60 runs for 97 tensors), instead of a float per parameter (an array
-     * as big as the model, read at every update: 36 MB). */
+     * as big as the model, read at every update: 36 MB).  With a tied
+     * output embedding the generator's weight is tgt_embed, one tensor
+     * that decays once, as torch's named_parameters() lists a shared
+     * parameter once. */
     ParamSpec *specs;
     size_t n = params_layout(arch, &specs);
     opt->runs = xcalloc(n ? n : 1, sizeof *opt->runs);
@@ -84,6 +87,9 @@ CLONES static void adamw_stretch(const AdamWStep *a, size_t i0, size_t i1, float
         p[i] *= shrink;
         m[i] = beta1 * m[i] + (1.0f - beta1) * gi;
         v[i] = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+        /* the bias corrections folded into two numbers: step_size is
+         * lr / (1 - beta1^t), and sqrt(v) / c2_sqrt is sqrt(v-hat), with eps
+         * added after the correction, as torch.optim.AdamW does */
         p[i] -= step_size * m[i] / (sqrtf(v[i]) / c2_sqrt + eps);
     }
 }
