@@ -583,20 +583,24 @@ static void session_close(Session *s)
 
 /* ---- outputs never replace inputs ------------------------------------- */
 
+/* --attention FILE also writes FILE.zh-en when lines of both languages go
+ * through the two default models (write_attention): never when -c, --from
+ * or --to chooses one model.  That second name (malloc'd), or NULL. */
+static char *second_attention_path(const Options *o)
+{
+    if (!o->attention_path || o->config_path || o->from || o->to) return NULL;
+    char *second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
+    sprintf(second, "%s.zh-en", o->attention_path);
+    return second;
+}
+
 /* Two outputs of one run on one file would leave only the one committed
  * last (-o X -a X kept the JSON and lost the translations): refused, a
  * usage error.  Standard output or a device may be named more than once.
  * An empty name is refused here too. */
 static int check_distinct_outputs(const Options *o)
 {
-    /* --attention FILE also writes FILE.zh-en when lines of both languages
-     * go through the two default models (write_attention): never when -c,
-     * --from or --to chooses one model */
-    char *second = NULL;
-    if (o->attention_path && !o->config_path && !o->from && !o->to) {
-        second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
-        sprintf(second, "%s.zh-en", o->attention_path);
-    }
+    char *second = second_attention_path(o);
     const struct {
         const char *option, *path;
     } outs[] = {{"-o", o->output_path},     {"--attention", o->attention_path}, {"--html", o->html_path},
@@ -671,15 +675,20 @@ static int check_session_inputs(const Session *s, const char *option, const char
 static ExitStatus check_outputs_early(const Session *s)
 {
     const Options *o = s->opt;
+    /* the .zh-en file too: checked only when written, at the end, it let a
+     * run replace -o and then exit 4 as refused */
+    char *second = second_attention_path(o);
     const char *outs[][2] = {{"-o", o->output_path}, {"--attention", o->attention_path},
-                             {"--html", o->html_path}, {"--logits", o->logits_path}};
+                             {"--html", o->html_path}, {"--logits", o->logits_path}, {"--attention", second}};
     Error err = {{0}};
-    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+    ExitStatus status = EXIT_OK;
+    for (size_t i = 0; i < sizeof outs / sizeof *outs && !status; i++)
         if (outs[i][1] && check_session_inputs(s, outs[i][0], outs[i][1], &err)) {
             fprintf(stderr, "translate: %s\n", err.message);
-            return EXIT_WRITE;
+            status = EXIT_WRITE;
         }
-    return EXIT_OK;
+    free(second);
+    return status;
 }
 
 /* The end of a streamed output file (-o, --logits): committed; given up
@@ -692,7 +701,10 @@ static ExitStatus finish_output(OutputFile *out, int refused, bool stopped, Erro
 {
     /* "-" writes through standard output's descriptor: when that failed,
      * stdout_failed has said so, and the same error twice is noise. */
-    if (!refused && output_file_is_stdout(out) && ferror(output_file_stream(out)) && stdout_failed()) {
+    /* (flushed first: --hyps - is not flushed line by line, and its failure
+     * was said twice, "-: cannot write" and "standard output: ...") */
+    if (!refused && output_file_is_stdout(out) && (fflush(output_file_stream(out)), ferror(output_file_stream(out))) &&
+        stdout_failed()) {
         output_file_abort(out);
         return EXIT_WRITE;
     }

@@ -106,6 +106,8 @@ static const char *const stdout_writers[][9] = {
     {"-q", "-c", TINY, "--explain", "How are you?", NULL},
     {"-q", "-c", TINY, "--show", "cross", "How are you?", NULL},
     {"-q", "-c", TINY, "--eval", "tests/data/tiny.tsv", NULL},
+    /* --hyps - is not flushed line by line: its failure was said twice */
+    {"-q", "-c", TINY, "--eval", "tests/data/tiny.tsv", "--hyps", "-", NULL},
     {"-q", "-c", TINY, "-o", "-", "How are you?", NULL},
     /* "-" is stdout's descriptor, its failure said once; logits longer
      * than the stream's buffer, so that they fail before the translation */

@@ -953,6 +953,30 @@ static void test_an_output_never_replaces_an_unopened_models_file(void **state)
     free(tiny);
 }
 
+/* --attention A without -c also writes A.zh-en: that name is checked
+ * against the inputs before any line is translated, like the others.
+ * Checked at the end, it let the run replace -o's file and write A, and
+ * then exit 4 as refused. */
+static void test_the_second_attention_file_is_checked_first(void **state)
+{
+    (void)state;
+    char notes[700], input[800], out[700];
+    snprintf(notes, sizeof notes, "%s/notes", temp_dir());
+    snprintf(input, sizeof input, "%s.zh-en", notes);
+    snprintf(out, sizeof out, "%s/second-out.txt", temp_dir());
+    write_text(input, "hello\n我爱你\n");
+    write_text(out, "previous run\n");
+    RunResult r = run((const char *[]){"./translate", "-t", "1", "-q", "-a", notes, "-o", out, "-i", input, NULL},
+                      NULL);
+    assert_int_equal(r.status, 4);
+    expect_in(r.err, "--attention would overwrite");
+    assert_int_equal(count_lines(r.err), 1);
+    expect_file_is(out, "previous run\n");
+    assert_int_equal(access(notes, F_OK), -1);
+    expect_file_is(input, "hello\n我爱你\n");
+    run_result_free(&r);
+}
+
 static void test_options_that_do_nothing_are_usage_errors(void **state)
 {
     (void)state;
@@ -1037,6 +1061,7 @@ int main(void)
         cmocka_unit_test(test_a_default_config_says_its_names_languages),
         cmocka_unit_test(test_weights_changed_in_place_are_not_used),
         cmocka_unit_test(test_each_default_config_is_read_once_at_start),
+        cmocka_unit_test(test_the_second_attention_file_is_checked_first),
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
         cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
         cmocka_unit_test(test_an_output_never_replaces_an_unopened_models_file),
