@@ -128,7 +128,9 @@ static void usage(FILE *out)
             "      --simplify-table FILE  train nothing: write the Traditional -> Simplified table\n"
             "                    of train.simplify_with to FILE (a few KB), which a config's\n"
             "                    model.simplify reads to translate Traditional input; a file\n"
-            "                    that exists is replaced only with --overwrite\n"
+            "                    that exists is replaced only with --overwrite, and only a\n"
+            "                    table (or the config's own model.simplify); never a file\n"
+            "                    the config names otherwise\n"
             "  -t, --threads N   threads for a training step (default: all cores; at most 64)\n"
             "  -q, --quiet       no progress line\n"
             "  -h, --help        this help\n"
@@ -1328,7 +1330,10 @@ static int write_simplify_table(const Config *cfg, const char *path, bool overwr
             fprintf(stderr, "train: %s exists: replace it with --overwrite\n", path);
             return EXIT_USAGE;
         }
-        if (exists && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+        /* (the config's own model.simplify is replaced whatever it holds:
+         * translate's error for a broken one says to write it so) */
+        bool own = cfg->simplify_path && cli_same_file(path, cfg->simplify_path);
+        if (exists && !own && S_ISREG(sb.st_mode) && sb.st_size > 0) {
             Error not_table = {{0}};
             Simplifier *old = simplify_load_table(path, &not_table);
             if (!old) {

@@ -112,6 +112,10 @@ static void test_chinese_number_after_a_byte_token_separator(void **state)
     got = detokenize(list, NULL, 3, "zh");
     assert_string_equal(got, "a1，b2");
     free(got);
+    const char *mp3[] = {"mp3", ".", "5", "分钟"}; /* a word ending in a digit is no number: a full stop */
+    got = detokenize(mp3, NULL, 4, "zh");
+    assert_string_equal(got, "mp3。5分钟");
+    free(got);
 }
 
 static void test_other_language_joins_with_spaces(void **state)

@@ -95,13 +95,14 @@ static int is_number(const char *t)
     return t[0] && strspn(t, "0123456789") == strlen(t);
 }
 
-/* Do the words on both sides of a separator touch it with digits: "1,234"
- * before and "567" after (a word holds a separator the model wrote as a
- * byte token: 1 <0x2C> ##2 ##3 ##4 is the word "1,234")? */
+/* Is the separator between two numbers: digits after it, and before it
+ * digits with separators among them ("1,234": a word holds a separator the
+ * model wrote as a byte token, 1 <0x2C> ##2 ##3 ##4)?  Not "MP3" before
+ * it: "MP3. 5 minutes" ends a sentence. */
 static int digits_around(const char *prev, const char *next)
 {
-    size_t n = strlen(prev);
-    return n && isdigit((unsigned char)prev[n - 1]) && isdigit((unsigned char)next[0]);
+    return isdigit((unsigned char)prev[0]) && strspn(prev, "0123456789,.:") == strlen(prev) &&
+           isdigit((unsigned char)next[0]);
 }
 
 static int is_one_of(const char *t, const char *chars)

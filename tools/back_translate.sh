@@ -27,7 +27,7 @@
 # renamed over it only once every line is translated: an interrupted run
 # (Ctrl-C, SIGTERM: translate is stopped too) leaves no partial file.  OUT
 # may not be a folder or one of the run's inputs (sentences.tsv, the
-# config, its weights and vocabularies).  Exit status: 0 written; 1
+# config, its weights, vocabularies and simplify table).  Exit status: 0 written; 1
 # translate failed or gave a different number of lines; 2 usage error or
 # a missing input.
 set -u
@@ -76,7 +76,9 @@ fi
 inputs="$mono
 $config"
 for key in weights source_vocab target_vocab simplify; do
-    f=$(sed -n "s/^ *$key: *\([^ #]*\).*/\1/p" "$config" | head -n 1)
+    # a value plain, or quoted as train_torch.py writes it ("a b.vocab")
+    f=$(sed -n -e "s/^ *$key: *\"\([^\"]*\)\".*/\1/p; t" -e "s/^ *$key: *'\([^']*\)'.*/\1/p; t" \
+               -e "s/^ *$key: *\([^ #]*\).*/\1/p" "$config" | head -n 1)
     case "$f" in ''|/*) ;; *) f=$(dirname "$config")/$f ;; esac
     inputs="$inputs
 $f"

@@ -253,6 +253,6 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
-    except (OSError, ValueError, KeyError) as e:  # a missing or wrong dump: one line, not a traceback
+    except (OSError, ValueError, KeyError, RuntimeError) as e:  # a missing or wrong dump: one line, not a traceback
         print(f"bench_torch.py: {e}", file=sys.stderr)
         sys.exit(2)

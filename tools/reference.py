@@ -200,7 +200,10 @@ def load_model(weights_path):
     if meta.get("format") != "translate-model":
         raise Unusable(f"{weights_path}: not a translate model")
     model = Translator(meta)
-    model.load_state_dict(tensors, strict=True)
+    try:
+        model.load_state_dict(tensors, strict=True)
+    except RuntimeError as e:  # missing, extra or misshapen tensors: the file's fault, not a mismatch
+        raise Unusable(f"{weights_path}: {str(e).splitlines()[0]}")
     if meta["scale_attention"] == "false":
         # nn.MultiheadAttention always divides scores by sqrt(d_k); a model
         # trained without that scaling is the same as one whose W_Q and b_Q

@@ -334,7 +334,11 @@ def write_model(args, model, init_meta, meta, steps, world):
             raise Failure(EXIT_DATA, f"{source}: cannot read: {e.strerror or e}")
     # every value quoted (JSON's strings are YAML's): a name with ": " or
     # " #" in it, written plain, made a YAML translate refused
-    q = json.dumps
+    def q(value):
+        # raw characters (json's \ud83d\ude00 surrogate escapes are no YAML);
+        # the three that YAML reads as line breaks escaped
+        text = json.dumps(value, ensure_ascii=False)
+        return text.replace("\u0085", "\\x85").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     lines = [f"{YAML_FIRST_LINE} from {args.export_dir} ({steps} steps, {world} process"
              f"{'es' if world > 1 else ''}): ./translate -c {yaml}",
              f"name: {q(meta['name'])}", f"source_language: {q(meta['source_language'])}",
@@ -646,7 +650,7 @@ def check_outputs(args):
         if os.path.lexists(args.dump_step):
             raise Failure(EXIT_USAGE, f"--dump-step {args.dump_step} exists: name a new file")
     for path in outputs:  # never the export this run reads, --overwrite or not
-        for name in EXPORT_FILES:
+        for name in EXPORT_FILES + ("simplify.tsv",):
             read = os.path.join(args.export_dir, name)
             if os.path.exists(path) and os.path.exists(read) and os.path.samefile(path, read):
                 raise Failure(EXIT_USAGE, f"{path} would replace {read}, an input of this run: "

@@ -113,11 +113,11 @@
     const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
     function refusal(text) {
         const nul = text.indexOf('\u0000');
-        if (nul >= 0) return `NUL character (U+0000) at character ${nul + 1}: not translated`;
+        if (nul >= 0) return `NUL character (U+0000) at character ${[...text.slice(0, nul)].length + 1}: not translated`;
         const lone = text.search(LONE_SURROGATE);
-        if (lone >= 0)
+        if (lone >= 0) /* counted in characters, as the NUL's place: an emoji is one, not two UTF-16 units */
             return `half of a character (a lone UTF-16 surrogate, U+${text.charCodeAt(lone).toString(16).toUpperCase()}) ` +
-                `at character ${lone + 1}: not translated`;
+                `at character ${[...text.slice(0, lone)].length + 1}: not translated`;
         const bytes = new TextEncoder().encode(text).length;
         if (bytes > MAX_LINE_BYTES) return `longer than ${MAX_LINE_BYTES} bytes (${bytes}): not translated`;
         return '';
@@ -201,6 +201,7 @@
         if (busy) { queued = job; return Promise.resolve(); }
         if (job.text.trim() === '') { /* an emptied box shows nothing, not the last text's translation */
             output.textContent = '';
+            progress.textContent = '';
             explainPanel.hidden = true;
             window.viewer.clear();
             return Promise.resolve();

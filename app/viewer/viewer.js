@@ -917,6 +917,7 @@ function clearDocuments() {
     sentences = [];
     for (const id of ['controls', 'grid-panel']) document.getElementById(id).hidden = true;
     document.querySelector('main').hidden = true;
+    writeFragment(); /* the address keeps no text that is gone (a reload brought it back) */
 }
 window.viewer = {
     show: showDocuments,
