@@ -27,6 +27,31 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
     return 0;
 }
 
+int cli_file_value(const char *prog, const char *name, const char *value)
+{
+    if (value[0] != '-' || !value[1]) return 0;
+    fprintf(stderr, "%s: %s needs a file name, not the option-like '%s' (a file of that name is ./%s)\n", prog,
+            name, value, value);
+    return -1;
+}
+
+void cli_option_error(const char *prog, int c, char *const *argv, bool takes_text)
+{
+    /* the word getopt stopped at: a long option as written (its optopt is
+     * 0, or the option's code), a short one as its letter (-qx: -x) */
+    const char *word = argv[optind - 1];
+    char short_name[3] = {'-', (char)optopt, '\0'};
+    bool is_short = optopt > ' ' && optopt < 127 && strncmp(word, "--", 2) != 0;
+    const char *name = is_short ? short_name : word;
+    if (c == ':')
+        fprintf(stderr, "%s: option %s needs a value (try '%s --help')\n", prog, name, prog);
+    else if (takes_text)
+        fprintf(stderr, "%s: unknown option %s (try '%s --help'; a sentence that starts with '-' goes after "
+                        "--: %s -- '-5 degrees')\n", prog, name, prog, prog);
+    else
+        fprintf(stderr, "%s: unknown option %s (try '%s --help')\n", prog, name, prog);
+}
+
 void cli_set_threads(int threads)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -12,6 +12,18 @@
  * got 'text'" on stderr. */
 int cli_parse_count(const char *prog, const char *name, const char *text, int max, int *out);
 
+/* The value of option `name` that names a file: 0, or -1 and a usage
+ * error on stderr when it looks like an option ("-o --html page.html"
+ * wrote a file called --html and translated "page.html").  "-" alone is
+ * standard input or output; a file whose name starts with '-' is ./-x. */
+int cli_file_value(const char *prog, const char *name, const char *value);
+
+/* getopt_long's error (it runs with opterr 0 and a ':' first in its
+ * short options): one line, "unknown option -x" or "option --x needs a
+ * value", and where to look.  A sentence that starts with '-' ("-5 degrees
+ * is cold") reads as options: the line says it goes after "--". */
+void cli_option_error(const char *prog, int c, char *const *argv, bool takes_text);
+
 /* Is `text` a decimal number as people write one ("90", "0.5", ".5",
  * "1e-2"): digits with at most one point and an exponent — no sign,
  * space, hexadecimal, inf or nan, which strtod would take too?  (The

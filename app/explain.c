@@ -388,6 +388,12 @@ int explain_parse_show(const char *text, ShowChoice *out, Error *err)
     return 0;
 }
 
+bool explain_terminal_colour(void)
+{
+    const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
+    return isatty(STDOUT_FILENO) && term && *term && strcmp(term, "dumb") != 0 && !(no_color && *no_color);
+}
+
 int explain_terminal_width(void)
 {
     const char *env = getenv("COLUMNS");

@@ -45,5 +45,9 @@ void explain_show(FILE *out, const Translator *tr, const Translation *t, ShowCho
 /* The terminal's width for --show: $COLUMNS when it is a positive number,
  * else the window size when stdout is a terminal (TIOCGWINSZ), else 80. */
 int explain_terminal_width(void);
+/* Can standard output show --show's grey 256-colour cells: a terminal
+ * whose TERM is set and not "dumb", with no NO_COLOR (no-color.org)?
+ * Otherwise the maps are drawn in ░▒▓█ blocks. */
+bool explain_terminal_colour(void);
 
 #endif

@@ -768,7 +768,7 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     greedy.beam = 1;
     greedy.copy_numbers = false;
     EvalScores s;
-    evaluate(model, &r->dev, r->tgt_vocab, &greedy, r->cfg.target_lang, NULL, NULL, &s);
+    evaluate(model, &r->dev, r->tgt_vocab, &greedy, r->cfg.target_lang, NULL, NULL, NULL, NULL, &s);
     *bleu = s.bleu;
     *chrf = s.chrf;
     *improved = s.bleu > r->progress.best_bleu;
@@ -1369,7 +1369,8 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"init", required_argument, 0, 'i'}, {"simplify-table", required_argument, 0, 's'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "t:qhV", longs, NULL)) != -1) {
+    opterr = 0; /* its messages are ours: one line (cli_option_error) */
+    while ((c = getopt_long(argc, argv, ":t:qhV", longs, NULL)) != -1) {
         switch (c) {
         case 'r': opt->resume = true; break;
         case 'v': opt->vocab_only = true; break;
@@ -1401,7 +1402,7 @@ static int parse_options(int argc, char **argv, Options *opt)
             break;
         case 'h': usage(stdout); exit(finish_stdout());
         case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(finish_stdout());
-        default: fprintf(stderr, "train: try 'train --help'\n"); return -1;
+        default: cli_option_error("train", c, argv, false); return -1;
         }
     }
     if (opt->simplify_table && (!*opt->simplify_table || opt->resume || opt->vocab_only || opt->recase ||

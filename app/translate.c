@@ -82,7 +82,8 @@ static void usage(FILE *out)
             "Translate English to Chinese or Chinese to English with a small Transformer,\n"
             "and show what its attention heads do.\n"
             "\n"
-            "Each TEXT is one sentence; with no TEXT (or a lone '-'), every line of\n"
+            "Each TEXT is one sentence (one that starts with '-' goes after --:\n"
+            "translate -- '-5 degrees is cold'); with no TEXT (or a lone '-'), every line of\n"
             "standard input is one.\n"
             "\n"
             "  -c, --config FILE     model config (default: configs/en-zh.yaml, or\n"
@@ -135,7 +136,9 @@ static void usage(FILE *out)
             "      --show KIND[:LAYER[:HEAD]]  draw one head's map in the terminal;\n"
             "                        KIND is encoder, decoder or cross (layer, head from 1;\n"
             "                        left out: 1);\n"
-            "                        wider than the terminal ($COLUMNS), in windows of keys\n"
+            "                        wider than the terminal ($COLUMNS), in windows of keys;\n"
+            "                        on a terminal in grey cells with their weights (not\n"
+            "                        with TERM=dumb or NO_COLOR), elsewhere in ░▒▓█ blocks\n"
             "      --maxi-batch N    read up to N lines of input ahead (those already\n"
             "                        waiting: a client that sends a line and waits gets\n"
             "                        its reply), translate them sorted by length in\n"
@@ -262,7 +265,8 @@ static int parse_options(int argc, char **argv, Options *opt)
         {"int8", no_argument, 0, OPT_INT8},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "c:a:t:b:n:qhVi:o:", longs, NULL)) != -1) {
+    opterr = 0; /* its messages are ours: one line (cli_option_error) */
+    while ((c = getopt_long(argc, argv, ":c:a:t:b:n:qhVi:o:", longs, NULL)) != -1) {
         switch (c) {
         case 'c': opt->config_path = optarg; break;
         case 'a': opt->attention_path = optarg; break;
@@ -327,9 +331,18 @@ static int parse_options(int argc, char **argv, Options *opt)
         case 'h': usage(stdout); exit(finish_stdout(0));
         case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(finish_stdout(0));
         default:
-            fprintf(stderr, "translate: try 'translate --help'\n");
+            cli_option_error("translate", c, argv, true);
             return -1;
         }
+        /* a file's name that is another option ("-o --html page.html") */
+        static const struct {
+            int option;
+            const char *name;
+        } file_options[] = {{'c', "-c"}, {'a', "-a/--attention"}, {OPT_HTML, "--html"}, {OPT_LOGITS, "--logits"},
+                            {OPT_EVAL, "--eval"}, {OPT_HYPS, "--hyps"}, {OPT_COMPARE, "--compare"},
+                            {'i', "-i/--input"}, {'o', "-o/--output"}};
+        for (size_t k = 0; k < sizeof file_options / sizeof *file_options; k++)
+            if (c == file_options[k].option && cli_file_value("translate", file_options[k].name, optarg)) return -1;
     }
     if (!opt->n_best) opt->n_best = 1;
     if (opt->beam && opt->n_best > opt->beam) {
@@ -834,7 +847,8 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     }
     if (s->opt->explain) explain_print(s->out, tr, text, &src, &t[0]);
     if (s->opt->show.kind != SHOW_NONE)
-        explain_show(s->out, tr, &t[0], s->opt->show, s->out == stdout && isatty(1), explain_terminal_width());
+        explain_show(s->out, tr, &t[0], s->opt->show, s->out == stdout && explain_terminal_colour(),
+                     explain_terminal_width());
     if (s->opt->explain || s->opt->show.kind != SHOW_NONE) /* n-best lines start with their ID */
         fputs(s->opt->n_best_lines ? "translations:\n" : "translation: ", s->out);
     print_translations(s->out, s->opt, tr, line - 1, t, texts, scores, n);
@@ -1153,6 +1167,13 @@ static void print_comparison(const char *path, const EvalScores *their_scores,
 }
 
 /* --eval: translate a TSV's source column, score against its target. */
+/* --eval's progress line on a terminal (a large set takes minutes). */
+static void eval_progress(void *context, size_t done, size_t total)
+{
+    (void)context;
+    fprintf(stderr, "\rtranslate: --eval: %zu of %zu sentences", done, total);
+}
+
 static int eval_file(const Options *opt, const char *config_path)
 {
     Translator tr;
@@ -1222,8 +1243,11 @@ static int eval_file(const Options *opt, const char *config_path)
     } else {
         EvalScores s;
         const SearchSettings decode = tr.config.decode;
+        bool live = !opt->quiet && isatty(STDERR_FILENO); /* a redrawn line on a terminal only */
         evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang,
-                 hyps ? output_file_stream(hyps) : NULL, opt->compare_path ? &mine : NULL, &s);
+                 hyps ? output_file_stream(hyps) : NULL, opt->compare_path ? &mine : NULL,
+                 live ? eval_progress : NULL, NULL, &s);
+        if (live) fputs("\r\033[K", stderr);
         /* every setting that changes the scores, so two lines never look alike */
         char how[128];
         int n = decode.beam > 1 ? snprintf(how, sizeof how, "beam %d, length penalty %g", decode.beam,

@@ -83,7 +83,7 @@ static void score_line(BleuStats *bleu, ChrfStats *chrf, EvalSentences *each, si
 
 void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
               const SearchSettings *decode, const char *target_lang, FILE *hyps,
-              EvalSentences *each, EvalScores *out)
+              EvalSentences *each, EvalProgress *progress, void *context, EvalScores *out)
 {
     double start = util_now();
     BleuStats bleu = {0};
@@ -102,6 +102,7 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
             if (hyps) fprintf(hyps, "%s\n", h);
             free(chunk[i]);
         }
+        if (progress) progress(context, first + n, data->count);
     }
     search_workspace_free(&work);
     out->bleu = bleu_score(&bleu);

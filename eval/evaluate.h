@@ -33,12 +33,16 @@ typedef struct {
 EvalSentences eval_sentences_new(size_t n);
 void eval_sentences_free(EvalSentences *each);
 
+/* Told after each chunk of sentences: `done` of `total` decoded. */
+typedef void EvalProgress(void *context, size_t done, size_t total);
+
 /* Decode every line of `data` with `model` as `decode` says (greedy, or
  * beam search when decode->beam > 1: search.h); write each hypothesis to
- * `hyps` and its statistics to `each` when they are not NULL. */
+ * `hyps` and its statistics to `each` when they are not NULL; call
+ * `progress` (when not NULL) as it goes. */
 void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
               const SearchSettings *decode, const char *target_lang, FILE *hyps,
-              EvalSentences *each, EvalScores *out);
+              EvalSentences *each, EvalProgress *progress, void *context, EvalScores *out);
 
 /* Score translations made before: the regular file `path` holds one line
  * per sentence of `data`, in order (as --hyps writes them; an empty line is

@@ -953,6 +953,28 @@ static void test_an_output_never_replaces_an_unopened_models_file(void **state)
     free(tiny);
 }
 
+/* getopt's errors are one line of ours, naming the option (they were its
+ * own line and then "try 'translate --help'"); a file option's value that
+ * is another option is refused ("-o --html page.html" wrote a file named
+ * --html and translated "page.html"); a sentence starting with '-' goes
+ * after --. */
+static void test_option_errors_are_one_line(void **state)
+{
+    (void)state;
+    expect_usage_error((const char *[]){"./translate", "--foo", "x", NULL}, "unknown option --foo");
+    expect_usage_error((const char *[]){"./translate", "-qz", "x", NULL}, "unknown option -z");
+    expect_usage_error((const char *[]){"./translate", "-5 degrees is cold", NULL}, "goes after --");
+    expect_usage_error((const char *[]){"./translate", "-o", NULL}, "option -o needs a value");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "--html", NULL}, "option --html needs a value");
+    expect_usage_error((const char *[]){"./translate", "-c", TINY, "-o", "--html", "page.html", "x", NULL},
+                       "-o/--output needs a file name, not the option-like '--html'");
+    assert_int_equal(access("--html", F_OK), -1);
+    RunResult r = run((const char *[]){"./translate", "-q", "-c", TINY, "--", "-5 degrees", NULL}, NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 1);
+    run_result_free(&r);
+}
+
 /* --attention A without -c also writes A.zh-en: that name is checked
  * against the inputs before any line is translated, like the others.
  * Checked at the end, it let the run replace -o's file and write A, and
@@ -1061,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_a_default_config_says_its_names_languages),
         cmocka_unit_test(test_weights_changed_in_place_are_not_used),
         cmocka_unit_test(test_each_default_config_is_read_once_at_start),
+        cmocka_unit_test(test_option_errors_are_one_line),
         cmocka_unit_test(test_the_second_attention_file_is_checked_first),
         cmocka_unit_test(test_options_that_do_nothing_are_usage_errors),
         cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
