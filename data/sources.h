@@ -21,7 +21,7 @@
  *      marks: "(蘿蔔, radish)"), and anything after the sentence's final
  *      punctuation ("... glory. (English Revised Version)"; not a bracket
  *      after a stop that words follow: "[I] wander! [I] wander!").  Rows are
- *      kept: dropping all 368 would lose 6% of the source for a note, and
+ *      kept: dropping all 365 would lose 6% of the source for a note, and
  *      a note the rules miss ("(chess)") costs a word, not a sentence;
  *   3. the Chinese side converted to Simplified (simplify.h), when a table
  *      is given: every source, so one character is one token however its
