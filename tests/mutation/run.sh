@@ -70,7 +70,10 @@ done
 
 # ---- the scratch copy, built once (later runs rebuild what changed)
 mkdir -p "$src"
-(cd "$repo" && git ls-files -z | xargs -0 cp -p -u --parents -t "$src" &&
+# (not -p: a file copied gets the copy's time, so that make rebuilds it even
+# where restore() below touched its object after the file was edited here,
+# as during a run: the object then looked newer than the new source)
+(cd "$repo" && git ls-files -z | xargs -0 cp -u --parents -t "$src" &&
  { ls weights/*.safetensors >/dev/null 2>&1 && cp -p -u weights/*.safetensors "$src/weights/" || true; })
 # tests read ../shared/data relative to the tree
 [ -e "$out/shared" ] || ln -s "$(cd "$repo/.." && pwd)/shared" "$out/shared"
