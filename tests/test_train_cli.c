@@ -625,21 +625,30 @@ static void test_init_starts_from_given_weights(void **state)
     free(err);
 }
 
+/* The tiny config in `dir` with its vocabularies built, and src.vocab
+ * then changed as a rebuild would undo: its path in *path, and its
+ * contents (free them) and length. */
+static char *vocabularies_changed(const char *dir, const char **config, const char **path, size_t *len)
+{
+    *config = write_config(dir, "  epochs: 1\n");
+    free(run_train_args(*config, (const char *[]){"--vocab", NULL}, 0));
+    *path = in_dir(dir, "src.vocab");
+    FILE *f = fopen(*path, "a");
+    assert_non_null(f);
+    fputs("zzz\tzzz\t1\n", f);
+    assert_int_equal(fclose(f), 0);
+    return read_file(*path, len);
+}
+
 /* Vocabulary files that exist are not replaced without --overwrite (a
  * model trained with them would no longer load): status 2, files as they
  * were; with --overwrite they are rebuilt. */
 static void test_vocab_keeps_existing_vocabularies(void **state)
 {
     (void)state;
-    const char *config = write_config("vocab-kept", "  epochs: 1\n");
-    free(run_train_args(config, (const char *[]){"--vocab", NULL}, 0));
-    const char *path = in_dir("vocab-kept", "src.vocab");
-    FILE *f = fopen(path, "a"); /* a change a rebuild would undo */
-    assert_non_null(f);
-    fputs("zzz\tzzz\t1\n", f);
-    assert_int_equal(fclose(f), 0);
+    const char *config, *path;
     size_t before_len, after_len;
-    char *before = read_file(path, &before_len);
+    char *before = vocabularies_changed("vocab-kept", &config, &path, &before_len);
     char *err = run_train_args(config, (const char *[]){"--vocab", NULL}, 2);
     expect_in(err, "src.vocab exists: building the vocabularies would replace it");
     free(err);
@@ -670,15 +679,9 @@ static void test_vocab_keeps_existing_vocabularies(void **state)
 static void test_vocab_pair_is_replaced_together(void **state)
 {
     (void)state;
-    const char *config = write_config("vocab-pair", "  epochs: 1\n");
-    free(run_train_args(config, (const char *[]){"--vocab", NULL}, 0));
-    const char *src = in_dir("vocab-pair", "src.vocab");
-    FILE *f = fopen(src, "a"); /* a change a rebuild would undo */
-    assert_non_null(f);
-    fputs("zzz\tzzz\t1\n", f);
-    assert_int_equal(fclose(f), 0);
+    const char *config, *src;
     size_t before_len, after_len;
-    char *before = read_file(src, &before_len);
+    char *before = vocabularies_changed("vocab-pair", &config, &src, &before_len);
     replace_config_line(config, "  target_vocab:", "  target_vocab: /dev/full\n");
     char *err = run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 4);
     expect_in(err, "/dev/full: cannot write: No space left on device (neither vocabulary was replaced)");
