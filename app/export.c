@@ -25,11 +25,12 @@
 
 _Static_assert(sizeof(int) == sizeof(int32_t), "Dataset and Batches ids are written as I32");
 
-static const char *const FILES[] = {"init.safetensors", "source.vocab", "target.vocab", EXPORT_DATA};
 /* The config's model.simplify table, when it has one: a zh source reads its
  * Traditional characters as Simplified, as the training data was (a
  * train_torch.py model without it turned 這個問題很難。 into nonsense). */
 #define EXPORT_SIMPLIFY "simplify.tsv"
+static const char *const FILES[] = {"init.safetensors", "source.vocab", "target.vocab", EXPORT_DATA,
+                                    EXPORT_SIMPLIFY};
 
 /* Whether `path` begins as our writer begins an export: its metadata is
  * the header's first key and "format" the metadata's first.  A FIFO or a
@@ -74,10 +75,10 @@ static int check_dir(const char *dir, Error *err)
     /* An export writes regular files only.  One of its names as a link
      * would be followed (common/output_file.h), and a link to the
      * training data or the config replaced it. */
-    for (size_t i = 0; i <= sizeof FILES / sizeof *FILES; i++) {
+    for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
         char path[4096];
         struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, i < sizeof FILES / sizeof *FILES ? FILES[i] : EXPORT_SIMPLIFY);
+        snprintf(path, sizeof path, "%s/%s", dir, FILES[i]);
         if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
             return error_set(err, "%s: not a file of an earlier export (a link, a folder or a device): export "
                                   "into an empty or new folder", path);
@@ -287,7 +288,7 @@ ExitStatus export_write(const char *dir, const ExportInput *in, Error *err)
     if (!status) status = copy_file(in->cfg->source_vocab_path, path, "a vocabulary's", err);
     snprintf(path, n, "%s/%s", dir, FILES[2]);
     if (!status) status = copy_file(in->cfg->target_vocab_path, path, "a vocabulary's", err);
-    snprintf(path, n, "%s/%s", dir, EXPORT_SIMPLIFY);
+    snprintf(path, n, "%s/%s", dir, FILES[4]);
     if (!status && in->cfg->simplify_path)
         status = copy_file(in->cfg->simplify_path, path, "a simplify table's", err);
     snprintf(path, n, "%s/%s", dir, FILES[3]);

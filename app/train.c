@@ -323,13 +323,8 @@ static int write_vocab_pair(const Config *cfg, const VocabBuilder *src, const Vo
         failed = !out[i] || (recasing ? vocab_builder_recase(from[i], out[i], &err)
                                       : write(from[i], out[i], sizes[i], t->min_count, &err));
     }
-    if (failed) {
-        output_file_abort(out[0]);
-        output_file_abort(out[1]);
-        fprintf(stderr, "train: %s (neither vocabulary was replaced)\n", err.message);
-        return EXIT_WRITE;
-    }
-    if (output_file_commit(out[0], &err)) {
+    if (failed) output_file_abort(out[0]);
+    if (failed || output_file_commit(out[0], &err)) { /* (commit frees out[0] either way) */
         output_file_abort(out[1]);
         fprintf(stderr, "train: %s (neither vocabulary was replaced)\n", err.message);
         return EXIT_WRITE;
@@ -500,6 +495,13 @@ static void select_epoch(Run *r, int epoch)
     r->plan.batches = r->batches.count;
 }
 
+/* How many epochs draw batches of their own: every one when a source's
+ * weight has a fraction (each draws anew), else one draw serves all. */
+static int draws(const Run *r)
+{
+    return r->resample ? r->cfg.train.epochs : 1;
+}
+
 /* Activations are sized once, for the largest batch of any epoch: each
  * epoch's draw groups differently.  Returns the maxima in `most`.  That
  * draws every epoch's batches (about 17 ms an epoch for zh-en.yaml here),
@@ -509,7 +511,7 @@ static void largest_batches(Run *r, Batches *most, int *empty_epoch)
 {
     *most = (Batches){0};
     *empty_epoch = -1;
-    int epochs = r->resample ? r->cfg.train.epochs : 1;
+    int epochs = draws(r);
     for (int e = 0; e < epochs; e++) {
         if (r->live && epochs >= 100 && e % 50 == 0)
             fprintf(stderr, "\rtrain: sizing the activations: epoch %d of %d's draw", e + 1, epochs);
@@ -1215,7 +1217,7 @@ static int export_data(Run *r)
     /* Every epoch's batching when each draws its own pairs (a weight with
      * a fraction), moved out of r->batches one epoch at a time: one draw
      * for all epochs trained the same fraction of a source every epoch. */
-    int epochs = r->resample ? r->cfg.train.epochs : 1;
+    int epochs = draws(r);
     Batches *each = xcalloc((size_t)epochs, sizeof *each);
     size_t batches = 0;
     for (int e = 0; e < epochs; e++) {

@@ -713,11 +713,12 @@ static ExitStatus check_outputs_early(const Session *s)
 static ExitStatus finish_output(OutputFile *out, int refused, bool stopped, Error *err)
 {
     /* "-" writes through standard output's descriptor: when that failed,
-     * stdout_failed has said so, and the same error twice is noise. */
-    /* (flushed first: --hyps - is not flushed line by line, and its failure
-     * was said twice, "-: cannot write" and "standard output: ...") */
-    if (!refused && output_file_is_stdout(out) && (fflush(output_file_stream(out)), ferror(output_file_stream(out))) &&
-        stdout_failed()) {
+     * stdout_failed has said so, and the same error twice is noise.  (It
+     * is flushed first: --hyps - is not flushed line by line, and its
+     * failure was said twice, "-: cannot write" and "standard output".) */
+    bool to_stdout = !refused && output_file_is_stdout(out);
+    if (to_stdout) fflush(output_file_stream(out));
+    if (to_stdout && ferror(output_file_stream(out)) && stdout_failed()) {
         output_file_abort(out);
         return EXIT_WRITE;
     }
@@ -1166,7 +1167,6 @@ static void print_comparison(const char *path, const EvalScores *their_scores,
                rows[i].r->resamples, bootstrap_verdict(rows[i].r));
 }
 
-/* --eval: translate a TSV's source column, score against its target. */
 /* --eval's progress line on a terminal (a large set takes minutes). */
 static void eval_progress(void *context, size_t done, size_t total)
 {
@@ -1174,6 +1174,7 @@ static void eval_progress(void *context, size_t done, size_t total)
     fprintf(stderr, "\rtranslate: --eval: %zu of %zu sentences", done, total);
 }
 
+/* --eval: translate a TSV's source column, score against its target. */
 static int eval_file(const Options *opt, const char *config_path)
 {
     Translator tr;

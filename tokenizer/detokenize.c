@@ -13,7 +13,6 @@
 #include "detokenize.h"
 
 #include <stdlib.h>
-#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -101,8 +100,8 @@ static int is_number(const char *t)
  * it: "MP3. 5 minutes" ends a sentence. */
 static int digits_around(const char *prev, const char *next)
 {
-    return isdigit((unsigned char)prev[0]) && strspn(prev, "0123456789,.:") == strlen(prev) &&
-           isdigit((unsigned char)next[0]);
+    return strspn(prev, "0123456789") > 0 && strspn(prev, "0123456789,.:") == strlen(prev) &&
+           strspn(next, "0123456789") > 0;
 }
 
 static int is_one_of(const char *t, const char *chars)

@@ -112,12 +112,14 @@
     const MAX_LINE_BYTES = 65536;
     const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
     function refusal(text) {
+        /* a place counted in characters from 1: an emoji is one, not two UTF-16 units */
+        const place = (i) => [...text.slice(0, i)].length + 1;
         const nul = text.indexOf('\u0000');
-        if (nul >= 0) return `NUL character (U+0000) at character ${[...text.slice(0, nul)].length + 1}: not translated`;
+        if (nul >= 0) return `NUL character (U+0000) at character ${place(nul)}: not translated`;
         const lone = text.search(LONE_SURROGATE);
-        if (lone >= 0) /* counted in characters, as the NUL's place: an emoji is one, not two UTF-16 units */
+        if (lone >= 0)
             return `half of a character (a lone UTF-16 surrogate, U+${text.charCodeAt(lone).toString(16).toUpperCase()}) ` +
-                `at character ${[...text.slice(0, lone)].length + 1}: not translated`;
+                `at character ${place(lone)}: not translated`;
         const bytes = new TextEncoder().encode(text).length;
         if (bytes > MAX_LINE_BYTES) return `longer than ${MAX_LINE_BYTES} bytes (${bytes}): not translated`;
         return '';
