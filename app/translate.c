@@ -144,8 +144,9 @@ static void usage(FILE *out)
             "                        its reply), translate them sorted by length in\n"
             "                        mini-batches, write them in input order and flush\n"
             "                        (default 256; 1 when standard input is a terminal)\n"
-            "                        batches need plain output (no -n, --alignment,\n"
-            "                        --attention, --html, --explain, --show, --logits)\n"
+            "                        batches need input from -i or standard input and\n"
+            "                        plain output (no -n, --alignment, --attention,\n"
+            "                        --html, --explain, --show, --logits)\n"
             "      --mini-batch N    sentences decoded together within one (default 32);\n"
             "                        beam search decodes at most 32 / beam of them a step\n"
             "      --int8            quantise the weight matrices to int8 when loading\n"
@@ -198,6 +199,15 @@ static int finish_stdout(int status)
     return status;
 }
 
+/* Does an output need more of each line than its best translation's text
+ * (maps, logits, the n best, alignments, explanations)?  Then lines are
+ * translated one at a time: a batch keeps only that text. */
+static bool wants_more_than_text(const Options *o)
+{
+    return o->attention_path || o->html_path || o->logits_path || o->n_best_lines ||
+           o->alignment.kind != ALIGNMENT_NONE || o->explain || o->show.kind != SHOW_NONE;
+}
+
 static bool is_language(const char *s) { return strcmp(s, "en") == 0 || strcmp(s, "zh") == 0; }
 
 /* Options that would do nothing where they are given are refused, with
@@ -208,6 +218,9 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
     const char *why = NULL;
     bool translating = !o->eval_path && !o->init_weights && !o->list_models;
     bool mixed_dash = false;
+    /* TEXT arguments other than a lone '-' (standard input). */
+    bool texts_given = n_texts > 1 || (n_texts == 1 && strcmp(texts[0], "-") != 0);
+    bool one_at_a_time = wants_more_than_text(o);
     for (int i = 0; i < n_texts && n_texts > 1; i++) mixed_dash |= strcmp(texts[i], "-") == 0;
     if (mixed_dash) why = "'-' (standard input) cannot be mixed with TEXT arguments";
     else if (o->hyps_path && !o->eval_path) why = "--hyps needs --eval";
@@ -224,11 +237,14 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
         why = "--list-models takes no TEXT, --eval, --init-weights, -c, --from or --to";
     else if (!translating && (o->input_path || o->output_path))
         why = "-i and -o are for translating lines (--eval writes translations with --hyps)";
-    else if (!translating && (o->attention_path || o->html_path || o->logits_path || o->n_best_lines ||
-                              o->alignment.kind != ALIGNMENT_NONE || o->explain || o->show.kind != SHOW_NONE ||
-                              o->maxi_batch || o->mini_batch))
+    else if (!translating && (one_at_a_time || o->maxi_batch || o->mini_batch))
         why = "-a, --html, --logits, -n, --alignment, --explain, --show, --maxi-batch and --mini-batch "
               "are for translating lines (not --eval, --init-weights or --list-models)";
+    else if ((o->maxi_batch || o->mini_batch) && translating && (texts_given || one_at_a_time))
+        why = texts_given ? "--maxi-batch and --mini-batch batch lines read from -i or standard input, "
+                            "not TEXT arguments"
+                          : "--maxi-batch and --mini-batch batch plain translations: -a, --html, --logits, -n, "
+                            "--alignment, --explain and --show translate one line at a time";
     else if ((o->init_weights || o->list_models) && (o->beam || o->no_repeat_ngram))
         why = "-b and --no-repeat-ngram are for translating and --eval (not --init-weights or --list-models)";
     else if (o->input_path && n_texts) why = "-i FILE and TEXT arguments: give one";
@@ -886,15 +902,14 @@ static bool stop_if_output_failed(Session *s, FILE *logits)
 /* ---- many lines at once (issue 12) ------------------------------------ */
 
 /* Can the lines of `in` be read ahead and translated in batches?  Only
- * for plain output (a batch keeps each best translation's text, nothing
- * else) and when asked: --maxi-batch above 1, or by default when `in` is
- * not a terminal (someone typing a line waits for its answer). */
+ * for plain output (wants_more_than_text) and when asked: --maxi-batch
+ * above 1, or by default when `in` is not a terminal (someone typing a
+ * line waits for its answer). */
 static bool batched(const Session *s, FILE *in)
 {
     const Options *o = s->opt;
     int maxi = o->maxi_batch ? o->maxi_batch : isatty(fileno(in)) ? 1 : MAXI_BATCH;
-    return maxi > 1 && !o->n_best_lines && o->alignment.kind == ALIGNMENT_NONE && !o->attention_path &&
-           !o->html_path && !o->explain && o->show.kind == SHOW_NONE && !o->logits_path;
+    return maxi > 1 && !wants_more_than_text(o);
 }
 
 /* One line of a maxi-batch. */

@@ -253,6 +253,36 @@ static void test_bad_batch_sizes_are_usage_errors(void **state)
     }
 }
 
+/* --maxi-batch and --mini-batch act only on lines read and translated
+ * for their text: with sentences on the command line, or with an output
+ * that translates one line at a time, they would do nothing. */
+static void test_batch_sizes_that_would_do_nothing_are_usage_errors(void **state)
+{
+    (void)state;
+    const char *const cases[][6] = {
+        {"--mini-batch", "4", "Hi.", NULL, NULL, "not TEXT arguments"},
+        {"--maxi-batch", "8", "Hi.", "Bye.", NULL, "not TEXT arguments"},
+        {"--maxi-batch", "8", "-n", "2", NULL, "-n, --alignment, --explain and --show translate one line at a time"},
+        {"--mini-batch", "2", "-a", "/dev/null", NULL, "translate one line at a time"},
+        {"--mini-batch", "2", "--explain", NULL, NULL, "translate one line at a time"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *argv[] = {"./translate", "-c", "configs/en-zh.yaml", cases[i][0], cases[i][1], cases[i][2],
+                              cases[i][3], cases[i][4], NULL};
+        RunResult r = run_program(argv, "Hi.\n", 4);
+        assert_int_equal(r.status, 2);
+        expect_in(r.err, cases[i][5]);
+        assert_int_equal(count_lines(r.err), 1);
+        assert_string_equal(r.out, "");
+        run_result_free(&r);
+    }
+    /* '-' is standard input: batched as without it */
+    const char *argv[] = {"./translate", "-q", "-c", "configs/en-zh.yaml", "--mini-batch", "2", "-", NULL};
+    RunResult r = run_program(argv, "I love China.\n", 14);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "我爱中国。\n");
+    run_result_free(&r);
+}
+
 /* Nothing read is lost at the end: a last line without '\n', and more
  * lines than one maxi-batch holds. */
 /* An empty translation (the shipped en-zh model, greedy, ends "_" at
@@ -300,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_rich_output_reads_line_at_a_time),
         cmocka_unit_test(test_help_documents_the_batches),
         cmocka_unit_test(test_bad_batch_sizes_are_usage_errors),
+        cmocka_unit_test(test_batch_sizes_that_would_do_nothing_are_usage_errors),
         cmocka_unit_test(test_an_empty_translation_is_said),
         cmocka_unit_test(test_every_line_is_answered),
     };
