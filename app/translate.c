@@ -41,7 +41,7 @@
 #include "translator.h"
 #include "version.h"
 
-#define MAX_LINE_BYTES 65536 /* longer stdin lines are rejected, not read whole */
+#define MAX_LINE_BYTES 65536 /* longer input lines are said and skipped, never stored whole */
 
 typedef struct {
     const char *config_path;   /* -c; NULL: pick by the text's script */
@@ -912,6 +912,47 @@ static bool batched(const Session *s, FILE *in)
     return maxi > 1 && !wants_more_than_text(o);
 }
 
+/* ---- reading lines ------------------------------------------------------ */
+
+/* A directory, a closed descriptor, an I/O error: what was read of the
+ * line is not a whole line, and the rest is lost.  Said once; the run
+ * stops (*result EXIT_INPUT). */
+static void say_unreadable(Session *s, const char *in_name, ExitStatus *result)
+{
+    fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));
+    *result = worse(*result, EXIT_INPUT);
+    s->stopped = true;
+}
+
+/* The next line of `in` into buf: its length; LINE_TOO_LONG once byte
+ * MAX_LINE_BYTES + 1 is read (the caller says so, answers the line, then
+ * calls skip_rest: so even a line that never ends is said at once); or
+ * LINE_EOF at the end of input or when reading failed (said). */
+static long next_line(Session *s, FILE *in, const char *in_name, char *buf, ExitStatus *result)
+{
+    long n = line_read_or_stop(in, buf, MAX_LINE_BYTES);
+    if (!ferror(in)) return n;
+    say_unreadable(s, in_name, result);
+    return LINE_EOF;
+}
+
+static void say_too_long(int line)
+{
+    fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", line, MAX_LINE_BYTES);
+}
+
+/* Read past the end of the over-long line just answered; false when
+ * reading failed (said). */
+static bool skip_rest(Session *s, FILE *in, const char *in_name, ExitStatus *result)
+{
+    line_skip_rest(in);
+    if (!ferror(in)) return true;
+    say_unreadable(s, in_name, result);
+    return false;
+}
+
+/* ---- many lines at once, continued ------------------------------------- */
+
 /* One line of a maxi-batch. */
 typedef struct {
     Translator *tr;         /* NULL: not translatable, its error printed */
@@ -932,8 +973,7 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
     BatchLine *lines = xcalloc((size_t)n, sizeof *lines);
     for (int i = 0; i < n; i++) {
         if (lens[i] == LINE_TOO_LONG) {
-            fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", first_line + i,
-                    MAX_LINE_BYTES);
+            say_too_long(first_line + i);
             lines[i].status = EXIT_INPUT;
             continue;
         }
@@ -1000,7 +1040,8 @@ static bool input_waiting(FILE *in)
 
 /* The lines of `in` read a maxi-batch at a time, until the input ends,
  * cannot be read (what was read before is still translated), or the
- * output fails. */
+ * output fails.  An over-long line ends its batch, so that its message
+ * comes in line order before the rest of it is read. */
 static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
 {
     int maxi = s->opt->maxi_batch ? s->opt->maxi_batch : MAXI_BATCH;
@@ -1011,19 +1052,14 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
     bool more = true;
     for (int first = 1; more;) {
         int n = 0;
-        while (n < maxi && (n == 0 || input_waiting(in))) {
-            lens[n] = line_read(in, scratch, MAX_LINE_BYTES);
-            if (ferror(in)) {
-                fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));
-                result = worse(result, EXIT_INPUT);
-                s->stopped = true;
-                more = false;
-                break;
-            }
+        bool too_long = false;
+        while (!too_long && n < maxi && (n == 0 || input_waiting(in))) {
+            lens[n] = next_line(s, in, in_name, scratch, &result);
             if (lens[n] == LINE_EOF) {
                 more = false;
                 break;
             }
+            too_long = lens[n] == LINE_TOO_LONG;
             size_t bytes = lens[n] >= 0 ? (size_t)lens[n] : 0;
             buf[n] = xmalloc(bytes + 1);
             memcpy(buf[n], scratch, bytes);
@@ -1040,6 +1076,7 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
             result = worse(result, EXIT_WRITE);
             break;
         }
+        if (too_long && !skip_rest(s, in, in_name, &result)) break;
     }
     free(lens);
     free(buf);
@@ -1063,18 +1100,9 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
     if (batched(s, in)) return translate_batches(s, in, in_name);
     char *buf = xmalloc(MAX_LINE_BYTES + 1);
     long n;
-    for (int line = 1; (n = line_read(in, buf, MAX_LINE_BYTES)) != LINE_EOF || ferror(in); line++) {
-        if (ferror(in)) {
-            /* A directory, a closed descriptor, an I/O error: what was read
-             * of this line is not a whole line, and the rest is lost. */
-            fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));
-            result = worse(result, EXIT_INPUT);
-            s->stopped = true;
-            break;
-        }
+    for (int line = 1; (n = next_line(s, in, in_name, buf, &result)) != LINE_EOF; line++) {
         if (n == LINE_TOO_LONG) {
-            fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", line,
-                    MAX_LINE_BYTES);
+            say_too_long(line);
             fputc('\n', s->out);
             result = worse(result, EXIT_INPUT);
         } else {
@@ -1084,6 +1112,7 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
             result = worse(result, EXIT_WRITE);
             break;
         }
+        if (n == LINE_TOO_LONG && !skip_rest(s, in, in_name, &result)) break;
     }
     free(buf);
     return result;
@@ -1388,8 +1417,18 @@ static ExitStatus open_input(const Options *opt, int n_texts, char **texts, FILE
     if (reads_standard_input(opt, n_texts, texts)) {
         *in = stdin;
     } else if (opt->input_path) {
+        /* Plain fopen, not input_file_fopen: a FIFO waits for its writer,
+         * as standard input does (opened without waiting, it would read
+         * as empty until one came). */
+        struct stat st;
         if (!(*in = fopen(opt->input_path, "r"))) {
             fprintf(stderr, "translate: %s: cannot open: %s\n", opt->input_path, strerror(errno));
+            return EXIT_INPUT;
+        }
+        if (fstat(fileno(*in), &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "translate: %s: is a directory\n", opt->input_path); /* as every input says */
+            fclose(*in);
+            *in = NULL;
             return EXIT_INPUT;
         }
         *in_name = opt->input_path;

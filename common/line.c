@@ -31,11 +31,11 @@ static int get_byte(FILE *in)
  * before the end counts as part of the ending, as before a "\n"); a lone
  * "\r" inside a line is kept.  The ending is never counted against `max`,
  * so a line of exactly max bytes is accepted with either ending. */
-static long read_line(FILE *in, char *buf, size_t max, bool stop_when_too_long)
+long line_read_or_stop(FILE *in, char *buf, size_t max)
 {
     size_t n = 0;
     int c;
-    bool too_long = false, any = false;
+    bool any = false;
     while ((c = get_byte(in)) != EOF) {
         any = true;
         if (c == '\n') break;
@@ -44,26 +44,28 @@ static long read_line(FILE *in, char *buf, size_t max, bool stop_when_too_long)
             if (next == '\n' || next == EOF) break;
             ungetc(next, in);
         }
-        if (n < max) {
-            buf[n++] = (char)c;
-        } else {
-            too_long = true;
-            if (stop_when_too_long) break;
+        if (n == max) {
+            buf[n] = '\0';
+            return LINE_TOO_LONG;
         }
+        buf[n++] = (char)c;
     }
     if (!any) return LINE_EOF;
     buf[n] = '\0';
-    return too_long ? LINE_TOO_LONG : (long)n;
+    return (long)n;
+}
+
+void line_skip_rest(FILE *in)
+{
+    int c;
+    while ((c = get_byte(in)) != EOF && c != '\n') continue;
 }
 
 long line_read(FILE *in, char *buf, size_t max)
 {
-    return read_line(in, buf, max, false);
-}
-
-long line_read_or_stop(FILE *in, char *buf, size_t max)
-{
-    return read_line(in, buf, max, true);
+    long n = line_read_or_stop(in, buf, max);
+    if (n == LINE_TOO_LONG) line_skip_rest(in);
+    return n;
 }
 
 /* ---- LineReader -------------------------------------------------------- */

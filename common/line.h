@@ -4,7 +4,7 @@
  * the vocabulary file) goes through line_read, line_read_or_stop or a
  * LineReader, so no input — however long its lines, however many NUL
  * bytes it holds — makes us allocate more than a fixed buffer.  A line
- * longer than that is reported, never read whole.  All three end lines
+ * longer than that is reported, never stored whole.  All three end lines
  * alike (below). */
 #ifndef TRANSLATE_LINE_H
 #define TRANSLATE_LINE_H
@@ -21,11 +21,17 @@ enum { LINE_EOF = -1, LINE_TOO_LONG = -2 };
  * including its "\n"; buf then holds its first bytes).  A last line without
  * "\n" is a line. */
 long line_read(FILE *in, char *buf, size_t max);
-/* The same for readers that give up at the first over-long line (a file,
- * not a stream of independent lines): LINE_TOO_LONG is returned as soon as
- * byte max + 1 is read, without reading the rest of the line — a 1 GB line
- * costs max + 1 bytes of reading, not 1 GB. */
+/* The same, but LINE_TOO_LONG is returned as soon as byte max + 1 is read,
+ * without reading the rest of the line — a 1 GB line costs max + 1 bytes
+ * of reading, not 1 GB: for readers that give up at the first over-long
+ * line (a file, not a stream of independent lines), or that say so before
+ * line_skip_rest reads on (a line that never ends, /dev/zero, would keep
+ * line_read silent for ever). */
 long line_read_or_stop(FILE *in, char *buf, size_t max);
+/* Read and drop the rest of the line line_read_or_stop found too long, up
+ * to and including its "\n", so the next read starts the next line.
+ * ferror(in) then says whether reading failed. */
+void line_skip_rest(FILE *in);
 
 /* line_read_or_stop's lines from a file descriptor, handed out in place:
  * one read(2) per 64 KiB instead of a locked getc per byte, and no copy.

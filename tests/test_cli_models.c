@@ -537,6 +537,33 @@ static void test_every_reply_is_flushed_at_once(void **state)
     converse((const char *[]){"./translate", "-q", "-c", TINY, NULL}, false);
 }
 
+/* A line past the limit is said, and answered, once its limit is read,
+ * not when it ends: one that never ends (translate < /dev/zero) kept
+ * translate reading in silence.  The lines after it are translated. */
+static void test_an_endless_line_is_said_at_once(void **state)
+{
+    (void)state;
+    for (int batched = 0; batched < 2; batched++) {
+        Child c = spawn((const char *[]){"./translate", "-q", "-c", TINY, batched ? NULL : "--maxi-batch",
+                                         "1", NULL});
+        char *line = malloc(70000);
+        memset(line, 'a', 70000);
+        if (write(c.in, line, 70000) != 70000) abort(); /* and no '\n' yet */
+        free(line);
+        char reply[4096];
+        read_reply(c.err, reply, sizeof reply);
+        assert_string_equal(reply, "translate: line 1: longer than 65536 bytes: not translated");
+        read_reply(c.out, reply, sizeof reply);
+        assert_string_equal(reply, "");
+        if (write(c.in, "aaa\nhello\n", 10) != 10) abort();
+        read_reply(c.out, reply, sizeof reply); /* line 2's translation */
+        char *err;
+        assert_int_equal(end_child(&c, &err), 1);
+        assert_string_equal(err, "");
+        free(err);
+    }
+}
+
 /* ---- 6. models checked once, at start ---------------------------------- */
 
 /* argv exits with `status` and one stderr line holding `phrase`, without
@@ -1078,6 +1105,7 @@ int main(void)
         cmocka_unit_test(test_installed_copy_runs_from_another_folder),
         cmocka_unit_test(test_input_and_output_files),
         cmocka_unit_test(test_every_reply_is_flushed_at_once),
+        cmocka_unit_test(test_an_endless_line_is_said_at_once),
         cmocka_unit_test(test_broken_config_fails_once_at_start),
         cmocka_unit_test(test_list_models_names_what_c_takes),
         cmocka_unit_test(test_a_default_config_says_its_names_languages),
