@@ -475,6 +475,11 @@ static void test_input_and_output_files(void **state)
     assert_int_equal(count_lines(r.err), 1);
     expect_in(r.err, "no/such/file: cannot open");
     run_result_free(&r);
+    /* A folder: said as every input says it, -o untouched */
+    r = run((const char *[]){"./translate", "-i", "tests", "-o", keep_path, NULL}, NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.err, "translate: tests: is a directory\n");
+    run_result_free(&r);
     /* A broken config: status 2 before -o is opened. */
     const char *broken[] = {"./translate", "-c", "no/such.yaml", "-o", keep_path, "x", NULL};
     r = run(broken, NULL);
