@@ -6,11 +6,14 @@
  * heads, row t (the step that produced output token t).  Marian reads one
  * head trained for it (guided alignment); our models have none, and the
  * mean of the last layer's heads is the map that lines words up best in
- * the shipped models (README's viewer figure).  Indices are 0-based token
- * positions — the source tokens and output tokens --attention lists:
- * English words and punctuation marks, single Chinese characters — not
- * the whitespace-separated words of the printed translation; the final
- * </s> has no index (it is not part of the translation). */
+ * the shipped models (README's viewer figure).  Indices are 0-based
+ * positions of the model's tokens, the source and output tokens
+ * --attention lists: with a subword vocabulary (the shipped models) a word
+ * can be several of them ("unbelievably" is unb ##el ##iev ##ably, a rare
+ * character three byte tokens; --attention's word_of maps them to words),
+ * and they are not the whitespace-separated words of the printed
+ * translation; the final </s> has no index (it is not part of the
+ * translation). */
 #ifndef TRANSLATE_ALIGNMENT_H
 #define TRANSLATE_ALIGNMENT_H
 

@@ -278,7 +278,8 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
             tr->model.params.int8 ? "; the products read int8 weights (--int8)" : "");
     fprintf(out, "Rows, queries, heads, layers and steps are counted from 1 here: X[1] is X[0] in C and PyTorch.\n\n");
 
-    /* A teacher-forced pass over the greedy output, keeping every value. */
+    /* One teacher-forced pass over the translation the search chose
+     * (greedy's, or beam search's best), keeping every value. */
     Activations acts;
     acts_alloc(&acts, a, acts_size_full(a, S, T, S > T ? S : T));
     OneBatch one;

@@ -29,8 +29,8 @@ _Static_assert(sizeof(int) == sizeof(int32_t), "Dataset and Batches ids are writ
  * Traditional characters as Simplified, as the training data was (a
  * train_torch.py model without it turned 這個問題很難。 into nonsense). */
 #define EXPORT_SIMPLIFY "simplify.tsv"
-static const char *const FILES[] = {"init.safetensors", "source.vocab", "target.vocab", EXPORT_DATA,
-                                    EXPORT_SIMPLIFY};
+static const char *const FILES[] = {"init.safetensors", "source.vocab", "target.vocab", EXPORT_SIMPLIFY,
+                                    EXPORT_DATA};
 
 /* Whether `path` begins as our writer begins an export: its metadata is
  * the header's first key and "format" the metadata's first.  A FIFO or a
@@ -288,10 +288,10 @@ ExitStatus export_write(const char *dir, const ExportInput *in, Error *err)
     if (!status) status = copy_file(in->cfg->source_vocab_path, path, "a vocabulary's", err);
     snprintf(path, n, "%s/%s", dir, FILES[2]);
     if (!status) status = copy_file(in->cfg->target_vocab_path, path, "a vocabulary's", err);
-    snprintf(path, n, "%s/%s", dir, FILES[4]);
+    snprintf(path, n, "%s/%s", dir, FILES[3]);
     if (!status && in->cfg->simplify_path)
         status = copy_file(in->cfg->simplify_path, path, "a simplify table's", err);
-    snprintf(path, n, "%s/%s", dir, FILES[3]);
+    snprintf(path, n, "%s/%s", dir, FILES[4]);
     if (!status && write_data(path, in, err)) status = EXIT_WRITE;
     free(path);
     return status;

@@ -24,7 +24,8 @@
  *                     the config's name, languages and data paths, every
  *                     train: and decoding: setting the PyTorch run uses, the
  *                     AdamW constants (docs/scale-out.md lists them),
- *                     "draws_per_epoch" and "export_id"
+ *                     "draws_per_epoch", "export_id" and, for a config
+ *                     with a model.simplify table, "simplify"
  *   init.safetensors  the model the C trainer would start from (its seed),
  *                     in our weights format (model.h), with the same
  *                     "export_id": each file is replaced on its own, so an
@@ -33,6 +34,9 @@
  *                     train_torch.py then refuses instead of training on
  *                     the old token ids with the new vocabularies
  *   source.vocab, target.vocab  copies of the config's vocabularies
+ *   simplify.tsv      a copy of the config's model.simplify table (a
+ *                     Chinese source's Traditional → Simplified table;
+ *                     train_torch.py copies it beside the weights it writes)
  * A DIR that exists must be empty or an earlier export (its
  * data.safetensors is one: what else a run put beside it stays): any
  * other folder is refused, since it might hold files of these names that

@@ -124,8 +124,9 @@ static void usage(FILE *out)
             "                        hard 'S-T ...' (each output token's most attended source\n"
             "                        token), T in (0,1) (every pair above it), or soft (each\n"
             "                        output token's weights, comma-separated); indices are\n"
-            "                        0-based token positions (words, punctuation, Chinese\n"
-            "                        characters); with -n, a field before the features\n"
+            "                        0-based positions of the model's tokens as -a lists\n"
+            "                        them (a word may be several subword pieces); with -n,\n"
+            "                        a field before the features\n"
             "      --no-repeat-ngram N  no N tokens in a row occur twice in a translation\n"
             "                        (greedy, beam and --eval; HF/CTranslate2's\n"
             "                        no_repeat_ngram_size)\n"
@@ -1228,8 +1229,8 @@ static int eval_file(const Options *opt, const char *config_path)
         fprintf(stderr, "translate: %s\n", err.message);
         return st;
     }
-    /* --eval prints the best translation of each line only: -n and
-     * --logits do not change its beam. */
+    /* --eval keeps each line's best translation only (-n and --logits
+     * are refused with it: check_combinations). */
     translator_override_decoding(&tr, opt->beam, 1, false, opt->no_repeat_ngram);
     if (opt->int8) translator_use_int8(&tr);
     int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;

@@ -97,7 +97,9 @@ static CharClass char_class(int32_t cp)
         return CH_SPACE;
     case UTF8PROC_CATEGORY_CF:
         return cp == 0x200B ? CH_SPACE : CH_IGNORE; /* ZERO WIDTH SPACE is a space */
-    default: /* P*, S*, private use, unassigned: the model sees one <unk> */
+    default: /* P*, S*, private use, unassigned: a token of its own (a word
+              * vocabulary without it reads <unk>; a subword one spells it
+              * in byte tokens) */
         return CH_SINGLE;
     }
 }
