@@ -22,11 +22,30 @@ PKGS     = yaml-0.1 libutf8proc libcjson
 # -fno-math-errno: sqrtf never sets errno (we never read it after maths),
 # so a loop with a square root (AdamW, LayerNorm) can be vectorised; the
 # results are the same correctly rounded square roots.
-OPT     ?= -O2 -g -fvect-cost-model=dynamic -fno-math-errno
-CFLAGS  += -std=c11 -D_DEFAULT_SOURCE $(OPT) -Wall -Wextra -Werror -MMD -MP \
-           $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
+# (clang has no such option, and vectorises those loops at -O2 anyway.)
+VECT_COST := $(shell $(CC) -fvect-cost-model=dynamic -E -x c /dev/null >/dev/null 2>&1 && echo -fvect-cost-model=dynamic)
+OPT     ?= -O2 -g -fno-math-errno $(VECT_COST)
+# The flags the build needs, then yours: `make CFLAGS="-O0 -g"` adds to
+# them (its -O0 coming last wins over OPT's -O2) rather than replacing
+# them, so -MMD (header dependencies) and the libraries stay.
+override CFLAGS := -std=c11 -D_DEFAULT_SOURCE $(OPT) -Wall -Wextra -Werror -MMD -MP \
+           $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
+override LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread $(LDLIBS)
 PREFIX  ?= /usr/local
+
+# A library pkg-config cannot find would show only as a hundred undefined
+# references at the link: say which, and how to install it, before
+# building.  Only for goals that build without `make deps` first (make
+# run and make test run it, and their own builds check again after it).
+DEB_yaml-0.1 = libyaml-dev
+DEB_libutf8proc = libutf8proc-dev
+DEB_libcjson = libcjson-dev
+ifeq ($(filter-out all install translate train build/%,$(or $(MAKECMDGOALS),all)),)
+PKGS_MISSING := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) 2>/dev/null && echo y),,$(p))))
+ifneq ($(PKGS_MISSING),)
+$(error pkg-config cannot find $(PKGS_MISSING): run `make deps` (or sudo apt-get install $(foreach p,$(PKGS_MISSING),$(DEB_$(p)))))
+endif
+endif
 
 PROGRAMS  = translate train
 MAIN_SRCS = $(PROGRAMS:%=app/%.c)
@@ -44,6 +63,9 @@ LIB_OBJS  = $(LIB_SRCS:%.c=build/%.o) $(VIEWER_OBJ)
 TEST_SRCS = $(wildcard tests/test_*.c)
 TEST_BINS = $(TEST_SRCS:tests/%.c=build/tests/%)
 TEST_LIB  = build/tests/testutil.o
+# Kept, not deleted as intermediate files: the next make test would
+# otherwise compile and link every test program again.
+.SECONDARY: $(TEST_SRCS:tests/%.c=build/tests/%.o)
 
 .PHONY: all run test deps install uninstall clean distclean
 all: $(PROGRAMS)
@@ -253,7 +275,9 @@ build/tests/test_bench build-asan/tests/test_bench: | $(BENCH_BINS) translate
 bench: deps bench-deps
 	@$(MAKE) --no-print-directory translate $(BENCH_BINS)
 	@out=$$(mktemp) && sh bench/run.sh > $$out; status=$$?; cat $$out; \
-	 cp $$out bench/RESULTS.md && rm -f $$out && echo "(also in bench/RESULTS.md)"; exit $$status
+	 if [ $$status = 0 ]; then cp $$out bench/RESULTS.md && echo "(also in bench/RESULTS.md)" || status=1; \
+	 else echo "make bench: failed (status $$status): bench/RESULTS.md left as it was" >&2; fi; \
+	 rm -f $$out; exit $$status
 
 bench-smoke: deps
 	@$(MAKE) --no-print-directory translate $(BENCH_BINS)
