@@ -9,12 +9,10 @@
  * Exit status: 0 all translated, 1 some line failed (or stdin could not be
  * read), 2 usage/config error, 3 model file error, 4 an output file or
  * stdout could not be written, 5 out of memory (see README.md). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +34,7 @@
 #include "alignment.h"
 #include "attention_json.h"
 #include "cli.h"
+#include "config_folders.h"
 #include "explain.h"
 #include "html_report.h"
 #include "translator.h"
@@ -372,150 +371,6 @@ static int parse_options(int argc, char **argv, Options *opt)
         return -1;
     }
     return check_combinations(opt, argc - optind, argv + optind);
-}
-
-/* ---- finding the configs --------------------------------------------- */
-
-/* Where configs are looked for, in order: $TRANSLATE_HOME/configs, configs/
- * next to the program (a source checkout), ../share/translate/configs
- * beside it (after make install).  The folder of the program is found
- * through /proc/self/exe, so the working directory does not matter.
- * Fills dirs[0..n-1] and returns n. */
-enum { MAX_CONFIG_DIRS = 3 };
-static int config_dirs(char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64])
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = '\0';
-    const char *home = getenv("TRANSLATE_HOME");
-    int count = 0;
-    if (home) snprintf(dirs[count++], sizeof dirs[0], "%s/configs", home);
-    snprintf(dirs[count++], sizeof dirs[0], "%s/configs", exe);
-    snprintf(dirs[count++], sizeof dirs[0], "%s/../share/translate/configs", exe);
-    return count;
-}
-
-/* NAME in the first config folder that has it, else NULL. */
-static char *find_config(const char *name)
-{
-    char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64];
-    int n = config_dirs(dirs);
-    for (int i = 0; i < n; i++) {
-        char *path = xmalloc(strlen(dirs[i]) + strlen(name) + 2);
-        sprintf(path, "%s/%s", dirs[i], name);
-        if (access(path, R_OK) == 0) return path;
-        free(path);
-    }
-    return NULL;
-}
-
-/* A default config: found, or the path the error will name. */
-static char *default_config(const char *name)
-{
-    char *path = find_config(name);
-    if (path) return path;
-    char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64];
-    const char *dir = dirs[config_dirs(dirs) > 2 ? 1 : 0];
-    char *missing = xmalloc(strlen(dir) + strlen(name) + 2);
-    sprintf(missing, "%s/%s", dir, name);
-    return missing;
-}
-
-/* -c ARG: a file when one is there (or ARG has a '/'), else the config
- * named ARG (or ARG.yaml) in the config folders, as translateLocally's -m
- * finds a model by name.  NULL when neither exists.  A folder of that
- * name in the working directory (an output folder called zh-en) is not a
- * file: the name is looked up as if it were not there. */
-static char *resolve_config(const char *arg)
-{
-    struct stat st;
-    if (strchr(arg, '/') || (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode))) return xstrdup(arg);
-    size_t len = strlen(arg);
-    bool yaml = len > 5 && strcmp(arg + len - 5, ".yaml") == 0;
-    char *name = xmalloc(len + 6);
-    sprintf(name, "%s%s", arg, yaml ? "" : ".yaml");
-    char *path = find_config(name);
-    free(name);
-    return path;
-}
-
-/* --list-models: every config of the first config folder that exists,
- * one line each: name, languages, architecture, weights size, and the
- * dev scores its `scores:` section records (tests/test_cli_models.c
- * checks they are what --eval prints).  Status 2 if one is broken. */
-static int name_order(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static ExitStatus list_models(void)
-{
-    char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64];
-    int n_dirs = config_dirs(dirs);
-    DIR *d = NULL;
-    int k = 0;
-    while (k < n_dirs && !(d = opendir(dirs[k]))) k++;
-    if (!d) {
-        fprintf(stderr, "translate: no config folder (looked in %s and %s)\n", dirs[0], dirs[n_dirs - 1]);
-        return EXIT_USAGE;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len <= 5 || strcmp(e->d_name + len - 5, ".yaml") != 0) continue;
-        if (n == cap) names = xrealloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
-        names[n++] = xstrdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, n, sizeof names[0], name_order);
-    ExitStatus status = EXIT_OK;
-    printf("models in %s:\n", dirs[k]);
-    for (size_t i = 0; i < n; i++) {
-        char *path = xmalloc(strlen(dirs[k]) + strlen(names[i]) + 2);
-        sprintf(path, "%s/%s", dirs[k], names[i]);
-        Config c;
-        Error err = {{0}};
-        int bad = config_load(path, &c, &err);
-        free(path);
-        if (bad) {
-            fprintf(stderr, "translate: %s\n", err.message);
-            status = EXIT_USAGE;
-            free(names[i]);
-            continue;
-        }
-        const ModelArch *a = &c.arch;
-        char size[96], scores[160] = "no scores recorded";
-        struct stat st;
-        if (stat(c.weights_path, &st) == 0)
-            snprintf(size, sizeof size, "%.1f MB", (double)st.st_size / 1e6);
-        else
-            snprintf(size, sizeof size, "%s", c.random_init ? "untrained: random weights written on first use"
-                                                            : "weights missing");
-        if (c.has_scores) {
-            /* The eval set as the last two parts of its path: tatoeba-cmn-eng/dev.tsv. */
-            const char *set = c.scores.eval_path + strlen(c.scores.eval_path);
-            for (int parts = 0; set > c.scores.eval_path && parts < 2; set--)
-                if (set[-1] == '/' && ++parts == 2) break;
-            char how[32] = "greedy";
-            int beam = c.scores.beam ? c.scores.beam : c.decode.beam;
-            if (beam > 1) snprintf(how, sizeof how, "beam %d", beam);
-            snprintf(scores, sizeof scores, "BLEU %.2f, chrF2 %.2f on %s (%s)", c.scores.bleu,
-                     c.scores.chrf2, set, how);
-        }
-        /* By what -c takes, the file's name; its name: too when that differs. */
-        char label[2 * NAME_MAX + 16];
-        size_t stem = strlen(names[i]) - 5;
-        if (strlen(c.name) == stem && strncmp(c.name, names[i], stem) == 0)
-            snprintf(label, sizeof label, "%.*s", (int)stem, names[i]);
-        else
-            snprintf(label, sizeof label, "%.*s (name: %s)", (int)stem, names[i], c.name);
-        printf("  %-14s %s -> %s  d_model %d, %d+%d layers, %d heads, %s; %s\n", label, c.source_lang,
-               c.target_lang, a->d_model, a->encoder_layers, a->decoder_layers, a->heads, size, scores);
-        config_free(&c);
-        free(names[i]);
-    }
-    free(names);
-    return status;
 }
 
 /* ---- the models in use ------------------------------------------------- */
@@ -900,19 +755,6 @@ static bool stop_if_output_failed(Session *s, FILE *logits)
     return failed;
 }
 
-/* ---- many lines at once (issue 12) ------------------------------------ */
-
-/* Can the lines of `in` be read ahead and translated in batches?  Only
- * for plain output (wants_more_than_text) and when asked: --maxi-batch
- * above 1, or by default when `in` is not a terminal (someone typing a
- * line waits for its answer). */
-static bool batched(const Session *s, FILE *in)
-{
-    const Options *o = s->opt;
-    int maxi = o->maxi_batch ? o->maxi_batch : isatty(fileno(in)) ? 1 : MAXI_BATCH;
-    return maxi > 1 && !wants_more_than_text(o);
-}
-
 /* ---- reading lines ------------------------------------------------------ */
 
 /* A directory, a closed descriptor, an I/O error: what was read of the
@@ -952,7 +794,18 @@ static bool skip_rest(Session *s, FILE *in, const char *in_name, ExitStatus *res
     return false;
 }
 
-/* ---- many lines at once, continued ------------------------------------- */
+/* ---- many lines at once (issue 12) ------------------------------------ */
+
+/* Can the lines of `in` be read ahead and translated in batches?  Only
+ * for plain output (wants_more_than_text) and when asked: --maxi-batch
+ * above 1, or by default when `in` is not a terminal (someone typing a
+ * line waits for its answer). */
+static bool batched(const Session *s, FILE *in)
+{
+    const Options *o = s->opt;
+    int maxi = o->maxi_batch ? o->maxi_batch : isatty(fileno(in)) ? 1 : MAXI_BATCH;
+    return maxi > 1 && !wants_more_than_text(o);
+}
 
 /* One line of a maxi-batch. */
 typedef struct {
@@ -1329,8 +1182,8 @@ static int choose_config(const Options *opt, char **chosen)
         const char *to = opt->to ? opt->to : strcmp(from, "en") == 0 ? "zh" : "en";
         char name[32];
         snprintf(name, sizeof name, "%s-%s.yaml", from, to);
-        *chosen = default_config(name);
-    } else if (opt->config_path && !(*chosen = resolve_config(opt->config_path))) {
+        *chosen = config_folders_default(name);
+    } else if (opt->config_path && !(*chosen = config_folders_resolve(opt->config_path))) {
         struct stat st;
         bool folder = stat(opt->config_path, &st) == 0 && S_ISDIR(st.st_mode);
         fprintf(stderr, "translate: -c %s: %s, and no config of that name (translate --list-models lists them)\n",
@@ -1338,34 +1191,6 @@ static int choose_config(const Options *opt, char **chosen)
         return -1;
     }
     return 0;
-}
-
-/* A config found by its file name, en-zh.yaml or zh-en.yaml (without -c,
- * or through --from/--to), says the languages its name does: one edited
- * to say others would send every line the wrong way, or tokenise it as
- * the wrong language, and still exit 0.  (Both names are two-letter
- * codes, en and zh, as --from and --to take.) */
-static int check_named_languages(const Config *c, Error *err)
-{
-    const char *base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
-    char want[2 * sizeof c->source_lang + 8];
-    snprintf(want, sizeof want, "%s-%s.yaml", c->source_lang, c->target_lang);
-    if (strcmp(base, want) == 0) return 0;
-    return error_set(err, "%s: source_language %s and target_language %s disagree with the file name, "
-                          "which finds the default model for %.*s -> %.*s (-c takes a config of any name)",
-                     c->path, c->source_lang, c->target_lang, 2, base, 2, base + 3);
-}
-
-/* The same for --eval and --init-weights, which open their one model
- * themselves: the config read once more, for the check alone. */
-static ExitStatus check_named_config(const char *path)
-{
-    Config c;
-    Error err = {{0}};
-    int bad = config_load(path, &c, &err) || check_named_languages(&c, &err);
-    if (bad) fprintf(stderr, "translate: %s\n", err.message);
-    config_free(&c);
-    return bad ? EXIT_USAGE : EXIT_OK;
 }
 
 /* Everything about the models that can be checked is checked before any
@@ -1384,7 +1209,7 @@ static ExitStatus session_start(Session *s)
     if (o->config_path) {
         Translator *tr = model_for(s, "", 0, &status, &err);
         if (tr && explain_check_show(o->show, &tr->config.arch, s->paths[0], &err)) status = EXIT_USAGE;
-        if (tr && (o->from || o->to) && check_named_languages(&tr->config, &err)) status = EXIT_USAGE;
+        if (tr && (o->from || o->to) && config_folders_check_languages(&tr->config, &err)) status = EXIT_USAGE;
     }
     for (int i = 0; i < 2 && !o->config_path && status == EXIT_OK; i++) {
         Config *c = &s->configs[i];
@@ -1393,7 +1218,7 @@ static ExitStatus session_start(Session *s)
             continue;
         }
         s->have_config[i] = true; /* kept for model_for: read once */
-        if (explain_check_show(o->show, &c->arch, s->paths[i], &err) || check_named_languages(c, &err))
+        if (explain_check_show(o->show, &c->arch, s->paths[i], &err) || config_folders_check_languages(c, &err))
             status = EXIT_USAGE;
     }
     if (status != EXIT_OK) fprintf(stderr, "translate: %s\n", err.message);
@@ -1469,17 +1294,17 @@ int main(int argc, char **argv)
     setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
     Options opt = {0};
     if (parse_options(argc, argv, &opt) || check_distinct_outputs(&opt)) return EXIT_USAGE;
-    if (opt.list_models) return finish_stdout(list_models());
+    if (opt.list_models) return finish_stdout(config_folders_list());
     cli_set_threads(opt.threads);
     char *chosen;
-    bool by_file_name = !opt.config_path || opt.from || opt.to; /* check_named_languages */
+    bool by_file_name = !opt.config_path || opt.from || opt.to; /* config_folders_check_languages */
     if (choose_config(&opt, &chosen)) return EXIT_USAGE;
     opt.config_path = chosen; /* owned by s.paths[0] */
     Session s = {.opt = &opt, .out = stdout, .logits_model = -1};
-    s.paths[0] = chosen ? chosen : default_config("en-zh.yaml");
-    s.paths[1] = chosen ? NULL : default_config("zh-en.yaml");
+    s.paths[0] = chosen ? chosen : config_folders_default("en-zh.yaml");
+    s.paths[1] = chosen ? NULL : config_folders_default("zh-en.yaml");
     if (opt.init_weights || opt.eval_path) {
-        int status = by_file_name ? check_named_config(s.paths[0]) : EXIT_OK;
+        int status = by_file_name ? config_folders_check_named(s.paths[0]) : EXIT_OK;
         if (status == EXIT_OK)
             status = opt.init_weights ? init_weights(&opt, s.paths[0]) : eval_file(&opt, s.paths[0]);
         session_close(&s);
