@@ -81,8 +81,7 @@ static char *resolved_name(const char *path)
         p = next;
     }
     const char *slash = strrchr(p, '/');
-    char *dir = slash ? xstrdup(p) : xstrdup(".");
-    if (slash) dir[slash == p ? 1 : slash - p] = '\0';
+    char *dir = util_path_folder(p);
     char *real = realpath(dir, NULL);
     free(dir);
     char *name = NULL;

@@ -199,7 +199,7 @@ static char *concat(const char *a, const char *sep, const char *b)
 /* `rel` as seen from the YAML file's folder; absolute paths are kept. */
 static char *join_path(const char *dir, const char *rel)
 {
-    if (rel[0] == '/' || !dir[0]) return xstrdup(rel);
+    if (rel[0] == '/' || strcmp(dir, ".") == 0) return xstrdup(rel); /* weights/x, not ./weights/x */
     return concat(dir, dir[strlen(dir) - 1] == '/' ? "" : "/", rel);
 }
 
@@ -793,14 +793,8 @@ static bool names_a_descriptor(const char *path)
 static char *dir_of(const char *path)
 {
     struct stat st;
-    if (names_a_descriptor(path) || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) return xstrdup("");
-    const char *slash = strrchr(path, '/');
-    if (!slash) return xstrdup("");
-    size_t n = slash == path ? 1 : (size_t)(slash - path); /* keep "/" for "/x.yaml" */
-    char *dir = xmalloc(n + 1);
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    return dir;
+    if (names_a_descriptor(path) || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) return xstrdup(".");
+    return util_path_folder(path);
 }
 
 int config_load(const char *path, Config *cfg, Error *err)

@@ -52,23 +52,12 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
 }
 
 /* The folder part of path ("." for a bare name, "/" for "/x"). */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) return xstrdup(".");
-    size_t n = slash == path ? 1 : (size_t)(slash - path);
-    char *dir = xmalloc(n + 1);
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    return dir;
-}
-
 /* Make the rename durable: without this a power cut soon after it can
  * bring back the old directory entry.  Best effort: some file systems
  * refuse fsync on a folder, and the file is complete under its name. */
 static void sync_dir(const char *path)
 {
-    char *dir = dir_of(path);
+    char *dir = util_path_folder(path);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         (void)fsync(fd);
@@ -108,7 +97,7 @@ static OutputFile *open_failed(OutputFile *o, int e, Error *err) { return open_f
  * 100,000 files in 2 s). */
 static int open_temporary(OutputFile *o, mode_t mode)
 {
-    char *dir = dir_of(o->target);
+    char *dir = util_path_folder(o->target);
     const char *slash = strrchr(o->target, '/');
     const char *base = slash ? slash + 1 : o->target;
     size_t size = strlen(dir) + strlen(base) + 16;
@@ -159,7 +148,7 @@ int output_file_remove_stale(const char *path)
 {
     char *target = realpath(path, NULL); /* a link: its target's folder, as open does */
     if (!target) target = xstrdup(path);
-    char *dir = dir_of(target);
+    char *dir = util_path_folder(target);
     const char *slash = strrchr(target, '/');
     const char *base = slash ? slash + 1 : target;
     int removed = 0;
@@ -246,7 +235,7 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
              * a file system that takes no new files): said to be the
              * temporary's, not the target's */
             int e = errno;
-            char *dir = dir_of(o->target);
+            char *dir = util_path_folder(o->target);
             bool folder = e == ENOENT && stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
             free(dir);
             return open_failed_at(o, folder ? "cannot create a temporary file beside it: " : "", e, err);

@@ -125,6 +125,17 @@ void big_free(void *p, size_t n, size_t size)
     else if (p) munmap(p, big_bytes(n, size));
 }
 
+char *util_path_folder(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return xstrdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path); /* keep "/" for "/x" */
+    char *dir = xmalloc(n + 1);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return dir;
+}
+
 double util_now(void)
 {
     struct timespec ts;

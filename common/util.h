@@ -92,4 +92,8 @@ uint64_t fnv1a(uint64_t h, const void *data, size_t n);
 /* Seconds on the monotonic clock: for measuring durations only. */
 double util_now(void);
 
+/* The folder part of a path, malloc'd: "a/b" for "a/b/c.yaml", "/" for
+ * "/c.yaml", "." for a bare name. */
+char *util_path_folder(const char *path);
+
 #endif
