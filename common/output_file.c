@@ -19,6 +19,9 @@
 
 #include "util.h"
 
+/* Our temporary files are ".NAME." TEMPORARY_MARK "XXXXXX" (output_file.h). */
+#define TEMPORARY_MARK "translate-tmp."
+
 struct OutputFile {
     FILE *f;
     int fd;
@@ -100,10 +103,10 @@ static int open_temporary(OutputFile *o, mode_t mode)
     char *dir = util_path_folder(o->target);
     const char *slash = strrchr(o->target, '/');
     const char *base = slash ? slash + 1 : o->target;
-    size_t size = strlen(dir) + strlen(base) + 16;
+    size_t size = strlen(dir) + strlen(base) + sizeof TEMPORARY_MARK + 16;
     o->tmp = xmalloc(size);
     for (int tries = 0;; tries++) {
-        snprintf(o->tmp, size, "%s/.%s.XXXXXX", dir, base);
+        snprintf(o->tmp, size, "%s/.%s." TEMPORARY_MARK "XXXXXX", dir, base);
         o->fd = mkostemp(o->tmp, O_CLOEXEC);
         if (o->fd < 0) break;
         struct stat mine, named;
@@ -131,12 +134,16 @@ static int open_temporary(OutputFile *o, mode_t mode)
     return fchmod(o->fd, mode);
 }
 
-/* Is name ".BASE.XXXXXX", XXXXXX being what mkstemp puts there? */
+/* Is name ".BASE.translate-tmp.XXXXXX", XXXXXX being what mkstemp puts
+ * there?  The mark is what makes it ours: a user's ".out.txt.backup" has
+ * the shape of mkstemp's six characters, and was removed as a dead
+ * writer's (no lock held on it). */
 static bool is_temporary_of(const char *name, const char *base)
 {
-    size_t n = strlen(base);
+    size_t n = strlen(base), mark = strlen(TEMPORARY_MARK);
     if (name[0] != '.' || strncmp(name + 1, base, n) != 0 || name[n + 1] != '.') return false;
-    const char *x = name + n + 2;
+    if (strncmp(name + n + 2, TEMPORARY_MARK, mark) != 0) return false;
+    const char *x = name + n + 2 + mark;
     if (strlen(x) != 6) return false;
     for (; *x; x++)
         if (!((*x >= 'a' && *x <= 'z') || (*x >= 'A' && *x <= 'Z') || (*x >= '0' && *x <= '9')))

@@ -5,7 +5,7 @@
  * What happens depends on what the path names, found with stat(2):
  *  - A regular file, or nothing yet: it is never written in place.  The
  *    contents go to a fresh temporary file that mkostemp makes beside the
- *    target (".NAME.XXXXXX" in the same folder, so two runs writing one
+ *    target (".NAME.translate-tmp.XXXXXX" in the same folder, so two runs writing one
  *    path never share it); every write is checked; commit flushes, fsyncs,
  *    renames it over the target and fsyncs the folder.  Any failure, or an
  *    abort, removes the temporary file: the old target is left as it was.
@@ -71,7 +71,7 @@ int output_file_commit(OutputFile *out, Error *err);
 void output_file_abort(OutputFile *out);
 
 /* Remove the temporary files that writers of `path` left when they were
- * killed (".NAME.XXXXXX" beside it, or beside what a link points to).  A
+ * killed (".NAME.translate-tmp.XXXXXX" beside it, or beside what a link points to).  A
  * writer holds a lock (flock) on its temporary file until the rename, and
  * the kernel drops it when the writer dies: only unlocked ones are
  * removed, so a live writer's file is never touched.  Best effort (an

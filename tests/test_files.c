@@ -88,7 +88,7 @@ static const char *make_device(const char *name, unsigned minor)
     return path;
 }
 
-/* Does a temporary file of `name` (".name.XXXXXX") remain in the folder? */
+/* Does a temporary file of `name` (".name.translate-tmp.XXXXXX") remain in the folder? */
 static bool temp_left_for(const char *name)
 {
     char prefix[256];
@@ -364,6 +364,23 @@ static void test_abort_leaves_the_old_file_and_no_temporary(void **state)
     /* a directory is refused, naming it */
     assert_null(output_file_open(temp_dir(), 0, &err));
     expect_in(err.message, "cannot write: Is a directory");
+}
+
+/* A user's hidden file beside an output, named like a temporary one
+ * (".out.txt.backup": a dot, the output's name, six letters), is the
+ * user's: writing -o once removed it as a dead writer's leftover. */
+static void test_a_users_file_beside_an_output_is_kept(void **state)
+{
+    (void)state;
+    char out[600], backup[600];
+    snprintf(out, sizeof out, "%s/out.txt", temp_dir());
+    snprintf(backup, sizeof backup, "%s/.out.txt.backup", temp_dir());
+    write_text(backup, "my precious backup\n");
+    RunResult r = run_program((const char *[]){"./translate", "-q", "-c", "configs/tiny.yaml", "-o", out, "x", NULL},
+                              NULL, 0);
+    assert_int_equal(r.status, 0);
+    run_result_free(&r);
+    expect_file_is(backup, "my precious backup\n");
 }
 
 /* Writes that fail (RLIMIT_FSIZE: EFBIG after 1000 bytes) leave every old
@@ -990,6 +1007,7 @@ int main(void)
         cmocka_unit_test(test_two_concurrent_writers_leave_a_whole_file),
         cmocka_unit_test(test_nested_writers_never_share_a_temporary),
         cmocka_unit_test(test_abort_leaves_the_old_file_and_no_temporary),
+        cmocka_unit_test(test_a_users_file_beside_an_output_is_kept),
         cmocka_unit_test(test_failed_writes_leave_the_old_files),
         cmocka_unit_test(test_a_config_error_keeps_the_old_logits),
         cmocka_unit_test(test_an_output_never_replaces_an_input),

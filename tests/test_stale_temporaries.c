@@ -20,6 +20,9 @@
 #include "../common/output_file.h"
 #include "../training/checkpoint.h"
 
+/* Between a target's name and mkstemp's six characters in our temporaries' names. */
+#define T ".translate-tmp."
+
 static void make_file(const char *dir, const char *name)
 {
     char path[600];
@@ -45,21 +48,23 @@ static void test_only_dead_writers_files_of_the_target_go(void **state)
     mkdir(dir, 0777);
     snprintf(target, sizeof target, "%s/m.ckpt", dir);
     make_file(dir, "m.ckpt");
-    const char *stale[] = {".m.ckpt.AbC123", ".m.ckpt.zzzzzz"};
-    const char *kept[] = {"m.ckpt",           /* the target itself */
-                          ".m.ckpt.tmp",      /* not six characters */
-                          ".m.ckpt.AbC1234",  /* seven */
-                          ".m.ckpt.AbC-12",   /* not mkstemp's alphabet */
-                          "m.ckpt.AbC123",    /* no leading dot */
-                          ".n.ckpt.AbC123",   /* another target's */
-                          ".m.ckpt.AbC123.x", /* longer */
-                          ".m.ckpt.LIVE00"};  /* a live writer's: locked */
+    const char *stale[] = {".m.ckpt" T "AbC123", ".m.ckpt" T "zzzzzz"};
+    const char *kept[] = {"m.ckpt",                /* the target itself */
+                          ".m.ckpt" T "tmp",       /* not six characters */
+                          ".m.ckpt" T "AbC1234",   /* seven */
+                          ".m.ckpt" T "AbC-12",    /* not mkstemp's alphabet */
+                          "m.ckpt" T "AbC123",     /* no leading dot */
+                          ".n.ckpt" T "AbC123",    /* another target's */
+                          ".m.ckpt" T "AbC123.x",  /* longer */
+                          ".m.ckpt.backup",        /* a user's: six letters, but not our mark */
+                          ".m.ckpt.AbC123",        /* the same */
+                          ".m.ckpt" T "LIVE00"};   /* a live writer's: locked */
     for (size_t i = 0; i < 2; i++) make_file(dir, stale[i]);
     for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) make_file(dir, kept[i]);
     char sub[600];
-    snprintf(sub, sizeof sub, "%s/.m.ckpt.Dir000", dir); /* a folder, not a file */
+    snprintf(sub, sizeof sub, "%s/.m.ckpt" T "Dir000", dir); /* a folder, not a file */
     mkdir(sub, 0777);
-    snprintf(live, sizeof live, "%s/.m.ckpt.LIVE00", dir);
+    snprintf(live, sizeof live, "%s/.m.ckpt" T "LIVE00", dir);
     int fd = open(live, O_RDONLY);
     assert_true(fd >= 0);
     assert_int_equal(flock(fd, LOCK_EX), 0);
@@ -68,11 +73,11 @@ static void test_only_dead_writers_files_of_the_target_go(void **state)
     for (size_t i = 0; i < 2; i++) assert_false(exists(dir, stale[i]));
     for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
         if (!exists(dir, kept[i])) fail_msg("%s was removed", kept[i]);
-    assert_true(exists(dir, ".m.ckpt.Dir000"));
+    assert_true(exists(dir, ".m.ckpt" T "Dir000"));
     /* once its writer is gone (the lock dropped), it goes too */
     close(fd);
     assert_int_equal(output_file_remove_stale(target), 1);
-    assert_false(exists(dir, ".m.ckpt.LIVE00"));
+    assert_false(exists(dir, ".m.ckpt" T "LIVE00"));
     /* nothing left: nothing removed; a missing folder: nothing either */
     assert_int_equal(output_file_remove_stale(target), 0);
     assert_int_equal(output_file_remove_stale("/nonexistent-folder/m.ckpt"), 0);
@@ -92,11 +97,11 @@ static void test_a_link_clears_its_targets_folder(void **state)
     snprintf(link, sizeof link, "%s/l.safetensors", link_dir);
     make_file(real_dir, "w.safetensors");
     assert_int_equal(symlink("../stale-real/w.safetensors", link), 0); /* temp_dir() may be relative */
-    make_file(real_dir, ".w.safetensors.Q1w2e3");
-    make_file(link_dir, ".l.safetensors.Q1w2e3"); /* not where a write through the link goes */
+    make_file(real_dir, ".w.safetensors" T "Q1w2e3");
+    make_file(link_dir, ".l.safetensors" T "Q1w2e3"); /* not where a write through the link goes */
     assert_int_equal(output_file_remove_stale(link), 1);
-    assert_false(exists(real_dir, ".w.safetensors.Q1w2e3"));
-    assert_true(exists(link_dir, ".l.safetensors.Q1w2e3"));
+    assert_false(exists(real_dir, ".w.safetensors" T "Q1w2e3"));
+    assert_true(exists(link_dir, ".l.safetensors" T "Q1w2e3"));
 }
 
 /* A writer's own temporary file is locked while it is open: a cleaner
@@ -131,9 +136,9 @@ static void test_checkpoint_save_removes_what_kills_left(void **state)
     snprintf(dir, sizeof dir, "%s/stale-ckpt", temp_dir());
     mkdir(dir, 0777);
     snprintf(path, sizeof path, "%s/model.safetensors.ckpt", dir);
-    make_file(dir, ".model.safetensors.ckpt.k1ll3d");
-    make_file(dir, ".model.safetensors.ckpt.k1ll3e");
-    make_file(dir, ".model.safetensors.x0x0x0"); /* the model's own: not the checkpoint's to clear */
+    make_file(dir, ".model.safetensors.ckpt" T "k1ll3d");
+    make_file(dir, ".model.safetensors.ckpt" T "k1ll3e");
+    make_file(dir, ".model.safetensors" T "x0x0x0"); /* the model's own: not the checkpoint's to clear */
 
     Model m;
     model_init_training(&m, &arch, 3, QUERY_INIT_XAVIER);
@@ -146,22 +151,22 @@ static void test_checkpoint_save_removes_what_kills_left(void **state)
     Error err = {{0}};
     VocabHashes hashes = {1, 2};
     if (checkpoint_save(path, &tr, hashes, &p, &err)) fail_msg("%s", err.message);
-    assert_false(exists(dir, ".model.safetensors.ckpt.k1ll3d"));
-    assert_false(exists(dir, ".model.safetensors.ckpt.k1ll3e"));
-    assert_true(exists(dir, ".model.safetensors.x0x0x0"));
+    assert_false(exists(dir, ".model.safetensors.ckpt" T "k1ll3d"));
+    assert_false(exists(dir, ".model.safetensors.ckpt" T "k1ll3e"));
+    assert_true(exists(dir, ".model.safetensors" T "x0x0x0"));
     assert_true(exists(dir, "model.safetensors.ckpt"));
     /* a target that is no file is an error before anything, and clears nothing */
     char bad[600];
     snprintf(bad, sizeof bad, "%s/folder.ckpt", dir); /* a folder: cannot be written */
     mkdir(bad, 0777);
-    make_file(dir, ".folder.ckpt.k1ll3f");
+    make_file(dir, ".folder.ckpt" T "k1ll3f");
     assert_int_equal(checkpoint_save(bad, &tr, hashes, &p, &err), -1);
     assert_non_null(strstr(err.message, "cannot write"));
-    assert_true(exists(dir, ".folder.ckpt.k1ll3f"));
+    assert_true(exists(dir, ".folder.ckpt" T "k1ll3f"));
     /* A save that runs out of space (here: RLIMIT_FSIZE, as a full disk)
      * has cleared the dead writers' files first: they held the space it
      * needs, and keeping them made every later save fail too. */
-    make_file(dir, ".model.safetensors.ckpt.k1ll3g");
+    make_file(dir, ".model.safetensors.ckpt" T "k1ll3g");
     size_t before;
     char *old = read_file(path, &before);
     struct rlimit saved, small = {4096, 4096};
@@ -173,7 +178,7 @@ static void test_checkpoint_save_removes_what_kills_left(void **state)
     setrlimit(RLIMIT_FSIZE, &saved);
     signal(SIGXFSZ, SIG_DFL);
     assert_int_equal(failed, -1);
-    assert_false(exists(dir, ".model.safetensors.ckpt.k1ll3g"));
+    assert_false(exists(dir, ".model.safetensors.ckpt" T "k1ll3g"));
     size_t after;
     char *now = read_file(path, &after); /* the last good checkpoint, untouched */
     assert_int_equal(after, before);

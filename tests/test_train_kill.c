@@ -8,7 +8,7 @@
  * Checkpoints are written every step here, so many kills land in the
  * middle of writing one: the temporary file + fsync + rename of
  * common/output_file.c is what keeps the previous one intact.  The
- * temporary file such a kill leaves (".model.safetensors.ckpt.XXXXXX") is
+ * temporary file such a kill leaves (".model.safetensors.ckpt.translate-tmp.XXXXXX") is
  * left where it is, as after a real crash: the resumed run must cope with
  * it, and its next checkpoint removes it (output_file_remove_stale), so
  * none is left at the end.
@@ -112,12 +112,12 @@ static char *log_without_times(const char *path)
     return out;
 }
 
-/* The temporary files of the checkpoint (".NAME.XXXXXX") in dir: their
+/* The temporary files of the checkpoint (".NAME.translate-tmp.XXXXXX") in dir: their
  * names, each followed by '/', into names; returns how many. */
 static int list_temporaries(const char *dir, const char *name, char *names, size_t size)
 {
     char prefix[300];
-    snprintf(prefix, sizeof prefix, ".%s.", name);
+    snprintf(prefix, sizeof prefix, ".%s.translate-tmp.", name);
     int n = 0;
     names[0] = '\0';
     DIR *d = opendir(dir);
