@@ -606,6 +606,26 @@ static void test_eval_names_what_it_cannot_translate(void **state)
     run_result_free(&r);
 }
 
+/* A source of exactly max_len tokens is translated by --eval as by a
+ * line (one more is not): only what no line could take is "not
+ * translatable". */
+static void test_eval_translates_a_source_of_max_len_tokens(void **state)
+{
+    (void)state;
+    char tsv[2][8192];
+    for (int extra = 0; extra < 2; extra++) {
+        char *p = tsv[extra];
+        for (int i = 0; i < 32 + extra; i++) p += sprintf(p, "love ");
+        sprintf(p - 1, "\t\xE6\x88\x91\n"); /* tiny's max_len is 32 */
+        const char *path = temp_file(extra ? "max-len-33.tsv" : "max-len-32.tsv", tsv[extra], strlen(tsv[extra]));
+        const char *argv[] = {"./translate", "-q", "-c", TINY, "--eval", path, NULL};
+        RunResult r = run(argv, NULL, 0);
+        assert_int_equal(r.status, extra);
+        expect_in(r.out, extra ? "1 not translatable" : "0 not translatable");
+        run_result_free(&r);
+    }
+}
+
 static void test_tsv_with_a_nul_byte_or_a_huge_line(void **state)
 {
     (void)state;
@@ -701,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_weights_too_small_for_their_architecture),
         cmocka_unit_test(test_weights_path_is_a_directory),
         cmocka_unit_test(test_eval_names_what_it_cannot_translate),
+        cmocka_unit_test(test_eval_translates_a_source_of_max_len_tokens),
         cmocka_unit_test(test_tsv_with_a_nul_byte_or_a_huge_line),
         cmocka_unit_test(test_attention_path_is_a_directory),
         cmocka_unit_test(test_html_path_is_a_directory_or_unwritable),

@@ -176,6 +176,8 @@ static void test_bad_values_are_refused(void **state)
         {"snapshots", "2 -1 0", NULL, 0, 0, "bad \"snapshots\""},
         {"snapshots", "3 1 0", NULL, 0, 0, "the checkpoint keeps 3 epoch snapshots, the config asks for 2"},
         {"run_id", "short", NULL, 0, 0, "bad \"run_id\""},
+        {"init_run", "short", NULL, 0, 0, "bad \"init_run\""},
+        {"snapshots", "0 0 1", NULL, 0, 0, "bad \"snapshots\""},
         {"log_bytes", "-5", NULL, 0, 0, "bad \"log_bytes\""},
         {"scored_step", "x", NULL, 0, 0, "bad \"scored_step\""},
         {"dev_hash", "12", NULL, 0, 0, "bad \"dev_hash\""},

@@ -327,6 +327,57 @@ static void test_attention_json_shapes_and_token_roles(void **state)
     run_result_free(&r);
 }
 
+/* The dump's own fields say what happened, each from its source: the
+ * input line (counted from 1), d_k = d_model / heads, whether the number
+ * rule acted, whether the model ended the translation, and the greedy
+ * step's alternatives with their own log-probabilities. */
+static cJSON *attention_of(const char *config, const char *input)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/fields.json", temp_dir());
+    const char *argv[] = {"./translate", "-q", "-b", "1", "-c", config, "-a", path, NULL};
+    RunResult r = run(argv, input);
+    run_result_free(&r);
+    char *text = read_file(path, NULL);
+    assert_non_null(text);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    free(text);
+    return doc;
+}
+
+static void test_attention_json_fields_say_what_happened(void **state)
+{
+    (void)state;
+    cJSON *doc = attention_of("configs/en-zh.yaml", "I love China.\nI have 3 cats.\n");
+    const cJSON *model = get(doc, "model");
+    assert_int_equal(get(model, "d_k")->valueint, get(model, "d_model")->valueint / get(model, "heads")->valueint);
+    const cJSON *sentences = get(doc, "sentences");
+    assert_int_equal(cJSON_GetArraySize(sentences), 2);
+    for (int k = 0; k < 2; k++) {
+        const cJSON *s = cJSON_GetArrayItem(sentences, k), *out = get(s, "output");
+        assert_int_equal(get(s, "line")->valueint, k + 1);
+        assert_true(cJSON_IsTrue(get(out, "finished")));
+        /* "I have 3 cats.": the rule made sure of the 3; "I love China.": nothing to copy */
+        assert_true(k == 1 ? cJSON_IsTrue(get(out, "copied_numbers")) : cJSON_IsFalse(get(out, "copied_numbers")));
+        const cJSON *logprobs = get(out, "logprobs"), *top_k = get(out, "top_k");
+        assert_int_equal(cJSON_GetArraySize(top_k), cJSON_GetArraySize(logprobs));
+        for (int t = 0; t < cJSON_GetArraySize(top_k); t++) {
+            const cJSON *alts = cJSON_GetArrayItem(top_k, t);
+            double chosen = cJSON_GetArrayItem(logprobs, t)->valuedouble;
+            double first = get(cJSON_GetArrayItem(alts, 0), "logprob")->valuedouble;
+            double second = get(cJSON_GetArrayItem(alts, 1), "logprob")->valuedouble;
+            assert_true(fabs(first - chosen) < 1e-6); /* greedy takes the most likely */
+            assert_true(second < first);
+        }
+    }
+    cJSON_Delete(doc);
+    /* tiny's random weights never write </s>: stopped at the length limit */
+    doc = attention_of("configs/tiny.yaml", "I love China.\n");
+    assert_true(cJSON_IsFalse(get(get(cJSON_GetArrayItem(get(doc, "sentences"), 0), "output"), "finished")));
+    cJSON_Delete(doc);
+}
+
 static void test_unwritable_attention_path(void **state)
 {
     (void)state;
@@ -436,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_shipped_en_zh_translates_the_seed_example),
         cmocka_unit_test(test_shipped_zh_en_translates_the_seed_example),
         cmocka_unit_test(test_attention_json_shapes_and_token_roles),
+        cmocka_unit_test(test_attention_json_fields_say_what_happened),
         cmocka_unit_test(test_unwritable_attention_path),
         cmocka_unit_test(test_missing_config),
         cmocka_unit_test(test_config_that_is_a_directory),

@@ -141,6 +141,21 @@ static void test_beam_one_is_greedy_even_over_a_config_beam(void **state)
     run_result_free(&four);
 }
 
+/* Beam search stops early only when no live hypothesis could still win:
+ * bounded by its score at the length limit, not only at its next length
+ * (with a length penalty, a longer translation's normalised score can
+ * rise).  Stopped too soon, the shipped model writes "He just arrived."
+ * as 他刚到。; searched on, as 他刚才到了。, the better-scored one. */
+static void test_beam_search_stops_only_when_nothing_can_win(void **state)
+{
+    (void)state;
+    const char *argv[] = {"-b", "4", "He just arrived.", NULL};
+    RunResult r = translate(argv, "configs/en-zh.yaml");
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "他刚才到了。\n");
+    run_result_free(&r);
+}
+
 static void test_invalid_beam_and_n_best_values_are_usage_errors(void **state)
 {
     (void)state;
@@ -171,6 +186,7 @@ int main(void)
         cmocka_unit_test(test_n_best_prints_n_lines_per_input_with_scores_descending),
         cmocka_unit_test(test_n_best_alone_widens_the_beam),
         cmocka_unit_test(test_beam_one_is_greedy_even_over_a_config_beam),
+        cmocka_unit_test(test_beam_search_stops_only_when_nothing_can_win),
         cmocka_unit_test(test_invalid_beam_and_n_best_values_are_usage_errors),
     };
     return cmocka_run_group_tests_name("translate -b / -n", tests, NULL, NULL);

@@ -716,7 +716,7 @@ static void test_overflowing_model_keeps_one_line_per_input(void **state)
     (void)state;
     const char *config = huge_weight_config("transformer.encoder.layers.0.norm1.weight", "huge-batch");
     const char *const ways[][5] = {{NULL}, {"-b", "1", NULL}, {"--maxi-batch", "1", NULL},
-                                   {"-b", "1", "--mini-batch", "1", NULL}};
+                                   {"-b", "1", "--mini-batch", "1", NULL}, {"-b", "3", NULL}};
     for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
         const char *argv[10] = {"./translate", "-q", "-c", config};
         for (int j = 0; ways[w][j]; j++) argv[j + 4] = ways[w][j];

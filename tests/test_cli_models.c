@@ -734,6 +734,34 @@ static void test_list_models_names_what_c_takes(void **state)
     run_result_free(&half);
 }
 
+/* Weights not there are "weights missing", unless the config writes
+ * random ones on first use (random_init_seed): then "untrained". */
+static void test_list_models_says_which_weights_are_missing(void **state)
+{
+    (void)state;
+    char home[600], en_zh[800], zh_en[800], seeded[800];
+    make_tiny_home("home-missing", "no-such-weights.safetensors", home, en_zh, zh_en);
+    snprintf(seeded, sizeof seeded, "%s/configs/seeded.yaml", home);
+    char *text = read_file(zh_en, NULL);
+    char *model = strstr(text, "model:\n");
+    assert_non_null(model);
+    FILE *f = fopen(seeded, "w");
+    fprintf(f, "%.*smodel:\n  random_init_seed: 7\n%s", (int)(model - text), text, model + strlen("model:\n"));
+    fclose(f);
+    free(text);
+    char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
+    setenv("TRANSLATE_HOME", home, 1);
+    RunResult r = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
+    if (saved) setenv("TRANSLATE_HOME", saved, 1);
+    else unsetenv("TRANSLATE_HOME");
+    free(saved);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "  zh-en (name: tiny) zh -> en  d_model 16, 2+2 layers, 2 heads, weights missing;");
+    expect_in(r.out, "  seeded (name: tiny) zh -> en  d_model 16, 2+2 layers, 2 heads, untrained: random weights "
+                     "written on first use;");
+    run_result_free(&r);
+}
+
 /* A default config, found by its file name, says the languages of its
  * name: en-zh.yaml edited to say zh -> en is refused at start (it sent
  * English through as Chinese, status 0), without -c and with --from. */
@@ -1119,6 +1147,7 @@ int main(void)
         cmocka_unit_test(test_an_endless_line_is_said_at_once),
         cmocka_unit_test(test_broken_config_fails_once_at_start),
         cmocka_unit_test(test_list_models_names_what_c_takes),
+        cmocka_unit_test(test_list_models_says_which_weights_are_missing),
         cmocka_unit_test(test_a_default_config_says_its_names_languages),
         cmocka_unit_test(test_weights_changed_in_place_are_not_used),
         cmocka_unit_test(test_each_default_config_is_read_once_at_start),

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "../tokenizer/tokenizer.h"
 
 static RunResult run(const char *const argv[], const char *input)
@@ -219,6 +221,29 @@ static void test_alignment_hard_soft_and_threshold(void **state)
             above += listed;
         }
     assert_true(above >= 1);
+    /* the weights are the last decoder layer's cross-attention, its heads'
+     * mean (README), as --attention dumps it */
+    char json[512];
+    snprintf(json, sizeof json, "%s/align.json", temp_dir());
+    const char *dump_argv[] = {"./translate", "-q", "-a", json, "I love china", NULL};
+    free(output_of(dump_argv));
+    char *text = read_file(json, NULL);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    const cJSON *cross = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "sentences"), 0),
+                                             "cross_attentions");
+    const cJSON *last = cJSON_GetArrayItem(cross, cJSON_GetArraySize(cross) - 1);
+    int heads = cJSON_GetArraySize(last);
+    for (int t = 0; t < T; t++)
+        for (int s = 0; s < S; s++) {
+            double mean = 0;
+            for (int h = 0; h < heads; h++)
+                mean += cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(last, h), t), s)->valuedouble;
+            mean /= heads;
+            if (fabs(mean - w[t][s]) > 0.0006) fail_msg("token %d, source %d: %g, not %g", t, s, w[t][s], mean);
+        }
+    cJSON_Delete(doc);
+    free(text);
     free(soft);
     free(spaced);
     free(hard);

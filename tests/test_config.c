@@ -517,6 +517,31 @@ static void bad_train_sources_are_rejected(void **state)
     CHECK_REJECTED(cases);
 }
 
+/* 64 sources fit train's fixed tables; a 65th is refused at its item
+ * (accepted, it wrote one past the end of train --vocab's list of inputs). */
+static void at_most_64_train_sources(void **state)
+{
+    (void)state;
+    for (int n = 64; n <= 65; n++) {
+        char *yaml = xmalloc(strlen(VALID) + 32 + (size_t)n * 24);
+        char *p = yaml + sprintf(yaml, "%s", VALID "train:\n  sources:\n");
+        for (int i = 0; i < n; i++) p += sprintf(p, "    - path: s%d.tsv\n", i);
+        Config c;
+        Error err = {""};
+        const char *path;
+        int rc = load_text(yaml, &c, &err, &path);
+        if (n == 64) {
+            if (rc != 0) fail_msg("64 sources: %s", err.message);
+            assert_int_equal(c.train.n_sources, 64);
+            config_free(&c);
+        } else {
+            assert_int_equal(rc, -1);
+            expect_in(err.message, ":85:7: train.sources: more than 64 sources");
+        }
+        free(yaml);
+    }
+}
+
 static void syntax_errors_name_line_and_column(void **state)
 {
     (void)state;
@@ -779,6 +804,7 @@ int main(void)
         cmocka_unit_test(train_columns_default_from_the_languages),
         cmocka_unit_test(yaml_spellings_of_values_are_accepted),
         cmocka_unit_test(config_free_is_null_safe_and_zeroes),
+        cmocka_unit_test(at_most_64_train_sources),
         cmocka_unit_test(syntax_errors_name_line_and_column),
         cmocka_unit_test(unknown_keys_are_rejected_at_every_level),
         cmocka_unit_test(wrong_types_are_rejected),

@@ -61,6 +61,8 @@ static void test_english_rules(void **state)
         {"born on april 3 , 1950 .", "Born on april 3, 1950."},
         {"at 2 : 30 p . m . tomorrow", "At 2:30 p.m. tomorrow"},
         {"mr . and mrs . smith", "Mr. and mrs. smith"},
+        {"ask dr . jones or st . john", "Ask dr. jones or st. john"},
+        {"he said : \" hello . \"", "He said: \"Hello.\""},
         {"the answer is \" no . \"", "The answer is \"no.\""},
         {"\" are you ok ? \" \" yes . \"", "\"Are you ok?\" \"Yes.\""},
         {"", ""},

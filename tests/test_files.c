@@ -482,6 +482,29 @@ static void test_an_output_never_replaces_an_input(void **state)
     free(before);
     free(after);
     free(yaml);
+    /* so is a Chinese source's Traditional -> Simplified table (model.simplify) */
+    char cwd[512], zh_yaml[2048], table[600];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(table, sizeof table, "%s", temp_file("simplify.tsv", "\xE9\x80\x99\t\xE8\xBF\x99\n", 8));
+    snprintf(zh_yaml, sizeof zh_yaml,
+             "name: own-zh\nsource_language: zh\ntarget_language: en\nmodel:\n"
+             "  weights: own-zh.safetensors\n  source_vocab: %s/tests/data/tiny.src.vocab\n"
+             "  target_vocab: %s/tests/data/tiny.tgt.vocab\n  random_init_seed: 7\n  simplify: simplify.tsv\n"
+             "architecture:\n  d_model: 16\n  heads: 2\n  encoder_layers: 2\n  decoder_layers: 2\n"
+             "  d_ff: 32\n  activation: gelu\n  norm: pre\n  max_len: 32\n"
+             "  scale_attention: true\n  tied_output_embedding: true\n",
+             cwd, cwd);
+    const char *zh_config = temp_file("own-zh.yaml", zh_yaml, strlen(zh_yaml));
+    const char *outputs[] = {"--logits", "-o", "-a", "--html"};
+    for (size_t i = 0; i < sizeof outputs / sizeof *outputs; i++) {
+        r = run_program((const char *[]){"./translate", "-q", "-c", zh_config, outputs[i], table, "\xE4\xBD\xA0",
+                                         NULL},
+                        NULL, 0);
+        if (r.status != 4 || !strstr(r.err, "would overwrite"))
+            fail_msg("%s TABLE: status %d, stderr: %s", outputs[i], r.status, r.err);
+        expect_file_is(table, "\xE9\x80\x99\t\xE8\xBF\x99\n");
+        run_result_free(&r);
+    }
 }
 
 /* ---- input files that are not regular files ------------------------------------ */

@@ -136,6 +136,22 @@ static void test_int8_translates_like_float16(void **state)
     assert_string_equal(a.out, b.out);
     run_result_free(&a);
     run_result_free(&b);
+    /* ...from int8 weights, whose logits differ from float16's: --int8 acts */
+    char logits[2][600];
+    for (int i = 0; i < 2; i++) {
+        snprintf(logits[i], sizeof logits[i], "%s/logits-%d.bin", temp_dir(), i);
+        const char *argv[] = {"./translate", "-q", "-b", "1", "-c", "configs/en-zh.yaml", "--logits", logits[i],
+                              i ? "--int8" : "I love china", i ? "I love china" : NULL, NULL};
+        RunResult r = run_program(argv, NULL, 0);
+        assert_int_equal(r.status, 0);
+        run_result_free(&r);
+    }
+    size_t len0, len1;
+    char *l0 = read_file(logits[0], &len0), *l1 = read_file(logits[1], &len1);
+    assert_true(l0 && l1 && len0 == len1 && len0 > 0);
+    if (memcmp(l0, l1, len0) == 0) fail_msg("--int8 gave float16's logits bit for bit");
+    free(l0);
+    free(l1);
     static const char input[] = "Good morning.\nTom is reading a very long book about the history of the world.\n"
                                 "How are you?\nI love China.\nIt is raining today, so we will stay home.\n";
     const char *const line[] = {"./translate", "-q", "--int8", "-c", "configs/en-zh.yaml", "--maxi-batch", "1",

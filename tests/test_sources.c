@@ -43,6 +43,8 @@ static void cedict_keeps_short_cleaned_senses(void **state)
         {"CL:个[ge4]", {NULL}},
         {"Taiwan pr. [gan4]", {NULL}},
         {"(dialect) / 123", {NULL}},                                /* no Latin letter */
+        {"to split the bill; to go Dutch", {"to split the bill"}},  /* ';' ends an alternative too */
+        {"Down's syndrome.", {"Down's syndrome"}},                  /* no final '.' */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *got[CEDICT_MAX_SENSES] = {0};
