@@ -1,7 +1,9 @@
 /* cli.c — see cli.h. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -52,10 +54,20 @@ void cli_option_error(const char *prog, int c, char *const *argv, bool takes_tex
         fprintf(stderr, "%s: unknown option %s (try '%s --help')\n", prog, name, prog);
 }
 
+/* The cores this process may run on: a `taskset -c 0` or a container's
+ * CPU set allows fewer than the machine has online, and a second thread
+ * on one core made training a third slower. */
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (int)cores : 1;
+}
+
 void cli_set_threads(int threads)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    parallel_set_threads(threads ? threads : (cores > 0 ? (int)cores : 1));
+    parallel_set_threads(threads ? threads : usable_cores());
 }
 
 /* realpath of the folder `path` is in, then "/" and its last name: what a

@@ -131,7 +131,7 @@ static void usage(FILE *out)
             "                    that exists is replaced only with --overwrite, and only a\n"
             "                    table (or the config's own model.simplify); never a file\n"
             "                    the config names otherwise\n"
-            "  -t, --threads N   threads for a training step (default: all cores; at most 64)\n"
+            "  -t, --threads N   threads for a training step (default: the cores it may use; at most 64)\n"
             "  -q, --quiet       no progress line\n"
             "  -h, --help        this help\n"
             "  -V, --version     the version\n"

@@ -153,7 +153,7 @@ static void usage(FILE *out)
             "                        (one scale per row): a decoding step reads half the\n"
             "                        bytes of float16; translations can differ slightly\n"
             "  -t, --threads N       threads for matrix products and for a batch's\n"
-            "                        mini-batches (default: all cores; at most 64)\n"
+            "                        mini-batches (default: the cores it may use; at most 64)\n"
             "      --init-weights    write a random model to the config's weights path and\n"
             "                        exit; seeded by its random_init_seed, else seed 1\n"
             "                        (refuses to overwrite without --force)\n"

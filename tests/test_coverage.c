@@ -4,7 +4,10 @@
  * over a data set, weights whose tensor has the wrong shape, metadata
  * written twice, "-" as an output, a block device as an input, and
  * `train --help`.  Each checks a result, not only that the line ran. */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_COUNT */
 #include "testutil.h"
+
+#include <sched.h>
 
 #include <fcntl.h>
 #include <math.h>
@@ -20,6 +23,7 @@
 #include "../common/output_file.h"
 #include "../model/beam.h"
 #include "../model/gemm.h"
+#include "../app/cli.h"
 #include "../model/parallel.h"
 #include "../model/safetensors.h"
 #include "../model/search.h"
@@ -88,6 +92,31 @@ static void test_parallel_threads_reads_back_what_was_set(void **state)
     parallel_set_threads(0); /* at least one */
     assert_int_equal(parallel_threads(), 1);
     parallel_set_threads(before);
+}
+
+/* Without -t, as many threads as cores the process may use: pinned to
+ * one (taskset -c 0, a container's CPU set), one thread, not the
+ * machine's count (a second thread on one core made training a third
+ * slower). */
+static void test_default_threads_are_the_usable_cores(void **state)
+{
+    (void)state;
+    int before = parallel_threads();
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &all)) first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    cli_set_threads(0);
+    int pinned = parallel_threads();
+    assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+    cli_set_threads(0);
+    int free_to_move = parallel_threads();
+    parallel_set_threads(before);
+    assert_int_equal(pinned, 1);
+    assert_int_equal(free_to_move, CPU_COUNT(&all) < 64 ? CPU_COUNT(&all) : 64);
 }
 
 static const ModelArch arch = {
@@ -300,6 +329,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float16_writing_rounds_to_nearest_even),
         cmocka_unit_test(test_parallel_threads_reads_back_what_was_set),
+        cmocka_unit_test(test_default_threads_are_the_usable_cores),
         cmocka_unit_test(test_beam_search_over_a_data_set),
         cmocka_unit_test(test_a_tensor_of_the_wrong_shape_is_named),
         cmocka_unit_test(test_a_checkpoint_without_its_optimizer_state),

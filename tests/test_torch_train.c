@@ -28,6 +28,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include "../data/batches.h"
@@ -555,6 +557,61 @@ static void test_resume_continues_exactly(void **state)
     free(err);
 }
 
+/* SIGINT ends a run with status 130, its checkpoint saved, also when the
+ * run started with SIGINT ignored, as a shell starts a background job
+ * (`... &`): Python then leaves it ignored unless the script handles it,
+ * and the run went on to its end. */
+static void test_sigint_stops_a_run_started_in_the_background(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_TORCH();
+    const char *config = write_config("sigint", "  batch_tokens: 60\n  epochs: 100000\n");
+    const char *dir = path_in("sigint", "export");
+    export_to(config, dir);
+    int err[2];
+    if (pipe(err)) abort();
+    pid_t pid = fork();
+    if (pid < 0) abort();
+    if (pid == 0) {
+        signal(SIGINT, SIG_IGN);
+        dup2(err[1], 2);
+        close(err[0]);
+        close(err[1]);
+        execl(PYTHON_WITH_TORCH, PYTHON_WITH_TORCH, "tools/train_torch.py", dir, "--out",
+              path_in("sigint", "model.safetensors"), (char *)NULL);
+        _exit(127);
+    }
+    close(err[1]);
+    /* its first progress line: the handlers are in place, training runs */
+    char text[8192] = "";
+    size_t n = 0;
+    while (!strstr(text, "train_torch: ") && n + 1 < sizeof text) {
+        struct pollfd p = {err[0], POLLIN, 0};
+        if (poll(&p, 1, 60000) != 1) break;
+        ssize_t got = read(err[0], text + n, sizeof text - 1 - n);
+        if (got <= 0) break;
+        n += (size_t)got;
+        text[n] = '\0';
+    }
+    kill(pid, SIGINT);
+    int status = -1;
+    for (int waited = 0; waited < 600 && waitpid(pid, &status, WNOHANG) == 0; waited++) usleep(100000);
+    if (waitpid(pid, &status, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("still training 60 s after SIGINT; stderr: %s", text);
+    }
+    while (n + 1 < sizeof text) {
+        ssize_t got = read(err[0], text + n, sizeof text - 1 - n);
+        if (got <= 0) break;
+        n += (size_t)got;
+        text[n] = '\0';
+    }
+    close(err[0]);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 130) fail_msg("status %d; stderr: %s", status, text);
+    expect_in(text, "train_torch: interrupted");
+}
+
 /* What train_torch.py refuses before it trains, each in one line with its
  * status and no traceback: files beside WEIGHTS that are not its own, a
  * folder as WEIGHTS, an export that is missing, torn or mixed. */
@@ -766,6 +823,7 @@ int main(void)
         cmocka_unit_test(test_export_refuses_a_foreign_folder_and_other_options),
         cmocka_unit_test(test_one_step_matches_the_c_trainer),
         cmocka_unit_test(test_resume_continues_exactly),
+        cmocka_unit_test(test_sigint_stops_a_run_started_in_the_background),
         cmocka_unit_test(test_train_torch_refuses_before_training),
         cmocka_unit_test(test_train_torch_full_disk_is_status_4),
         cmocka_unit_test(test_torchrun_two_processes_equal_one_and_translate_runs_the_model),

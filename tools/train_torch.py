@@ -673,6 +673,10 @@ def interrupted(signum, frame):
 
 def main(argv):
     signal.signal(signal.SIGTERM, interrupted)
+    # SIGINT too: Python turns it into KeyboardInterrupt only when it was
+    # not ignored at start, and a shell starts a background job (`... &`)
+    # with it ignored, so `kill -INT` was lost and the run went on to its end.
+    signal.signal(signal.SIGINT, interrupted)
     try:
         args = parse_args(argv)
         export_data_path(args.export_dir)  # before a folder is made for WEIGHTS in it
