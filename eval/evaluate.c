@@ -134,7 +134,6 @@ int evaluate_file(const char *path, const Dataset *data, const char *data_path,
             status = error_set(err, "%s:%zu: not valid UTF-8", path, count + 1);
         else if (count < data->count) {
             const char *text = count == 0 ? line + utf8_bom_length(line, (size_t)n) : line;
-            out->skipped += *text == '\0';
             score_line(&bleu, &chrf, each, count, text, data->target_text[count], tok);
         }
         count += !status;

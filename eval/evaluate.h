@@ -46,7 +46,8 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
 
 /* Score translations made before: the regular file `path` holds one line
  * per sentence of `data`, in order (as --hyps writes them; an empty line is
- * an empty translation, counted in out->skipped).  Fills out (seconds: the
+ * an empty translation; out->skipped stays 0: nothing is left
+ * untranslated by this run).  Fills out (seconds: the
  * reading) and, when not NULL, each.  0, or -1 with input_file.h's
  * messages (cannot open, a directory, not a regular file), "PATH:N: longer
  * than 65536 bytes", "PATH:N: NUL byte in line", "PATH:N: not valid UTF-8",
