@@ -604,7 +604,10 @@ static const Key architecture_keys[] = {
 
 static const Key decoding_keys[] = {
     INT("beam", decode.beam, OPT, 1, 64),
-    FLOAT("length_penalty", decode.length_penalty, 0, NO_MAX, 0),
+    /* 10 at most: length^α stays a float for any max_len (4096^10 is 1.3e36;
+     * α = 40 overflowed it, every score became -0 and the beam kept arrival
+     * order).  Published values are 0.6 to 2. */
+    FLOAT("length_penalty", decode.length_penalty, 0, 10, 0),
     FLOAT("max_output_ratio", decode.max_output_ratio, 0, NO_MAX, OPEN_LO),
     INT("max_output_extra", decode.max_output_extra, OPT, 0, INT_MAX),
     VALUE("copy_numbers", T_BOOL, decode.copy_numbers, OPT),

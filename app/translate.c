@@ -245,6 +245,8 @@ static int check_combinations(const Options *o, int n_texts, char *const *texts)
                             "not TEXT arguments"
                           : "--maxi-batch and --mini-batch batch plain translations: -a, --html, --logits, -n, "
                             "--alignment, --explain and --show translate one line at a time";
+    else if (o->maxi_batch == 1 && o->mini_batch)
+        why = "--mini-batch needs --maxi-batch above 1 (--maxi-batch 1 translates one line at a time)";
     else if ((o->init_weights || o->list_models) && (o->beam || o->no_repeat_ngram))
         why = "-b and --no-repeat-ngram are for translating and --eval (not --init-weights or --list-models)";
     else if (o->input_path && n_texts) why = "-i FILE and TEXT arguments: give one";

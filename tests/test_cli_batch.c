@@ -264,7 +264,8 @@ static void test_batch_sizes_that_would_do_nothing_are_usage_errors(void **state
         {"--maxi-batch", "8", "Hi.", "Bye.", NULL, "not TEXT arguments"},
         {"--maxi-batch", "8", "-n", "2", NULL, "-n, --alignment, --explain and --show translate one line at a time"},
         {"--mini-batch", "2", "-a", "/dev/null", NULL, "translate one line at a time"},
-        {"--mini-batch", "2", "--explain", NULL, NULL, "translate one line at a time"}};
+        {"--mini-batch", "2", "--explain", NULL, NULL, "translate one line at a time"},
+        {"--maxi-batch", "1", "--mini-batch", "4", NULL, "--mini-batch needs --maxi-batch above 1"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *argv[] = {"./translate", "-c", "configs/en-zh.yaml", cases[i][0], cases[i][1], cases[i][2],
                               cases[i][3], cases[i][4], NULL};
