@@ -472,10 +472,15 @@ static void session_close(Session *s)
 
 /* --attention FILE also writes FILE.zh-en when lines of both languages go
  * through the two default models (write_attention): never when -c, --from
- * or --to chooses one model.  That second name (malloc'd), or NULL. */
+ * or --to chooses one model, nor when FILE is standard output or a device
+ * (/dev/null), where the zh-en document follows the en-zh one ("-a -"
+ * wrote a file named "-.zh-en").  That second name (malloc'd), or NULL. */
 static char *second_attention_path(const Options *o)
 {
-    if (!o->attention_path || o->config_path || o->from || o->to) return NULL;
+    struct stat st;
+    if (!o->attention_path || o->config_path || o->from || o->to || strcmp(o->attention_path, "-") == 0 ||
+        (stat(o->attention_path, &st) == 0 && S_ISCHR(st.st_mode)))
+        return NULL;
     char *second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
     sprintf(second, "%s.zh-en", o->attention_path);
     return second;
@@ -997,11 +1002,11 @@ static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
 static ExitStatus write_attention(Session *s)
 {
     ExitStatus result = EXIT_OK;
+    char *second = second_attention_path(s->opt);
     for (int i = 0; i < 2 && s->opt->attention_path; i++) {
         if (!s->attention[i]) continue;
         /* Text in both directions (no -c): the zh-en maps go beside. */
-        char *path = xmalloc(strlen(s->opt->attention_path) + 8);
-        sprintf(path, "%s%s", s->opt->attention_path, i == 1 && s->attention[0] ? ".zh-en" : "");
+        const char *path = i == 1 && s->attention[0] && second ? second : s->opt->attention_path;
         Error err = {{0}};
         if (check_session_inputs(s, "--attention", path, &err) ||
             attention_json_write(s->attention[i], path, &err)) {
@@ -1010,8 +1015,8 @@ static ExitStatus write_attention(Session *s)
         } else if (!s->opt->quiet) {
             fprintf(stderr, "translate: wrote attention maps to %s\n", path);
         }
-        free(path);
     }
+    free(second);
     return result;
 }
 

@@ -11,6 +11,8 @@
  * instead of passing. */
 #include "testutil.h"
 
+#include <cjson/cJSON.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -211,6 +213,32 @@ static void test_a_line_without_letters_keeps_the_model(void **state)
     expect_in(json, "\"config_path\":\t\"");
     expect_in(json, "configs/zh-en.yaml\"");
     free(json);
+    run_result_free(&r);
+}
+
+/* -a - with both languages: the zh-en document follows the en-zh one on
+ * standard output (it went to a file named "-.zh-en" in the working
+ * directory), as it does on a device. */
+static void test_both_attention_documents_follow_each_other_on_stdout(void **state)
+{
+    (void)state;
+    char out[4096];
+    snprintf(out, sizeof out, "%s/both.txt", temp_dir());
+    RunResult r = run((const char *[]){"./translate", "-q", "-t", "1", "-b", "1", "-o", out, "-a", "-", NULL},
+                      "I love China.\n\xE6\x88\x91\xE7\x88\xB1\xE4\xBD\xA0\xE3\x80\x82\n");
+    assert_int_equal(r.status, 0);
+    int dash_file = access("-.zh-en", F_OK) == 0;
+    if (dash_file) unlink("-.zh-en");
+    assert_false(dash_file);
+    const char *second = strstr(r.out, "}\n{");
+    if (!second) fail_msg("not two documents: %s", r.out);
+    cJSON *en = cJSON_ParseWithLength(r.out, (size_t)(second + 1 - r.out)), *zh = cJSON_Parse(second + 2);
+    assert_non_null(en);
+    assert_non_null(zh);
+    expect_in(cJSON_GetObjectItem(cJSON_GetObjectItem(en, "model"), "config_path")->valuestring, "en-zh.yaml");
+    expect_in(cJSON_GetObjectItem(cJSON_GetObjectItem(zh, "model"), "config_path")->valuestring, "zh-en.yaml");
+    cJSON_Delete(en);
+    cJSON_Delete(zh);
     run_result_free(&r);
 }
 
@@ -1137,6 +1165,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direction_by_letters_of_each_script),
         cmocka_unit_test(test_a_line_without_letters_keeps_the_model),
+        cmocka_unit_test(test_both_attention_documents_follow_each_other_on_stdout),
         cmocka_unit_test(test_from_and_to_choose_the_model),
         cmocka_unit_test(test_config_by_name),
         cmocka_unit_test(test_list_models),
