@@ -21,6 +21,7 @@
 #include "../common/utf8.h"
 #include "../common/util.h"
 #include "tokenizer.h"
+#include "vocab_impl.h" /* the string -> index table */
 
 /* ---- Symbols: strings interned to ids ------------------------------------ */
 
@@ -30,31 +31,17 @@ typedef struct {
     double *freq;      /* [n] occurrences as a symbol of the initial split */
     unsigned char *digit, *in_vocab;
     size_t n, cap;
-    int *slot;         /* hash table of ids, -1 empty */
-    size_t mask;
+    VocabTable ids;    /* str -> id */
 } Symbols;
 
-static size_t sym_find(const Symbols *s, const char *str)
-{
-    size_t i = (size_t)fnv1a(FNV_OFFSET, str, strlen(str)) & s->mask;
-    while (s->slot[i] >= 0 && strcmp(s->str[s->slot[i]], str) != 0) i = (i + 1) & s->mask;
-    return i;
-}
-
-static void sym_rehash(Symbols *s, size_t capacity)
-{
-    free(s->slot);
-    s->slot = xmalloc(capacity * sizeof *s->slot);
-    for (size_t i = 0; i < capacity; i++) s->slot[i] = -1;
-    s->mask = capacity - 1;
-    for (size_t id = 0; id < s->n; id++) s->slot[sym_find(s, s->str[id])] = (int)id;
-}
+static const char *sym_key(const void *owner, int id) { return ((const Symbols *)owner)->str[id]; }
 
 /* The id of `str`, added (freq 0) when new. */
 static int sym_intern(Symbols *s, const char *str)
 {
-    size_t at = sym_find(s, str);
-    if (s->slot[at] >= 0) return s->slot[at];
+    uint32_t hash = vocab_table_hash(str, strlen(str));
+    size_t at = vocab_table_find(&s->ids, str, hash, sym_key, s);
+    if (s->ids.slot[at].index >= 0) return s->ids.slot[at].index;
     ASSERT(s->n < (size_t)INT32_MAX);
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 1024;
@@ -69,8 +56,7 @@ static int sym_intern(Symbols *s, const char *str)
     s->text_len[id] = strlen(str) - (strncmp(str, "##", 2) == 0 ? 2 : 0);
     s->freq[id] = 0;
     s->digit[id] = s->in_vocab[id] = 0;
-    s->slot[at] = (int)id;
-    if (2 * s->n > s->mask + 1) sym_rehash(s, 2 * (s->mask + 1));
+    vocab_table_put(&s->ids, at, (int)id, hash);
     return (int)id;
 }
 
@@ -82,7 +68,7 @@ static void sym_free(Symbols *s)
     free(s->freq);
     free(s->digit);
     free(s->in_vocab);
-    free(s->slot);
+    vocab_table_free(&s->ids);
 }
 
 /* ---- Pairs: (left, right) → count ---------------------------------------- */
@@ -267,7 +253,7 @@ void bpe_learn(const BpeToken *tokens, size_t n, size_t budget, double min_count
     memset(out, 0, sizeof *out);
     size_t out_cap = 0;
     Symbols s = {0};
-    sym_rehash(&s, 1024);
+    vocab_table_alloc(&s.ids, 1024);
     Word *words = xmalloc((n ? n : 1) * sizeof *words);
     size_t n_words = 0;
     for (size_t i = 0; i < n; i++) {

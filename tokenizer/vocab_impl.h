@@ -1,5 +1,6 @@
 /* vocab_impl.h — what tokenizer/vocab.c shares with tokenizer/vocab_builder.c
- * and nothing else includes: the string → index hash table both use, and
+ * and bpe.c, and nothing else includes: the string → index hash table they
+ * use (bpe.c for its symbols), and
  * the calls that make a Vocab in memory (the subword writer encodes with
  * one before it writes the file).  The public contract is vocab.h. */
 #ifndef TRANSLATE_VOCAB_IMPL_H
