@@ -20,6 +20,7 @@ struct AttentionJson {
     cJSON *root;
     cJSON *sentences;       /* each sentence kept as its printed text (a raw item) */
     SearchSettings decode; /* the run's: whether copy_numbers acted on a sentence */
+    ModelArch arch;        /* the maps' sizes */
 };
 
 /* A number with 7 significant digits: enough that every row still sums to
@@ -126,6 +127,7 @@ AttentionJson *attention_json_new(const Config *cfg, bool int8)
 {
     AttentionJson *doc = xcalloc(1, sizeof *doc);
     doc->decode = cfg->decode;
+    doc->arch = cfg->arch;
     doc->root = cJSON_CreateObject();
     cJSON_AddStringToObject(doc->root, "format", "translate-attention");
     cJSON_AddStringToObject(doc->root, "format_version", "1.2");
@@ -172,10 +174,7 @@ static cJSON *printed(cJSON *s)
 void attention_json_add(AttentionJson *doc, int line, const char *text, const Translation *t,
                         const Vocab *src_vocab, const Vocab *tgt_vocab, const char *output_text)
 {
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(doc->root, "model");
-    int Le = cJSON_GetObjectItemCaseSensitive(model, "encoder_layers")->valueint;
-    int Ld = cJSON_GetObjectItemCaseSensitive(model, "decoder_layers")->valueint;
-    int H = cJSON_GetObjectItemCaseSensitive(model, "heads")->valueint;
+    int Le = doc->arch.encoder_layers, Ld = doc->arch.decoder_layers, H = doc->arch.heads;
     int S = t->src_len, T = t->steps;
 
     cJSON *s = cJSON_CreateObject();
