@@ -238,12 +238,12 @@ void translator_close(Translator *tr)
     memset(tr, 0, sizeof *tr);
 }
 
-/* Remember an unknown token for the user's note: the first few, each cut
+/* List an unknown token for the user's note: the first few, each cut
  * to NOTE_WORD_BYTES (at a character boundary) and marked "…", then ", …"
  * once the list is full.  A long word used to be left out, and a note with
  * only long words listed nothing at all. */
 #define NOTE_WORD_BYTES 40
-static void note_unknown(SourceIds *src, const char *surface)
+static void list_unknown(SourceIds *src, const char *surface)
 {
     static const char ellipsis[] = "\xE2\x80\xA6"; /* U+2026 */
     char *list = src->unknown_list;
@@ -254,7 +254,6 @@ static void note_unknown(SourceIds *src, const char *surface)
         len = NOTE_WORD_BYTES;
         while (len > 0 && ((unsigned char)surface[len] & 0xC0) == 0x80) len--; /* UTF-8 continuation */
     }
-    src->unknown++;
     /* ", '" + word + "…'" and, after it, room for a final ", …". */
     size_t need = 3 + len + (cut ? 3 : 0) + 1 + 5 + 1;
     if (need <= room)
@@ -311,13 +310,14 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
         status = EXIT_OK;
     if (status == EXIT_OK) {
         src->count = (int)e.count;
+        src->unknown = (int)e.unknown;
         src->ids = xmalloc(e.count * sizeof(int));
         src->text = xmalloc(len + 1);
         memcpy(src->text, text, len);
         src->text[len] = '\0';
         for (size_t i = 0; i < e.count; i++) {
             src->ids[i] = e.ids[i];
-            if (src->ids[i] == VOCAB_UNK) note_unknown(src, e.tokens.surface[e.token[i]]);
+            if (src->ids[i] == VOCAB_UNK) list_unknown(src, e.tokens.surface[e.token[i]]);
         }
     }
     encoding_free(&e);
