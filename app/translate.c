@@ -377,10 +377,12 @@ static int parse_options(int argc, char **argv, Options *opt)
 
 /* ---- the models in use ------------------------------------------------- */
 
-/* With -c, one model; without, up to two, opened when first needed. */
+/* With -c (or --from/--to), one model; without, up to two, opened when
+ * first needed. */
 typedef struct {
     const Options *opt;
-    char *paths[2];           /* [0] the -c / en-zh config, [1] zh-en */
+    bool one_model;           /* -c, --from or --to chose it: paths[1] is NULL */
+    char *paths[2];           /* [0] the chosen config or en-zh's, [1] zh-en's */
     Translator models[2];
     /* Without -c: each config as session_start read and checked it, until
      * its model is opened (parsing one was 0.25 ms of a start-up). */
@@ -407,7 +409,7 @@ typedef struct {
  * took en-zh's broken files for its own status. */
 static int model_index(const Session *s, const char *text, size_t len)
 {
-    if (s->opt->config_path) return 0;
+    if (s->one_model) return 0;
     int han = tokenizer_reads_as_han(text, len);
     return han >= 0 ? han : s->last_model;
 }
@@ -423,7 +425,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
         return NULL;
     }
     if (!s->opened[which]) {
-        if (!s->opt->config_path && !s->opt->quiet)
+        if (!s->one_model && !s->opt->quiet)
             fprintf(stderr, "translate: note: using %s (%s)\n", s->paths[which],
                     which ? "input reads as Chinese" : "default");
         ExitStatus st = s->have_config[which]
@@ -1213,12 +1215,12 @@ static ExitStatus session_start(Session *s)
     const Options *o = s->opt;
     Error err = {{0}};
     ExitStatus status = EXIT_OK;
-    if (o->config_path) {
+    if (s->one_model) {
         Translator *tr = model_for(s, "", 0, &status, &err);
         if (tr && explain_check_show(o->show, &tr->config.arch, s->paths[0], &err)) status = EXIT_USAGE;
         if (tr && (o->from || o->to) && config_folders_check_languages(&tr->config, &err)) status = EXIT_USAGE;
     }
-    for (int i = 0; i < 2 && !o->config_path && status == EXIT_OK; i++) {
+    for (int i = 0; i < 2 && !s->one_model && status == EXIT_OK; i++) {
         Config *c = &s->configs[i];
         if (config_load(s->paths[i], c, &err)) {
             status = EXIT_USAGE;
@@ -1306,8 +1308,7 @@ int main(int argc, char **argv)
     char *chosen;
     bool by_file_name = !opt.config_path || opt.from || opt.to; /* config_folders_check_languages */
     if (choose_config(&opt, &chosen)) return EXIT_USAGE;
-    opt.config_path = chosen; /* owned by s.paths[0] */
-    Session s = {.opt = &opt, .out = stdout, .logits_model = -1};
+    Session s = {.opt = &opt, .one_model = chosen != NULL, .out = stdout, .logits_model = -1};
     s.paths[0] = chosen ? chosen : config_folders_default("en-zh.yaml");
     s.paths[1] = chosen ? NULL : config_folders_default("zh-en.yaml");
     if (opt.init_weights || opt.eval_path) {
