@@ -377,21 +377,27 @@ static int parse_options(int argc, char **argv, Options *opt)
 
 /* ---- the models in use ------------------------------------------------- */
 
+/* One of a session's models: its config's path, then, from session_start
+ * (without -c), its config as read and checked, until the model is opened
+ * from it (parsing one was 0.25 ms of a start-up); once opened, the
+ * translator, or the error that is said again for each line that needs it. */
+typedef struct {
+    char *path;
+    Config config;
+    bool have_config;         /* `config` is read and not yet handed to the translator */
+    bool opened;
+    Translator tr;
+    ExitStatus failed;        /* remembered so a broken model is reported once */
+    Error open_error;
+    AttentionJson *attention; /* --attention/--html: this model's sentences */
+} SessionModel;
+
 /* With -c (or --from/--to), one model; without, up to two, opened when
  * first needed. */
 typedef struct {
     const Options *opt;
-    bool one_model;           /* -c, --from or --to chose it: paths[1] is NULL */
-    char *paths[2];           /* [0] the chosen config or en-zh's, [1] zh-en's */
-    Translator models[2];
-    /* Without -c: each config as session_start read and checked it, until
-     * its model is opened (parsing one was 0.25 ms of a start-up). */
-    Config configs[2];
-    bool have_config[2];
-    bool opened[2];
-    ExitStatus failed[2];       /* remembered so a broken model is reported once */
-    Error open_error[2];
-    AttentionJson *attention[2];
+    bool one_model;           /* -c, --from or --to chose it: model[1] has no path */
+    SessionModel model[2];    /* [0] the chosen config's or en-zh's, [1] zh-en's */
     FILE *out;                /* the translations: stdout, or -o's temporary file */
     OutputFile *out_file;     /* -o FILE (not "-") */
     bool stopped;             /* translating stopped before the input's end (an output
@@ -419,27 +425,27 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
 {
     int which = model_index(s, text, len);
     s->last_model = which;
-    if (s->failed[which]) {
-        *err = s->open_error[which];
-        *status = s->failed[which];
+    SessionModel *m = &s->model[which];
+    if (m->failed) {
+        *err = m->open_error;
+        *status = m->failed;
         return NULL;
     }
-    if (!s->opened[which]) {
+    if (!m->opened) {
         if (!s->one_model && !s->opt->quiet)
-            fprintf(stderr, "translate: note: using %s (%s)\n", s->paths[which],
+            fprintf(stderr, "translate: note: using %s (%s)\n", m->path,
                     which ? "input reads as Chinese" : "default");
-        ExitStatus st = s->have_config[which]
-                            ? translator_open_config(&s->models[which], &s->configs[which], &s->open_error[which])
-                            : translator_open(&s->models[which], s->paths[which], &s->open_error[which]);
-        s->have_config[which] = false;
+        ExitStatus st = m->have_config ? translator_open_config(&m->tr, &m->config, &m->open_error)
+                                       : translator_open(&m->tr, m->path, &m->open_error);
+        m->have_config = false;
         if (st != EXIT_OK) {
-            s->failed[which] = st;
-            *err = s->open_error[which];
+            m->failed = st;
+            *err = m->open_error;
             *status = st;
             return NULL;
         }
-        s->opened[which] = true;
-        Translator *tr = &s->models[which];
+        m->opened = true;
+        Translator *tr = &m->tr;
         translator_override_decoding(tr, s->opt->beam, s->opt->n_best, s->opt->logits_path != NULL,
                                      s->opt->no_repeat_ngram);
         if (s->opt->int8) translator_use_int8(tr);
@@ -448,25 +454,25 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
                             "its translations are noise\n",
                     (unsigned long long)tr->config.random_seed, tr->config.weights_path);
         if (s->opt->attention_path || s->opt->html_path)
-            s->attention[which] = attention_json_new(&tr->config, tr->model.params.int8);
-    } else if (translator_weights_changed(&s->models[which], &s->open_error[which])) {
+            m->attention = attention_json_new(&tr->config, tr->model.params.int8);
+    } else if (translator_weights_changed(&m->tr, &m->open_error)) {
         /* from now on it fails every line that needs it, as a model that
          * never opened */
-        s->failed[which] = EXIT_DATA;
-        *err = s->open_error[which];
+        m->failed = EXIT_DATA;
+        *err = m->open_error;
         *status = EXIT_DATA;
         return NULL;
     }
-    return &s->models[which];
+    return &m->tr;
 }
 
 static void session_close(Session *s)
 {
     for (int i = 0; i < 2; i++) {
-        attention_json_free(s->attention[i]);
-        translator_close(&s->models[i]);
-        config_free(&s->configs[i]);
-        free(s->paths[i]);
+        attention_json_free(s->model[i].attention);
+        translator_close(&s->model[i].tr);
+        config_free(&s->model[i].config);
+        free(s->model[i].path);
     }
 }
 
@@ -551,9 +557,9 @@ static int check_session_inputs(const Session *s, const char *option, const char
     size_t n = 0;
     if (s->opt->input_path) inputs[n++] = s->opt->input_path;
     for (int i = 0; i < 2; i++) {
-        inputs[n++] = s->paths[i];
-        if (!s->opened[i] && !s->have_config[i]) continue;
-        const Config *c = s->opened[i] ? &s->models[i].config : &s->configs[i];
+        inputs[n++] = s->model[i].path;
+        if (!s->model[i].opened && !s->model[i].have_config) continue;
+        const Config *c = s->model[i].opened ? &s->model[i].tr.config : &s->model[i].config;
         inputs[n++] = c->weights_path;
         inputs[n++] = c->source_vocab_path;
         inputs[n++] = c->target_vocab_path;
@@ -703,8 +709,8 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
          * written, empty). */
         fprintf(stderr, "translate: line %d: --logits holds %s's rows (%d wide): this line reads as %s, "
                 "for %s, whose rows are another width (translate each language with its own -c)\n",
-                line, s->models[!which].config.name, s->models[!which].config.arch.tgt_vocab,
-                which ? "Chinese" : "English", s->paths[which]);
+                line, s->model[!which].tr.config.name, s->model[!which].tr.config.arch.tgt_vocab,
+                which ? "Chinese" : "English", s->model[which].path);
         fputc('\n', s->out);
         return EXIT_INPUT;
     }
@@ -719,7 +725,7 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     char *texts[MAX_N];
     float scores[MAX_N];
     int n = translator_run(tr, &src, s->opt->n_best, logits != NULL, t, texts, scores);
-    bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->attention[which] ||
+    bool maps = s->opt->explain || s->opt->show.kind != SHOW_NONE || s->model[which].attention ||
                 s->opt->alignment.kind != ALIGNMENT_NONE;
     status = translator_check_finite(tr, t, n, scores, maps, &err);
     if (status != EXIT_OK) {
@@ -738,8 +744,8 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     else if (!texts[0][0]) note_empty(s, line);
     if (logits && t[0].logits)
         fwrite(t[0].logits, sizeof(float), (size_t)t[0].steps * tr->config.arch.tgt_vocab, logits);
-    if (s->attention[which])
-        attention_json_add(s->attention[which], line, text, &t[0], tr->src_vocab, tr->tgt_vocab, texts[0]);
+    if (s->model[which].attention)
+        attention_json_add(s->model[which].attention, line, text, &t[0], tr->src_vocab, tr->tgt_vocab, texts[0]);
 done:
     for (int i = 0; i < n; i++) {
         free(texts[i]);
@@ -852,11 +858,11 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
     for (int m = 0; m < 2; m++) {
         int count = 0;
         for (int i = 0; i < n; i++)
-            if (lines[i].tr == &s->models[m]) {
+            if (lines[i].tr == &s->model[m].tr) {
                 index[count] = i;
                 srcs[count++] = lines[i].src;
             }
-        translator_run_many(&s->models[m], srcs, count, mini, texts, statuses, errs, cut);
+        translator_run_many(&s->model[m].tr, srcs, count, mini, texts, statuses, errs, cut);
         for (int k = 0; k < count; k++) {
             BatchLine *l = &lines[index[k]];
             l->text = texts[k];
@@ -992,7 +998,7 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
 static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
 {
     const Options *o = s->opt;
-    if (s->stopped || s->opened[0] || s->opened[1] || s->failed[0] || s->failed[1]) return status;
+    if (s->stopped || s->model[0].opened || s->model[1].opened || s->model[0].failed || s->model[1].failed) return status;
     if (!o->attention_path && !o->html_path && !o->logits_path) return status;
     Error err = {{0}};
     ExitStatus opening = EXIT_OK;
@@ -1006,12 +1012,12 @@ static ExitStatus write_attention(Session *s)
     ExitStatus result = EXIT_OK;
     char *second = second_attention_path(s->opt);
     for (int i = 0; i < 2 && s->opt->attention_path; i++) {
-        if (!s->attention[i]) continue;
+        if (!s->model[i].attention) continue;
         /* Text in both directions (no -c): the zh-en maps go beside. */
-        const char *path = i == 1 && s->attention[0] && second ? second : s->opt->attention_path;
+        const char *path = i == 1 && s->model[0].attention && second ? second : s->opt->attention_path;
         Error err = {{0}};
         if (check_session_inputs(s, "--attention", path, &err) ||
-            attention_json_write(s->attention[i], path, &err)) {
+            attention_json_write(s->model[i].attention, path, &err)) {
             fprintf(stderr, "translate: %s\n", err.message);
             result = EXIT_WRITE;
         } else if (!s->opt->quiet) {
@@ -1028,7 +1034,7 @@ static ExitStatus write_html(Session *s)
     const AttentionJson *docs[2];
     size_t n = 0;
     for (int i = 0; i < 2; i++)
-        if (s->attention[i]) docs[n++] = s->attention[i];
+        if (s->model[i].attention) docs[n++] = s->model[i].attention;
     if (!s->opt->html_path || n == 0) return EXIT_OK; /* no model opened: nothing to show */
     Error err = {{0}};
     if (check_session_inputs(s, "--html", s->opt->html_path, &err) ||
@@ -1217,17 +1223,17 @@ static ExitStatus session_start(Session *s)
     ExitStatus status = EXIT_OK;
     if (s->one_model) {
         Translator *tr = model_for(s, "", 0, &status, &err);
-        if (tr && explain_check_show(o->show, &tr->config.arch, s->paths[0], &err)) status = EXIT_USAGE;
+        if (tr && explain_check_show(o->show, &tr->config.arch, s->model[0].path, &err)) status = EXIT_USAGE;
         if (tr && (o->from || o->to) && config_folders_check_languages(&tr->config, &err)) status = EXIT_USAGE;
     }
     for (int i = 0; i < 2 && !s->one_model && status == EXIT_OK; i++) {
-        Config *c = &s->configs[i];
-        if (config_load(s->paths[i], c, &err)) {
+        Config *c = &s->model[i].config;
+        if (config_load(s->model[i].path, c, &err)) {
             status = EXIT_USAGE;
             continue;
         }
-        s->have_config[i] = true; /* kept for model_for: read once */
-        if (explain_check_show(o->show, &c->arch, s->paths[i], &err) || config_folders_check_languages(c, &err))
+        s->model[i].have_config = true; /* kept for model_for: read once */
+        if (explain_check_show(o->show, &c->arch, s->model[i].path, &err) || config_folders_check_languages(c, &err))
             status = EXIT_USAGE;
     }
     if (status != EXIT_OK) fprintf(stderr, "translate: %s\n", err.message);
@@ -1309,12 +1315,12 @@ int main(int argc, char **argv)
     bool by_file_name = !opt.config_path || opt.from || opt.to; /* config_folders_check_languages */
     if (choose_config(&opt, &chosen)) return EXIT_USAGE;
     Session s = {.opt = &opt, .one_model = chosen != NULL, .out = stdout, .logits_model = -1};
-    s.paths[0] = chosen ? chosen : config_folders_default("en-zh.yaml");
-    s.paths[1] = chosen ? NULL : config_folders_default("zh-en.yaml");
+    s.model[0].path = chosen ? chosen : config_folders_default("en-zh.yaml");
+    s.model[1].path = chosen ? NULL : config_folders_default("zh-en.yaml");
     if (opt.init_weights || opt.eval_path) {
-        int status = by_file_name ? config_folders_check_named(s.paths[0]) : EXIT_OK;
+        int status = by_file_name ? config_folders_check_named(s.model[0].path) : EXIT_OK;
         if (status == EXIT_OK)
-            status = opt.init_weights ? init_weights(&opt, s.paths[0]) : eval_file(&opt, s.paths[0]);
+            status = opt.init_weights ? init_weights(&opt, s.model[0].path) : eval_file(&opt, s.model[0].path);
         session_close(&s);
         return finish_stdout(status);
     }
@@ -1346,7 +1352,7 @@ int main(int argc, char **argv)
     status = translate_all(&s, n_texts, texts, in, in_name, logits ? output_file_stream(logits) : NULL);
     status = open_model_for_outputs(&s, status);
     if (in && in != stdin) fclose(in);
-    if (logits && !s.opened[0] && !s.opened[1]) {
+    if (logits && !s.model[0].opened && !s.model[1].opened) {
         output_file_abort(logits); /* no model opened: nothing ran */
     } else if (logits) {
         int refused = check_session_inputs(&s, "--logits", opt.logits_path, &err);
