@@ -126,7 +126,7 @@ static void usage(FILE *out)
             "      --export DIR  train nothing: write the tokenised data, the initial model and\n"
             "                    the settings to DIR for tools/train_torch.py (docs/scale-out.md)\n"
             "      --simplify-table FILE  train nothing: write the Traditional -> Simplified table\n"
-            "                    of train.simplify_with to FILE (a few KB), which a config's\n"
+            "                    of train.simplify_with to FILE (about 30 KB), which a config's\n"
             "                    model.simplify reads to translate Traditional input; a file\n"
             "                    that exists is replaced only with --overwrite, and only a\n"
             "                    table (or the config's own model.simplify); never a file\n"
@@ -228,7 +228,7 @@ static int load_sources(const Config *cfg, const char *data_path, const Simplifi
         const SourceCounts *c = &sources->counts[i];
         const char *name = set.specs[i].path ? set.specs[i].path : "numbers"; /* numbers has no file */
         fprintf(stderr, "train: %s%s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
-                        "%zu filtered (%zu empty or invalid, %zu too long, %zu length ratio); %zu simplified, %zu notes stripped\n",
+                        "%zu filtered (%zu empty or invalid, %zu too long, %zu length ratio); %zu simplified, %zu with brackets handled\n",
                 name, format_note[set.specs[i].format], c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
                 c->duplicates, c->empty + c->too_long + c->ratio, c->empty, c->too_long, c->ratio, c->simplified,
                 c->notes);

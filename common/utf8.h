@@ -1,6 +1,6 @@
-/* utf8.h — decoding UTF-8, the one copy: the tokenizer, the vocabulary
- * reader and the metrics all read text through it, so they agree on what
- * is well-formed.  Well-formed is RFC 3629's table: no overlong forms, no
+/* utf8.h — decoding (and encoding) UTF-8, the one copy: the tokenizer, the
+ * vocabulary reader and the metrics all read text through it, so they
+ * agree on what is well-formed.  Well-formed is RFC 3629's table: no overlong forms, no
  * surrogates, nothing above U+10FFFF, no truncated sequence.  (Normalising
  * and classifying characters is utf8proc's job, in tokenizer/tokenizer.c.) */
 #ifndef TRANSLATE_UTF8_H
@@ -14,6 +14,10 @@
  * length in bytes (1..4), or 0 when the bytes there are not well-formed
  * (*cp is then unspecified). */
 size_t utf8_decode(const unsigned char *s, size_t len, int32_t *cp);
+
+/* Write code point cp (at most U+10FFFF, not a surrogate) to out[0..4):
+ * returns its length in bytes (1..4). */
+size_t utf8_encode(int32_t cp, char *out);
 
 /* Is all of s[0..len) well-formed UTF-8? */
 bool utf8_valid(const char *s, size_t len);

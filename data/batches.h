@@ -17,7 +17,9 @@ typedef struct {
     int *pairs;            /* the usable pair indices, grouped batch after batch */
     int *first;            /* [count+1] batch b is pairs[first[b] .. first[b+1]-1] */
     int *order;            /* [count] this epoch's batch order */
-    int max_src_rows, max_tgt_rows; /* the largest batch, for sizing activations */
+    int max_src_rows, max_tgt_rows; /* the most source tokens, and decoder inputs (<s> +
+                                       target), of any batch, each maximum taken on
+                                       its own: one activation row per token */
     int max_pairs;         /* the most pairs in one batch */
 } Batches;
 

@@ -14,7 +14,7 @@
 typedef struct {
     Batch batch;
     int *src_ids, *src_start, *tgt_ids, *tgt_start, *labels;
-    int tokens;            /* source + target tokens */
+    int tokens;            /* source tokens + decoder inputs (<s> + target) */
 } PackedBatch;
 
 /* Tatoeba's sentences nearly all end in . ? ! or 。, so a model trained on

@@ -147,33 +147,12 @@ int32_t simplify_char(const Simplifier *s, int32_t cp)
     return cp;
 }
 
-static size_t utf8_put(int32_t cp, char *out)
-{
-    if (cp < 0x80) return out[0] = (char)cp, 1;
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 static void put_table(FILE *out, const void *context)
 {
     const Simplifier *s = context;
     char from[4], to[4];
     for (size_t i = 0; i < s->count; i++) {
-        size_t nf = utf8_put(s->map[i].from, from), nt = utf8_put(s->map[i].to, to);
+        size_t nf = utf8_encode(s->map[i].from, from), nt = utf8_encode(s->map[i].to, to);
         fprintf(out, "%.*s\t%.*s\n", (int)nt, to, (int)nf, from); /* checked by the commit */
     }
 }
@@ -255,7 +234,7 @@ char *simplify_text(const Simplifier *s, const char *text, size_t *changed)
         }
         int32_t to = simplify_char(s, cp);
         if (to != cp) {
-            n += utf8_put(to, out + n);
+            n += utf8_encode(to, out + n);
             count++;
         } else {
             memcpy(out + n, text + i, k);

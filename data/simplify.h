@@ -56,14 +56,13 @@ size_t simplify_in_place(const Simplifier *s, char **text);
 /* The table as a file: a line "simplified <TAB> traditional" per
  * character, in code point order (the columns of CC-CEDICT's entries, so
  * simplify_load reads it back as the same table too: each line a
- * one-character entry, no chains).  A few KB instead of the dictionary's
+ * one-character entry, no chains).  About 30 KB instead of the dictionary's
  * 10 MB, for translating (app/translator.h).  Written through
  * common/output_file.h; 0, or -1 with "path: ...". */
 int simplify_save(const Simplifier *s, const char *path, Error *err);
-/* Such a table read as it is, without simplify_load's votes, which cost
- * every translating process's start (zh-en "我爱你", hyperfine, AMD EPYC
- * Zen 5: 8.6 against 7.7 ms without a table; read as it is, 8.3 against
- * 7.9 and 7.9 against 8.1 ms, within the noise); NULL
+/* Such a table read as it is, without simplify_load's votes (which cost
+ * every translating process about 1 ms at its start; read as it is, the
+ * table's cost is within hyperfine's noise); NULL
  * with "path:line: ..." for a line that is not two characters outside
  * ASCII and a tab (a CC-CEDICT file is not a table: train
  * --simplify-table makes one), a character listed twice, or no line at

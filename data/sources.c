@@ -121,9 +121,9 @@ static char *strip_notes(const char *text)
     return out;
 }
 
-/* Tokens of text: the count, -1 if the tokenizer rejects it; the folded
- * tokens are hashed into *h. */
-static long count_tokens(const char *text, uint64_t *h)
+/* The number of tokenizer tokens of text (-1 if it rejects it); their
+ * case-folded forms are hashed into *h: the deduplication key of step 5. */
+static long tokens_and_hash(const char *text, uint64_t *h)
 {
     TokenList tokens;
     if (tokenize(text, strlen(text), &tokens, NULL)) return -1;
@@ -140,7 +140,8 @@ typedef struct {
     size_t cap;
 } Builder;
 
-/* Filter one pair (steps 3-5 of sources.h) and keep it or count why not.
+/* Convert (step 3 of sources.h), filter (step 4) and deduplicate (step 5)
+ * one pair, keeping it or counting why not.
  * Takes ownership of src and tgt. */
 static void add_pair(Builder *b, size_t s, char *src, char *tgt, int line, bool dictionary, bool noted)
 {
@@ -149,9 +150,9 @@ static void add_pair(Builder *b, size_t s, char *src, char *tgt, int line, bool 
     c->read++;
     bool simplified = set->simplifier && simplify_in_place(set->simplifier, set->english_source ? &tgt : &src) > 0;
     uint64_t h = FNV_OFFSET;
-    long S = count_tokens(src, &h);
+    long S = tokens_and_hash(src, &h);
     h = fnv1a(h, "\t", 1);
-    long T = count_tokens(tgt, &h);
+    long T = tokens_and_hash(tgt, &h);
     long lo = S < T ? S : T, hi = S < T ? T : S;
     size_t *dropped = NULL;
     if (S <= 0 || T <= 0) dropped = &c->empty;

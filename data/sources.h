@@ -94,13 +94,16 @@ typedef struct {
     size_t empty, too_long, ratio, duplicates; /* dropped, by reason */
     size_t kept;            /* in the pool */
     size_t simplified;      /* kept pairs whose Chinese side the table changed */
-    size_t notes;           /* kept pairs whose notes were stripped */
+    size_t notes;           /* kept pairs whose English brackets were handled (step 2):
+                               marks removed around implicit words, or a note dropped */
     size_t first;           /* index of its first pair in the pool */
     float weight;
 } SourceCounts;
 
 typedef struct {
-    Corpus pairs;           /* the pool, source after source; pairs.line: line in its file */
+    Corpus pairs;           /* the pool, source after source; pairs.line: line in its file.
+                               train hands it to dataset_from_corpus, which leaves it
+                               empty: sources_epoch's indices then index that Dataset */
     int *origin;            /* [pairs.count] which source each pair came from */
     size_t n_sources;
     SourceCounts *counts;   /* [n_sources] */
@@ -114,7 +117,8 @@ void sources_free(Sources *sources); /* NULL-safe, leaves it zeroed */
 size_t sources_epoch_count(const Sources *sources, size_t i);
 size_t sources_epoch_size(const Sources *sources);
 /* The pool indices epoch `epoch` trains on, into out[sources_epoch_size]
- * (source after source, repeats adjacent; batches sort them anyway). */
+ * (source after source: floor(weight) whole passes over its pairs, then
+ * the drawn part; batches sort them anyway). */
 void sources_epoch(const Sources *sources, uint64_t seed, int epoch, int *out);
 /* A hash of the sampling (each source's range of the pool and weight): the
  * checkpoint's data hash mixes it with the pool's token ids. */

@@ -164,9 +164,9 @@ static void test_sources_are_counted_on_stderr(void **state)
                                (const char *[]){"--vocab", NULL}, 0);
     expect_in(err, "train: Traditional → Simplified: 6 characters from ");
     expect_in(err, "tests/data/tiny.tsv: 16 read, 16 kept (weight 1: 16 an epoch), 0 duplicates, 0 filtered "
-                   "(0 empty or invalid, 0 too long, 0 length ratio); 0 simplified, 0 notes stripped\n");
+                   "(0 empty or invalid, 0 too long, 0 length ratio); 0 simplified, 0 with brackets handled\n");
     expect_in(err, "tests/data/sources-extra.tsv: 11 read, 7 kept (weight 2.5: 18 an epoch), 2 duplicates, "
-                   "2 filtered (1 empty or invalid, 0 too long, 1 length ratio); 1 simplified, 3 notes stripped\n");
+                   "2 filtered (1 empty or invalid, 0 too long, 1 length ratio); 1 simplified, 3 with brackets handled\n");
     expect_in(err, "tests/data/cedict-mini.tsv (cedict): 19 read, 19 kept (weight 0.5: 10 an epoch), 0 duplicates, 0 filtered");
     expect_in(err, "train: 42 pairs from 3 sources, 44 an epoch [");
     expect_in(err, "train: vocabularies from 42 pairs: ");

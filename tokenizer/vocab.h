@@ -100,8 +100,8 @@ typedef enum { VOCAB_FOLDED, VOCAB_CASED, VOCAB_CASED_IN_WORD } VocabForm;
  * continuing.  Specials are themselves. */
 const char *vocab_piece(const Vocab *vocab, int id, VocabForm form, int *continues);
 
-/* Building a vocabulary from training text (tokenizer/vocab_builder.c; the
- * trainer and tests use it).
+/* Building a vocabulary from training text (tokenizer/vocab_builder.c;
+ * app/train.c's --vocab and --recase, and the tests, use it).
  * Counts are per folded token; with each count goes the token's casing
  * there, kept apart for sentence-initial words (the first word of a text,
  * or after . ? ! and any quotes), whose capital says nothing.  A token's

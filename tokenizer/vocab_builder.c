@@ -4,7 +4,7 @@
  *
  * The builder keeps one entry per folded token with the counts of each
  * surface casing it was seen in, apart for sentence-initial occurrences; it
- * is only used offline (trainer, tests), so it favours plainness over
+ * is only used offline (app/train.c's --vocab and --recase, tests), so it favours plainness over
  * memory.  The pieces are learned by tokenizer/bpe.c. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,8 +122,11 @@ int vocab_builder_add_text(VocabBuilder *b, const char *text, size_t len, double
     return 0;
 }
 
-/* Most frequent first; ties by the folded bytes, so the file is the same
- * whatever order the texts were added in. */
+/* Most frequent first; ties by the folded bytes, so the file does not
+ * depend on the hash table's order.  (Counts are sums of the sources'
+ * weights: with fractional ones, adding the same texts in another order
+ * can change a count's last bit, and with it the order of two tokens of
+ * the same count; train always adds them in the config's order.) */
 static int by_count(const void *pa, const void *pb)
 {
     const Entry *a = *(const Entry *const *)pa, *b = *(const Entry *const *)pb;
