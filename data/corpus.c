@@ -28,6 +28,17 @@ static char *column(const char *line, int index)
     return copy;
 }
 
+int corpus_next_line(FILE *f, const char *path, size_t number, char *line, char **text, Error *err)
+{
+    long n = line_read_or_stop(f, line, CORPUS_MAX_LINE_BYTES);
+    if (n == LINE_EOF)
+        return ferror(f) ? error_set(err, "%s: read error: %s", path, strerror(errno ? errno : EIO)) : 0;
+    if (n == LINE_TOO_LONG) return error_set(err, "%s:%zu: longer than %d bytes", path, number, CORPUS_MAX_LINE_BYTES);
+    if (memchr(line, '\0', (size_t)n)) return error_set(err, "%s:%zu: NUL byte in line", path, number);
+    *text = number == 1 ? line + utf8_bom_length(line, (size_t)n) : line;
+    return 1;
+}
+
 int corpus_load(const char *path, int source_column, int target_column, Corpus *c, Error *err)
 {
     memset(c, 0, sizeof *c);
@@ -35,20 +46,9 @@ int corpus_load(const char *path, int source_column, int target_column, Corpus *
     FILE *f = input_file_fopen(path, 0, err);
     if (!f) return -1;
     size_t cap = 0;
-    char *line = xmalloc(CORPUS_MAX_LINE_BYTES + 1);
-    long n;
-    int status = 0;
-    for (int number = 1; (n = line_read_or_stop(f, line, CORPUS_MAX_LINE_BYTES)) != LINE_EOF; number++) {
-        if (n == LINE_TOO_LONG) {
-            status = error_set(err, "%s:%d: longer than %d bytes", path, number, CORPUS_MAX_LINE_BYTES);
-            break;
-        }
-        if (memchr(line, '\0', (size_t)n)) {
-            status = error_set(err, "%s:%d: NUL byte in line", path, number);
-            break;
-        }
-        char *text = line;
-        if (number == 1) text += utf8_bom_length(text, (size_t)n);
+    char *line = xmalloc(CORPUS_MAX_LINE_BYTES + 1), *text;
+    int status = 0, got;
+    for (int number = 1; (got = corpus_next_line(f, path, (size_t)number, line, &text, err)) > 0; number++) {
         /* blank lines are allowed (e.g. at the end), spaces alone too: not a
          * sentence with too few columns but a line with none */
         if (!text[strspn(text, " ")]) continue;
@@ -70,7 +70,7 @@ int corpus_load(const char *path, int source_column, int target_column, Corpus *
         c->target[c->count] = tgt;
         c->line[c->count++] = number;
     }
-    if (!status && ferror(f)) status = error_set(err, "%s: read error: %s", path, strerror(errno));
+    if (got < 0) status = -1;
     free(line);
     fclose(f);
     if (status) corpus_free(c);

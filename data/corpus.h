@@ -12,6 +12,7 @@
 #define TRANSLATE_CORPUS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../common/error.h"
 
@@ -26,6 +27,15 @@ typedef struct {
     char **target;  /* [count] the target column */
     int *line;      /* [count] 1-based line number in the file, for messages */
 } Corpus;
+
+/* The next line of a line file, by the rules every reader of one shares
+ * (a TSV here, a --compare file of translations in eval/evaluate.c): at
+ * most CORPUS_MAX_LINE_BYTES, no NUL byte, a BOM before line 1 skipped.
+ * `line` has room for CORPUS_MAX_LINE_BYTES + 1 bytes; *text points into
+ * it, NUL-terminated.  1 with a line, 0 at the end of the file, -1 with
+ * "PATH:N: longer than 65536 bytes", "PATH:N: NUL byte in line" or "PATH:
+ * read error: ..." (`number`: this line's, from 1). */
+int corpus_next_line(FILE *f, const char *path, size_t number, char *line, char **text, Error *err);
 
 int corpus_load(const char *path, int source_column, int target_column, Corpus *corpus,
                 Error *err);

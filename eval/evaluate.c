@@ -1,12 +1,10 @@
 /* evaluate.c — translate a data set and score it (see evaluate.h). */
 #include "evaluate.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/input_file.h"
-#include "../common/line.h"
 #include "../common/utf8.h"
 #include "../common/util.h"
 
@@ -120,25 +118,19 @@ int evaluate_file(const char *path, const Dataset *data, const char *data_path,
     BleuStats bleu = {0};
     ChrfStats chrf = {0};
     MetricTokenize tok = metric_tokenize_for_lang(target_lang);
-    char *line = xmalloc(CORPUS_MAX_LINE_BYTES + 1);
+    char *line = xmalloc(CORPUS_MAX_LINE_BYTES + 1), *text;
     size_t count = 0;
-    int status = 0;
+    int status = 0, got;
     out->skipped = 0;
-    long n;
-    while (!status && (n = line_read_or_stop(f, line, CORPUS_MAX_LINE_BYTES)) != LINE_EOF) {
-        if (n == LINE_TOO_LONG)
-            status = error_set(err, "%s:%zu: longer than %d bytes", path, count + 1, CORPUS_MAX_LINE_BYTES);
-        else if (memchr(line, '\0', (size_t)n))
-            status = error_set(err, "%s:%zu: NUL byte in line", path, count + 1);
-        else if (!utf8_valid(line, (size_t)n)) /* not what --hyps writes: the wrong file */
+    while (!status && (got = corpus_next_line(f, path, count + 1, line, &text, err)) != 0) {
+        if (got < 0)
+            status = -1;
+        else if (!utf8_valid(text, strlen(text))) /* not what --hyps writes: the wrong file */
             status = error_set(err, "%s:%zu: not valid UTF-8", path, count + 1);
-        else if (count < data->count) {
-            const char *text = count == 0 ? line + utf8_bom_length(line, (size_t)n) : line;
+        else if (count < data->count)
             score_line(&bleu, &chrf, each, count, text, data->target_text[count], tok);
-        }
         count += !status;
     }
-    if (!status && ferror(f)) status = error_set(err, "%s: read error: %s", path, strerror(errno));
     /* One translation per sentence, in order, or the pairing means nothing. */
     if (!status && count != data->count)
         status = error_set(err, "%s: %zu line%s, %s has %zu sentences (its non-blank lines)", path, count,
