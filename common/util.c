@@ -125,6 +125,17 @@ void big_free(void *p, size_t n, size_t size)
     else if (p) munmap(p, big_bytes(n, size));
 }
 
+void strbuf_add(StrBuf *b, const char *bytes, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        b->cap = 2 * (b->len + n + 1);
+        b->s = xrealloc(b->s, b->cap);
+    }
+    memcpy(b->s + b->len, bytes, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
 char *util_path_folder(const char *path)
 {
     const char *slash = strrchr(path, '/');

@@ -89,6 +89,14 @@ float rng_normal(Rng *rng);             /* mean 0, std 1 (Box–Muller) */
 #define FNV_OFFSET_STANDARD 14695981039346656037ULL
 uint64_t fnv1a(uint64_t h, const void *data, size_t n);
 
+/* A growable byte string: s[0..len) and a NUL after it once anything is
+ * added (s is NULL before); the owner frees s. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+} StrBuf;
+void strbuf_add(StrBuf *b, const char *bytes, size_t n);
+
 /* Seconds on the monotonic clock: for measuring durations only. */
 double util_now(void);
 

@@ -87,35 +87,20 @@ static bool is_zh_char(uint32_t c)
 
 /* ---- 2. Tokenisers ------------------------------------------------------ */
 
-/* A growable byte string, always NUL-terminated once anything is put. */
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Buf;
+/* Growable byte strings are common/util.h's StrBuf. */
 
-static void buf_put(Buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        b->cap = 2 * (b->len + n + 1);
-        b->data = xrealloc(b->data, b->cap);
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void buf_putc(Buf *b, char c) { buf_put(b, &c, 1); }
+static void buf_putc(StrBuf *b, char c) { strbuf_add(b, &c, 1); }
 
 /* Each stage reads `in` and rewrites `out` from scratch. */
-static void buf_clear(Buf *b)
+static void buf_clear(StrBuf *b)
 {
     b->len = 0;
-    buf_put(b, "", 0);
+    strbuf_add(b, "", 0);
 }
 
-static void buf_swap(Buf *a, Buf *b)
+static void buf_swap(StrBuf *a, StrBuf *b)
 {
-    Buf t = *a;
+    StrBuf t = *a;
     *a = *b;
     *b = t;
 }
@@ -140,31 +125,31 @@ static void py_strip(const char *s, size_t n, bool left, size_t *start, size_t *
 }
 
 /* Python's str.replace(from, to): non-overlapping, left to right. */
-static void replace_all(const Buf *in, Buf *out, const char *from, const char *to)
+static void replace_all(const StrBuf *in, StrBuf *out, const char *from, const char *to)
 {
     size_t nf = strlen(from), nt = strlen(to);
     buf_clear(out);
     for (size_t i = 0; i < in->len;) {
-        if (in->len - i >= nf && memcmp(in->data + i, from, nf) == 0) {
-            buf_put(out, to, nt);
+        if (in->len - i >= nf && memcmp(in->s + i, from, nf) == 0) {
+            strbuf_add(out, to, nt);
             i += nf;
         } else {
-            buf_putc(out, in->data[i++]);
+            buf_putc(out, in->s[i++]);
         }
     }
 }
 
 /* TokenizerZh: " c " around every character of the CJK table. */
-static void space_zh_chars(const Buf *in, Buf *out)
+static void space_zh_chars(const StrBuf *in, StrBuf *out)
 {
-    const unsigned char *u = (const unsigned char *)in->data;
+    const unsigned char *u = (const unsigned char *)in->s;
     buf_clear(out);
     for (size_t i = 0; i < in->len;) {
         uint32_t c;
         size_t len = decode_char(u + i, in->len - i, &c);
         bool zh = is_zh_char(c);
         if (zh) buf_putc(out, ' ');
-        buf_put(out, in->data + i, len);
+        strbuf_add(out, in->s + i, len);
         if (zh) buf_putc(out, ' ');
         i += len;
     }
@@ -190,14 +175,14 @@ static bool is_13a_punct(unsigned char c)
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool is_period_comma(unsigned char c) { return c == '.' || c == ','; }
 
-static void split_punct(const Buf *in, Buf *out)
+static void split_punct(const StrBuf *in, StrBuf *out)
 {
     buf_clear(out);
     for (size_t i = 0; i < in->len; i++) {
-        unsigned char c = (unsigned char)in->data[i];
+        unsigned char c = (unsigned char)in->s[i];
         if (is_13a_punct(c)) {
             char rep[3] = {' ', (char)c, ' '};
-            buf_put(out, rep, 3);
+            strbuf_add(out, rep, 3);
         } else {
             buf_putc(out, (char)c);
         }
@@ -205,14 +190,14 @@ static void split_punct(const Buf *in, Buf *out)
 }
 
 /* r'([^0-9])([\.,])' -> r'\1 \2 ': period/comma not after a digit. */
-static void split_period_comma_after(const Buf *in, Buf *out)
+static void split_period_comma_after(const StrBuf *in, StrBuf *out)
 {
-    const unsigned char *u = (const unsigned char *)in->data;
+    const unsigned char *u = (const unsigned char *)in->s;
     buf_clear(out);
     for (size_t i = 0; i < in->len;) {
         if (i + 1 < in->len && !is_digit(u[i]) && is_period_comma(u[i + 1])) {
             char rep[4] = {(char)u[i], ' ', (char)u[i + 1], ' '};
-            buf_put(out, rep, 4);
+            strbuf_add(out, rep, 4);
             i += 2;
         } else {
             buf_putc(out, (char)u[i++]);
@@ -221,14 +206,14 @@ static void split_period_comma_after(const Buf *in, Buf *out)
 }
 
 /* r'([\.,])([^0-9])' -> r' \1 \2': period/comma not before a digit. */
-static void split_period_comma_before(const Buf *in, Buf *out)
+static void split_period_comma_before(const StrBuf *in, StrBuf *out)
 {
-    const unsigned char *u = (const unsigned char *)in->data;
+    const unsigned char *u = (const unsigned char *)in->s;
     buf_clear(out);
     for (size_t i = 0; i < in->len;) {
         if (i + 1 < in->len && is_period_comma(u[i]) && !is_digit(u[i + 1])) {
             char rep[4] = {' ', (char)u[i], ' ', (char)u[i + 1]};
-            buf_put(out, rep, 4);
+            strbuf_add(out, rep, 4);
             i += 2;
         } else {
             buf_putc(out, (char)u[i++]);
@@ -237,14 +222,14 @@ static void split_period_comma_before(const Buf *in, Buf *out)
 }
 
 /* r'([0-9])(-)' -> r'\1 \2 ': a dash after a digit ("1990-2000"). */
-static void split_dash_after_digit(const Buf *in, Buf *out)
+static void split_dash_after_digit(const StrBuf *in, StrBuf *out)
 {
-    const unsigned char *u = (const unsigned char *)in->data;
+    const unsigned char *u = (const unsigned char *)in->s;
     buf_clear(out);
     for (size_t i = 0; i < in->len;) {
         if (i + 1 < in->len && is_digit(u[i]) && u[i + 1] == '-') {
             char rep[4] = {(char)u[i], ' ', '-', ' '};
-            buf_put(out, rep, 4);
+            strbuf_add(out, rep, 4);
             i += 2;
         } else {
             buf_putc(out, (char)u[i++]);
@@ -253,9 +238,9 @@ static void split_dash_after_digit(const Buf *in, Buf *out)
 }
 
 /* ' '.join(line.split()): words separated by exactly one space. */
-static void collapse_space(const Buf *in, Buf *out)
+static void collapse_space(const StrBuf *in, StrBuf *out)
 {
-    const unsigned char *u = (const unsigned char *)in->data;
+    const unsigned char *u = (const unsigned char *)in->s;
     bool pending = false; /* whitespace seen since the last word */
     buf_clear(out);
     for (size_t i = 0; i < in->len;) {
@@ -266,7 +251,7 @@ static void collapse_space(const Buf *in, Buf *out)
         } else {
             if (pending && out->len > 0) buf_putc(out, ' ');
             pending = false;
-            buf_put(out, in->data + i, len);
+            strbuf_add(out, in->s + i, len);
         }
         i += len;
     }
@@ -286,12 +271,12 @@ MetricTokenize metric_tokenize_for_lang(const char *lang)
 
 char *metric_tokenize(const char *text, MetricTokenize tok)
 {
-    Buf cur = {0}, tmp = {0};
+    StrBuf cur = {0}, tmp = {0};
     size_t start, end;
 
     /* BLEU's _preprocess_segment rstrip()s; TokenizerZh strip()s again. */
     py_strip(text, strlen(text), tok == METRIC_TOKENIZE_ZH, &start, &end);
-    buf_put(&cur, text + start, end - start);
+    strbuf_add(&cur, text + start, end - start);
 
     if (tok == METRIC_TOKENIZE_ZH) {
         space_zh_chars(&cur, &tmp);
@@ -304,12 +289,12 @@ char *metric_tokenize(const char *text, MetricTokenize tok)
         /* 13a pads the line so the regexes see a boundary at both ends. */
         buf_clear(&tmp);
         buf_putc(&tmp, ' ');
-        buf_put(&tmp, cur.data, cur.len);
+        strbuf_add(&tmp, cur.s, cur.len);
         buf_putc(&tmp, ' ');
         buf_swap(&cur, &tmp);
     }
 
-    void (*const stages[])(const Buf *, Buf *) = {
+    void (*const stages[])(const StrBuf *, StrBuf *) = {
         split_punct, split_period_comma_after, split_period_comma_before,
         split_dash_after_digit, collapse_space,
     };
@@ -317,8 +302,8 @@ char *metric_tokenize(const char *text, MetricTokenize tok)
         stages[i](&cur, &tmp);
         buf_swap(&cur, &tmp);
     }
-    free(tmp.data);
-    return cur.data;
+    free(tmp.s);
+    return cur.s;
 }
 
 /* ---- 3. N-gram overlap ---------------------------------------------------- */

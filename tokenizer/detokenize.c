@@ -20,25 +20,9 @@
 #include "../common/util.h"
 #include "tokenizer.h"
 
-/* ---- A growing output string --------------------------------------------- */
+/* ---- A growing output string (common/util.h's StrBuf) ---------------------- */
 
-typedef struct {
-    char *s;
-    size_t len, cap;
-} Str;
-
-static void str_add_n(Str *o, const char *s, size_t n)
-{
-    if (o->len + n + 1 > o->cap) {
-        o->cap = 2 * (o->len + n + 1);
-        o->s = xrealloc(o->s, o->cap);
-    }
-    memcpy(o->s + o->len, s, n);
-    o->len += n;
-    o->s[o->len] = '\0';
-}
-
-static void str_add(Str *o, const char *s) { str_add_n(o, s, strlen(s)); }
+static void str_add(StrBuf *o, const char *s) { strbuf_add(o, s, strlen(s)); }
 
 /* ---- What a token is ----------------------------------------------------- */
 
@@ -168,7 +152,7 @@ static int closes_possessive(const char *const *tok, size_t i)
  * from `cased`, then "I" and sentence starts capitalised. */
 static char *detok_en(const char *const *tok, const char *const *cased, size_t n)
 {
-    Str out = {0};
+    StrBuf out = {0};
     str_add(&out, "");
     int quote_open = 0;     /* inside "..." */
     int no_space_next = 1;  /* the previous token wants the next one attached */
@@ -224,7 +208,7 @@ static const char *full_width(const char *t)
  * full-width forms is written full-width again, except inside numbers. */
 static char *detok_zh(const char *const *tok, const char *const *cased, size_t n)
 {
-    Str out = {0};
+    StrBuf out = {0};
     str_add(&out, "");
     int quote_open = 0;
     for (size_t i = 0; i < n; i++) {
@@ -261,7 +245,7 @@ char *detokenize(const char *const *tokens, const char *const *cased, size_t n, 
 {
     if (strcmp(lang, "en") == 0) return detok_en(tokens, cased, n);
     if (strcmp(lang, "zh") == 0) return detok_zh(tokens, cased, n);
-    Str out = {0};
+    StrBuf out = {0};
     str_add(&out, "");
     for (size_t i = 0; i < n; i++) {
         if (i) str_add(&out, " ");
@@ -278,7 +262,7 @@ char *detokenize(const char *const *tokens, const char *const *cased, size_t n, 
  * nor C1 controls (NEL, U+0085, and CSI, U+009B, to a terminal) or the
  * line and paragraph separators (U+2028, U+2029), line ends to some
  * readers. */
-static void str_add_valid(Str *o, const char *s, size_t n)
+static void str_add_valid(StrBuf *o, const char *s, size_t n)
 {
     char *copy = xmalloc(n + 1);
     for (size_t i = 0; i < n;) {
@@ -303,9 +287,9 @@ static void str_add_valid(Str *o, const char *s, size_t n)
 
 /* A word being joined from its pieces. */
 typedef struct {
-    Str folded;   /* raw bytes of the pieces */
-    Str cased;    /* of their cased forms (the word's, if it is one piece) */
-    Str in_word;  /* of their casings inside longer words */
+    StrBuf folded;   /* raw bytes of the pieces */
+    StrBuf cased;    /* of their cased forms (the word's, if it is one piece) */
+    StrBuf in_word;  /* of their casings inside longer words */
     size_t pieces;
 } Joined;
 
@@ -358,7 +342,7 @@ static size_t join_pieces(const Vocab *vocab, const int *ids, size_t n, char **t
     size_t m = group_pieces(vocab, ids, n, 0, w, NULL);
     size_t words = 0;
     for (size_t i = 0; i < m; i++) {
-        Str t = {0}, c = {0};
+        StrBuf t = {0}, c = {0};
         str_add(&t, "");
         str_add(&c, "");
         str_add_valid(&t, w[i].folded.s, w[i].folded.len);
@@ -562,14 +546,14 @@ char *detokenize_source_numbers(char *text, const char *source, const char *lang
     if (!has_grouped_number(text)) return text; /* nearly every translation */
     char *src = ascii_numbers(source);
     const char *list_comma = strcmp(lang, "zh") == 0 ? "，" : ", ";
-    Str out = {0};
+    StrBuf out = {0};
     str_add(&out, "");
     bool changed = false;
     for (const char *t = text; *t;) {
         /* a run of digit groups joined by commas, not inside a longer run */
         if (!ascii_is_digit(*t) ||
             (t > text && (ascii_is_digit(t[-1]) || (t[-1] == ',' && t - 1 > text && ascii_is_digit(t[-2]))))) {
-            str_add_n(&out, t++, 1);
+            strbuf_add(&out, t++, 1);
             continue;
         }
         size_t n = 0, groups = 1;
@@ -583,7 +567,7 @@ char *detokenize_source_numbers(char *text, const char *source, const char *lang
         for (size_t i = 0; i < n;) {
             size_t g = i;
             while (g < n && ascii_is_digit(t[g])) g++;
-            str_add_n(&out, t + i, g - i);
+            strbuf_add(&out, t + i, g - i);
             if (g == n) break;
             /* the comma after this group: a list's when both sides stand
              * alone in the source */
@@ -618,7 +602,7 @@ size_t detokenize_words(const Vocab *vocab, const int *ids, size_t n, size_t *wo
     size_t m = group_pieces(vocab, ids, n, 1, w, word_of);
     for (size_t i = 0; i < m; i++) {
         if (words) {
-            Str t = {0};
+            StrBuf t = {0};
             str_add(&t, "");
             str_add_valid(&t, w[i].folded.s, w[i].folded.len);
             words[i] = t.s;
