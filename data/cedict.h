@@ -37,6 +37,11 @@
 #define CEDICT_MAX_WORDS 4
 #define CEDICT_MAX_SENSES 3
 
+/* The columns of entries.tsv (../shared/data/cc-cedict/README), which
+ * sources.c (the glosses), names.c (the names) and simplify.c (the
+ * Traditional → Simplified table) read through corpus_load. */
+enum { CEDICT_SIMPLIFIED = 0, CEDICT_TRADITIONAL = 1, CEDICT_PINYIN = 2, CEDICT_SENSES = 3 };
+
 /* Is `simplified` a headword we train on (Han characters only)? */
 bool cedict_headword_ok(const char *simplified);
 /* The usable glosses of one entry's senses (the " / "-separated column),

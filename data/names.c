@@ -70,8 +70,8 @@ static int by_word(const void *a, const void *b)
 
 NameTable *names_load(const char *path, Error *err)
 {
-    Corpus c; /* column 0: the simplified headword, column 3: the senses */
-    if (corpus_load(path, 0, 3, &c, err)) return NULL;
+    Corpus c; /* source: the simplified headword, target: the senses */
+    if (corpus_load(path, CEDICT_SIMPLIFIED, CEDICT_SENSES, &c, err)) return NULL;
     NameTable *t = xcalloc(1, sizeof *t);
     size_t cap = 0;
     for (size_t i = 0; i < c.count; i++) {

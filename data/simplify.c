@@ -10,6 +10,7 @@
 #include "../common/output_file.h"
 #include "../common/utf8.h"
 #include "../common/util.h"
+#include "cedict.h"
 #include "corpus.h"
 
 typedef struct {
@@ -70,7 +71,7 @@ static bool contains(const int32_t *set, size_t n, int32_t cp)
 Simplifier *simplify_load(const char *path, Error *err)
 {
     Corpus c;
-    if (corpus_load(path, 0, 1, &c, err)) return NULL; /* simplified, traditional */
+    if (corpus_load(path, CEDICT_SIMPLIFIED, CEDICT_TRADITIONAL, &c, err)) return NULL; /* source, target */
     size_t n = 0, cap = 0, n_changed = 0, cap_changed = 0, n_self = 0, cap_self = 0;
     Vote *votes = NULL;
     int32_t *changed = NULL, *self = NULL; /* single-character entries: t where t != s; every s */

@@ -208,11 +208,11 @@ static int load_tsv(Builder *b, size_t s, Error *err)
     return 0;
 }
 
-/* entries.tsv: simplified <TAB> traditional <TAB> pinyin <TAB> senses. */
+/* entries.tsv's headwords (the corpus' source) and senses (its target). */
 static int load_cedict(Builder *b, size_t s, Error *err)
 {
     Corpus c;
-    if (corpus_load(b->set->specs[s].path, 0, 3, &c, err)) return -1;
+    if (corpus_load(b->set->specs[s].path, CEDICT_SIMPLIFIED, CEDICT_SENSES, &c, err)) return -1;
     for (size_t i = 0; i < c.count; i++) {
         if (!cedict_headword_ok(c.source[i])) continue;
         char *glosses[CEDICT_MAX_SENSES];
