@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -152,4 +153,16 @@ void cli_reserve_standard_fds(void)
             close(null);
         }
     }
+}
+
+void cli_say(const char *prog, const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (char *p = line; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    fprintf(stderr, "%s: %s\n", prog, line);
 }

@@ -43,6 +43,11 @@ void cli_reserve_standard_fds(void);
  * (--threads not given). */
 void cli_set_threads(int threads);
 
+/* "PROG: MESSAGE" and a newline on stderr, every newline or carriage
+ * return inside MESSAGE written as a space, as error_set does: a file name
+ * may hold one, and a message must stay one line. */
+void cli_say(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Do a and b name one file: the same text, one existing file (links
  * followed), or one name in one folder ("x" and "./x"; a link to a file
  * not there yet followed to that name), so that a file one output is

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../common/util.h"
+#include "cli.h"
 
 /* Where configs are looked for, in order: $TRANSLATE_HOME/configs, configs/
  * next to the program (a source checkout), ../share/translate/configs
@@ -82,7 +83,7 @@ ExitStatus config_folders_list(void)
     int k = 0;
     while (k < n_dirs && !(d = opendir(dirs[k]))) k++;
     if (!d) {
-        fprintf(stderr, "translate: no config folder (looked in %s and %s)\n", dirs[0], dirs[n_dirs - 1]);
+        cli_say("translate", "no config folder (looked in %s and %s)", dirs[0], dirs[n_dirs - 1]);
         return EXIT_USAGE;
     }
     char **names = NULL;

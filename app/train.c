@@ -821,9 +821,12 @@ static int evaluate_dev(Run *r, bool score, const char *when)
         return EXIT_DATA;
     }
     const Snapshots *snap = &r->progress.snapshots;
+    /* the average of the last epochs is scored when the epoch is: an
+     * unscored epoch printed and logged it as "BLEU nan" */
+    bool average = score && snap->count >= 2;
     if (score && score_model(r, &r->trainer.model, &bleu, &chrf, &improved)) return EXIT_WRITE;
     if (score) r->progress.scored_step = r->trainer.opt.step;
-    if (score && snap->count >= 2) {
+    if (average) {
         Model average = r->trainer.model; /* same arch, parameters pointing at a copy */
         params_alloc(&average.params, &average.arch);
         snapshots_average(snap, average.params.data);
@@ -834,12 +837,12 @@ static int evaluate_dev(Run *r, bool score, const char *when)
     r->progress.elapsed = r->elapsed_before + util_now() - r->run_start;
     fprintf(stderr, "%strain: %s: dev loss %.4f", r->live ? "\r\033[K" : "", when, dloss);
     if (score) fprintf(stderr, ", dev BLEU %.2f, chrF2 %.2f%s", bleu, chrf, improved ? " (best so far: saved)" : "");
-    if (snap->count >= 2)
+    if (average)
         fprintf(stderr, "; average of last %d epochs: BLEU %.2f, chrF2 %.2f%s", snap->count, avg_bleu,
                 avg_chrf, avg_improved ? " (best so far: saved)" : "");
     fprintf(stderr, "  [%.0f s]\n", r->progress.elapsed);
     if (log_row(r, "eval", NAN, NAN, NAN, NAN, NAN, dloss, bleu, chrf)) return EXIT_WRITE;
-    if (snap->count >= 2 && log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf))
+    if (average && log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf))
         return EXIT_WRITE;
     return 0;
 }

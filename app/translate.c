@@ -433,7 +433,7 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
     }
     if (!m->opened) {
         if (!s->one_model && !s->opt->quiet)
-            fprintf(stderr, "translate: note: using %s (%s)\n", m->path,
+            cli_say("translate", "note: using %s (%s)", m->path,
                     which ? "input reads as Chinese" : "default");
         ExitStatus st = m->have_config ? translator_open_config(&m->tr, &m->config, &m->open_error)
                                        : translator_open(&m->tr, m->path, &m->open_error);
@@ -450,8 +450,8 @@ static Translator *model_for(Session *s, const char *text, size_t len, ExitStatu
                                      s->opt->no_repeat_ngram);
         if (s->opt->int8) translator_use_int8(tr);
         if (tr->created_weights && !s->opt->quiet)
-            fprintf(stderr, "translate: note: wrote an untrained random model (seed %llu) to %s: "
-                            "its translations are noise\n",
+            cli_say("translate", "note: wrote an untrained random model (seed %llu) to %s: "
+                                 "its translations are noise",
                     (unsigned long long)tr->config.random_seed, tr->config.weights_path);
         if (s->opt->attention_path || s->opt->html_path)
             m->attention = attention_json_new(&tr->config, tr->model.params.int8);
@@ -516,7 +516,7 @@ static int check_distinct_outputs(const Options *o)
         for (int j = i + 1; j < N && !status; j++) {
             const char *a = outs[i].path, *b = outs[j].path;
             if (!a || !b || cli_written_directly(a) || cli_written_directly(b) || !cli_same_file(a, b)) continue;
-            fprintf(stderr, "translate: %s and %s both name %s: each output needs a file of its own\n",
+            cli_say("translate", "%s and %s both name %s: each output needs a file of its own",
                     outs[i].option, outs[j].option, b);
             status = -1;
         }
@@ -777,7 +777,7 @@ static bool stop_if_output_failed(Session *s, FILE *logits)
  * stops (*result EXIT_INPUT). */
 static void say_unreadable(Session *s, const char *in_name, ExitStatus *result)
 {
-    fprintf(stderr, "translate: %s: cannot read: %s\n", in_name, strerror(errno ? errno : EIO));
+    cli_say("translate", "%s: cannot read: %s", in_name, strerror(errno ? errno : EIO));
     *result = worse(*result, EXIT_INPUT);
     s->stopped = true;
 }
@@ -1021,7 +1021,7 @@ static ExitStatus write_attention(Session *s)
             fprintf(stderr, "translate: %s\n", err.message);
             result = EXIT_WRITE;
         } else if (!s->opt->quiet) {
-            fprintf(stderr, "translate: wrote attention maps to %s\n", path);
+            cli_say("translate", "wrote attention maps to %s", path);
         }
     }
     free(second);
@@ -1042,7 +1042,7 @@ static ExitStatus write_html(Session *s)
         fprintf(stderr, "translate: %s\n", err.message);
         return EXIT_WRITE;
     }
-    if (!s->opt->quiet) fprintf(stderr, "translate: wrote the attention viewer to %s\n", s->opt->html_path);
+    if (!s->opt->quiet) cli_say("translate", "wrote the attention viewer to %s", s->opt->html_path);
     return EXIT_OK;
 }
 
@@ -1057,7 +1057,7 @@ static int init_weights(const Options *opt, const char *config_path)
         return st;
     }
     if (!opt->quiet)
-        fprintf(stderr, "translate: wrote a random model (seed %llu) to %s\n",
+        cli_say("translate", "wrote a random model (seed %llu) to %s",
                 (unsigned long long)tr.config.random_seed, tr.config.weights_path);
     translator_close(&tr);
     return 0;
@@ -1122,13 +1122,13 @@ static int eval_file(const Options *opt, const char *config_path)
         SourceIds src;
         Error why = {{0}};
         if (translator_encode(&tr, data.source_text[i], strlen(data.source_text[i]), &src, &why) != EXIT_OK) {
-            fprintf(stderr, "translate: %s:%d: not translated (scored as empty): %s\n", opt->eval_path,
+            cli_say("translate", "%s:%d: not translated (scored as empty): %s", opt->eval_path,
                     data.line[i], why.message);
             untranslatable++;
         }
         translator_source_ids_free(&src);
         if (!utf8_valid(data.target_text[i], strlen(data.target_text[i])))
-            fprintf(stderr, "translate: %s:%d: the reference is not valid UTF-8 (scored as it is)\n",
+            cli_say("translate", "%s:%d: the reference is not valid UTF-8 (scored as it is)",
                     opt->eval_path, data.line[i]);
     }
     /* --compare's file is read and scored first: a wrong one is an error
@@ -1201,7 +1201,7 @@ static int choose_config(const Options *opt, char **chosen)
     } else if (opt->config_path && !(*chosen = config_folders_resolve(opt->config_path))) {
         struct stat st;
         bool folder = stat(opt->config_path, &st) == 0 && S_ISDIR(st.st_mode);
-        fprintf(stderr, "translate: -c %s: %s, and no config of that name (translate --list-models lists them)\n",
+        cli_say("translate", "-c %s: %s, and no config of that name (translate --list-models lists them)",
                 opt->config_path, folder ? "is a directory" : "no such file");
         return -1;
     }
@@ -1263,11 +1263,11 @@ static ExitStatus open_input(const Options *opt, int n_texts, char **texts, FILE
          * as empty until one came). */
         struct stat st;
         if (!(*in = fopen(opt->input_path, "r"))) {
-            fprintf(stderr, "translate: %s: cannot open: %s\n", opt->input_path, strerror(errno));
+            cli_say("translate", "%s: cannot open: %s", opt->input_path, strerror(errno));
             return EXIT_INPUT;
         }
         if (fstat(fileno(*in), &st) == 0 && S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "translate: %s: is a directory\n", opt->input_path); /* as every input says */
+            cli_say("translate", "%s: is a directory", opt->input_path); /* as every input says */
             fclose(*in);
             *in = NULL;
             return EXIT_INPUT;

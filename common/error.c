@@ -26,6 +26,8 @@ void error_prefix(Error *err, const char *prefix)
      * truncate the tail of the message, never overflow it. */
     char joined[2 * sizeof err->message];
     snprintf(joined, sizeof joined, "%.500s: %.510s", prefix, err->message);
+    for (char *p = joined; *p; p++) /* one line, as error_set keeps it */
+        if (*p == '\n' || *p == '\r') *p = ' ';
     memcpy(err->message, joined, sizeof err->message - 1);
     err->message[sizeof err->message - 1] = '\0';
 }

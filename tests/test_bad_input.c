@@ -113,6 +113,41 @@ static void test_empty_stdin_is_no_work(void **state)
     run_result_free(&r);
 }
 
+/* A name holding a newline or a carriage return (a file name may) is said
+ * on one line, the character as a space: raw, a "\r" let the rest of the
+ * message overwrite its start on a terminal. */
+static void test_a_name_with_a_line_break_is_said_on_one_line(void **state)
+{
+    (void)state;
+    const char *names[] = {"no\rsuch.yaml", "no/such\r.yaml", "no\nsuch.yaml", "/tmp/no\nsuch/x.yaml"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        RunResult r = run((const char *[]){"./translate", "-c", names[i], "x", NULL}, NULL, 0);
+        assert_int_equal(r.status, 2);
+        assert_int_equal(count_lines(r.err), 1);
+        if (strchr(r.err, '\r')) fail_msg("'%s': a raw CR in: %s", names[i], r.err);
+        run_result_free(&r);
+    }
+    RunResult r = run((const char *[]){"./translate", "-c", TINY, "-i", "no\rsuch.txt", NULL}, NULL, 0);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.err, "translate: no such.txt: cannot open: No such file or directory\n");
+    run_result_free(&r);
+}
+
+/* A file option's value that looks like an option is refused, and no file
+ * of that name is made (-o --html wrote a file named --html). */
+static void test_an_output_named_like_an_option_is_refused(void **state)
+{
+    (void)state;
+    RunResult r = run((const char *[]){"./translate", "-q", "-c", TINY, "-o", "--html", "hello", NULL}, NULL, 0);
+    int made = access("--html", F_OK) == 0;
+    if (made) unlink("--html");
+    assert_false(made);
+    assert_int_equal(r.status, 2);
+    expect_in(r.err, "-o/--output needs a file name, not the option-like '--html'");
+    assert_string_equal(r.out, "");
+    run_result_free(&r);
+}
+
 static void test_empty_and_blank_arguments(void **state)
 {
     (void)state;
@@ -724,6 +759,8 @@ int main(void)
         cmocka_unit_test(test_eval_translates_a_source_of_max_len_tokens),
         cmocka_unit_test(test_tsv_with_a_nul_byte_or_a_huge_line),
         cmocka_unit_test(test_attention_path_is_a_directory),
+        cmocka_unit_test(test_a_name_with_a_line_break_is_said_on_one_line),
+        cmocka_unit_test(test_an_output_named_like_an_option_is_refused),
         cmocka_unit_test(test_html_path_is_a_directory_or_unwritable),
     };
     return cmocka_run_group_tests_name("bad input, end to end", tests, NULL, NULL);

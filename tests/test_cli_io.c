@@ -22,14 +22,11 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "../common/utf8.h"
+
 #define TINY "configs/tiny.yaml"
 #define TINY_WEIGHTS "tests/data/tiny.safetensors"
 #define CLOSED (-1)
-
-static void expect_not_in(const char *haystack, const char *needle)
-{
-    if (strstr(haystack, needle)) fail_msg("did not expect '%s' in:\n%s", needle, haystack);
-}
 
 /* Run argv with fd 0 = in_fd and fd 1 = out_fd (CLOSED: closed), SIGPIPE
  * ignored (so a write to a pipe without reader fails with EPIPE instead of
@@ -732,6 +729,20 @@ static void test_overflowing_model_keeps_one_line_per_input(void **state)
     }
 }
 
+/* "-" names the standard streams, not a file: -i - -o - reads one and
+ * writes the other (compared as a file named "-", it was refused as an
+ * output over an input). */
+static void test_dash_in_and_dash_out(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "-i", "-", "-o", "-", NULL};
+    RunResult r = run_program(argv, "hello\nworld\n", 12);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    assert_string_equal(r.err, "");
+    run_result_free(&r);
+}
+
 /* ---- the unknown-word note ---------------------------------------------------- */
 
 /* A word too long for the note is shown cut short with "…", never left
@@ -750,14 +761,16 @@ static void test_unknown_word_note_never_shows_an_empty_list(void **state)
     expect_in(r.err, "\xE2\x80\xA6'\n"); /* …' */
     assert_int_equal(count_lines_without(r.err, CUT_SHORT_NOTE), 1);
     run_result_free(&r);
-    /* 2-byte characters: the cut falls between characters, not inside one. */
-    char wide[601] = "";
+    /* 2-byte characters after one byte: the 40-byte cut would fall inside
+     * one, so it falls before it (the note stays valid UTF-8). */
+    char wide[602] = "a";
     for (int i = 0; i < 150; i++) strcat(wide, "\xC3\xA9\xC3\xB8"); /* éø */
     const char *argv2[] = {"./translate", "-c", TINY, wide, NULL};
     r = run_program(argv2, NULL, 0);
     assert_int_equal(r.status, 0);
-    expect_in(r.err, "<unk>: '\xC3\xA9\xC3\xB8");
+    expect_in(r.err, "<unk>: 'a\xC3\xA9\xC3\xB8");
     expect_in(r.err, "\xE2\x80\xA6'\n");
+    assert_true(utf8_valid(r.err, strlen(r.err)));
     run_result_free(&r);
     char many[1024] = "";
     for (int i = 0; i < 30; i++) {
@@ -786,6 +799,7 @@ int main(void)
         cmocka_unit_test(test_init_weights_without_a_seed_uses_the_default),
         cmocka_unit_test(test_overflowing_model_fails_the_sentence),
         cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
+        cmocka_unit_test(test_dash_in_and_dash_out),
         cmocka_unit_test(test_unknown_word_note_never_shows_an_empty_list),
         cmocka_unit_test(test_outputs_of_an_input_without_lines_are_written_empty),
         cmocka_unit_test(test_outputs_of_an_input_of_one_unreadable_line_are_written_empty),

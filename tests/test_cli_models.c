@@ -32,11 +32,6 @@
 #define TINY "configs/tiny.yaml"
 #define TIMEOUT_MS 20000
 
-static void expect_not_in(const char *haystack, const char *needle)
-{
-    if (strstr(haystack, needle)) fail_msg("did not expect '%s' in:\n%s", needle, haystack);
-}
-
 static RunResult run(const char *const argv[], const char *input)
 {
     return run_program(argv, input, input ? strlen(input) : 0);

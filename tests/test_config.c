@@ -594,6 +594,9 @@ static void wrong_types_are_rejected(void **state)
         {"name: ~\n", "1:7", "name: expected a non-empty string, not YAML's null '~'"},
         {"name: t\nmodel:\n  weights: null\n", "3:12",
          "model.weights: expected a non-empty string, not YAML's null 'null'"},
+        /* YAML 1.1's other spellings of null: a file named Null got a random model */
+        {"name: t\nmodel:\n  weights: Null\n", "3:12", "not YAML's null 'Null'"},
+        {"name: t\nmodel:\n  weights: NULL\n", "3:12", "not YAML's null 'NULL'"},
         /* YAML's \0 escape would end the C string: "x.safetensors\0.old" loaded x.safetensors */
         {"name: t\nmodel:\n  weights: \"x.safetensors\\0.old\"\n", "3:12",
          "model.weights: the value holds a NUL character"},
@@ -709,6 +712,8 @@ static void train_outputs_must_differ(void **state)
          "5:3", "model.weights and the config itself are the same file"},
         {VALID_HEAD "model:\n  weights: w\n  source_vocab: s\n  target_vocab: ./config.yaml\n" VALID_ARCH,
          "7:3", "model.target_vocab and the config itself are the same file"},
+        {VALID_HEAD "model:\n  weights: w\n  source_vocab: ./config.yaml\n  target_vocab: t\n" VALID_ARCH,
+         "6:3", "model.source_vocab and the config itself are the same file"},
         {VALID "train:\n  log: w.st\n", "19:1", "train.log and model.weights are the same file"},
         {VALID "train:\n  checkpoint: x\n  log: x\n", "19:1", "train.log and train.checkpoint are the same file"},
         /* model.simplify: a file the weights may not overwrite, read for Chinese sources only */

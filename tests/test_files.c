@@ -689,6 +689,20 @@ static void test_a_config_from_a_pipe_has_the_same_limit(void **state)
     r = run_bounded(piped, from_here, strlen(from_here));
     if (r.status != 0) fail_msg("status %d: %s", r.status, r.err);
     run_result_free(&r);
+    /* /proc's name of a descriptor too */
+    const char *by_proc[] = {"./translate", "-q", "-c", "/proc/self/fd/0", "-o", "/dev/null", "hello", NULL};
+    r = run_bounded(by_proc, from_here, strlen(from_here));
+    if (r.status != 0) fail_msg("/proc/self/fd/0: status %d: %s", r.status, r.err);
+    run_result_free(&r);
+    /* a pipe whose writer is slow (-c <(...)): read waiting for it, not
+     * failing with EAGAIN as the non-blocking open would */
+    char slow[700];
+    snprintf(slow, sizeof slow, "exec ./translate -q -c /dev/fd/3 -o /dev/null hello 3< <(sleep 0.5; cat '%s')",
+             temp_file("slow.yaml", from_here, strlen(from_here)));
+    const char *slow_pipe[] = {"/bin/bash", "-c", slow, NULL};
+    r = run_bounded(slow_pipe, NULL, 0);
+    if (r.status != 0) fail_msg("a slow pipe: status %d: %s", r.status, r.err);
+    run_result_free(&r);
     /* the same from a file redirected to standard input (a regular file
      * through /dev/stdin, not /dev's) */
     char command[600];

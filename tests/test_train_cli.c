@@ -318,6 +318,15 @@ static void test_translate_before_training_says_so(void **state)
     expect_in(r.err, "src.vocab: cannot open");
     expect_in(r.err, "(not trained yet? ./train ");
     run_result_free(&r);
+    /* one whose scores were measured was trained: its file went missing */
+    FILE *f = fopen(config, "a");
+    fputs("scores:\n  eval_data: x.tsv\n  bleu: 12.5\n  chrf2: 30\n", f);
+    fclose(f);
+    r = run_program((const char *[]){"./translate", "-c", config, "hello", NULL}, NULL, 0);
+    assert_int_equal(r.status, 3);
+    expect_in(r.err, "src.vocab: cannot open");
+    expect_not_in(r.err, "not trained yet");
+    run_result_free(&r);
 }
 
 /* Until train (process pid) is into training, its handlers set and its
@@ -623,6 +632,98 @@ static void test_init_starts_from_given_weights(void **state)
     err = run_train_args(tuned, (const char *[]){"--init", given, "--resume", NULL}, 2);
     expect_in(err, "--init WEIGHTS starts a new run");
     free(err);
+}
+
+/* Options that could not act as given are refused, status 2, before any
+ * data is read: a time limit of 0 minutes, --init or --overwrite with
+ * --export (which trains nothing), an empty --out (ignored, it trained
+ * into the config's own weights path). */
+static void test_options_that_cannot_act_are_refused(void **state)
+{
+    (void)state;
+    const char *config = write_config("refused", "  batch_tokens: 60\n  epochs: 1\n");
+    const char *dir = in_dir("refused", "export");
+    const struct {
+        const char *args[5], *want;
+    } cases[] = {
+        {{"--max-minutes", "0"}, "--max-minutes: expected a positive number of minutes, not '0'"},
+        {{"--init", "x.safetensors", "--export", dir}, "--init WEIGHTS starts a new run"},
+        {{"--export", dir, "--overwrite"}, "--export DIR goes alone"},
+        {{"--out", ""}, "train: --out: expected a file name"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *err = run_train_args(config, cases[i].args, 2);
+        expect_in(err, cases[i].want);
+        assert_null(strstr(err, " pairs from ")); /* before reading the data */
+        free(err);
+    }
+    assert_false(file_exists(dir));
+    assert_false(file_exists(in_dir("refused", "model.safetensors")));
+}
+
+/* What a run records and says: the last epoch is scored even when
+ * eval_epochs does not divide the epochs (5 epochs, every 2nd: epoch 5's
+ * weights were never scored), the average of the last 2 epochs is a
+ * score (from 2 snapshots, not 3) and only at a scored epoch (epoch 3 printed
+ * and logged "average ...: BLEU nan"), a resumed run whose log was removed
+ * starts the new log with its header, and dev pairs left out of the dev
+ * loss are said. */
+static void test_what_a_run_records_and_says(void **state)
+{
+    (void)state;
+    const char *config = write_config("records", "  batch_tokens: 60\n  epochs: 5\n  eval_epochs: 2\n"
+                                                 "  average_last: 2\n");
+    free(run_train_args(config, NULL, 0));
+    char *log = read_file(in_dir("records", "model.safetensors.log.csv"), NULL);
+    assert_non_null(log);
+    /* each scored row: its dev BLEU and chrF2 are numbers, not nan */
+    int last = 0, averages = 0;
+    for (const char *p = log; (p = strchr(p, '\n')) && p[1]; p++) {
+        char row[256];
+        snprintf(row, sizeof row, "%.*s", (int)strcspn(p + 1, "\n"), p + 1);
+        bool average = strncmp(row, "eval_average,", 13) == 0;
+        if (strncmp(row, "eval,20,5,", 10) != 0 && !average) continue;
+        if (!strstr(row, ",0.000,0.000,")) fail_msg("a scored row without its scores: %s", row);
+        last += !average;
+        averages += average;
+    }
+    assert_int_equal(last, 1);
+    assert_int_equal(averages, 3); /* epochs 2, 4 and 5 */
+    free(log);
+    /* --resume with the log removed: a new log, header first */
+    remove(in_dir("records", "model.safetensors.log.csv"));
+    replace_config_line(config, "  epochs: 5\n", "  epochs: 6\n");
+    free(run_train_args(config, (const char *[]){"--resume", NULL}, 0));
+    log = read_file(in_dir("records", "model.safetensors.log.csv"), NULL);
+    assert_non_null(log);
+    assert_true(strncmp(log, "event,step,epoch,", 17) == 0);
+    free(log);
+    /* the dev set with a pair over max_len (32 tokens) */
+    size_t len;
+    char *tiny = read_file("tests/data/tiny.tsv", &len), *with_long = malloc(len + 512), dev[700];
+    strcpy(with_long, tiny);
+    for (int i = 0; i < 40; i++) strcat(with_long, "word ");
+    strcat(with_long, "\t\xE5\xAD\x97\n");
+    free(tiny);
+    const char *noted = write_config("records-dev", "  batch_tokens: 60\n  epochs: 1\n  max_steps: 1\n");
+    write_text(in_dir("records-dev", "dev-long.tsv"), with_long);
+    free(with_long);
+    snprintf(dev, sizeof dev, "  dev_data: dev-long.tsv\n");
+    replace_config_line(noted, "  dev_data: ", dev);
+    RunResult r = run_program((const char *[]){"./train", "-t", "1", noted, NULL}, NULL, 0);
+    if (r.status != 0) fail_msg("status %d: %s", r.status, r.err);
+    expect_in(r.err, "dev 17 pairs (1 not usable: invalid text or longer than max_len");
+    run_result_free(&r);
+    /* a vocabulary saved with a BOM (vocab_load reads it) is a vocabulary
+     * --vocab --overwrite may replace */
+    char *vocab = read_file(in_dir("records-dev", "src.vocab"), &len), *bom = malloc(len + 4);
+    memcpy(bom, "\xEF\xBB\xBF", 3);
+    memcpy(bom + 3, vocab, len);
+    bom[len + 3] = '\0';
+    write_text(in_dir("records-dev", "src.vocab"), bom);
+    free(vocab);
+    free(bom);
+    free(run_train_args(noted, (const char *[]){"--vocab", "--overwrite", NULL}, 0));
 }
 
 /* The tiny config in `dir` with its vocabularies built, and src.vocab
@@ -1430,6 +1531,8 @@ int main(void)
         cmocka_unit_test(test_empty_corpus_is_an_error),
         cmocka_unit_test(test_vocabulary_kinds),
         cmocka_unit_test(test_recase_keeps_the_vocabularies_tokens),
+        cmocka_unit_test(test_options_that_cannot_act_are_refused),
+        cmocka_unit_test(test_what_a_run_records_and_says),
         cmocka_unit_test(test_log_write_error),
         cmocka_unit_test(test_outputs_never_replace_the_runs_inputs),
         cmocka_unit_test(test_resume_truncates_the_log),

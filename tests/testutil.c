@@ -309,6 +309,11 @@ void expect_in(const char *haystack, const char *needle)
     if (!strstr(haystack, needle)) fail_msg("expected '%s' in:\n%s", needle, haystack);
 }
 
+void expect_not_in(const char *haystack, const char *needle)
+{
+    if (strstr(haystack, needle)) fail_msg("did not expect '%s' in:\n%s", needle, haystack);
+}
+
 /* out written by write(...) or recased (write NULL), then committed. */
 static int write_and_commit(VocabWriter *write, const VocabBuilder *b, const char *path, int max_size,
                             int min_count, Error *err)

@@ -56,6 +56,8 @@ const char *temp_dir(void);
 
 /* Fail the test unless `needle` occurs in `haystack`, showing both. */
 void expect_in(const char *haystack, const char *needle);
+/* ... and that it does not. */
+void expect_not_in(const char *haystack, const char *needle);
 
 /* Read a whole file (NULL if unreadable); *len receives its size. */
 char *read_file(const char *path, size_t *len);
