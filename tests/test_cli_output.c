@@ -421,6 +421,48 @@ static void test_explain_says_which_search_and_marks_the_kept_token(void **state
     free(plain);
 }
 
+/* A kept token below the top 5 is shown with its rank among all the
+ * step's logits: 1 + how many are strictly above it (--logits gives the
+ * rows; tiny's vocabulary file gives its id).  The no-repeat rule makes
+ * greedy keep such tokens. */
+static void test_explain_ranks_a_token_below_the_top_5(void **state)
+{
+    (void)state;
+    char logits[600];
+    snprintf(logits, sizeof logits, "%s/ranks.logits", temp_dir());
+    const char *argv[] = {"./translate", "-q", "-t", "1", "-c", "configs/tiny.yaml", "-b", "1", "--no-repeat-ngram",
+                          "1", "--logits", logits, "--explain", "hello world how are you today my friend", NULL};
+    char *out = output_of(argv);
+    size_t bytes;
+    float *rows = (float *)read_file(logits, &bytes);
+    assert_non_null(rows);
+    char *vocab = read_file("tests/data/tiny.tgt.vocab", NULL);
+    enum { V = 64 }; /* tiny's target vocabulary */
+    char buf[4096];
+    int checked = 0;
+    for (int i = 0; line_of(out, i, buf, sizeof buf); i++) {
+        if (strncmp(buf, "  step ", 7) != 0 || !strstr(buf, "\xE2\x80\xA6 *")) continue; /* "… *": below the top 5 */
+        int step = 0, rank = 0;
+        char token[64];
+        assert_int_equal(sscanf(buf, "  step %d:", &step), 1);
+        assert_int_equal(sscanf(strstr(buf, "kept ") + 5, "%63s", token), 1);
+        sscanf(strstr(buf, ", rank ") + 7, "%d", &rank);
+        int id = 0;
+        for (const char *line = vocab; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL, id++)
+            if (strncmp(line, token, strlen(token)) == 0 && line[strlen(token)] == '\t') break;
+        assert_true(id < V && (size_t)step * V * sizeof(float) <= bytes);
+        const float *row = rows + (size_t)(step - 1) * V;
+        int above = 0;
+        for (int j = 0; j < V; j++) above += row[j] > row[id];
+        if (rank != 1 + above) fail_msg("rank %d, but %d logits are above it: %s", rank, above, buf);
+        checked++;
+    }
+    assert_true(checked >= 1);
+    free(vocab);
+    free(rows);
+    free(out);
+}
+
 static void test_explain_under_the_no_repeat_rule(void **state)
 {
     (void)state;
@@ -565,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_no_repeat_ngram_stops_loops_greedy_and_beam),
         cmocka_unit_test(test_eval_follows_the_no_repeat_rule),
         cmocka_unit_test(test_explain_says_which_search_and_marks_the_kept_token),
+        cmocka_unit_test(test_explain_ranks_a_token_below_the_top_5),
         cmocka_unit_test(test_explain_under_the_no_repeat_rule),
         cmocka_unit_test(test_explain_under_copy_numbers),
         cmocka_unit_test(test_display_width_rule),

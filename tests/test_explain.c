@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -92,6 +93,36 @@ static void test_show_draws_one_head(void **state)
 
 /* The text is echoed as typed, but an escape sequence, a bell or a
  * bidirectional override reaches the terminal as visible text. */
+/* The masked self-attention's example row is query 2, which sees two
+ * keys (query 1 sees only itself: the mask would show nothing), and the
+ * variance of its scores counts every visible pair, each query's own key
+ * included (the shipped en-zh model on "Cheer up.": 293.03 over Q·Kᵀ, /64
+ * for /√d_k; without the diagonal 104.67). */
+static void test_explain_shows_the_mask_at_work(void **state)
+{
+    (void)state;
+    const char *argv[] = {"./translate", "-q", "-t", "1", "-b", "1", "-c", "configs/tiny.yaml", "--explain",
+                          "hello world", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    const char *masked = strstr(r.out, "mask: query i may not see keys after i");
+    assert_non_null(masked);
+    const char *row = strstr(masked, "head 1, query 2, scores");
+    assert_non_null(row);
+    float a, b;
+    assert_int_equal(sscanf(strchr(row, '[') + 1, "%f, %f, -inf", &a, &b), 2);
+    run_result_free(&r);
+    const char *shipped[] = {"./translate", "-q", "-t", "1", "-c", "configs/en-zh.yaml", "--explain", "Cheer up.",
+                             NULL};
+    r = run_program(shipped, NULL, 0);
+    assert_int_equal(r.status, 0);
+    const char *pairs = strstr(r.out, "over all heads and visible pairs: Q\xC2\xB7K\xE1\xB5\x80 ");
+    assert_non_null(pairs);
+    double variance = atof(pairs + strlen("over all heads and visible pairs: Q\xC2\xB7K\xE1\xB5\x80 "));
+    if (fabs(variance - 293.03) > 0.5) fail_msg("variance %g, not 293.03", variance);
+    run_result_free(&r);
+}
+
 static void test_explain_shows_control_characters(void **state)
 {
     (void)state;
@@ -148,6 +179,7 @@ int main(void)
         cmocka_unit_test(test_seed_walkthrough_shapes),
         cmocka_unit_test(test_explain_names_the_normalised_inputs),
         cmocka_unit_test(test_show_draws_one_head),
+        cmocka_unit_test(test_explain_shows_the_mask_at_work),
         cmocka_unit_test(test_explain_shows_control_characters),
     };
     return cmocka_run_group_tests_name("explain", tests, NULL, NULL);

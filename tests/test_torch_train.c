@@ -185,7 +185,19 @@ static int by_value(const void *a, const void *b) { return *(const int *)a - *(c
 static void test_export_holds_our_tokens_and_batches(void **state)
 {
     (void)state;
-    const char *config = write_config("export", "  batch_tokens: 60\n");
+    const char *config = write_config("export", "  batch_tokens: 60\n  dropout: 0.3\n");
+    /* a dev set of its own: tiny.tsv's first 8 lines */
+    char *tiny = read_file("tests/data/tiny.tsv", NULL), *cut = tiny;
+    for (int i = 0; i < 8; i++) cut = strchr(cut, '\n') + 1;
+    *cut = '\0';
+    write_text(path_in("export", "dev8.tsv"), tiny);
+    free(tiny);
+    char *yaml = read_file(config, NULL), *dev_line = strstr(yaml, "  dev_data: ");
+    assert_non_null(dev_line);
+    FILE *cf = fopen(config, "w");
+    fprintf(cf, "%.*s  dev_data: dev8.tsv\n%s", (int)(dev_line - yaml), yaml, strchr(dev_line, '\n') + 1);
+    fclose(cf);
+    free(yaml);
     const char *dir = path_in("export", "out");
     export_to(config, dir);
     size_t len;
@@ -195,6 +207,7 @@ static void test_export_holds_our_tokens_and_batches(void **state)
     expect_in(header, "\"format\":\"translate-export\",\"format_version\":\"2\"");
     expect_in(header, "\"batch_tokens\":\"60\"");
     expect_in(header, "\"label_smoothing\":\"0.100000001\"");
+    expect_in(header, "\"dropout\":\"0.300000012\"");
     expect_in(header, "\"beta2\":\"0.980000019\"");
     expect_in(header, "\"copy_numbers\":\"false\""); /* the decoding: settings too */
     /* The ids are what the C trainer reads: the tiny data through our
@@ -212,7 +225,12 @@ static void test_export_holds_our_tokens_and_batches(void **state)
     expect_ids(file, len, "train.src_ids", d.src_ids, (size_t)d.src_start[d.count]);
     expect_ids(file, len, "train.src_start", d.src_start, d.count + 1);
     expect_ids(file, len, "train.tgt_ids", d.tgt_ids, (size_t)d.tgt_start[d.count]);
-    expect_ids(file, len, "dev.tgt_start", d.tgt_start, d.count + 1);
+    Dataset dev;
+    assert_int_equal(dataset_load(&dev, path_in("export", "dev8.tsv"), 0, 1, src, tgt, 32, &err), 0);
+    assert_int_equal(dev.count, 8);
+    expect_ids(file, len, "dev.src_ids", dev.src_ids, (size_t)dev.src_start[dev.count]);
+    expect_ids(file, len, "dev.tgt_start", dev.tgt_start, dev.count + 1);
+    dataset_free(&dev);
     expect_ids(file, len, "train.batch_pairs", b.pairs, d.usable_count);
     expect_ids(file, len, "train.batch_first", b.first, b.count + 1);
     int one_batching[2] = {0, (int)b.count}; /* no weight with a fraction: one for every epoch */
@@ -779,7 +797,6 @@ static void test_torchrun_two_processes_equal_one_and_translate_runs_the_model(v
 static void test_the_simplify_table_goes_with_the_model(void **state)
 {
     (void)state;
-    SKIP_WITHOUT_TORCH();
     const char *config = write_config("zh-simplify", "  source_column: 1\n  target_column: 0\n  epochs: 1\n");
     write_text(path_in("zh-simplify", "table.tsv"), "个\t個\n们\t們\n");
     size_t len;
@@ -798,6 +815,19 @@ static void test_the_simplify_table_goes_with_the_model(void **state)
     const char *dir = path_in("zh-simplify", "export");
     export_to(config, dir);
     expect_file_is(path_in("zh-simplify", "export/simplify.tsv"), "个\t個\n们\t們\n");
+    /* a Chinese source's final 。 is one drop_final_punctuation may drop */
+    size_t bytes, n;
+    char *file = read_file(path_in("zh-simplify", "export/data.safetensors"), &bytes);
+    Error err = {{0}};
+    Vocab *src = vocab_load(path_in("zh-simplify", "export/source.vocab"), &err);
+    assert_non_null(src);
+    const int *stops = export_ints(file, bytes, "source.final_punctuation", &n);
+    bool full_stop = false;
+    for (size_t i = 0; i < n; i++) full_stop |= stops[i] == vocab_id(src, "\xE3\x80\x82"); /* 。 */
+    assert_true(full_stop);
+    vocab_free(src);
+    free(file);
+    SKIP_WITHOUT_TORCH(); /* the rest trains with PyTorch */
     const char *weights = path_in("zh-simplify", "out/a: b #2.safetensors");
     const char *args[] = {"-q", "--max-steps", "1", "--out", weights, NULL};
     train_torch(0, dir, args);
