@@ -8,7 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../app/translator.h"
+#include "../data/dataset.h"
 #include "../eval/bootstrap.h"
+#include "../eval/evaluate.h"
 
 #define TINY "configs/tiny.yaml"
 #define TINY_TSV "tests/data/tiny.tsv"
@@ -291,9 +294,40 @@ static void test_compare_needs_eval_and_is_an_input(void **state)
     run_result_free(&r);
 }
 
+/* --eval's progress counts the sentences done: its last report is all of
+ * them ("16 of 16"), not the chunks begun ("0 of 16" at the end). */
+static void record_progress(void *context, size_t done, size_t total)
+{
+    size_t *seen = context;
+    seen[0] = done;
+    seen[1] = total;
+    seen[2]++;
+}
+
+static void test_eval_progress_ends_with_every_sentence(void **state)
+{
+    (void)state;
+    Translator tr;
+    Error err = {{0}};
+    if (translator_open(&tr, "configs/tiny.yaml", &err)) fail_msg("%s", err.message);
+    Dataset d;
+    if (dataset_load(&d, "tests/data/tiny.tsv", 0, 1, tr.src_vocab, tr.tgt_vocab, tr.model.arch.max_len, &err))
+        fail_msg("%s", err.message);
+    size_t seen[3] = {0};
+    EvalScores scores;
+    evaluate(&tr.model, &d, tr.tgt_vocab, &tr.config.decode, tr.config.target_lang, NULL, NULL, record_progress,
+             seen, &scores);
+    assert_true(seen[2] >= 1);
+    assert_int_equal(seen[0], d.count);
+    assert_int_equal(seen[1], d.count);
+    dataset_free(&d);
+    translator_close(&tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_eval_progress_ends_with_every_sentence),
         cmocka_unit_test(test_merged_sentences_score_as_the_corpus),
         cmocka_unit_test(test_the_same_system_twice_differs_by_nothing),
         cmocka_unit_test(test_better_on_every_sentence_is_measurably_higher),

@@ -53,6 +53,7 @@ static void save_one(const char *path)
         s.tr.opt.v[i] = 0.0001f * (float)(i % 7);
     }
     snapshots_add(&s.p.snapshots, s.tr.model.params.data);
+    snapshots_add(&s.p.snapshots, s.tr.model.params.data); /* full: count 2, the next slot 0 */
     s.p.epoch = 1;
     s.p.batch = 2;
     s.p.best_bleu = 12.5;
@@ -125,9 +126,39 @@ static void test_restores_what_was_saved(void **state)
     assert_int_equal(s.p.plan.batch_tokens, 60);
     assert_int_equal(s.p.plan.seed, 5);
     assert_int_equal(s.p.plan.batches, 4);
-    assert_int_equal(s.p.snapshots.count, 1);
+    assert_int_equal(s.p.snapshots.count, 2);
+    assert_int_equal(s.p.snapshots.next, 0);
+    assert_true(s.p.elapsed == 3.25 && s.p.tokens == 900);
     assert_true(s.tr.opt.m[12] == 0.012f);
     state_free(&s);
+    /* a log that could not tell its position (a pipe) saved log_bytes -1: it resumes */
+    rewrite(path, "log_bytes", "-1", NULL, 0, 0);
+    state_init(&s, 2);
+    if (checkpoint_load(path, &s.tr, hashes, &s.p, &err)) fail_msg("log_bytes -1: %s", err.message);
+    assert_int_equal(s.p.log_bytes, -1);
+    state_free(&s);
+}
+
+/* The average of the epoch-end weights: over the snapshots taken (before
+ * the ring is full, not over its slots), the oldest replaced once full. */
+static void test_snapshots_average_the_last_ones(void **state)
+{
+    (void)state;
+    Snapshots s;
+    snapshots_init(&s, 3, 2);
+    float a[2] = {1, 1}, b[2] = {3, 3}, c[2] = {5, 5}, d[2] = {7, 7}, avg[2];
+    snapshots_add(&s, a);
+    snapshots_add(&s, b);
+    assert_int_equal(s.count, 2);
+    snapshots_average(&s, avg);
+    assert_true(avg[0] == 2 && avg[1] == 2);
+    snapshots_add(&s, c);
+    snapshots_add(&s, d); /* replaces a */
+    assert_int_equal(s.count, 3);
+    assert_int_equal(s.next, 1);
+    snapshots_average(&s, avg);
+    assert_true(avg[0] == 5 && avg[1] == 5);
+    snapshots_free(&s);
 }
 
 /* A perfect dev score as older versions wrote it (exp(log 100) rounds up)
@@ -160,6 +191,9 @@ static void test_bad_values_are_refused(void **state)
         {"step", "-1", NULL, 0, 0, "bad \"step\""},
         {"step", "7 ", NULL, 0, 0, "bad \"step\""},
         {"step", "99999999999999999999", NULL, 0, 0, "bad \"step\""},
+        {"step", "", NULL, 0, 0, "bad \"step\""},
+        {"step", "-", NULL, 0, 0, "bad \"step\""},
+        {"elapsed_tokens", "1-2 5", NULL, 0, 0, "bad \"elapsed_tokens\""},
         {"epoch", "+1", NULL, 0, 0, "bad \"epoch\""},
         {"batch", "-1", NULL, 0, 0, "bad \"batch\" in __metadata__: '-1'"},
         {"batch", "0x10", NULL, 0, 0, "bad \"batch\""},
@@ -211,6 +245,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_restores_what_was_saved),
+        cmocka_unit_test(test_snapshots_average_the_last_ones),
         cmocka_unit_test(test_a_perfect_score_rounded_above_100_resumes),
         cmocka_unit_test(test_bad_values_are_refused),
     };

@@ -179,6 +179,74 @@ static void test_a_target_of_max_len_tokens_is_unusable(void **state)
     dataset_free(&d);
 }
 
+/* ...and a source of exactly max_len tokens does (it needs no </s>), as
+ * --eval and the data sources count it; its tokens are counted with the
+ * target's </s>: the summary's data tokens are the epoch's. */
+static void test_a_source_of_max_len_tokens_is_usable(void **state)
+{
+    Fixture *f = *state;
+    size_t tokens = 0;
+    int longest = 0;
+    for (size_t i = 0; i < f->data.count; i++) {
+        int S = dataset_length(&f->data, i, false), T = dataset_length(&f->data, i, true);
+        if (f->data.usable[i]) tokens += (size_t)(S + T + 1);
+        if (T < S && S > longest) longest = S; /* a limit only this source reaches */
+    }
+    assert_true(longest >= 1);
+    assert_int_equal(f->data.tokens, tokens);
+    Dataset d;
+    Error err = {{0}};
+    assert_int_equal(dataset_load(&d, "tests/data/tiny.tsv", 0, 1, f->src, f->tgt, longest, &err), 0);
+    int at_limit = 0;
+    for (size_t i = 0; i < d.count; i++)
+        if (dataset_length(&d, i, false) == longest && dataset_length(&d, i, true) < longest)
+            at_limit++, assert_true(d.usable[i]);
+    assert_true(at_limit >= 1);
+    dataset_free(&d);
+}
+
+/* Batches: sorted by target length, each as full as the budget allows
+ * (one more pair would pass it; exactly at it still fits), none empty even
+ * when every pair alone is over the budget, and shuffled differently each
+ * epoch. */
+static void test_batches_are_full_sorted_and_shuffled_per_epoch(void **state)
+{
+    Fixture *f = *state;
+    const Dataset *d = &f->data;
+    for (int budget = 1; budget <= 60; budget++) {
+        Batches b;
+        batches_build(&b, d, budget);
+        int pairs = 0;
+        for (size_t k = 0; k < b.count; k++) {
+            int used = 0, n = b.first[k + 1] - b.first[k];
+            assert_true(n >= 1);
+            for (int i = b.first[k]; i < b.first[k + 1]; i++) {
+                int p = b.pairs[i];
+                used += dataset_length(d, p, false) + dataset_length(d, p, true) + 1;
+                if (i > 0) assert_true(dataset_length(d, b.pairs[i - 1], true) <= dataset_length(d, p, true));
+                pairs++;
+            }
+            assert_true(n == 1 || used <= budget);
+            if (k + 1 < b.count) {
+                int next = b.pairs[b.first[k + 1]];
+                assert_true(used + dataset_length(d, next, false) + dataset_length(d, next, true) + 1 > budget);
+            }
+        }
+        assert_int_equal(pairs, (int)d->usable_count);
+        batches_free(&b);
+    }
+    Batches b;
+    batches_build(&b, d, 20);
+    assert_true(b.count >= 5);
+    int *first = malloc(b.count * sizeof *first);
+    batches_shuffle(&b, 1, 0);
+    memcpy(first, b.order, b.count * sizeof *first);
+    batches_shuffle(&b, 1, 1);
+    assert_true(memcmp(first, b.order, b.count * sizeof *first) != 0);
+    free(first);
+    batches_free(&b);
+}
+
 /* Words missing from the vocabulary are counted (the trainer reports them). */
 static void test_unknown_words_are_counted(void **state)
 {
@@ -245,6 +313,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_every_source_ending_in_punctuation_loses_it_at_probability_one,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_probability_zero_changes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_source_of_max_len_tokens_is_usable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batches_are_full_sorted_and_shuffled_per_epoch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dropping_is_a_function_of_seed_epoch_and_pair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_source_of_one_token_is_never_emptied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_target_of_max_len_tokens_is_unusable, setup, teardown),

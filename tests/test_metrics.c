@@ -55,6 +55,10 @@ static void test_tokenize_13a(void **state)
         {"From 1990-2000 the well-known $5.00 deal.",
          "From 1990 - 2000 the well-known $ 5.00 deal ."},
         {"a &amp;lt; b &quot;quoted&quot; <skipped>x", "a < b \" quoted \" x"},
+        /* sacrebleu replaces &quot; before &amp;: "&amp;quot;" stays an entity's text */
+        {"He said &amp;quot;hi&amp;quot; to me.", "He said & quot ; hi & quot ; to me ."},
+        /* U+0085 (NEL) is white space, as Python's str.split() has it */
+        {"a\xC2\x85" "b c", "a b c"},
         {"(hi) [there] {you} ~/a_b@c.d", "( hi ) [ there ] { you } ~ / a _ b @ c . d"},
         {"Tom...  wait,1,000 apples.\t ", "Tom . . . wait , 1,000 apples ."},
         {"e.g. U.S.A., end.", "e . g . U . S . A . , end ."},
@@ -114,6 +118,13 @@ static void test_identical_scores_100(void **state)
     assert_true(bleu_of("The cat sat on the mat.", "The cat sat on the mat.") <= 100.0);
     assert_near(chrf_of("The cat sat on the mat.", "The cat sat on the mat."), 100.0,
                        1e-9);
+}
+
+/* chrF reads U+0085 (NEL) as white space too: "a NEL b" is "ab" */
+static void test_chrf_reads_nel_as_white_space(void **state)
+{
+    (void)state;
+    assert_near(chrf_of("a\xC2\x85" "b", "ab"), 100.0, 1e-9);
 }
 
 static void test_empty_hypothesis_scores_0(void **state)
@@ -304,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_tokenize_zh),
         cmocka_unit_test(test_tokenize_for_lang),
         cmocka_unit_test(test_identical_scores_100),
+        cmocka_unit_test(test_chrf_reads_nel_as_white_space),
         cmocka_unit_test(test_empty_hypothesis_scores_0),
         cmocka_unit_test(test_empty_corpus_scores_0),
         cmocka_unit_test(test_bleu_hand_computed),

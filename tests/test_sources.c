@@ -225,6 +225,24 @@ static void sources_clean_filter_and_count(void **state)
     sources_free(NULL);
 }
 
+/* A pair exactly at max_length_ratio is kept (only above it is dropped),
+ * and the deduplication key keeps the two sides apart: "Go now" / 走 and
+ * "Go" / "now 走" have the same tokens in a row, and are two pairs. */
+static void sources_ratio_limit_and_sides(void **state)
+{
+    (void)state;
+    static const char tsv[] = "Go now\t\xE8\xB5\xB0\nGo\tnow \xE8\xB5\xB0\n";
+    char path[600];
+    snprintf(path, sizeof path, "%s", temp_file("sides.tsv", tsv, strlen(tsv)));
+    SourceSpec one = {path, SOURCE_TSV, 1.0f, 0, 1, false};
+    SourcesSettings set = {&one, 1, true, NULL, 32, 2.0f};
+    Sources s;
+    Error err = {{0}};
+    if (sources_load(&set, &s, &err)) fail_msg("%s", err.message);
+    assert_counts(&s.counts[0], 2, 2, 0, 0, 0, 0, 0);
+    sources_free(&s);
+}
+
 /* Brackets after a stop in the middle of a line are implicit words, not a
  * note after the sentence ("[I] wander! [I] wander!" lost its second I);
  * a line whose spaces alone are tidied has no note to count. */
@@ -609,6 +627,7 @@ int main(void)
         cmocka_unit_test(cedict_headwords_are_han_only),
         cmocka_unit_test(simplify_table_from_cedict_entries),
         cmocka_unit_test(sources_clean_filter_and_count),
+        cmocka_unit_test(sources_ratio_limit_and_sides),
         cmocka_unit_test(sources_notes_only_after_the_end),
         cmocka_unit_test(sources_zh_en_swaps_the_dictionary),
         cmocka_unit_test(sources_report_a_missing_file),
