@@ -689,10 +689,13 @@ static void test_a_config_from_a_pipe_has_the_same_limit(void **state)
     r = run_bounded(piped, from_here, strlen(from_here));
     if (r.status != 0) fail_msg("status %d: %s", r.status, r.err);
     run_result_free(&r);
-    /* /proc's name of a descriptor too */
-    const char *by_proc[] = {"./translate", "-q", "-c", "/proc/self/fd/0", "-o", "/dev/null", "hello", NULL};
-    r = run_bounded(by_proc, from_here, strlen(from_here));
-    if (r.status != 0) fail_msg("/proc/self/fd/0: status %d: %s", r.status, r.err);
+    /* /proc's name of a descriptor too, a regular file's (a FIFO's has no
+     * folder of its own anyway) */
+    char by_proc[700];
+    snprintf(by_proc, sizeof by_proc, "exec ./translate -q -c /proc/self/fd/3 -o /dev/null hello 3< '%s'",
+             temp_file("by-proc.yaml", from_here, strlen(from_here)));
+    r = run_bounded((const char *[]){"/bin/sh", "-c", by_proc, NULL}, NULL, 0);
+    if (r.status != 0) fail_msg("/proc/self/fd/3: status %d: %s", r.status, r.err);
     run_result_free(&r);
     /* a pipe whose writer is slow (-c <(...)): read waiting for it, not
      * failing with EAGAIN as the non-blocking open would */
