@@ -12,6 +12,7 @@
 
 #include "../common/util.h"
 #include "../data/corpus.h"
+#include "../tokenizer/bpe.h"
 #include "../tokenizer/detokenize.h"
 #include "../tokenizer/encode.h"
 #include "../tokenizer/tokenizer.h"
@@ -533,6 +534,50 @@ static void test_displays_show_pieces(void **state)
     run_result_free(&r);
 }
 
+/* Is `piece` among the learned ones? */
+static bool learned(const BpePieces *p, const char *piece)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (strcmp(p->piece[i], piece) == 0) return true;
+    return false;
+}
+
+/* The limits of BPE's merges: a piece of exactly BPE_MAX_PIECE_BYTES of
+ * text is learned (a "##" piece of them too, and kept in the vocabulary
+ * file), and of two pairs seen equally often the one whose pieces come
+ * first by their bytes merges first (bpe.h). */
+static void test_bpe_limits_and_ties(void **state)
+{
+    (void)state;
+    char stem[BPE_MAX_PIECE_BYTES + 1];
+    for (int i = 0; i < BPE_MAX_PIECE_BYTES; i++) stem[i] = (char)('a' + i % 26);
+    stem[BPE_MAX_PIECE_BYTES] = '\0';
+    BpeToken whole = {stem, 10};
+    BpePieces p;
+    bpe_learn(&whole, 1, 1000, 1, &p);
+    assert_true(learned(&p, stem));
+    bpe_pieces_free(&p);
+    /* the stem after other letters: "##stem", 64 bytes of text, in the file */
+    const char *texts[8];
+    char words[8][BPE_MAX_PIECE_BYTES + 2];
+    for (int i = 0; i < 8; i++) {
+        words[i][0] = (char)('b' + i);
+        strcpy(words[i] + 1, stem);
+        texts[i] = words[i];
+    }
+    Vocab *v = learn("longest.vocab", texts, 8, 600, 1);
+    char continued[BPE_MAX_PIECE_BYTES + 3] = "##";
+    strcat(continued, stem);
+    assert_true(vocab_id(v, continued) >= 0);
+    vocab_free(v);
+    /* ties: "a ##b" and "c ##d" are each seen twice; one merge: "ab" */
+    BpeToken tied[] = {{"ab", 2}, {"cd", 2}};
+    bpe_learn(tied, 2, 5, 1, &p);
+    assert_true(learned(&p, "ab"));
+    assert_false(learned(&p, "cd"));
+    bpe_pieces_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -546,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_casing_inside_words),
         cmocka_unit_test(test_recase_keeps_tokens_and_counts),
         cmocka_unit_test(test_weights_and_min_count),
+        cmocka_unit_test(test_bpe_limits_and_ties),
         cmocka_unit_test(test_bad_byte_tokens_are_rejected),
         cmocka_unit_test(test_stray_bytes_become_replacement_characters),
         cmocka_unit_test(test_control_bytes_are_not_written),
