@@ -463,6 +463,48 @@ static void test_explain_ranks_a_token_below_the_top_5(void **state)
     free(out);
 }
 
+/* --show's blocks (no colour through a pipe) are the legend's bands of
+ * the weights --attention writes: each cell's band is its weight × 4,
+ * rounded (' ' below 0.125, ░ to 0.375, ▒ to 0.625, ▓ to 0.875, █
+ * above).  Counted per row, so the labels' widths do not matter. */
+static void test_show_shades_are_the_legends_bands(void **state)
+{
+    (void)state;
+    char json[600];
+    snprintf(json, sizeof json, "%s/shades.json", temp_dir());
+    const char *argv[] = {"./translate", "-q", "-t", "1", "-c", "configs/en-zh.yaml", "--show", "cross", "-a", json,
+                          "Cheer up.", NULL};
+    char *out = output_of(argv);
+    char *text = read_file(json, NULL);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "sentences"), 0);
+    const cJSON *map = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(s, "cross_attentions"), 0), 0);
+    int T = cJSON_GetArraySize(map), S = cJSON_GetArraySize(cJSON_GetArrayItem(map, 0));
+    static const char *const block[] = {"\xE2\x96\x91", "\xE2\x96\x92", "\xE2\x96\x93", "\xE2\x96\x88"};
+    const char *grid = strstr(out, "legend:");
+    assert_non_null(grid);
+    grid = strchr(strchr(grid, '\n') + 1, '\n') + 1; /* past the legend and the keys' labels */
+    char row[1024];
+    for (int t = 0; t < T; t++) {
+        snprintf(row, sizeof row, "%.*s", (int)strcspn(grid, "\n"), grid);
+        int want[5] = {0}, got[5] = {0};
+        for (int k = 0; k < S; k++) {
+            double w = cJSON_GetArrayItem(cJSON_GetArrayItem(map, t), k)->valuedouble;
+            want[(int)(w * 4.0 + 0.5)]++;
+        }
+        for (int band = 1; band <= 4; band++)
+            for (const char *p = row; (p = strstr(p, block[band - 1])); p += 3) got[band]++;
+        for (int band = 1; band <= 4; band++)
+            if (got[band] != 4 * want[band]) fail_msg("row %d '%s': %d cells of band %d, want %d", t, row,
+                                                     got[band] / 4, band, want[band]);
+        grid += strcspn(grid, "\n") + 1;
+    }
+    cJSON_Delete(doc);
+    free(text);
+    free(out);
+}
+
 static void test_explain_under_the_no_repeat_rule(void **state)
 {
     (void)state;
@@ -608,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_eval_follows_the_no_repeat_rule),
         cmocka_unit_test(test_explain_says_which_search_and_marks_the_kept_token),
         cmocka_unit_test(test_explain_ranks_a_token_below_the_top_5),
+        cmocka_unit_test(test_show_shades_are_the_legends_bands),
         cmocka_unit_test(test_explain_under_the_no_repeat_rule),
         cmocka_unit_test(test_explain_under_copy_numbers),
         cmocka_unit_test(test_display_width_rule),
