@@ -66,6 +66,11 @@ static int check_meta(const SafeFile *file, const ModelArch *arch, VocabHashes h
         if (!have)
             return error_set(err, "%s: __metadata__ has no \"%s\"", path, want[i].key);
         if (strcmp(have, want[i].value) == 0) continue;
+        /* The format's version is this program's, not the config's. */
+        if (strcmp(want[i].key, "format_version") == 0)
+            return error_set(err, "%s: weights format version %s; this translate reads version %s (written by "
+                                  "another version of translate?)",
+                             path, have, want[i].value);
         /* The sizes and hashes come from the vocabulary files, not the
          * config's keys: said so, naming the config key of the file
          * (en-zh's config with zh-en's vocabulary said "config disagrees:

@@ -11,6 +11,7 @@
  *     errors: status 2, one line on stderr, nothing on stdout. */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,25 @@ static void test_beam_search_stops_only_when_nothing_can_win(void **state)
     run_result_free(&r);
 }
 
+/* Greedy's one best has the SCORE beam search would give it: the
+ * log-probability over (tokens + 1)^length_penalty (en-zh's is 1), not
+ * the raw log-probability. */
+static void test_greedy_n_best_score_is_length_normalised(void **state)
+{
+    (void)state;
+    const char *argv[] = {"-b", "1", "-n", "1", "I love China and its people.", NULL};
+    RunResult r = translate(argv, "configs/en-zh.yaml");
+    assert_int_equal(r.status, 0);
+    const char *f0 = strstr(r.out, "F0= ");
+    assert_non_null(f0);
+    double logprob = 0, score = 0;
+    int tokens = 0;
+    assert_int_equal(sscanf(f0, "F0= %lf WordPenalty= -%d ||| %lf", &logprob, &tokens, &score), 3);
+    if (fabs(score - logprob / (tokens + 1)) > 1e-3 || fabs(score - logprob) < 1e-3)
+        fail_msg("SCORE %g, F0 %g, %d tokens: %s", score, logprob, tokens, r.out);
+    run_result_free(&r);
+}
+
 static void test_invalid_beam_and_n_best_values_are_usage_errors(void **state)
 {
     (void)state;
@@ -187,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_n_best_alone_widens_the_beam),
         cmocka_unit_test(test_beam_one_is_greedy_even_over_a_config_beam),
         cmocka_unit_test(test_beam_search_stops_only_when_nothing_can_win),
+        cmocka_unit_test(test_greedy_n_best_score_is_length_normalised),
         cmocka_unit_test(test_invalid_beam_and_n_best_values_are_usage_errors),
     };
     return cmocka_run_group_tests_name("translate -b / -n", tests, NULL, NULL);

@@ -608,7 +608,16 @@ static void test_init_weights_without_a_seed_uses_the_default(void **state)
 /* The tiny model with every element of LayerNorm weight `tensor` set to
  * 3e38: finite, so the weights load, but the activations overflow to Inf
  * and then NaN.  Returns the path of a config that uses it. */
+static const char *huge_row_config(const char *tensor, int row, const char *name);
+
 static const char *huge_weight_config(const char *tensor, const char *name)
+{
+    return huge_row_config(tensor, -1, name);
+}
+
+/* The same with only row `row` of the tensor (d_model 16 floats) huge:
+ * only the sentences that use that row overflow. */
+static const char *huge_row_config(const char *tensor, int row, const char *name)
 {
     make_tiny_weights();
     size_t len;
@@ -623,6 +632,10 @@ static const char *huge_weight_config(const char *tensor, const char *name)
     size_t begin = (size_t)cJSON_GetArrayItem(offsets, 0)->valuedouble;
     size_t end = (size_t)cJSON_GetArrayItem(offsets, 1)->valuedouble;
     float huge = 3e38f;
+    if (row >= 0) {
+        begin += (size_t)row * 16 * sizeof huge;
+        end = begin + 16 * sizeof huge;
+    }
     for (size_t at = begin; at < end; at += sizeof huge) memcpy(bytes + 8 + n + at, &huge, sizeof huge);
     cJSON_Delete(header);
     char weights[256], cwd[512], yaml[4096];
@@ -729,6 +742,29 @@ static void test_overflowing_model_keeps_one_line_per_input(void **state)
     }
 }
 
+/* A mini-batch whose sentences overflow one by one: only the lines that
+ * use the poisoned embedding row ("china", id 17 in tiny's vocabulary)
+ * fail, each said, status 1 (each sentence took the mini-batch's first
+ * sentence's flag: the lines came out empty, status 0, or the good ones
+ * failed). */
+static void test_only_the_lines_that_overflow_fail(void **state)
+{
+    (void)state;
+    const char *config = huge_row_config("src_embed.weight", 17, "huge-china");
+    const char *input = "I love china.\nHow are you?\nGood morning.\nchina is big.\nI love you.\n";
+    const char *const ways[][3] = {{"-b", "1", NULL}, {"-b", "3", NULL}, {"--maxi-batch", "1", NULL}};
+    for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+        const char *argv[10] = {"./translate", "-q", "-c", config, ways[w][0], ways[w][1], NULL};
+        RunResult r = run_program(argv, input, strlen(input));
+        assert_int_equal(r.status, 1);
+        assert_int_equal(count_lines(r.out), 5);
+        expect_in(r.err, "line 1: ");
+        expect_in(r.err, "line 4: ");
+        assert_int_equal(count_lines(r.err), 2);
+        run_result_free(&r);
+    }
+}
+
 /* "-" names the standard streams, not a file: -i - -o - reads one and
  * writes the other (compared as a file named "-", it was refused as an
  * output over an input). */
@@ -800,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_overflowing_model_fails_the_sentence),
         cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
         cmocka_unit_test(test_dash_in_and_dash_out),
+        cmocka_unit_test(test_only_the_lines_that_overflow_fail),
         cmocka_unit_test(test_unknown_word_note_never_shows_an_empty_list),
         cmocka_unit_test(test_outputs_of_an_input_without_lines_are_written_empty),
         cmocka_unit_test(test_outputs_of_an_input_of_one_unreadable_line_are_written_empty),

@@ -175,6 +175,7 @@ static void test_number_rule_joins_across_separators(void **state)
     static const int src_1_5[] = {CAT, SEP_WORD + 1, DOT, SEP_WORD + 5, DOT}; /* "cat 1.5." */
     static const int src_1000[] = {SEP_WORD + 1, COMMA, SEP_WORD + 0, SEP_CONT + 0, SEP_CONT + 0}; /* 1,000 */
     static const int src_list[] = {SEP_WORD + 1, COMMA, SEP_WORD + 2}; /* "1, 2": two numbers */
+    static const int src_100_5[] = {SEP_WORD + 1, SEP_CONT + 0, SEP_CONT + 0, DOT, SEP_WORD + 5}; /* 100.5 */
     static const int src_years[] = {SEP_WORD + 1, SEP_CONT + 9, SEP_CONT + 9, SEP_CONT + 0, DOT, SEP_WORD + 2,
                                     SEP_CONT + 0, SEP_CONT + 0, SEP_CONT + 0}; /* "in 1990. 2000 people": two */
     /* Expected: specials, cat, "." and ","; word digits; ##digits */
@@ -192,6 +193,8 @@ static void test_number_rule_joins_across_separators(void **state)
         {"1,000: after 1 only the comma (never 1000, nor 1 then anything)", src_1000, 5, {SEP_WORD + 1}, 1,
          "......x", B10, B10},
         {"1,000: after 1, only a 0", src_1000, 5, {SEP_WORD + 1, COMMA}, 2, B7, "x.........", "x........."},
+        {"100.5: three digits before the dot join too: after 100 only the dot", src_100_5, 5,
+         {SEP_WORD + 1, SEP_CONT + 0, SEP_CONT + 0}, 3, ".....x.", B10, B10},
         {"1990. 2000: a dot after 4 digits ends a sentence, not a number: 1990 may end", src_years, 9,
          {SEP_WORD + 1, SEP_CONT + 9, SEP_CONT + 9, SEP_CONT + 0}, 4, X7, "..x.......", B10},
         {"1, 2 is a list: after 1 it may end, or 2 begin", src_list, 3, {SEP_WORD + 1}, 1, X7, "..x.......",

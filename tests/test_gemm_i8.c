@@ -14,6 +14,7 @@
 #include "../model/gemm.h"
 #include "../model/gemm_f16.h"
 #include "../model/gemm_i8.h"
+#include "../model/model.h"
 
 static const char *const KERNELS[] = {"avx512", "avx2", "generic"};
 
@@ -121,6 +122,31 @@ static void test_quantize_row(void **state)
     for (int k = 0; k < K; k++) assert_int_equal(q[k], 0);
 }
 
+/* --int8 quantises every matrix the products read, the output projection
+ * too when it is the target embedding (tied, as both shipped models): its
+ * rows quantised as gemm_i8_quantize_row quantises them (left in float16,
+ * the logits came from the table --int8 was to replace). */
+static void test_a_tied_output_projection_is_quantised_too(void **state)
+{
+    (void)state;
+    ModelArch a = {.d_model = 8, .heads = 2, .encoder_layers = 1, .decoder_layers = 1, .d_ff = 16,
+                   .activation = ACTIVATION_RELU, .norm_first = true, .max_len = 16, .scale_attention = true,
+                   .tied_output = true, .src_vocab = 12, .tgt_vocab = 10};
+    Model m;
+    model_init_random(&m, &a, 3);
+    params_quantize_int8(&m.params, &a);
+    const Int8Matrix *g = &m.params.generator_weight_i8;
+    assert_non_null(g->q);
+    assert_non_null(g->scale);
+    int8_t q[8];
+    for (int r = 0; r < a.tgt_vocab; r++) {
+        float s = gemm_i8_quantize_row(q, m.params.tgt_embed + (size_t)r * 8, 8);
+        assert_true(s == g->scale[r]);
+        assert_memory_equal(q, g->q + (size_t)r * 8, 8);
+    }
+    model_free(&m);
+}
+
 /* The shipped model with --int8: the same translation of a plain
  * sentence as float16, and mini-batches of 2 short lines (within
  * GEMM_I8_SMALL_M rows: the same bits) give what one line at a time
@@ -183,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_products_match_the_reference),
         cmocka_unit_test(test_rows_are_independent),
         cmocka_unit_test(test_quantize_row),
+        cmocka_unit_test(test_a_tied_output_projection_is_quantised_too),
         cmocka_unit_test(test_int8_translates_like_float16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

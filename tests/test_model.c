@@ -205,8 +205,9 @@ static void test_config_disagreeing_with_weights(void **state)
 }
 
 /* Copy a weights file, leaving out tensor `skip` and/or adding a tensor
- * named `extra`, metadata unchanged. */
-static const char *edited_copy(const char *from, const char *name, const char *skip, const char *extra)
+ * named `extra`, and with metadata `key` set to `value` when key is given. */
+static const char *edited_copy_meta(const char *from, const char *name, const char *skip, const char *extra,
+                                    const char *key, const char *value)
 {
     SafeFile f;
     Error err = {{0}};
@@ -226,12 +227,36 @@ static const char *edited_copy(const char *from, const char *name, const char *s
     if (extra) t[n++] = (SafeWriteTensor){extra, 1, {1}, &one, DTYPE_F32};
     static char path[512];
     snprintf(path, sizeof path, "%s/%s", temp_dir(), name);
-    assert_int_equal(safetensors_write(path, t, n, f.meta, f.meta_count, &err), 0);
+    SafeMeta *meta = calloc(f.meta_count + 1, sizeof *meta);
+    for (size_t i = 0; i < f.meta_count; i++) {
+        meta[i] = f.meta[i];
+        if (key && strcmp(meta[i].key, key) == 0) meta[i].value = (char *)value;
+    }
+    assert_int_equal(safetensors_write(path, t, n, meta, f.meta_count, &err), 0);
+    free(meta);
     for (size_t i = 0; i < f.count + 1; i++) free(data[i]);
     free(data);
     free(t);
     safetensors_close(&f);
     return path;
+}
+
+static const char *edited_copy(const char *from, const char *name, const char *skip, const char *extra)
+{
+    return edited_copy_meta(from, name, skip, extra, NULL, NULL);
+}
+
+/* Weights of another format version are this program's limit, not the
+ * config's (the message said "config disagrees ... format_version", a key
+ * no config has). */
+static void test_another_format_version_is_refused(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, true);
+    char good[512];
+    snprintf(good, sizeof good, "%s", saved_model(&a, "version.safetensors"));
+    expect_load_error(&a, hashes, edited_copy_meta(good, "version2.safetensors", NULL, NULL, "format_version", "2"),
+                      "weights format version 2; this translate reads version 1");
 }
 
 static void test_missing_and_unexpected_tensors(void **state)
@@ -547,6 +572,9 @@ static void test_decode_limit(void **state)
     assert_int_equal(decode_limit(&a, 3, 2.0f, 10), 16);
     assert_int_equal(decode_limit(&a, 20, 2.0f, 10), 24); /* capped at max_len */
     assert_int_equal(decode_limit(&a, 1, 0.1f, 0), 1);
+    /* a fraction rounds up: 0.5 x 7 tokens allow 4, 1.5 x 3 allow 5 */
+    assert_int_equal(decode_limit(&a, 7, 0.5f, 0), 4);
+    assert_int_equal(decode_limit(&a, 3, 1.5f, 0), 5);
 }
 
 int main(void)
@@ -562,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_top_k_is_the_best_first_and_ties_to_the_lower_id),
         cmocka_unit_test(test_training_init_is_xavier_uniform),
         cmocka_unit_test(test_missing_and_unexpected_tensors),
+        cmocka_unit_test(test_another_format_version_is_refused),
         cmocka_unit_test(test_nan_in_weights_is_rejected),
         cmocka_unit_test(test_inf_or_nan_in_a_float16_matrix_is_rejected),
         cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_post),

@@ -404,6 +404,9 @@ static const BrokenFile BROKEN[] = {
     {"5-byte file", NULL, 0, "\1\2\3\4\5", 5, "file is 5 bytes, too short"},
     {"header length beyond file", NULL, 0, "\x64\0\0\0\0\0\0\0{}", 10,
      "header length 100 is beyond the end of the file (size 10)"},
+    /* past the end by less than the 8 bytes of the length itself */
+    {"header length just beyond file", NULL, 0, "\x0c\0\0\0\0\0\0\0{}  ", 12,
+     "header length 12 is beyond the end of the file (size 12)"},
     {"header length 2^63", NULL, 0, "\0\0\0\0\0\0\0\x80{}", 10, "exceeds the limit"},
     {"torch.save's zip", NULL, 0, "PK\x03\x04\x14\0\0\0\x08\0", 10, "a zip archive (torch.save's .pt format?)"},
     {"header not JSON", "{\"w\": ", 0, NULL, 0, "header is not valid JSON near byte"},
