@@ -167,12 +167,30 @@ static void test_kept_proposals_are_the_best_of_all_sorted(void **state)
     }
 }
 
+/* A hypothesis whose score overflowed (NaN) ranks after every finite
+ * one: the beam keeps the finite proposals first. */
+static void test_a_nan_score_ranks_last(void **state)
+{
+    (void)state;
+    enum { V = 4 };
+    float logits[2 * V] = {0}, raw[2] = {NAN, -1.0f};
+    int histories[2] = {0};
+    BeamSettings set = {.beam = 2, .n_best = 1, .length_penalty = 1.0f};
+    Ranker r;
+    beam_ranker_init(&r, &set, V);
+    int kept = beam_rank_candidates(&r, logits, 2, raw, histories, 1, 0, NULL, 0);
+    assert_true(kept >= 1);
+    assert_int_equal(r.cand[0].parent, 1);
+    beam_ranker_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scores_of_a_fixed_distribution_match_hand_computed_values),
         cmocka_unit_test(test_beam_score_of_given_log_probabilities),
         cmocka_unit_test(test_kept_proposals_are_the_best_of_all_sorted),
+        cmocka_unit_test(test_a_nan_score_ranks_last),
     };
     return cmocka_run_group_tests_name("beam scores by hand", tests, NULL, NULL);
 }

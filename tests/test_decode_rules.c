@@ -232,6 +232,36 @@ static void test_both_rules_leave_a_token(void **state)
     number_rule_free(r);
 }
 
+/* The same with a separator: no-repeat 2 banned the ". 6" the number
+ * rule would go on with, so the number may end (a token is left), and a
+ * number that ended at its separator-as-punctuation ("1." then a word)
+ * is used up: the source's one other 1 may not be written a second
+ * time. */
+static void test_separators_under_both_rules(void **state)
+{
+    (void)state;
+    NumberRule *r = digits_rule(SEP_V, SEP_WORD, SEP_CONT, true);
+    for (int side = 0; side < 2; side++) {
+        (side ? number_rule_set_target : number_rule_set_source)(r, DOT, ".", false);
+        (side ? number_rule_set_target : number_rule_set_source)(r, COMMA, ",", false);
+    }
+    static const int src[] = {SEP_WORD + 1, DOT, SEP_WORD + 5, SEP_WORD + 1, DOT, SEP_WORD + 6}; /* 1.5 1.6 */
+    static const int history[] = {SEP_WORD + 1, DOT, SEP_WORD + 5, SEP_WORD + 1};
+    DecodeRules rules = {.no_repeat_ngram = 2, .numbers = r};
+    float logits[SEP_V];
+    for (int i = 0; i < SEP_V; i++) logits[i] = 0.0f;
+    decode_ban(&rules, src, 6, history, 4, logits);
+    int left = 0;
+    for (int i = 0; i < SEP_V; i++) left += logits[i] > -INFINITY;
+    assert_true(left >= 1);
+    static const int src2[] = {SEP_WORD + 1, DOT, SEP_WORD + 5, SEP_WORD + 1}; /* "1.5 1" */
+    static const int used[] = {SEP_WORD + 1, DOT, CAT, SEP_WORD + 1};      /* "1. cat 1" */
+    char got[SEP_V + 1];
+    allowed_of(r, SEP_V, src2, 4, used, 4, got);
+    if (got[CAT] != '.') fail_msg("after \"1. cat 1\" a word may follow: %s", got);
+    number_rule_free(r);
+}
+
 static void test_is_digits(void **state)
 {
     (void)state;
@@ -480,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_number_rule_bans_what_its_header_says),
         cmocka_unit_test(test_number_rule_joins_across_separators),
         cmocka_unit_test(test_both_rules_leave_a_token),
+        cmocka_unit_test(test_separators_under_both_rules),
         cmocka_unit_test(test_is_digits),
         cmocka_unit_test(test_greedy_and_beam_never_repeat_an_ngram),
         cmocka_unit_test(test_batched_greedy_follows_the_rule_too),
