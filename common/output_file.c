@@ -54,7 +54,6 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
     return (ssize_t)n;
 }
 
-/* The folder part of path ("." for a bare name, "/" for "/x"). */
 /* Make the rename durable: without this a power cut soon after it can
  * bring back the old directory entry.  Best effort: some file systems
  * refuse fsync on a folder, and the file is complete under its name. */
