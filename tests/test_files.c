@@ -640,6 +640,17 @@ static void test_a_huge_sparse_line_is_not_read_whole(void **state)
     if (took > 3.0) fail_msg("vocab_load took %.1f s", took);
 }
 
+/* `command` (a format naming the config file once) run by `shell`, with
+ * `yaml` written to temp file `name`: translate must load it (status 0). */
+static void config_through_shell(const char *shell, const char *command, const char *name, const char *yaml)
+{
+    char line[800];
+    snprintf(line, sizeof line, command, temp_file(name, yaml, strlen(yaml)));
+    RunResult r = run_bounded((const char *[]){shell, "-c", line, NULL}, NULL, 0);
+    if (r.status != 0) fail_msg("%s: status %d: %s", line, r.status, r.err);
+    run_result_free(&r);
+}
+
 /* A regular config one byte over the limit is refused by its size, before
  * any of it is read. */
 static void test_a_config_one_byte_over_the_limit(void **state)
@@ -691,32 +702,19 @@ static void test_a_config_from_a_pipe_has_the_same_limit(void **state)
     run_result_free(&r);
     /* /proc's name of a descriptor too, a regular file's (a FIFO's has no
      * folder of its own anyway) */
-    char by_proc[700];
-    snprintf(by_proc, sizeof by_proc, "exec ./translate -q -c /proc/self/fd/3 -o /dev/null hello 3< '%s'",
-             temp_file("by-proc.yaml", from_here, strlen(from_here)));
-    r = run_bounded((const char *[]){"/bin/sh", "-c", by_proc, NULL}, NULL, 0);
-    if (r.status != 0) fail_msg("/proc/self/fd/3: status %d: %s", r.status, r.err);
-    run_result_free(&r);
+    config_through_shell("/bin/sh", "exec ./translate -q -c /proc/self/fd/3 -o /dev/null hello 3< '%s'",
+                         "by-proc.yaml", from_here);
     /* a pipe whose writer is slow (-c <(...)): read waiting for it, not
      * failing with EAGAIN as the non-blocking open would */
-    char slow[700];
-    snprintf(slow, sizeof slow, "exec ./translate -q -c /dev/fd/3 -o /dev/null hello 3< <(sleep 0.5; cat '%s')",
-             temp_file("slow.yaml", from_here, strlen(from_here)));
-    const char *slow_pipe[] = {"/bin/bash", "-c", slow, NULL};
-    r = run_bounded(slow_pipe, NULL, 0);
-    if (r.status != 0) fail_msg("a slow pipe: status %d: %s", r.status, r.err);
-    run_result_free(&r);
+    config_through_shell("/bin/bash",
+                         "exec ./translate -q -c /dev/fd/3 -o /dev/null hello 3< <(sleep 0.5; cat '%s')",
+                         "slow.yaml", from_here);
     /* the same from a file redirected to standard input (a regular file
      * through /dev/stdin, not /dev's) */
-    char command[600];
-    snprintf(command, sizeof command, "exec ./translate -q -c /dev/stdin -o /dev/null hello < '%s'",
-             temp_file("from-here.yaml", from_here, strlen(from_here)));
-    const char *redirected[] = {"/bin/sh", "-c", command, NULL};
-    r = run_bounded(redirected, NULL, 0);
+    config_through_shell("/bin/sh", "exec ./translate -q -c /dev/stdin -o /dev/null hello < '%s'",
+                         "from-here.yaml", from_here);
     free(tiny);
     free(from_here);
-    if (r.status != 0) fail_msg("status %d: %s", r.status, r.err);
-    run_result_free(&r);
 }
 
 /* Only names of descriptors (/dev/stdin, /dev/fd/N, /proc/.../fd/N) read
