@@ -56,8 +56,8 @@ void cli_option_error(const char *prog, int c, char *const *argv, bool takes_tex
 }
 
 /* The cores this process may run on: a `taskset -c 0` or a container's
- * CPU set allows fewer than the machine has online, and a second thread
- * on one core made training a third slower. */
+ * CPU set allows fewer than the machine has online, and two threads on
+ * one core only take turns (and wait for each other at every product). */
 static int usable_cores(void)
 {
     cpu_set_t set;
