@@ -157,12 +157,10 @@ void cli_reserve_standard_fds(void)
 
 void cli_say(const char *prog, const char *fmt, ...)
 {
-    char line[2048];
+    Error line;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    error_vset(&line, fmt, ap); /* one line, as every Error */
     va_end(ap);
-    for (char *p = line; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    fprintf(stderr, "%s: %s\n", prog, line);
+    fprintf(stderr, "%s: %s\n", prog, line.message);
 }

@@ -43,9 +43,8 @@ void cli_reserve_standard_fds(void);
  * (--threads not given). */
 void cli_set_threads(int threads);
 
-/* "PROG: MESSAGE" and a newline on stderr, every newline or carriage
- * return inside MESSAGE written as a space, as error_set does: a file name
- * may hold one, and a message must stay one line. */
+/* "PROG: MESSAGE" and a newline on stderr, MESSAGE made one line as
+ * error_set makes it (a file name may hold a newline or a CR). */
 void cli_say(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Do a and b name one file: the same text, one existing file (links

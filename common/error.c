@@ -5,17 +5,29 @@
 #include <stdio.h>
 #include <string.h>
 
-int error_set(Error *err, const char *fmt, ...)
+/* One line: a message must never break the caller's output format (a
+ * file name may hold a newline or a carriage return). */
+static void one_line(char *text)
+{
+    for (char *p = text; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+}
+
+int error_vset(Error *err, const char *fmt, va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        /* One line: a message must never break the caller's output format. */
-        for (char *p = err->message; *p; p++)
-            if (*p == '\n' || *p == '\r') *p = ' ';
+        one_line(err->message);
     }
+    return -1;
+}
+
+int error_set(Error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(err, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -26,8 +38,7 @@ void error_prefix(Error *err, const char *prefix)
      * truncate the tail of the message, never overflow it. */
     char joined[2 * sizeof err->message];
     snprintf(joined, sizeof joined, "%.500s: %.510s", prefix, err->message);
-    for (char *p = joined; *p; p++) /* one line, as error_set keeps it */
-        if (*p == '\n' || *p == '\r') *p = ' ';
+    one_line(joined);
     memcpy(err->message, joined, sizeof err->message - 1);
     err->message[sizeof err->message - 1] = '\0';
 }

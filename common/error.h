@@ -9,6 +9,7 @@
 #ifndef TRANSLATE_ERROR_H
 #define TRANSLATE_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct {
@@ -19,6 +20,9 @@ typedef struct {
  * Always returns -1 so callers can write `return error_set(err, ...)`. */
 int error_set(Error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The same with the arguments as a va_list (for a caller that is variadic
+ * itself: app/cli.c's cli_say). */
+int error_vset(Error *err, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* Prefix the current message with "prefix: " (e.g. a file name). */
 void error_prefix(Error *err, const char *prefix);
