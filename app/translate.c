@@ -8,10 +8,13 @@
  * on stderr and an empty output line, and the others are still translated.
  * Exit status: 0 all translated, 1 some line failed (or stdin could not be
  * read), 2 usage/config error, 3 model file error, 4 an output file or
- * stdout could not be written, 5 out of memory (see README.md). */
+ * stdout could not be written, 5 out of memory (see README.md).
+ *
+ * This file is the translating: the models a run uses, one line or a batch
+ * of lines through them, and the outputs at the end.  The options and
+ * --help are in translate_options.c, --eval in translate_eval.c, how an
+ * output is checked and committed in translate_outputs.c. */
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -23,357 +26,20 @@
 
 #include "../common/line.h"
 #include "../common/output_file.h"
-#include "../common/utf8.h"
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
-#include "../model/model.h"
-#include "../model/parallel.h"
-#include "../data/dataset.h"
-#include "../eval/bootstrap.h"
-#include "../eval/evaluate.h"
 #include "alignment.h"
 #include "attention_json.h"
 #include "cli.h"
 #include "config_folders.h"
 #include "explain.h"
 #include "html_report.h"
+#include "translate_eval.h"
+#include "translate_options.h"
+#include "translate_outputs.h"
 #include "translator.h"
-#include "version.h"
 
 #define MAX_LINE_BYTES 65536 /* longer input lines are said and skipped, never stored whole */
-
-typedef struct {
-    const char *config_path;   /* -c; NULL: pick by the text's script */
-    const char *attention_path;
-    const char *html_path;     /* --html: the offline attention viewer */
-    bool explain;              /* --explain: the step-by-step walk-through */
-    ShowChoice show;           /* --show: one head's map in the terminal */
-    const char *logits_path;
-    const char *eval_path;     /* --eval: a TSV to translate and score */
-    const char *hyps_path;     /* --hyps: where --eval writes its translations */
-    const char *compare_path;  /* --compare: another system's translations of the --eval TSV */
-    int threads;
-    int beam, n_best;          /* --beam (0: the config's), --n-best (1) */
-    bool init_weights, force, quiet;
-    /* Output like Marian's: */
-    bool n_best_lines;         /* -n given: 'ID ||| TRANSLATION ||| FEATURES ||| SCORE' lines */
-    AlignmentChoice alignment; /* --alignment */
-    int no_repeat_ngram;       /* --no-repeat-ngram (0: off) */
-    /* issue 14: choosing the model, and where the lines come from and go */
-    const char *from, *to;     /* --from/--to: the model by language pair */
-    const char *input_path;    /* -i; NULL: the TEXT arguments, else stdin */
-    const char *output_path;   /* -o; NULL (or "-"): stdout */
-    bool list_models;          /* --list-models */
-    /* issue 12: lines read ahead, sorted by length, decoded together */
-    int maxi_batch;            /* --maxi-batch (0: MAXI_BATCH, or 1 on a terminal) */
-    int mini_batch;            /* --mini-batch (0: MINI_BATCH) */
-    bool int8;                 /* --int8: the products read int8 matrices */
-} Options;
-
-/* Marian's defaults are 100 mini-batches of 64 sentences; ours are smaller
- * because each maxi-batch's output waits for its last line. */
-enum { MAXI_BATCH = 256, MINI_BATCH = 32 };
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "Usage: translate [OPTIONS] [TEXT...]\n"
-            "Translate English to Chinese or Chinese to English with a small Transformer,\n"
-            "and show what its attention heads do.\n"
-            "\n"
-            "Each TEXT is one sentence (one that starts with '-' goes after --:\n"
-            "translate -- '-5 degrees is cold'); with no TEXT (or a lone '-'), every line of\n"
-            "standard input is one.\n"
-            "\n"
-            "  -c, --config FILE     model config (default: configs/en-zh.yaml, or\n"
-            "                        configs/zh-en.yaml for text that reads as Chinese:\n"
-            "                        more Han characters than words in other letters)\n"
-            "                        FILE may be a name (zh-en): configs/NAME.yaml\n"
-            "      --from LANG, --to LANG  the model by language pair (en, zh); no short\n"
-            "                        forms (-t is --threads); one is enough\n"
-            "      --list-models     list the installed models: languages, size, scores\n"
-            "  -i, --input FILE      translate each line of FILE ('-': standard input)\n"
-            "  -o, --output FILE     write the translations to FILE ('-': standard output),\n"
-            "                        replaced only at the end, each line flushed as decided\n"
-            "  -a, --attention FILE  also write every head's attention maps as JSON\n"
-            "                        (schema: docs/attention-json.md)\n"
-            "      --html FILE       also write a self-contained HTML page that shows\n"
-            "                        the attention maps (open it in any browser, offline)\n"
-            "      --logits FILE     write the output logits as raw float32 [steps, vocab],\n"
-            "                        sentence after sentence (for tools/reference.py);\n"
-            "                        implies greedy decoding; one model's rows: without -c\n"
-            "                        a line in the other language fails\n"
-            "      --eval TSV        translate the source column of TSV (e.g. dev.tsv) and\n"
-            "                        print corpus BLEU and chrF2 against its target column\n"
-            "      --hyps FILE       with --eval: also write the translations to FILE\n"
-            "      --compare FILE    with --eval: score FILE's translations of the same TSV\n"
-            "                        (one line per sentence, as --hyps writes them) and say\n"
-            "                        whether the difference is measurable (paired bootstrap)\n"
-            "  -b, --beam N          beam search with N hypotheses (default: the config's\n"
-            "                        decoding.beam; 1 is greedy)\n"
-            "  -n, --n-best N        print the N best translations of each input as\n"
-            "                        Moses/Marian n-best lines (N <= -b when given; else the\n"
-            "                        beam widens to N if the config's is narrower):\n"
-            "                        ID ||| TRANSLATION ||| F0= LOGPROB WordPenalty= -TOKENS\n"
-            "                        ||| SCORE, ID counting inputs from 0, LOGPROB the sum of\n"
-            "                        the tokens' and </s>'s, SCORE = LOGPROB / (TOKENS + 1)\n"
-            "                        ^length_penalty (the beam's ranking)\n"
-            "      --alignment[=hard|soft|T]  append ' ||| ' and the alignment read from\n"
-            "                        cross-attention (mean of the last layer's heads):\n"
-            "                        hard 'S-T ...' (each output token's most attended source\n"
-            "                        token), T in (0,1) (every pair above it), or soft (each\n"
-            "                        output token's weights, comma-separated); indices are\n"
-            "                        0-based positions of the model's tokens as -a lists\n"
-            "                        them (a word may be several subword pieces); with -n,\n"
-            "                        a field before the features\n"
-            "      --no-repeat-ngram N  no N tokens in a row occur twice in a translation\n"
-            "                        (greedy, beam and --eval; HF/CTranslate2's\n"
-            "                        no_repeat_ngram_size)\n"
-            "      --explain         print every step of the computation for each sentence:\n"
-            "                        tokens, ids, X = [S, d_model], Q/K/V, heads, scores,\n"
-            "                        mask, softmax, cross-attention; then which search chose\n"
-            "                        the output and, per step, the top 5 and the token kept\n"
-            "      --show KIND[:LAYER[:HEAD]]  draw one head's map in the terminal;\n"
-            "                        KIND is encoder, decoder or cross (layer, head from 1;\n"
-            "                        left out: 1);\n"
-            "                        wider than the terminal ($COLUMNS), in windows of keys;\n"
-            "                        on a terminal in grey cells with their weights (not\n"
-            "                        with TERM=dumb or NO_COLOR), elsewhere in ░▒▓█ blocks\n"
-            "      --maxi-batch N    read up to N lines of input ahead (those already\n"
-            "                        waiting: a client that sends a line and waits gets\n"
-            "                        its reply), translate them sorted by length in\n"
-            "                        mini-batches, write them in input order and flush\n"
-            "                        (default 256; 1 when standard input is a terminal)\n"
-            "                        batches need input from -i or standard input and\n"
-            "                        plain output (no -n, --alignment, --attention,\n"
-            "                        --html, --explain, --show, --logits)\n"
-            "      --mini-batch N    sentences decoded together within one (default 32);\n"
-            "                        beam search decodes at most 32 / beam of them a step\n"
-            "      --int8            quantise the weight matrices to int8 when loading\n"
-            "                        (one scale per row): a decoding step reads half the\n"
-            "                        bytes of float16; translations can differ slightly\n"
-            "  -t, --threads N       threads for matrix products and for a batch's\n"
-            "                        mini-batches (default: the cores it may use; at most 64)\n"
-            "      --init-weights    write a random model to the config's weights path and\n"
-            "                        exit; seeded by its random_init_seed, else seed 1\n"
-            "                        (refuses to overwrite without --force)\n"
-            "      --force           with --init-weights: replace the file (only once the\n"
-            "                        new one is complete: a failed write leaves it intact)\n"
-            "  -q, --quiet           no notes on stderr (errors are still printed)\n"
-            "  -h, --help            this help\n"
-            "  -V, --version         the version\n"
-            "\n"
-            "Exit status: 0 ok, 1 a sentence could not be translated or an input (standard\n"
-            "input, -i FILE, the --eval TSV, the --compare file) could not be read, 2 usage\n"
-            "or config error, 3 model file error, 4 an output file or standard output\n"
-            "could not be written (translating stops there), or would replace an input,\n"
-            "5 out of memory.\n");
-}
-
-/* ---- the standard streams --------------------------------------------- */
-
-/* Has writing to stdout failed (a full disk, a closed descriptor, a reader
- * that went away)?  Flushes, and says so once on stderr.  Callers then stop
- * translating: nobody would see the rest. */
-static bool stdout_failed(void)
-{
-    static bool reported;
-    if (reported) return true;
-    errno = 0;
-    /* stdio errors are sticky: ferror covers every printf since the start. */
-    if (fflush(stdout) == 0 && !ferror(stdout)) return false;
-    fprintf(stderr, "translate: standard output: cannot write: %s\n", strerror(errno ? errno : EIO));
-    reported = true;
-    return true;
-}
-
-/* The exit status once stdout is closed: `status`, or EXIT_WRITE when the
- * last of the output could not be written. */
-static int finish_stdout(int status)
-{
-    if (stdout_failed()) return status > EXIT_WRITE ? status : EXIT_WRITE;
-    if (fclose(stdout) != 0) {
-        fprintf(stderr, "translate: standard output: cannot write: %s\n", strerror(errno));
-        return status > EXIT_WRITE ? status : EXIT_WRITE;
-    }
-    return status;
-}
-
-/* Does an output need more of each line than its best translation's text
- * (maps, logits, the n best, alignments, explanations)?  Then lines are
- * translated one at a time: a batch keeps only that text. */
-static bool wants_more_than_text(const Options *o)
-{
-    return o->attention_path || o->html_path || o->logits_path || o->n_best_lines ||
-           o->alignment.kind != ALIGNMENT_NONE || o->explain || o->show.kind != SHOW_NONE;
-}
-
-static bool is_language(const char *s) { return strcmp(s, "en") == 0 || strcmp(s, "zh") == 0; }
-
-/* Options that would do nothing where they are given are refused, with
- * what they need: a user who wrote them expected them to act.  `texts`:
- * the TEXT arguments. */
-static int check_combinations(const Options *o, int n_texts, char *const *texts)
-{
-    const char *why = NULL;
-    bool translating = !o->eval_path && !o->init_weights && !o->list_models;
-    bool mixed_dash = false;
-    /* TEXT arguments other than a lone '-' (standard input). */
-    bool texts_given = n_texts > 1 || (n_texts == 1 && strcmp(texts[0], "-") != 0);
-    bool one_at_a_time = wants_more_than_text(o);
-    for (int i = 0; i < n_texts && n_texts > 1; i++) mixed_dash |= strcmp(texts[i], "-") == 0;
-    if (mixed_dash) why = "'-' (standard input) cannot be mixed with TEXT arguments";
-    else if (o->hyps_path && !o->eval_path) why = "--hyps needs --eval";
-    else if ((o->eval_path && !strcmp(o->eval_path, "-")) || (o->compare_path && !strcmp(o->compare_path, "-")))
-        why = "--eval and --compare read files: '-' (standard input) is not one";
-    else if (o->compare_path && !o->eval_path) why = "--compare needs --eval";
-    else if (o->force && !o->init_weights) why = "--force needs --init-weights";
-    else if (n_texts && o->eval_path) why = "--eval reads its sentences from the TSV: no TEXT arguments";
-    else if (n_texts && o->init_weights) why = "--init-weights translates nothing: no TEXT arguments";
-    else if (o->eval_path && o->init_weights) why = "--init-weights scores nothing: not with --eval";
-    else if (o->int8 && (o->init_weights || o->list_models))
-        why = "--int8 is for translating and --eval (not --init-weights or --list-models)";
-    else if (o->list_models && (n_texts || o->eval_path || o->init_weights || o->config_path || o->from || o->to))
-        why = "--list-models takes no TEXT, --eval, --init-weights, -c, --from or --to";
-    else if (!translating && (o->input_path || o->output_path))
-        why = "-i and -o are for translating lines (--eval writes translations with --hyps)";
-    else if (!translating && (one_at_a_time || o->maxi_batch || o->mini_batch))
-        why = "-a, --html, --logits, -n, --alignment, --explain, --show, --maxi-batch and --mini-batch "
-              "are for translating lines (not --eval, --init-weights or --list-models)";
-    else if ((o->maxi_batch || o->mini_batch) && translating && (texts_given || one_at_a_time))
-        why = texts_given ? "--maxi-batch and --mini-batch batch lines read from -i or standard input, "
-                            "not TEXT arguments"
-                          : "--maxi-batch and --mini-batch batch plain translations: -a, --html, --logits, -n, "
-                            "--alignment, --explain and --show translate one line at a time";
-    else if (o->maxi_batch == 1 && o->mini_batch)
-        why = "--mini-batch needs --maxi-batch above 1 (--maxi-batch 1 translates one line at a time)";
-    else if ((o->init_weights || o->list_models) && (o->beam || o->no_repeat_ngram))
-        why = "-b and --no-repeat-ngram are for translating and --eval (not --init-weights or --list-models)";
-    else if (o->input_path && n_texts) why = "-i FILE and TEXT arguments: give one";
-    else if (o->config_path && (o->from || o->to)) why = "-c and --from/--to both choose the model: give one";
-    else if ((o->from && !is_language(o->from)) || (o->to && !is_language(o->to)))
-        why = "--from and --to take en or zh";
-    else if (o->from && o->to && strcmp(o->from, o->to) == 0) why = "--from and --to are the same language";
-    if (!why) return 0;
-    fprintf(stderr, "translate: %s\n", why);
-    return -1;
-}
-
-static int parse_options(int argc, char **argv, Options *opt)
-{
-    enum { OPT_LOGITS = 256, OPT_INIT, OPT_FORCE, OPT_EVAL, OPT_HYPS, OPT_HTML, OPT_EXPLAIN, OPT_SHOW,
-           OPT_ALIGNMENT, OPT_NO_REPEAT, OPT_FROM = 300, OPT_TO, OPT_LIST, OPT_MAXI, OPT_MINI,
-           OPT_INT8, OPT_COMPARE };
-    static const struct option longs[] = {
-        {"config", required_argument, 0, 'c'},   {"attention", required_argument, 0, 'a'},
-        {"logits", required_argument, 0, OPT_LOGITS}, {"init-weights", no_argument, 0, OPT_INIT},
-        {"force", no_argument, 0, OPT_FORCE},    {"quiet", no_argument, 0, 'q'},
-        {"eval", required_argument, 0, OPT_EVAL}, {"hyps", required_argument, 0, OPT_HYPS},
-        {"compare", required_argument, 0, OPT_COMPARE},
-        {"threads", required_argument, 0, 't'},  {"beam", required_argument, 0, 'b'},
-        {"n-best", required_argument, 0, 'n'},   {"html", required_argument, 0, OPT_HTML},
-        {"explain", no_argument, 0, OPT_EXPLAIN}, {"show", required_argument, 0, OPT_SHOW},
-        {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
-        {"alignment", optional_argument, 0, OPT_ALIGNMENT}, {"no-repeat-ngram", required_argument, 0, OPT_NO_REPEAT},
-        /* issue 14: --from/--to have no short forms: -t is --threads */
-        {"from", required_argument, 0, OPT_FROM}, {"to", required_argument, 0, OPT_TO},
-        {"input", required_argument, 0, 'i'},    {"output", required_argument, 0, 'o'},
-        {"list-models", no_argument, 0, OPT_LIST},
-        {"maxi-batch", required_argument, 0, OPT_MAXI}, {"mini-batch", required_argument, 0, OPT_MINI},
-        {"int8", no_argument, 0, OPT_INT8},
-        {0, 0, 0, 0}};
-    int c;
-    opterr = 0; /* its messages are ours: one line (cli_option_error) */
-    while ((c = getopt_long(argc, argv, ":c:a:t:b:n:qhVi:o:", longs, NULL)) != -1) {
-        switch (c) {
-        case 'c': opt->config_path = optarg; break;
-        case 'a': opt->attention_path = optarg; break;
-        case OPT_HTML: opt->html_path = optarg; break;
-        case OPT_EXPLAIN: opt->explain = true; break;
-        case OPT_SHOW: {
-            Error err = {{0}};
-            if (explain_parse_show(optarg, &opt->show, &err)) {
-                fprintf(stderr, "translate: %s\n", err.message);
-                return -1;
-            }
-            break;
-        }
-        case OPT_LOGITS: opt->logits_path = optarg; break;
-        case OPT_INIT: opt->init_weights = true; break;
-        case OPT_FORCE: opt->force = true; break;
-        case OPT_EVAL: opt->eval_path = optarg; break;
-        case OPT_HYPS: opt->hyps_path = optarg; break;
-        case OPT_COMPARE: opt->compare_path = optarg; break;
-        case 't':
-            if (cli_parse_count("translate", "--threads", optarg, PARALLEL_MAX_THREADS, &opt->threads)) return -1;
-            break;
-        case 'b':
-            if (cli_parse_count("translate", "--beam", optarg, 64, &opt->beam)) return -1;
-            break;
-        case 'n':
-            if (cli_parse_count("translate", "--n-best", optarg, 64, &opt->n_best)) return -1;
-            opt->n_best_lines = true;
-            break;
-        case OPT_ALIGNMENT: {
-            /* Marian's `--alignment soft` and `--alignment 0.5` forms too: a
-             * following hard, soft or threshold is the value, not a sentence
-             * (`--alignment 0.5` translated the text "0.5" and left standard
-             * input unread). */
-            AlignmentChoice next;
-            Error err = {{0}};
-            if (!optarg && optind < argc && alignment_parse(argv[optind], &next, &err) == 0)
-                optarg = argv[optind++];
-            err = (Error){{0}};
-            if (alignment_parse(optarg, &opt->alignment, &err)) {
-                fprintf(stderr, "translate: %s\n", err.message);
-                return -1;
-            }
-            break;
-        }
-        case OPT_NO_REPEAT:
-            if (cli_parse_count("translate", "--no-repeat-ngram", optarg, 64, &opt->no_repeat_ngram)) return -1;
-            break;
-        case 'q': opt->quiet = true; break;
-        case OPT_FROM: opt->from = optarg; break;
-        case OPT_TO: opt->to = optarg; break;
-        case 'i': opt->input_path = optarg; break;
-        case 'o': opt->output_path = optarg; break;
-        case OPT_LIST: opt->list_models = true; break;
-        case OPT_MAXI:
-            if (cli_parse_count("translate", "--maxi-batch", optarg, 65536, &opt->maxi_batch)) return -1;
-            break;
-        case OPT_MINI:
-            if (cli_parse_count("translate", "--mini-batch", optarg, 1024, &opt->mini_batch)) return -1;
-            break;
-        case OPT_INT8: opt->int8 = true; break;
-        case 'h': usage(stdout); exit(finish_stdout(0));
-        case 'V': printf("translate %s\n", TRANSLATE_VERSION); exit(finish_stdout(0));
-        default:
-            cli_option_error("translate", c, argv, true);
-            return -1;
-        }
-        /* a file's name that is another option ("-o --html page.html") */
-        static const struct {
-            int option;
-            const char *name;
-        } file_options[] = {{'c', "-c"}, {'a', "-a/--attention"}, {OPT_HTML, "--html"}, {OPT_LOGITS, "--logits"},
-                            {OPT_EVAL, "--eval"}, {OPT_HYPS, "--hyps"}, {OPT_COMPARE, "--compare"},
-                            {'i', "-i/--input"}, {'o', "-o/--output"}};
-        for (size_t k = 0; k < sizeof file_options / sizeof *file_options; k++)
-            if (c == file_options[k].option && cli_file_value("translate", file_options[k].name, optarg)) return -1;
-    }
-    if (!opt->n_best) opt->n_best = 1;
-    if (opt->beam && opt->n_best > opt->beam) {
-        fprintf(stderr, "translate: --n-best %d needs --beam %d or more\n", opt->n_best, opt->n_best);
-        return -1;
-    }
-    if (opt->logits_path && (opt->beam > 1 || opt->n_best > 1)) {
-        fprintf(stderr, "translate: --logits works with greedy decoding only (--beam 1%s)\n",
-                opt->n_best > 1 ? ", so one translation: no --n-best" : "");
-        return -1;
-    }
-    return check_combinations(opt, argc - optind, argv + optind);
-}
 
 /* ---- the models in use ------------------------------------------------- */
 
@@ -395,7 +61,7 @@ typedef struct {
 /* With -c (or --from/--to), one model; without, up to two, opened when
  * first needed. */
 typedef struct {
-    const Options *opt;
+    const TranslateOptions *opt;
     bool one_model;           /* -c, --from or --to chose it: model[1] has no path */
     SessionModel model[2];    /* [0] the chosen config's or en-zh's, [1] zh-en's */
     FILE *out;                /* the translations: stdout, or -o's temporary file */
@@ -476,68 +142,6 @@ static void session_close(Session *s)
     }
 }
 
-/* ---- outputs never replace inputs ------------------------------------- */
-
-/* --attention FILE also writes FILE.zh-en when lines of both languages go
- * through the two default models (write_attention): never when -c, --from
- * or --to chooses one model, nor when FILE is standard output or a device
- * (/dev/null), where the zh-en document follows the en-zh one ("-a -"
- * wrote a file named "-.zh-en").  That second name (malloc'd), or NULL. */
-static char *second_attention_path(const Options *o)
-{
-    struct stat st;
-    if (!o->attention_path || o->config_path || o->from || o->to || strcmp(o->attention_path, "-") == 0 ||
-        (stat(o->attention_path, &st) == 0 && S_ISCHR(st.st_mode)))
-        return NULL;
-    char *second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
-    sprintf(second, "%s.zh-en", o->attention_path);
-    return second;
-}
-
-/* Two outputs of one run on one file would leave only the one committed
- * last (-o X -a X kept the JSON and lost the translations): refused, a
- * usage error.  Standard output or a device may be named more than once.
- * An empty name is refused here too. */
-static int check_distinct_outputs(const Options *o)
-{
-    char *second = second_attention_path(o);
-    const struct {
-        const char *option, *path;
-    } outs[] = {{"-o", o->output_path},     {"--attention", o->attention_path}, {"--html", o->html_path},
-                {"--logits", o->logits_path}, {"--hyps", o->hyps_path}, {"--attention (its .zh-en file)", second}};
-    enum { N = sizeof outs / sizeof *outs };
-    int status = 0;
-    for (int i = 0; i < N && !status; i++)
-        if (outs[i].path && !outs[i].path[0]) { /* else found only after translating everything */
-            fprintf(stderr, "translate: %s needs a file name, not ''\n", outs[i].option);
-            status = -1;
-        }
-    for (int i = 0; i < N && !status; i++)
-        for (int j = i + 1; j < N && !status; j++) {
-            const char *a = outs[i].path, *b = outs[j].path;
-            if (!a || !b || cli_written_directly(a) || cli_written_directly(b) || !cli_same_file(a, b)) continue;
-            cli_say("translate", "%s and %s both name %s: each output needs a file of its own",
-                    outs[i].option, outs[j].option, b);
-            status = -1;
-        }
-    free(second);
-    return status;
-}
-
-/* An output file must not be written over a file this run reads: the
- * output is committed only after the run, and `--logits CONFIG.yaml` would
- * otherwise replace the config.  Returns 0, or -1 with err naming both. */
-static int check_not_an_input(const char *option, const char *path, const char *const *inputs,
-                              size_t n, Error *err)
-{
-    if (!path || cli_written_directly(path)) return 0; /* a device or FIFO is written, never replaced */
-    for (size_t i = 0; i < n; i++)
-        if (inputs[i] && cli_same_file(path, inputs[i]))
-            return error_set(err, "%s: %s would overwrite %s, an input of this run", path, option,
-                             inputs[i]);
-    return 0;
-}
-
 /* Is `path` the file standard input reads (`< FILE`), which has no name
  * to compare? */
 static bool is_standard_input(const char *path)
@@ -565,7 +169,7 @@ static int check_session_inputs(const Session *s, const char *option, const char
         inputs[n++] = c->target_vocab_path;
         if (c->simplify_path) inputs[n++] = c->simplify_path;
     }
-    return check_not_an_input(option, path, inputs, n, err);
+    return translate_outputs_check_not_an_input(option, path, inputs, n, err);
 }
 
 /* Every output against every file the session has read, before any line
@@ -574,10 +178,10 @@ static int check_session_inputs(const Session *s, const char *option, const char
  * run was refused.  0, or EXIT_WRITE with the error printed. */
 static ExitStatus check_outputs_early(const Session *s)
 {
-    const Options *o = s->opt;
+    const TranslateOptions *o = s->opt;
     /* the .zh-en file too: checked only when written, at the end, it let a
      * run replace -o and then exit 4 as refused */
-    char *second = second_attention_path(o);
+    char *second = translate_options_second_attention_path(o);
     const char *outs[][2] = {{"-o", o->output_path}, {"--attention", o->attention_path},
                              {"--html", o->html_path}, {"--logits", o->logits_path}, {"--attention", second}};
     Error err = {{0}};
@@ -591,43 +195,13 @@ static ExitStatus check_outputs_early(const Session *s)
     return status;
 }
 
-/* The end of a streamed output file (-o, --logits): committed; given up
- * when `refused` (a failed check above, its message in err); given up too
- * when translating stopped early (`stopped`), so that the old file stays
- * rather than a part of this run's replacing it, but a file whose own
- * write failed is still committed, for its commit to fail and say why.
- * Prints the error. */
-static ExitStatus finish_output(OutputFile *out, int refused, bool stopped, Error *err)
-{
-    /* "-" writes through standard output's descriptor: when that failed,
-     * stdout_failed has said so, and the same error twice is noise.  (It
-     * is flushed first: --hyps - is not flushed line by line, and its
-     * failure was said twice, "-: cannot write" and "standard output".) */
-    bool to_stdout = !refused && output_file_is_stdout(out);
-    if (to_stdout) fflush(output_file_stream(out));
-    if (to_stdout && ferror(output_file_stream(out)) && stdout_failed()) {
-        output_file_abort(out);
-        return EXIT_WRITE;
-    }
-    if (stopped && !refused && !ferror(output_file_stream(out))) {
-        output_file_abort(out);
-        return EXIT_OK;
-    }
-    if (refused) output_file_abort(out);
-    if (refused || output_file_commit(out, err)) {
-        fprintf(stderr, "translate: %s\n", err->message);
-        return EXIT_WRITE;
-    }
-    return EXIT_OK;
-}
-
 /* ---- one sentence ------------------------------------------------------ */
 
 /* The translations of input `id` (0-based) as plain lines or n-best lines,
  * with their alignments when asked (Marian's formats).  F0 is the raw
  * Σ log p of the tokens and </s>; WordPenalty minus the tokens (Moses's
  * sign); SCORE the length-normalised score the beam ranked by. */
-static void print_translations(FILE *out, const Options *opt, const Translator *tr, int id,
+static void print_translations(FILE *out, const TranslateOptions *opt, const Translator *tr, int id,
                                const Translation *t, char *const *texts, const float *scores, int n)
 {
     for (int i = 0; i < (opt->n_best_lines ? n : 1); i++) {
@@ -755,16 +329,15 @@ done:
     return status;
 }
 
-static ExitStatus worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }
-
 /* Has writing the translations (or the --logits stream, when given)
  * failed?  Each line is flushed as soon as it is decided (issue 14): a
  * client that sends one line and waits for one reply must get it, the
  * empty line of a failed input too.  A failed file's error is reported by
- * its commit (finish_output).  Marks the session stopped when it has. */
+ * its commit (translate_outputs_finish_file).  Marks the session stopped
+ * when it has. */
 static bool stop_if_output_failed(Session *s, FILE *logits)
 {
-    bool failed = s->out == stdout ? stdout_failed() : fflush(s->out) != 0 || ferror(s->out);
+    bool failed = s->out == stdout ? translate_outputs_stdout_failed() : fflush(s->out) != 0 || ferror(s->out);
     if (!failed && logits && logits != stdout) failed = fflush(logits) != 0 || ferror(logits);
     if (failed) s->stopped = true;
     return failed;
@@ -778,7 +351,7 @@ static bool stop_if_output_failed(Session *s, FILE *logits)
 static void say_unreadable(Session *s, const char *in_name, ExitStatus *result)
 {
     cli_say("translate", "%s: cannot read: %s", in_name, strerror(errno ? errno : EIO));
-    *result = worse(*result, EXIT_INPUT);
+    *result = exit_status_worse(*result, EXIT_INPUT);
     s->stopped = true;
 }
 
@@ -812,14 +385,14 @@ static bool skip_rest(Session *s, FILE *in, const char *in_name, ExitStatus *res
 /* ---- many lines at once (issue 12) ------------------------------------ */
 
 /* Can the lines of `in` be read ahead and translated in batches?  Only
- * for plain output (wants_more_than_text) and when asked: --maxi-batch
- * above 1, or by default when `in` is not a terminal (someone typing a
- * line waits for its answer). */
+ * for plain output (translate_options_want_more_than_text) and when asked:
+ * --maxi-batch above 1, or by default when `in` is not a terminal
+ * (someone typing a line waits for its answer). */
 static bool batched(const Session *s, FILE *in)
 {
-    const Options *o = s->opt;
-    int maxi = o->maxi_batch ? o->maxi_batch : isatty(fileno(in)) ? 1 : MAXI_BATCH;
-    return maxi > 1 && !wants_more_than_text(o);
+    const TranslateOptions *o = s->opt;
+    int maxi = o->maxi_batch ? o->maxi_batch : isatty(fileno(in)) ? 1 : TRANSLATE_MAXI_BATCH;
+    return maxi > 1 && !translate_options_want_more_than_text(o);
 }
 
 /* One line of a maxi-batch. */
@@ -848,7 +421,7 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
         }
         lines[i].tr = encode_line(s, buf[i], (size_t)lens[i], first_line + i, &lines[i].src, &lines[i].status);
     }
-    int mini = s->opt->mini_batch ? s->opt->mini_batch : MINI_BATCH;
+    int mini = s->opt->mini_batch ? s->opt->mini_batch : TRANSLATE_MINI_BATCH;
     SourceIds *srcs = xcalloc((size_t)n, sizeof *srcs);
     char **texts = xcalloc((size_t)n, sizeof *texts);
     ExitStatus *statuses = xcalloc((size_t)n, sizeof *statuses);
@@ -881,7 +454,7 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
         else if (l->tr && l->text && !l->text[0])
             note_empty(s, first_line + i);
         fprintf(s->out, "%s\n", l->text ? l->text : "");
-        result = worse(result, l->status);
+        result = exit_status_worse(result, l->status);
         free(l->text);
         translator_source_ids_free(&l->src);
     }
@@ -913,7 +486,7 @@ static bool input_waiting(FILE *in)
  * comes in line order before the rest of it is read. */
 static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
 {
-    int maxi = s->opt->maxi_batch ? s->opt->maxi_batch : MAXI_BATCH;
+    int maxi = s->opt->maxi_batch ? s->opt->maxi_batch : TRANSLATE_MAXI_BATCH;
     char *scratch = xmalloc(MAX_LINE_BYTES + 1);
     char **buf = xcalloc((size_t)maxi, sizeof *buf); /* each line copied at its length */
     long *lens = xcalloc((size_t)maxi, sizeof *lens);
@@ -935,14 +508,14 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
             buf[n][bytes] = '\0';
             n++;
         }
-        if (n > 0) result = worse(result, translate_batch(s, buf, lens, n, first));
+        if (n > 0) result = exit_status_worse(result, translate_batch(s, buf, lens, n, first));
         for (int i = 0; i < n; i++) {
             free(buf[i]);
             buf[i] = NULL;
         }
         first += n;
         if (stop_if_output_failed(s, NULL)) {
-            result = worse(result, EXIT_WRITE);
+            result = exit_status_worse(result, EXIT_WRITE);
             break;
         }
         if (too_long && !skip_rest(s, in, in_name, &result)) break;
@@ -961,8 +534,8 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
     ExitStatus result = EXIT_OK;
     if (!in) {
         for (int i = 0; i < n_texts; i++) {
-            result = worse(result, translate_one(s, texts[i], strlen(texts[i]), i + 1, logits));
-            if (stop_if_output_failed(s, logits)) return worse(result, EXIT_WRITE);
+            result = exit_status_worse(result, translate_one(s, texts[i], strlen(texts[i]), i + 1, logits));
+            if (stop_if_output_failed(s, logits)) return exit_status_worse(result, EXIT_WRITE);
         }
         return result;
     }
@@ -973,12 +546,12 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
         if (n == LINE_TOO_LONG) {
             say_too_long(line);
             fputc('\n', s->out);
-            result = worse(result, EXIT_INPUT);
+            result = exit_status_worse(result, EXIT_INPUT);
         } else {
-            result = worse(result, translate_one(s, buf, (size_t)n, line, logits));
+            result = exit_status_worse(result, translate_one(s, buf, (size_t)n, line, logits));
         }
         if (stop_if_output_failed(s, logits)) {
-            result = worse(result, EXIT_WRITE);
+            result = exit_status_worse(result, EXIT_WRITE);
             break;
         }
         if (n == LINE_TOO_LONG && !skip_rest(s, in, in_name, &result)) break;
@@ -997,20 +570,20 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
  * failed to open (its error is said). */
 static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
 {
-    const Options *o = s->opt;
+    const TranslateOptions *o = s->opt;
     if (s->stopped || s->model[0].opened || s->model[1].opened || s->model[0].failed || s->model[1].failed) return status;
     if (!o->attention_path && !o->html_path && !o->logits_path) return status;
     Error err = {{0}};
     ExitStatus opening = EXIT_OK;
     if (!model_for(s, "", 0, &opening, &err)) fprintf(stderr, "translate: %s\n", err.message);
-    return worse(status, opening);
+    return exit_status_worse(status, opening);
 }
 
 /* --attention: one JSON file per translation direction. */
 static ExitStatus write_attention(Session *s)
 {
     ExitStatus result = EXIT_OK;
-    char *second = second_attention_path(s->opt);
+    char *second = translate_options_second_attention_path(s->opt);
     for (int i = 0; i < 2 && s->opt->attention_path; i++) {
         if (!s->model[i].attention) continue;
         /* Text in both directions (no -c): the zh-en maps go beside. */
@@ -1047,7 +620,7 @@ static ExitStatus write_html(Session *s)
 }
 
 /* --init-weights: a seeded random model for the config. */
-static int init_weights(const Options *opt, const char *config_path)
+static ExitStatus init_weights(const TranslateOptions *opt, const char *config_path)
 {
     Translator tr;
     Error err = {{0}};
@@ -1060,135 +633,14 @@ static int init_weights(const Options *opt, const char *config_path)
         cli_say("translate", "wrote a random model (seed %llu) to %s",
                 (unsigned long long)tr.config.random_seed, tr.config.weights_path);
     translator_close(&tr);
-    return 0;
-}
-
-/* --compare: this run (B) against the file's translations (A), metric by
- * metric, with the paired bootstrap's 95% interval (eval/bootstrap.h). */
-static void print_comparison(const char *path, const EvalScores *their_scores,
-                             const EvalSentences *theirs, const EvalSentences *mine, size_t n)
-{
-    BootstrapResult bleu, chrf;
-    bootstrap_bleu(theirs->bleu, mine->bleu, n, BOOTSTRAP_RESAMPLES, &bleu);
-    bootstrap_chrf(theirs->chrf, mine->chrf, n, BOOTSTRAP_RESAMPLES, &chrf);
-    printf("compared with %s (BLEU %.2f  chrF2 %.2f), paired bootstrap over %d resamples:\n", path,
-           their_scores->bleu, their_scores->chrf, BOOTSTRAP_RESAMPLES);
-    const struct { const char *name; const BootstrapResult *r; } rows[] = {{"BLEU ", &bleu}, {"chrF2", &chrf}};
-    for (int i = 0; i < 2; i++)
-        printf("  %s %+.2f, 95%% interval [%+.2f, %+.2f], this run higher in %d of %d: %s\n", rows[i].name,
-               rows[i].r->difference, rows[i].r->low, rows[i].r->high, rows[i].r->b_higher,
-               rows[i].r->resamples, bootstrap_verdict(rows[i].r));
-}
-
-/* --eval's progress line on a terminal (a large set takes minutes). */
-static void eval_progress(void *context, size_t done, size_t total)
-{
-    (void)context;
-    fprintf(stderr, "\rtranslate: --eval: %zu of %zu sentences", done, total);
-}
-
-/* --eval: translate a TSV's source column, score against its target. */
-static int eval_file(const Options *opt, const char *config_path)
-{
-    Translator tr;
-    Error err = {{0}};
-    ExitStatus st = translator_open(&tr, config_path, &err);
-    if (st != EXIT_OK) {
-        fprintf(stderr, "translate: %s\n", err.message);
-        return st;
-    }
-    /* --eval keeps each line's best translation only (-n and --logits
-     * are refused with it: check_combinations). */
-    translator_override_decoding(&tr, opt->beam, 1, false, opt->no_repeat_ngram);
-    if (opt->int8) translator_use_int8(&tr);
-    int src_col = strcmp(tr.config.source_lang, "en") == 0 ? 0 : 1;
-    Dataset data;
-    Corpus pairs;
-    if (corpus_load(opt->eval_path, src_col, 1 - src_col, &pairs, &err)) {
-        fprintf(stderr, "translate: %s\n", err.message);
-        translator_close(&tr);
-        return EXIT_INPUT;
-    }
-    /* The sources read as translating reads a line (model.simplify): the
-     * set's Traditional characters as Simplified. */
-    for (size_t i = 0; tr.simplifier && i < pairs.count; i++) simplify_in_place(tr.simplifier, &pairs.source[i]);
-    dataset_from_corpus(&data, &pairs, tr.src_vocab, tr.tgt_vocab, tr.config.arch.max_len);
-    /* A line that cannot be translated is scored as an empty translation,
-     * as a system that failed on it would be; each is named here with its
-     * reason, as batch mode names it, and the run ends with status 1.  An
-     * invalid reference is scored as it is, but said. */
-    size_t untranslatable = 0;
-    for (size_t i = 0; i < data.count; i++) {
-        SourceIds src;
-        Error why = {{0}};
-        if (translator_encode(&tr, data.source_text[i], strlen(data.source_text[i]), &src, &why) != EXIT_OK) {
-            cli_say("translate", "%s:%d: not translated (scored as empty): %s", opt->eval_path,
-                    data.line[i], why.message);
-            untranslatable++;
-        }
-        translator_source_ids_free(&src);
-        if (!utf8_valid(data.target_text[i], strlen(data.target_text[i])))
-            cli_say("translate", "%s:%d: the reference is not valid UTF-8 (scored as it is)",
-                    opt->eval_path, data.line[i]);
-    }
-    /* --compare's file is read and scored first: a wrong one is an error
-     * before the translating, not after. */
-    EvalSentences theirs = {0}, mine = {0};
-    EvalScores their_scores;
-    if (opt->compare_path) {
-        theirs = eval_sentences_new(data.count);
-        mine = eval_sentences_new(data.count);
-    }
-    /* Written to a temporary file (common/output_file.h), committed only
-     * after the whole set was translated; never over an input, which is
-     * checked first, so a refusal costs no translating. */
-    const char *inputs[] = {config_path, opt->eval_path, tr.config.weights_path, tr.config.source_vocab_path,
-                            tr.config.target_vocab_path, tr.config.simplify_path, opt->compare_path};
-    size_t n_inputs = sizeof inputs / sizeof *inputs; /* (NULL ones count as none) */
-    OutputFile *hyps = NULL;
-    if (opt->compare_path && evaluate_file(opt->compare_path, &data, opt->eval_path, tr.config.target_lang,
-                                           &theirs, &their_scores, &err)) {
-        fprintf(stderr, "translate: --compare %s\n", err.message);
-        st = EXIT_INPUT;
-    } else if (opt->hyps_path && (check_not_an_input("--hyps", opt->hyps_path, inputs, n_inputs, &err) ||
-                                  !(hyps = output_file_open(opt->hyps_path, OUTPUT_FILE_DASH, &err)))) {
-        fprintf(stderr, "translate: %s\n", err.message);
-        st = EXIT_WRITE;
-    } else {
-        EvalScores s;
-        const SearchSettings decode = tr.config.decode;
-        bool live = !opt->quiet && isatty(STDERR_FILENO); /* a redrawn line on a terminal only */
-        evaluate(&tr.model, &data, tr.tgt_vocab, &decode, tr.config.target_lang,
-                 hyps ? output_file_stream(hyps) : NULL, opt->compare_path ? &mine : NULL,
-                 live ? eval_progress : NULL, NULL, &s);
-        if (live) fputs("\r\033[K", stderr);
-        /* every setting that changes the scores, so two lines never look alike */
-        char how[128];
-        int n = decode.beam > 1 ? snprintf(how, sizeof how, "beam %d, length penalty %g", decode.beam,
-                                           (double)decode.length_penalty)
-                                : snprintf(how, sizeof how, "greedy");
-        if (decode.no_repeat_ngram)
-            n += snprintf(how + n, sizeof how - (size_t)n, ", no-repeat-ngram %d", decode.no_repeat_ngram);
-        if (opt->int8) snprintf(how + n, sizeof how - (size_t)n, ", int8 weights");
-        printf("%s: %s, %zu sentence%s: BLEU %.2f  chrF2 %.2f  (%s; %.1f s, %zu not translatable)\n",
-               opt->eval_path, tr.config.name, s.sentences, s.sentences == 1 ? "" : "s", s.bleu, s.chrf, how,
-               s.seconds, s.skipped);
-        if (opt->compare_path) print_comparison(opt->compare_path, &their_scores, &theirs, &mine, data.count);
-        if (hyps) st = finish_output(hyps, 0, false, &err);
-        if (untranslatable) st = worse(st, EXIT_INPUT);
-    }
-    eval_sentences_free(&theirs);
-    eval_sentences_free(&mine);
-    dataset_free(&data);
-    translator_close(&tr);
-    return st;
+    return EXIT_OK;
 }
 
 /* ---- starting -------------------------------------------------------- */
 
 /* -c NAME and --from/--to, resolved to a config path in *chosen (NULL: pick
  * by the text).  0, or -1 after a message (a usage error). */
-static int choose_config(const Options *opt, char **chosen)
+static int choose_config(const TranslateOptions *opt, char **chosen)
 {
     *chosen = NULL;
     if (opt->from || opt->to) {
@@ -1218,7 +670,7 @@ static int choose_config(const Options *opt, char **chosen)
  * zh-en model. */
 static ExitStatus session_start(Session *s)
 {
-    const Options *o = s->opt;
+    const TranslateOptions *o = s->opt;
     Error err = {{0}};
     ExitStatus status = EXIT_OK;
     if (s->one_model) {
@@ -1242,7 +694,7 @@ static ExitStatus session_start(Session *s)
 
 /* Do the lines come from standard input: -i -, or no -i and no sentence
  * but "-"? */
-static bool reads_standard_input(const Options *opt, int n_texts, char **texts)
+static bool reads_standard_input(const TranslateOptions *opt, int n_texts, char **texts)
 {
     if (opt->input_path) return strcmp(opt->input_path, "-") == 0;
     return n_texts == 0 || (n_texts == 1 && strcmp(texts[0], "-") == 0);
@@ -1250,7 +702,7 @@ static bool reads_standard_input(const Options *opt, int n_texts, char **texts)
 
 /* Where the lines come from: -i FILE, -i - or a lone TEXT '-' (stdin), no
  * TEXT (stdin), or the TEXT arguments (NULL).  *in_name names it. */
-static ExitStatus open_input(const Options *opt, int n_texts, char **texts, FILE **in,
+static ExitStatus open_input(const TranslateOptions *opt, int n_texts, char **texts, FILE **in,
                              const char **in_name)
 {
     *in = NULL;
@@ -1300,16 +752,18 @@ int main(int argc, char **argv)
      * is reported like a full disk (status 4), instead of killing us with
      * no word and a temporary file left behind. */
     signal(SIGXFSZ, SIG_IGN);
-    /* Every sentence is flushed and checked on its own (stdout_failed), so
-     * the buffer's size changes nothing a reader sees; a large one keeps
+    /* Every sentence is flushed and checked on its own
+     * (translate_outputs_stdout_failed), so the buffer's size changes
+     * nothing a reader sees; a large one keeps
      * --help and most --explain walk-throughs in one write, so a failure
      * is seen by that flush with its errno (a write that fails inside a
      * printf leaves only the sticky error flag: "Input/output error"). */
     static char stdout_buffer[1 << 16];
     setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
-    Options opt = {0};
-    if (parse_options(argc, argv, &opt) || check_distinct_outputs(&opt)) return EXIT_USAGE;
-    if (opt.list_models) return finish_stdout(config_folders_list());
+    TranslateOptions opt = {0};
+    int parsed = translate_options_parse(argc, argv, &opt);
+    if (parsed) return parsed > 0 ? translate_outputs_finish_stdout(EXIT_OK) : EXIT_USAGE; /* 1: --help, --version */
+    if (opt.list_models) return translate_outputs_finish_stdout(config_folders_list());
     cli_set_threads(opt.threads);
     char *chosen;
     bool by_file_name = !opt.config_path || opt.from || opt.to; /* config_folders_check_languages */
@@ -1318,11 +772,12 @@ int main(int argc, char **argv)
     s.model[0].path = chosen ? chosen : config_folders_default("en-zh.yaml");
     s.model[1].path = chosen ? NULL : config_folders_default("zh-en.yaml");
     if (opt.init_weights || opt.eval_path) {
-        int status = by_file_name ? config_folders_check_named(s.model[0].path) : EXIT_OK;
+        ExitStatus status = by_file_name ? config_folders_check_named(s.model[0].path) : EXIT_OK;
         if (status == EXIT_OK)
-            status = opt.init_weights ? init_weights(&opt, s.model[0].path) : eval_file(&opt, s.model[0].path);
+            status = opt.init_weights ? init_weights(&opt, s.model[0].path)
+                                      : translate_eval_run(&opt, s.model[0].path);
         session_close(&s);
-        return finish_stdout(status);
+        return translate_outputs_finish_stdout(status);
     }
     /* --logits goes to a temporary file (common/output_file.h), so a run
      * that fails to start leaves an existing file as it was. */
@@ -1338,7 +793,7 @@ int main(int argc, char **argv)
     if (status != EXIT_OK) {
         if (in && in != stdin) fclose(in);
         session_close(&s);
-        return finish_stdout(status);
+        return translate_outputs_finish_stdout(status);
     }
     OutputFile *logits = NULL;
     Error err = {{0}};
@@ -1356,16 +811,16 @@ int main(int argc, char **argv)
         output_file_abort(logits); /* no model opened: nothing ran */
     } else if (logits) {
         int refused = check_session_inputs(&s, "--logits", opt.logits_path, &err);
-        status = worse(status, finish_output(logits, refused, s.stopped, &err));
+        status = exit_status_worse(status, translate_outputs_finish_file(logits, refused, s.stopped, &err));
     }
     if (s.out_file) {
         int refused = check_session_inputs(&s, "-o", opt.output_path, &err);
-        status = worse(status, finish_output(s.out_file, refused, s.stopped, &err));
+        status = exit_status_worse(status, translate_outputs_finish_file(s.out_file, refused, s.stopped, &err));
     }
     if (!s.stopped) { /* the maps of a part of the input are not written either */
-        status = worse(status, write_attention(&s));
-        status = worse(status, write_html(&s));
+        status = exit_status_worse(status, write_attention(&s));
+        status = exit_status_worse(status, write_html(&s));
     }
     session_close(&s);
-    return finish_stdout(status);
+    return translate_outputs_finish_stdout(status);
 }
