@@ -164,3 +164,5 @@ void cli_say(const char *prog, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "%s: %s\n", prog, line.message);
 }
+
+ExitStatus cli_worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }

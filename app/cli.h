@@ -1,11 +1,14 @@
 /* cli.h — what translate's and train's command lines share: a counted
  * option (--threads N, --beam N, ...), the thread count it sets, whether
  * two paths name one file (an output must not be another output or an
- * input of the run), and the standard streams a caller left closed. */
+ * input of the run), the standard streams a caller left closed, and the
+ * worse of two exit statuses. */
 #ifndef TRANSLATE_CLI_H
 #define TRANSLATE_CLI_H
 
 #include <stdbool.h>
+
+#include "exit_status.h"
 
 /* A whole number in 1..max for option `name` of program `prog`: 0 with
  * *out set, else -1 after "prog: name: expected a number from 1 to max,
@@ -57,5 +60,8 @@ bool cli_same_file(const char *a, const char *b);
  * written into, never replaced (common/output_file.h)?  Several outputs may
  * go there (/dev/null), where one file would keep only the last. */
 bool cli_written_directly(const char *path);
+/* The worse of two exit statuses: the higher, which main() returns when a
+ * run met several (a line that failed, then an output that did). */
+ExitStatus cli_worse(ExitStatus a, ExitStatus b);
 
 #endif

@@ -20,7 +20,4 @@ typedef enum {
     EXIT_INTERRUPTED = 130, /* train: stopped by SIGINT/SIGTERM/SIGHUP, checkpoint saved */
 } ExitStatus;
 
-/* The worse of two statuses: the higher one, which main() returns. */
-static inline ExitStatus exit_status_worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }
-
 #endif

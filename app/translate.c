@@ -351,7 +351,7 @@ static bool stop_if_output_failed(Session *s, FILE *logits)
 static void say_unreadable(Session *s, const char *in_name, ExitStatus *result)
 {
     cli_say("translate", "%s: cannot read: %s", in_name, strerror(errno ? errno : EIO));
-    *result = exit_status_worse(*result, EXIT_INPUT);
+    *result = cli_worse(*result, EXIT_INPUT);
     s->stopped = true;
 }
 
@@ -454,7 +454,7 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
         else if (l->tr && l->text && !l->text[0])
             note_empty(s, first_line + i);
         fprintf(s->out, "%s\n", l->text ? l->text : "");
-        result = exit_status_worse(result, l->status);
+        result = cli_worse(result, l->status);
         free(l->text);
         translator_source_ids_free(&l->src);
     }
@@ -508,14 +508,14 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
             buf[n][bytes] = '\0';
             n++;
         }
-        if (n > 0) result = exit_status_worse(result, translate_batch(s, buf, lens, n, first));
+        if (n > 0) result = cli_worse(result, translate_batch(s, buf, lens, n, first));
         for (int i = 0; i < n; i++) {
             free(buf[i]);
             buf[i] = NULL;
         }
         first += n;
         if (stop_if_output_failed(s, NULL)) {
-            result = exit_status_worse(result, EXIT_WRITE);
+            result = cli_worse(result, EXIT_WRITE);
             break;
         }
         if (too_long && !skip_rest(s, in, in_name, &result)) break;
@@ -534,8 +534,8 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
     ExitStatus result = EXIT_OK;
     if (!in) {
         for (int i = 0; i < n_texts; i++) {
-            result = exit_status_worse(result, translate_one(s, texts[i], strlen(texts[i]), i + 1, logits));
-            if (stop_if_output_failed(s, logits)) return exit_status_worse(result, EXIT_WRITE);
+            result = cli_worse(result, translate_one(s, texts[i], strlen(texts[i]), i + 1, logits));
+            if (stop_if_output_failed(s, logits)) return cli_worse(result, EXIT_WRITE);
         }
         return result;
     }
@@ -546,12 +546,12 @@ static ExitStatus translate_all(Session *s, int n_texts, char **texts, FILE *in,
         if (n == LINE_TOO_LONG) {
             say_too_long(line);
             fputc('\n', s->out);
-            result = exit_status_worse(result, EXIT_INPUT);
+            result = cli_worse(result, EXIT_INPUT);
         } else {
-            result = exit_status_worse(result, translate_one(s, buf, (size_t)n, line, logits));
+            result = cli_worse(result, translate_one(s, buf, (size_t)n, line, logits));
         }
         if (stop_if_output_failed(s, logits)) {
-            result = exit_status_worse(result, EXIT_WRITE);
+            result = cli_worse(result, EXIT_WRITE);
             break;
         }
         if (n == LINE_TOO_LONG && !skip_rest(s, in, in_name, &result)) break;
@@ -576,7 +576,7 @@ static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
     Error err = {{0}};
     ExitStatus opening = EXIT_OK;
     if (!model_for(s, "", 0, &opening, &err)) fprintf(stderr, "translate: %s\n", err.message);
-    return exit_status_worse(status, opening);
+    return cli_worse(status, opening);
 }
 
 /* --attention: one JSON file per translation direction. */
@@ -811,15 +811,15 @@ int main(int argc, char **argv)
         output_file_abort(logits); /* no model opened: nothing ran */
     } else if (logits) {
         int refused = check_session_inputs(&s, "--logits", opt.logits_path, &err);
-        status = exit_status_worse(status, translate_outputs_finish_file(logits, refused, s.stopped, &err));
+        status = cli_worse(status, translate_outputs_finish_file(logits, refused, s.stopped, &err));
     }
     if (s.out_file) {
         int refused = check_session_inputs(&s, "-o", opt.output_path, &err);
-        status = exit_status_worse(status, translate_outputs_finish_file(s.out_file, refused, s.stopped, &err));
+        status = cli_worse(status, translate_outputs_finish_file(s.out_file, refused, s.stopped, &err));
     }
     if (!s.stopped) { /* the maps of a part of the input are not written either */
-        status = exit_status_worse(status, write_attention(&s));
-        status = exit_status_worse(status, write_html(&s));
+        status = cli_worse(status, write_attention(&s));
+        status = cli_worse(status, write_html(&s));
     }
     session_close(&s);
     return translate_outputs_finish_stdout(status);

@@ -124,7 +124,7 @@ ExitStatus translate_eval_run(const TranslateOptions *opt, const char *config_pa
                s.seconds, s.skipped);
         if (opt->compare_path) print_comparison(opt->compare_path, &their_scores, &theirs, &mine, data.count);
         if (hyps) st = translate_outputs_finish_file(hyps, 0, false, &err);
-        if (untranslatable) st = exit_status_worse(st, EXIT_INPUT);
+        if (untranslatable) st = cli_worse(st, EXIT_INPUT);
     }
     eval_sentences_free(&theirs);
     eval_sentences_free(&mine);

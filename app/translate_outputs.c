@@ -21,10 +21,10 @@ bool translate_outputs_stdout_failed(void)
 
 ExitStatus translate_outputs_finish_stdout(ExitStatus status)
 {
-    if (translate_outputs_stdout_failed()) return exit_status_worse(status, EXIT_WRITE);
+    if (translate_outputs_stdout_failed()) return cli_worse(status, EXIT_WRITE);
     if (fclose(stdout) != 0) {
         fprintf(stderr, "translate: standard output: cannot write: %s\n", strerror(errno));
-        return exit_status_worse(status, EXIT_WRITE);
+        return cli_worse(status, EXIT_WRITE);
     }
     return status;
 }
