@@ -142,6 +142,8 @@ static void session_close(Session *s)
     }
 }
 
+/* ---- outputs never replace inputs ------------------------------------- */
+
 /* Is `path` the file standard input reads (`< FILE`), which has no name
  * to compare? */
 static bool is_standard_input(const char *path)
