@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/error.h"
 #include "../common/input_file.h"
 #include "../common/util.h"
 #include "../model/parallel.h"
@@ -157,12 +158,20 @@ void cli_reserve_standard_fds(void)
 
 void cli_say(const char *prog, const char *fmt, ...)
 {
-    Error line;
-    va_list ap;
+    /* Formatted at its own length, not into an Error's 512 bytes: a long
+     * path would cut off the end of the message, often the hint. */
+    va_list ap, again;
     va_start(ap, fmt);
-    error_vset(&line, fmt, ap); /* one line, as every Error */
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", prog, line.message);
+    char *line = xmalloc(n > 0 ? (size_t)n + 1 : 1);
+    line[0] = '\0';
+    if (n > 0) vsnprintf(line, (size_t)n + 1, fmt, again);
+    va_end(again);
+    error_one_line(line); /* as every Error */
+    fprintf(stderr, "%s: %s\n", prog, line);
+    free(line);
 }
 
 ExitStatus cli_worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }

@@ -47,7 +47,8 @@ void cli_reserve_standard_fds(void);
 void cli_set_threads(int threads);
 
 /* "PROG: MESSAGE" and a newline on stderr, MESSAGE made one line as
- * error_set makes it (a file name may hold a newline or a CR). */
+ * error_set makes it (a file name may hold a newline or a CR), and never
+ * cut short, however long. */
 void cli_say(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Do a and b name one file: the same text, one existing file (links

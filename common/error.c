@@ -5,29 +5,21 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One line: a message must never break the caller's output format (a
- * file name may hold a newline or a carriage return). */
-static void one_line(char *text)
+void error_one_line(char *text)
 {
     for (char *p = text; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
 }
 
-int error_vset(Error *err, const char *fmt, va_list ap)
-{
-    if (err) {
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        one_line(err->message);
-    }
-    return -1;
-}
-
 int error_set(Error *err, const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    error_vset(err, fmt, ap);
-    va_end(ap);
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        error_one_line(err->message);
+    }
     return -1;
 }
 
@@ -38,7 +30,7 @@ void error_prefix(Error *err, const char *prefix)
      * truncate the tail of the message, never overflow it. */
     char joined[2 * sizeof err->message];
     snprintf(joined, sizeof joined, "%.500s: %.510s", prefix, err->message);
-    one_line(joined);
+    error_one_line(joined);
     memcpy(err->message, joined, sizeof err->message - 1);
     err->message[sizeof err->message - 1] = '\0';
 }

@@ -9,7 +9,6 @@
 #ifndef TRANSLATE_ERROR_H
 #define TRANSLATE_ERROR_H
 
-#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct {
@@ -20,11 +19,14 @@ typedef struct {
  * Always returns -1 so callers can write `return error_set(err, ...)`. */
 int error_set(Error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* The same with the arguments as a va_list (for a caller that is variadic
- * itself: app/cli.c's cli_say). */
-int error_vset(Error *err, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* Prefix the current message with "prefix: " (e.g. a file name). */
 void error_prefix(Error *err, const char *prefix);
+
+/* `text` made one line in place, each newline or carriage return a space:
+ * a message must never break the caller's output format, and a file name
+ * may hold either.  error_set and error_prefix do it to every Error;
+ * app/cli.c's cli_say to a message of any length. */
+void error_one_line(char *text);
 
 #endif

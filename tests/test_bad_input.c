@@ -133,6 +133,22 @@ static void test_a_name_with_a_line_break_is_said_on_one_line(void **state)
     run_result_free(&r);
 }
 
+/* A message is said whole however long the name in it: cli_say wrote it
+ * into an Error's 512 bytes, and a 600-byte name cut off the message's
+ * end, the part that says what to do. */
+static void test_a_long_name_leaves_the_message_whole(void **state)
+{
+    (void)state;
+    char name[601];
+    memset(name, 'x', 600);
+    name[600] = '\0';
+    RunResult r = run((const char *[]){"./translate", "-c", name, "x", NULL}, NULL, 0);
+    assert_int_equal(r.status, 2);
+    expect_in(r.err, "x: no such file, and no config of that name (translate --list-models lists them)\n");
+    assert_int_equal(count_lines(r.err), 1);
+    run_result_free(&r);
+}
+
 /* A file option's value that looks like an option is refused, and no file
  * of that name is made (-o --html wrote a file named --html). */
 static void test_an_output_named_like_an_option_is_refused(void **state)
@@ -760,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_tsv_with_a_nul_byte_or_a_huge_line),
         cmocka_unit_test(test_attention_path_is_a_directory),
         cmocka_unit_test(test_a_name_with_a_line_break_is_said_on_one_line),
+        cmocka_unit_test(test_a_long_name_leaves_the_message_whole),
         cmocka_unit_test(test_an_output_named_like_an_option_is_refused),
         cmocka_unit_test(test_html_path_is_a_directory_or_unwritable),
     };
