@@ -180,7 +180,7 @@ static int make_output_dirs(const Config *cfg)
                            cfg->train.checkpoint_path, cfg->train.log_path};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         if (make_parent_dirs(paths[i]) != 0) {
-            fprintf(stderr, "train: %s: cannot create its folder: %s\n", paths[i], strerror(errno));
+            cli_say("train", "%s: cannot create its folder: %s", paths[i], strerror(errno));
             return EXIT_WRITE;
         }
     return 0;
@@ -220,15 +220,16 @@ static int load_sources(const Config *cfg, const char *data_path, const Simplifi
     int status = sources_load(&set, sources, &err);
     if (status) fprintf(stderr, "train: %s\n", err.message);
     if (!status && simplifier)
-        fprintf(stderr, "train: Traditional → Simplified: %zu characters from %s\n", simplify_size(simplifier),
+        cli_say("train", "Traditional → Simplified: %zu characters from %s", simplify_size(simplifier),
                 t->simplify_path);
     if (status) return EXIT_DATA;
     static const char *const format_note[] = {"", " (cedict)", " (names)", ""}; /* SourceFormat's order */
     for (size_t i = 0; i < sources->n_sources; i++) {
         const SourceCounts *c = &sources->counts[i];
         const char *name = set.specs[i].path ? set.specs[i].path : "numbers"; /* numbers has no file */
-        fprintf(stderr, "train: %s%s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
-                        "%zu filtered (%zu empty or invalid, %zu too long, %zu length ratio); %zu simplified, %zu with brackets handled\n",
+        cli_say("train", "%s%s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
+                         "%zu filtered (%zu empty or invalid, %zu too long, %zu length ratio); %zu simplified, "
+                         "%zu with brackets handled",
                 name, format_note[set.specs[i].format], c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
                 c->duplicates, c->empty + c->too_long + c->ratio, c->empty, c->too_long, c->ratio, c->simplified,
                 c->notes);
@@ -277,8 +278,7 @@ static int check_subword(const char *path)
         fprintf(stderr, "train: %s\n", err.message);
         status = EXIT_DATA;
     } else if (!vocab_is_subword(v)) {
-        fprintf(stderr, "train: %s: --recase needs a subword vocabulary (rebuild a word one with --vocab)\n",
-                path);
+        cli_say("train", "%s: --recase needs a subword vocabulary (rebuild a word one with --vocab)", path);
         status = EXIT_DATA;
     }
     vocab_free(v);
@@ -296,8 +296,8 @@ static void note_no_words(const char *path, int min_count)
     if (!v) return;
     int builtin = VOCAB_SPECIALS + (vocab_is_subword(v) ? VOCAB_BYTE_TOKENS : 0);
     if (vocab_size(v) <= builtin)
-        fprintf(stderr, "train: note: %s holds no word: none was counted min_count (%d) times, and "
-                        "counts are weighted (a source's weight too small?)\n", path, min_count);
+        cli_say("train", "note: %s holds no word: none was counted min_count (%d) times, and "
+                         "counts are weighted (a source's weight too small?)", path, min_count);
     vocab_free(v);
 }
 
@@ -330,7 +330,7 @@ static int write_vocab_pair(const Config *cfg, const VocabBuilder *src, const Vo
         return EXIT_WRITE;
     }
     if (output_file_commit(out[1], &err)) { /* only its rename could fail: not seen */
-        fprintf(stderr, "train: %s, after %s was replaced: build both again\n", err.message, paths[0]);
+        cli_say("train", "%s, after %s was replaced: build both again", err.message, paths[0]);
         return EXIT_WRITE;
     }
     return 0;
@@ -346,8 +346,8 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
      * keep only the target's, and the source's hash would be wrong. */
     if (!cli_written_directly(cfg->source_vocab_path) &&
         cli_same_file(cfg->source_vocab_path, cfg->target_vocab_path)) {
-        fprintf(stderr, "train: source_vocab and target_vocab are the same file (%s): building them "
-                        "writes two vocabularies, so each needs a file of its own\n", cfg->source_vocab_path);
+        cli_say("train", "source_vocab and target_vocab are the same file (%s): building them "
+                         "writes two vocabularies, so each needs a file of its own", cfg->source_vocab_path);
         return EXIT_USAGE;
     }
     if (recasing) {
@@ -361,7 +361,7 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
     status = load_sources(cfg, data_path, simplifier, &sources);
     simplify_free(simplifier);
     if (!status && !sources.pairs.count) { /* vocabularies of specials only would train nothing */
-        fprintf(stderr, "train: %s: no pairs to build the vocabularies from\n", data_path ? data_path : data_name(t));
+        cli_say("train", "%s: no pairs to build the vocabularies from", data_path ? data_path : data_name(t));
         status = EXIT_DATA;
     }
     if (status) {
@@ -376,7 +376,7 @@ static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
         status = write_vocab_pair(cfg, src, tgt, recasing);
     }
     if (!status)
-        fprintf(stderr, "train: %s from %zu pairs: %s, %s\n", recasing ? "casings" : "vocabularies",
+        cli_say("train", "%s from %zu pairs: %s, %s", recasing ? "casings" : "vocabularies",
                 sources.pairs.count, cfg->source_vocab_path, cfg->target_vocab_path);
     if (!status && !recasing) {
         note_no_words(cfg->source_vocab_path, t->min_count);
@@ -429,19 +429,19 @@ static int check_vocab_replace(const Config *cfg, bool vocab_only, bool overwrit
         if (access(paths[i], F_OK) != 0) continue;
         if (vocab_only && overwrite && !is_other_file(paths[i])) continue;
         if (vocab_only && overwrite) {
-            fprintf(stderr, "train: %s exists and is not a vocabulary (its first line is not <pad>): "
-                            "--overwrite replaces only vocabularies; name another file in the config\n",
+            cli_say("train", "%s exists and is not a vocabulary (its first line is not <pad>): "
+                             "--overwrite replaces only vocabularies; name another file in the config",
                     paths[i]);
             return EXIT_USAGE;
         }
         if (vocab_only)
-            fprintf(stderr, "train: %s exists: building the vocabularies would replace it, and the models "
-                            "trained with it would no longer load; name new files in a copy of the config, "
-                            "or replace it with --vocab --overwrite\n", paths[i]);
+            cli_say("train", "%s exists: building the vocabularies would replace it, and the models "
+                             "trained with it would no longer load; name new files in a copy of the config, "
+                             "or replace it with --vocab --overwrite", paths[i]);
         else
-            fprintf(stderr, "train: %s is missing but %s exists: building both would replace it, and the "
-                            "models trained with it would no longer load; restore %s, or, if it never was (a build "
-                            "stopped between the two files), build both with --vocab --overwrite\n",
+            cli_say("train", "%s is missing but %s exists: building both would replace it, and the "
+                             "models trained with it would no longer load; restore %s, or, if it never was (a build "
+                             "stopped between the two files), build both with --vocab --overwrite",
                     paths[1 - i], paths[i], paths[1 - i]);
         return EXIT_USAGE;
     }
@@ -561,7 +561,7 @@ static int load_init(Run *r)
         fprintf(stderr, "train: --init: %s\n", err.message);
         return EXIT_DATA;
     }
-    fprintf(stderr, "train: starting from the weights in %s (run %s)\n", r->opt->init_path,
+    cli_say("train", "starting from the weights in %s (run %s)", r->opt->init_path,
             r->progress.init_run[0] ? r->progress.init_run : "unknown");
     return 0;
 }
@@ -594,8 +594,8 @@ static int open_data(Run *r)
      * "done" after 0 steps that saves an untrained "best" model. */
     const char *none = !r->train.usable_count ? data_name(t) : !r->dev.usable_count ? t->dev_path : NULL;
     if (none) {
-        fprintf(stderr, "train: %s: no usable pairs (%zu pairs with text; a pair needs valid text on both "
-                        "sides, at most max_len %d tokens)\n",
+        cli_say("train", "%s: no usable pairs (%zu pairs with text; a pair needs valid text on both "
+                         "sides, at most max_len %d tokens)",
                 none, none == t->dev_path ? r->dev.count : r->train.count, max_len);
         return EXIT_DATA;
     }
@@ -618,8 +618,8 @@ static int open_data(Run *r)
      * nothing and score again the weights the epoch before scored (epoch 1:
      * the untrained ones, saved as the "best"). */
     if (empty >= 0) {
-        fprintf(stderr, "train: %s: no usable pair in epoch %d's draw (%zu pairs an epoch of %zu usable): "
-                        "raise a source's weight\n",
+        cli_say("train", "%s: no usable pair in epoch %d's draw (%zu pairs an epoch of %zu usable): "
+                         "raise a source's weight",
                 data_name(t), empty + 1, sources_epoch_size(&r->sources), r->train.usable_count);
         return EXIT_DATA;
     }
@@ -686,8 +686,9 @@ static int log_row(Run *r, const char *event, double loss, double loss_smooth, d
                 r->trainer.opt.step, r->progress.epoch + 1, loss, lr, tok_s, norm, dloss, bleu, chrf,
                 r->progress.elapsed, loss_smooth) < 0 ||
         fflush(r->log) != 0) {
-        fprintf(stderr, "%strain: %s: cannot write: %s\n", r->live ? "\n" : "", r->cfg.train.log_path,
-                strerror(errno ? errno : EIO));
+        int why = errno ? errno : EIO;
+        if (r->live) fputc('\n', stderr); /* after the progress line */
+        cli_say("train", "%s: cannot write: %s", r->cfg.train.log_path, strerror(why));
         return EXIT_WRITE;
     }
     return 0;
@@ -971,16 +972,17 @@ static int train_loop(Run *r)
             }
             if (stop_requested) {
                 int status = save_checkpoint(r);
-                if (!status)
-                    fprintf(stderr, "%strain: interrupted at step %ld: checkpoint saved to %s; continue with "
-                                    "--resume\n", r->live ? "\n" : "", r->trainer.opt.step, t->checkpoint_path);
-                else if (r->saved_step >= 0)
-                    fprintf(stderr, "train: interrupted at step %ld, and its checkpoint could not be saved: "
-                                    "--resume would go back to step %ld, the checkpoint %s holds\n",
+                if (!status) {
+                    if (r->live) fputc('\n', stderr); /* after the progress line */
+                    cli_say("train", "interrupted at step %ld: checkpoint saved to %s; continue with --resume",
+                            r->trainer.opt.step, t->checkpoint_path);
+                } else if (r->saved_step >= 0)
+                    cli_say("train", "interrupted at step %ld, and its checkpoint could not be saved: "
+                                     "--resume would go back to step %ld, the checkpoint %s holds",
                             r->trainer.opt.step, r->saved_step, t->checkpoint_path);
                 else
-                    fprintf(stderr, "train: interrupted at step %ld, and its checkpoint could not be saved: "
-                                    "there is none to resume from\n", r->trainer.opt.step);
+                    cli_say("train", "interrupted at step %ld, and its checkpoint could not be saved: "
+                                     "there is none to resume from", r->trainer.opt.step);
                 return status ? status : EXIT_INTERRUPTED;
             }
         }
@@ -1015,8 +1017,8 @@ static int check_log(const Run *r, int fd, const struct stat *sb)
     ssize_t got = pread(fd, head, sizeof head - 1, 0);
     bool a_log = got == (ssize_t)sizeof head - 1 && memcmp(head, LOG_HEADER, sizeof head - 1) == 0;
     if (!a_log) {
-        fprintf(stderr, "train: %s (the log) exists and is not a training log: name another file "
-                        "for train.log (or train into a new file with --out FILE)\n", path);
+        cli_say("train", "%s (the log) exists and is not a training log: name another file "
+                         "for train.log (or train into a new file with --out FILE)", path);
         return EXIT_USAGE;
     }
     return 0;
@@ -1038,8 +1040,8 @@ static int open_log(Run *r)
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         /* (a file system without locks, ENOLCK: the run goes on unguarded) */
         if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-            fprintf(stderr, "train: %s (the log) is locked by a training run still going: wait "
-                            "for it to end, or train into another file with --out FILE\n", path);
+            cli_say("train", "%s (the log) is locked by a training run still going: wait "
+                             "for it to end, or train into another file with --out FILE", path);
             close(fd);
             return EXIT_USAGE;
         }
@@ -1056,13 +1058,13 @@ static int open_log(Run *r)
         if (fd >= 0 && !r->log) close(fd);
     }
     if (!r->log || fstat(fileno(r->log), &sb) != 0) {
-        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno));
+        cli_say("train", "%s: cannot write: %s", path, strerror(errno));
         return EXIT_WRITE;
     }
     if (r->opt->resume && S_ISREG(sb.st_mode) && r->progress.log_bytes >= 0 &&
         sb.st_size > r->progress.log_bytes) {
         if (ftruncate(fileno(r->log), (off_t)r->progress.log_bytes) != 0) {
-            fprintf(stderr, "train: %s: cannot cut it back to the checkpoint's %lld bytes: %s\n", path,
+            cli_say("train", "%s: cannot cut it back to the checkpoint's %lld bytes: %s", path,
                     r->progress.log_bytes, strerror(errno));
             return EXIT_WRITE;
         }
@@ -1071,7 +1073,7 @@ static int open_log(Run *r)
     bool empty = !r->opt->resume || (S_ISREG(sb.st_mode) && sb.st_size == 0);
     errno = 0;
     if ((empty && fputs(LOG_HEADER, r->log) < 0) || fflush(r->log) != 0) {
-        fprintf(stderr, "train: %s: cannot write: %s\n", path, strerror(errno ? errno : EIO));
+        cli_say("train", "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
         return EXIT_WRITE;
     }
     return 0;
@@ -1083,7 +1085,7 @@ static int close_log(Run *r)
     FILE *f = r->log;
     r->log = NULL;
     if (f && fclose(f) != 0) {
-        fprintf(stderr, "train: %s: cannot write: %s\n", r->cfg.train.log_path, strerror(errno));
+        cli_say("train", "%s: cannot write: %s", r->cfg.train.log_path, strerror(errno));
         return EXIT_WRITE;
     }
     return 0;
@@ -1113,17 +1115,16 @@ static int check_plan(Run *r)
         snprintf(what, sizeof what, "it was written for %zu batches in epoch %d, the data makes %zu",
                  was->batches, r->progress.epoch + 1, now->batches);
     if (what[0] && !r->opt->force) {
-        fprintf(stderr, "train: %s: %s, so its batch position would name other batches "
-                        "(resume with --force to continue anyway)\n", path, what);
+        cli_say("train", "%s: %s, so its batch position would name other batches "
+                         "(resume with --force to continue anyway)", path, what);
         return EXIT_USAGE;
     }
     if (what[0]) {
-        fprintf(stderr, "train: %s: %s; continuing (--force)\n", path, what);
+        cli_say("train", "%s: %s; continuing (--force)", path, what);
         if ((size_t)r->progress.batch > r->batches.count) r->progress.batch = (int)r->batches.count;
     }
     if ((size_t)r->progress.batch > r->batches.count) {
-        fprintf(stderr, "train: %s: batch %d is beyond the epoch's %zu batches\n", path, r->progress.batch,
-                r->batches.count);
+        cli_say("train", "%s: batch %d is beyond the epoch's %zu batches", path, r->progress.batch, r->batches.count);
         return EXIT_DATA;
     }
     return 0;
@@ -1138,14 +1139,14 @@ static int check_dev(Run *r)
     if (!r->progress.dev_hash || r->progress.dev_hash == dataset_hash(&r->dev) || r->progress.best_bleu < 0)
         return 0;
     if (!r->opt->force) {
-        fprintf(stderr, "train: %s: the dev data (%s) differs from the one its best dev BLEU (%.2f) was "
-                        "measured on, so scores would be compared across two sets (resume with --force: "
-                        "the best so far is then forgotten)\n",
+        cli_say("train", "%s: the dev data (%s) differs from the one its best dev BLEU (%.2f) was "
+                         "measured on, so scores would be compared across two sets (resume with --force: "
+                         "the best so far is then forgotten)",
                 path, r->cfg.train.dev_path, r->progress.best_bleu);
         return EXIT_USAGE;
     }
-    fprintf(stderr, "train: %s: the dev data (%s) differs from the one its best dev BLEU (%.2f) was measured "
-                    "on; continuing (--force): the next evaluation's model is written, whatever its score\n",
+    cli_say("train", "%s: the dev data (%s) differs from the one its best dev BLEU (%.2f) was measured "
+                     "on; continuing (--force): the next evaluation's model is written, whatever its score",
             path, r->cfg.train.dev_path, r->progress.best_bleu);
     r->progress.best_bleu = -1.0;
     r->progress.scored_step = 0;
@@ -1160,7 +1161,7 @@ static int start(Run *r)
     if (r->opt->resume) {
         Error err = {{0}};
         if (!exists) {
-            fprintf(stderr, "train: %s: no checkpoint to resume from\n", t->checkpoint_path);
+            cli_say("train", "%s: no checkpoint to resume from", t->checkpoint_path);
             return EXIT_DATA;
         }
         if (checkpoint_load(t->checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
@@ -1173,25 +1174,24 @@ static int start(Run *r)
         if (!status) status = check_dev(r);
         if (status) return status;
         if (r->progress.epoch >= t->epochs)
-            fprintf(stderr, "train: resuming from %s: all %d epochs are done (step %ld): nothing to train; "
-                            "raise train.epochs in the config to go on\n",
+            cli_say("train", "resuming from %s: all %d epochs are done (step %ld): nothing to train; "
+                             "raise train.epochs in the config to go on",
                     t->checkpoint_path, t->epochs, r->trainer.opt.step);
         else
-            fprintf(stderr, "train: resuming from %s: epoch %d, batch %d, step %ld\n", t->checkpoint_path,
+            cli_say("train", "resuming from %s: epoch %d, batch %d, step %ld", t->checkpoint_path,
                     r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
         r->elapsed_before = r->progress.elapsed;
         /* The model is written only when an evaluation beats the best so
          * far; if the one that did is gone, the next evaluation writes one,
          * or the run could end naming a file that is not there. */
         if (r->progress.best_bleu >= 0 && access(r->cfg.weights_path, F_OK) != 0 && errno == ENOENT) {
-            fprintf(stderr, "train: %s: the model written at dev BLEU %.2f is gone: the next evaluation "
-                            "writes one, whatever its score\n", r->cfg.weights_path, r->progress.best_bleu);
+            cli_say("train", "%s: the model written at dev BLEU %.2f is gone: the next evaluation "
+                             "writes one, whatever its score", r->cfg.weights_path, r->progress.best_bleu);
             r->progress.best_bleu = -1.0;
             r->progress.scored_step = 0; /* even at the step it was scored at */
         }
     } else if (exists) {
-        fprintf(stderr, "train: %s exists: continue with --resume, or delete it to start over\n",
-                t->checkpoint_path);
+        cli_say("train", "%s exists: continue with --resume, or delete it to start over", t->checkpoint_path);
         return EXIT_USAGE;
     }
     r->progress.plan = r->plan; /* what the checkpoints from here on record */
@@ -1212,7 +1212,7 @@ static int export_data(Run *r)
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/.", dir);
     if (make_parent_dirs(probe) != 0) {
-        fprintf(stderr, "train: %s: cannot create the folder: %s\n", dir, strerror(errno));
+        cli_say("train", "%s: cannot create the folder: %s", dir, strerror(errno));
         return EXIT_WRITE;
     }
     char id[CHECKPOINT_RUN_ID_LENGTH + 1];
@@ -1242,11 +1242,10 @@ static int export_data(Run *r)
         return status;
     }
     if (epochs > 1)
-        fprintf(stderr, "train: exported %zu training batches (%d epochs, each its own draw) and %zu dev batches "
-                        "to %s\n", batches, epochs, r->dev_batches.count, dir);
+        cli_say("train", "exported %zu training batches (%d epochs, each its own draw) and %zu dev batches "
+                         "to %s", batches, epochs, r->dev_batches.count, dir);
     else
-        fprintf(stderr, "train: exported %zu training and %zu dev batches to %s\n", batches, r->dev_batches.count,
-                dir);
+        cli_say("train", "exported %zu training and %zu dev batches to %s", batches, r->dev_batches.count, dir);
     return 0;
 }
 
@@ -1289,7 +1288,7 @@ static int check_distinct_outputs(const Config *cfg, const Options *opt)
     for (int i = 0; i < N_OUT; i++)
         for (int j = i + 1; j < N_OUT; j++)
             if (!cli_written_directly(outputs[i]) && cli_same_file(outputs[i], outputs[j])) {
-                fprintf(stderr, "train: %s and %s are the same file\n", outputs[i], outputs[j]);
+                cli_say("train", "%s and %s are the same file", outputs[i], outputs[j]);
                 return EXIT_USAGE;
             }
     const char *inputs[CONFIG_MAX_SOURCES + 5];
@@ -1306,13 +1305,12 @@ static int check_distinct_outputs(const Config *cfg, const Options *opt)
          * vocabulary against every input but the vocabularies */
         for (int v = i < N_OUT ? N_OUT : N_OUT + N_VOCAB; v < N_OUT + N_VOCAB; v++)
             if (cli_same_file(outputs[i], outputs[v])) {
-                fprintf(stderr, "train: %s (%s) would overwrite %s, an input of this run\n", outputs[i],
-                        roles[i], outputs[v]);
+                cli_say("train", "%s (%s) would overwrite %s, an input of this run", outputs[i], roles[i], outputs[v]);
                 return EXIT_USAGE;
             }
         for (size_t k = 0; k < n; k++)
             if (inputs[k] && cli_same_file(outputs[i], inputs[k])) {
-                fprintf(stderr, "train: %s (%s) would overwrite %s, an input of this run%s\n", outputs[i],
+                cli_say("train", "%s (%s) would overwrite %s, an input of this run%s", outputs[i],
                         roles[i], inputs[k], i < N_OUT ? ": write it elsewhere (--out FILE)" : "");
                 return EXIT_USAGE;
             }
@@ -1331,7 +1329,7 @@ static int write_simplify_table(const Config *cfg, const char *path, bool overwr
     const TrainConfig *t = &cfg->train;
     const char *from = t->simplify_path;
     if (!from) {
-        fprintf(stderr, "train: %s: no train.simplify_with to build the table from\n", cfg->path);
+        cli_say("train", "%s: no train.simplify_with to build the table from", cfg->path);
         return EXIT_USAGE;
     }
     if (!cli_written_directly(path)) {
@@ -1342,13 +1340,13 @@ static int write_simplify_table(const Config *cfg, const char *path, bool overwr
         for (size_t k = 0; k < t->n_sources; k++) inputs[n++] = t->sources[k].path;
         for (size_t i = 0; i < n; i++)
             if (inputs[i] && cli_same_file(path, inputs[i])) {
-                fprintf(stderr, "train: %s would overwrite %s, a file of %s\n", path, inputs[i], cfg->path);
+                cli_say("train", "%s would overwrite %s, a file of %s", path, inputs[i], cfg->path);
                 return EXIT_USAGE;
             }
         struct stat sb;
         bool exists = stat(path, &sb) == 0;
         if (exists && !overwrite) {
-            fprintf(stderr, "train: %s exists: replace it with --overwrite\n", path);
+            cli_say("train", "%s exists: replace it with --overwrite", path);
             return EXIT_USAGE;
         }
         /* (the config's own model.simplify is replaced whatever it holds:
@@ -1358,8 +1356,8 @@ static int write_simplify_table(const Config *cfg, const char *path, bool overwr
             Error not_table = {{0}};
             Simplifier *old = simplify_load_table(path, &not_table);
             if (!old) {
-                fprintf(stderr, "train: %s exists and is not a simplify table (%s): --overwrite replaces "
-                                "only a table; name another file\n", path, not_table.message);
+                cli_say("train", "%s exists and is not a simplify table (%s): --overwrite replaces "
+                                 "only a table; name another file", path, not_table.message);
                 return EXIT_USAGE;
             }
             simplify_free(old);
@@ -1373,7 +1371,7 @@ static int write_simplify_table(const Config *cfg, const char *path, bool overwr
     }
     int status = simplify_save(s, path, &err) ? EXIT_WRITE : 0;
     if (status) fprintf(stderr, "train: %s\n", err.message);
-    else fprintf(stderr, "train: %zu Traditional characters of %s in %s\n", simplify_size(s), from, path);
+    else cli_say("train", "%zu Traditional characters of %s in %s", simplify_size(s), from, path);
     simplify_free(s);
     return status;
 }
@@ -1413,7 +1411,7 @@ static int parse_options(int argc, char **argv, Options *opt)
             opt->max_minutes = strtod(optarg, &end);
             if (!cli_plain_decimal(optarg) || errno || end == optarg || *end || !(opt->max_minutes > 0) ||
                 !isfinite(opt->max_minutes)) {
-                fprintf(stderr, "train: --max-minutes: expected a positive number of minutes, not '%s'\n", optarg);
+                cli_say("train", "--max-minutes: expected a positive number of minutes, not '%s'", optarg);
                 return -1;
             }
             break;
@@ -1517,7 +1515,7 @@ int main(int argc, char **argv)
     if (r.cfg.has_train && opt.max_minutes > 0) r.cfg.train.max_minutes = (float)opt.max_minutes;
     int status = 0;
     if (!r.cfg.has_train) {
-        fprintf(stderr, "train: %s: no train: section\n", r.cfg.path);
+        cli_say("train", "%s: no train: section", r.cfg.path);
         status = EXIT_USAGE;
     } else if (opt.simplify_table) {
         status = write_simplify_table(&r.cfg, opt.simplify_table, opt.overwrite);
@@ -1549,8 +1547,8 @@ int main(int argc, char **argv)
         status = train_loop(&r);
         if (!status) status = close_log(&r);
         if (!status)
-            fprintf(stderr, "train: done: %ld steps, %.0f s (wall clock, evaluations included), "
-                            "%.0f tokens/s, best dev BLEU %.2f; model in %s\n",
+            cli_say("train", "done: %ld steps, %.0f s (wall clock, evaluations included), "
+                             "%.0f tokens/s, best dev BLEU %.2f; model in %s",
                     r.trainer.opt.step, r.progress.elapsed, r.progress.tokens / (r.progress.elapsed + 1e-9),
                     r.progress.best_bleu, r.cfg.weights_path);
     }

@@ -213,6 +213,58 @@ static void test_existing_checkpoint_needs_resume(void **state)
     run_result_free(&r);
 }
 
+/* Each line of train's stderr is a message of its own: it starts with
+ * "train: ", and no carriage return lets its end overwrite its start. */
+static void expect_one_line_each(const char *err)
+{
+    if (strchr(err, '\r')) fail_msg("a raw CR in:\n%s", err);
+    for (const char *line = err; *line;) {
+        const char *end = strchr(line, '\n');
+        if (strncmp(line, "train: ", 7) != 0 || !end) fail_msg("a message broken across lines in:\n%s", err);
+        line = end + 1;
+    }
+}
+
+/* A file name may hold a newline or a carriage return: the messages that
+ * name it say it on one line, the character as a space (as translate's do,
+ * cli_say), whether the run trains, refuses or resumes.  Raw, the "done"
+ * and "exists" lines broke in two. */
+static void test_names_with_line_breaks_are_said_on_one_line(void **state)
+{
+    (void)state;
+    const char *config = write_config("line breaks", "  batch_tokens: 1000\n  epochs: 1\n");
+    char out[700], said[700], linked[700];
+    snprintf(out, sizeof out, "%s", in_dir("line breaks", "a\nb\rc.safetensors"));
+    snprintf(said, sizeof said, "%s", in_dir("line breaks", "a b c.safetensors"));
+    const char *flags[] = {"--out", out, NULL};
+    char *err = run_train_args(config, flags, 0);
+    expect_one_line_each(err);
+    char want[800];
+    snprintf(want, sizeof want, "; model in %s\n", said);
+    expect_in(err, want);
+    free(err);
+    err = run_train_args(config, flags, 2); /* its checkpoint exists */
+    expect_one_line_each(err);
+    snprintf(want, sizeof want, "train: %s.ckpt exists: continue with --resume", said);
+    expect_in(err, want);
+    free(err);
+    err = run_train_args(config, (const char *[]){"--out", out, "--resume", NULL}, 0);
+    expect_one_line_each(err);
+    snprintf(want, sizeof want, "train: resuming from %s.ckpt: all 1 epochs are done", said);
+    expect_in(err, want);
+    free(err);
+    /* the config's own name, and an option's value */
+    snprintf(linked, sizeof linked, "%s", in_dir("line breaks", "con\nfig\r.yaml"));
+    assert_int_equal(symlink("config.yaml", linked), 0);
+    err = run_train_args(linked, (const char *[]){"--simplify-table", "table.tsv", NULL}, 2);
+    expect_one_line_each(err);
+    expect_in(err, "con fig .yaml: no train.simplify_with to build the table from\n");
+    free(err);
+    err = run_train_args(config, (const char *[]){"--max-minutes", "1\r\n", NULL}, 2);
+    assert_string_equal(err, "train: --max-minutes: expected a positive number of minutes, not '1  '\n");
+    free(err);
+}
+
 /* Ctrl-C: the step under way finishes, a checkpoint is written, the exit
  * status is 130, and --resume carries on from there. */
 static void test_interrupt_saves_a_checkpoint(void **state)
@@ -1518,6 +1570,7 @@ int main(void)
         cmocka_unit_test(test_tiny_model_memorises_sixteen_pairs),
         cmocka_unit_test(test_resumed_run_equals_uninterrupted_run),
         cmocka_unit_test(test_existing_checkpoint_needs_resume),
+        cmocka_unit_test(test_names_with_line_breaks_are_said_on_one_line),
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
         cmocka_unit_test(test_interrupt_whose_save_fails_says_so),
         cmocka_unit_test(test_translate_before_training_says_so),
