@@ -24,7 +24,7 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
     long n = strtol(text, &end, 10);
     /* plain digits only: strtol also skips spaces and takes a sign */
     if (*end || end == text || !ascii_is_digit(text[0]) || n < 1 || n > max) {
-        fprintf(stderr, "%s: %s: expected a number from 1 to %d, got '%s'\n", prog, name, max, text);
+        cli_say(prog, "%s: expected a number from 1 to %d, got '%s'", name, max, text);
         return -1;
     }
     *out = (int)n;
@@ -34,8 +34,8 @@ int cli_parse_count(const char *prog, const char *name, const char *text, int ma
 int cli_file_value(const char *prog, const char *name, const char *value)
 {
     if (value[0] != '-' || !value[1]) return 0;
-    fprintf(stderr, "%s: %s needs a file name, not the option-like '%s' (a file of that name is ./%s)\n", prog,
-            name, value, value);
+    cli_say(prog, "%s needs a file name, not the option-like '%s' (a file of that name is ./%s)", name, value,
+            value);
     return -1;
 }
 
@@ -48,12 +48,12 @@ void cli_option_error(const char *prog, int c, char *const *argv, bool takes_tex
     bool is_short = optopt > ' ' && optopt < 127 && strncmp(word, "--", 2) != 0;
     const char *name = is_short ? short_name : word;
     if (c == ':')
-        fprintf(stderr, "%s: option %s needs a value (try '%s --help')\n", prog, name, prog);
+        cli_say(prog, "option %s needs a value (try '%s --help')", name, prog);
     else if (takes_text)
-        fprintf(stderr, "%s: unknown option %s (try '%s --help'; a sentence that starts with '-' goes after "
-                        "--: %s -- '-5 degrees')\n", prog, name, prog, prog);
+        cli_say(prog, "unknown option %s (try '%s --help'; a sentence that starts with '-' goes after "
+                      "--: %s -- '-5 degrees')", name, prog, prog);
     else
-        fprintf(stderr, "%s: unknown option %s (try '%s --help')\n", prog, name, prog);
+        cli_say(prog, "unknown option %s (try '%s --help')", name, prog);
 }
 
 /* The cores this process may run on: a `taskset -c 0` or a container's

@@ -131,6 +131,24 @@ static void test_a_name_with_a_line_break_is_said_on_one_line(void **state)
     assert_int_equal(r.status, 1);
     assert_string_equal(r.err, "translate: no such.txt: cannot open: No such file or directory\n");
     run_result_free(&r);
+    /* an option's value, or an option itself, in the command line's messages */
+    const struct {
+        const char *args[3], *want;
+    } options[] = {
+        {{"-b", "2\r", "hello"}, "translate: --beam: expected a number from 1 to 64, got '2 '\n"},
+        {{"-o", "-x\ny", "hello"},
+         "translate: -o/--output needs a file name, not the option-like '-x y' (a file of that name is ./-x y)\n"},
+        {{"--x\ry", "hello"},
+         "translate: unknown option --x y (try 'translate --help'; a sentence that starts with '-' goes after "
+         "--: translate -- '-5 degrees')\n"},
+    };
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
+        const char *argv[] = {"./translate", options[i].args[0], options[i].args[1], options[i].args[2], NULL};
+        r = run(argv, NULL, 0);
+        assert_int_equal(r.status, 2);
+        assert_string_equal(r.err, options[i].want);
+        run_result_free(&r);
+    }
 }
 
 /* A message is said whole however long the name in it: cli_say wrote it

@@ -263,6 +263,12 @@ static void test_names_with_line_breaks_are_said_on_one_line(void **state)
     err = run_train_args(config, (const char *[]){"--max-minutes", "1\r\n", NULL}, 2);
     assert_string_equal(err, "train: --max-minutes: expected a positive number of minutes, not '1  '\n");
     free(err);
+    err = run_train_args(config, (const char *[]){"--max-steps", "1\n2", NULL}, 2);
+    assert_string_equal(err, "train: --max-steps: expected a number from 1 to 2147483647, got '1 2'\n");
+    free(err);
+    err = run_train_args(config, (const char *[]){"--out\rx", NULL}, 2);
+    assert_string_equal(err, "train: unknown option --out x (try 'train --help')\n");
+    free(err);
 }
 
 /* Ctrl-C: the step under way finishes, a checkpoint is written, the exit
