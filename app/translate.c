@@ -283,8 +283,8 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
          * vocab] stream, which rows of another width would make unreadable.
          * Refused before the other model is opened (its maps would be
          * written, empty). */
-        fprintf(stderr, "translate: line %d: --logits holds %s's rows (%d wide): this line reads as %s, "
-                "for %s, whose rows are another width (translate each language with its own -c)\n",
+        cli_say("translate", "line %d: --logits holds %s's rows (%d wide): this line reads as %s, "
+                "for %s, whose rows are another width (translate each language with its own -c)",
                 line, s->model[!which].tr.config.name, s->model[!which].tr.config.arch.tgt_vocab,
                 which ? "Chinese" : "English", s->model[which].path);
         fputc('\n', s->out);

@@ -757,6 +757,29 @@ static void test_list_models_names_what_c_takes(void **state)
     run_result_free(&half);
 }
 
+/* The --logits refusal names the other model's config: a TRANSLATE_HOME
+ * holding a newline or a CR is said on one line, as every message that
+ * names a file (cli_say); raw, the message broke in two. */
+static void test_logits_refusal_names_its_config_on_one_line(void **state)
+{
+    (void)state;
+    char home[600], en_zh[800], zh_en[800], logits[700];
+    make_tiny_home("home\nline\rbreak", NULL, home, en_zh, zh_en);
+    snprintf(logits, sizeof logits, "%s/line-break.logits", temp_dir());
+    char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
+    setenv("TRANSLATE_HOME", home, 1);
+    RunResult r = run((const char *[]){"./translate", "-q", "-t", "1", "--logits", logits, "I love china.",
+                                       "我想吃酸菜鱼。", NULL}, NULL);
+    if (saved) setenv("TRANSLATE_HOME", saved, 1);
+    else unsetenv("TRANSLATE_HOME");
+    free(saved);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(count_lines(r.err), 1);
+    expect_in(r.err, "home line break/configs/zh-en.yaml, whose rows are another width");
+    assert_null(strchr(r.err, '\r'));
+    run_result_free(&r);
+}
+
 /* Weights not there are "weights missing", unless the config writes
  * random ones on first use (random_init_seed): then "untrained". */
 static void test_list_models_says_which_weights_are_missing(void **state)
@@ -1181,6 +1204,7 @@ int main(void)
         cmocka_unit_test(test_two_outputs_on_one_file_are_usage_errors),
         cmocka_unit_test(test_an_output_never_replaces_an_unopened_models_file),
         cmocka_unit_test(test_logits_keep_one_models_width),
+        cmocka_unit_test(test_logits_refusal_names_its_config_on_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
