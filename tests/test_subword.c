@@ -369,7 +369,8 @@ static void test_word_vocabularies_are_unchanged(void **state)
     }
 }
 
-/* Labels: each piece knows its token and where in the input it starts. */
+/* Labels: each piece knows its token, where in the input it starts and
+ * whether white space came before it. */
 static void test_encoding_offsets(void **state)
 {
     (void)state;
@@ -384,6 +385,16 @@ static void test_encoding_offsets(void **state)
     assert_int_equal(e.offset[1], 10); /* "##ing" after "shanghai" */
     assert_int_equal(e.token[e.count - 1], 1);
     assert_int_equal(e.offset[e.count - 1], 15);
+    /* white space before: the first piece of a word after it, never a later one */
+    assert_true(e.spaced[0]);
+    assert_false(e.spaced[1]);
+    assert_true(e.spaced[e.count - 2]); /* 1 of 19 */
+    assert_false(e.spaced[e.count - 1]); /* its ##9 */
+    encoding_free(&e);
+    const char *list = "110, 120";
+    assert_int_equal(encode_text(v, list, strlen(list), &e, &err), 0);
+    assert_int_equal(e.count, 7); /* 1 ##1 ##0 , 1 ##2 ##0 */
+    for (size_t i = 0; i < e.count; i++) assert_int_equal(e.spaced[i], i == 4);
     encoding_free(&e);
     encoding_free(NULL);
     vocab_free(v);

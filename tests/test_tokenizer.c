@@ -138,6 +138,40 @@ static void test_offsets_are_original_bytes(void **state)
     }
 }
 
+/* Which tokens came after white space (`spaced`): the tokens drop it, and
+ * it is what tells the number 1,000 from the list "1, 000" and "1.2" from
+ * "Question 1. 2" (model/number_rule.h).  A mark per token, '_' where
+ * spaced. */
+static void test_spaced_marks_white_space_before(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *marks;
+    } cases[] = {
+        {"1,000", "..."},
+        {"110, 120", ".._"},
+        {"110 ,120", "._."},
+        {"Question 1. 2", "._._"},
+        {"3.5", "..."},
+        {"  lead", "_"},                          /* before the first token too */
+        {"110\xEF\xBC\x8C" "120", "..."},           /* 110，120: Chinese writes no spaces */
+        {"1\xE3\x80\x81" "2", "..."},               /* 1、2 */
+        {"1,\xE3\x80\x80" "2", ".._"},              /* an ideographic space is white space */
+        {"1,\xC2\xA0" "2", ".._"},                   /* so is a no-break space */
+        {"a\xE2\x80\x8B" "b", "._"},                /* and a zero-width space (it separates) */
+        {"co\xC2\xAD" "op 1", "._"},                /* a soft hyphen is none: one word */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TokenList l;
+        assert_int_equal(tokenize(cases[i].text, strlen(cases[i].text), &l, NULL), 0);
+        char got[16] = {0};
+        for (size_t k = 0; k < l.count && k < sizeof got - 1; k++) got[k] = l.spaced[k] ? '_' : '.';
+        if (strcmp(got, cases[i].marks) != 0)
+            fail_msg("'%s': spaced %s, want %s", cases[i].text, got, cases[i].marks);
+        token_list_free(&l);
+    }
+}
+
 static void test_invalid_utf8_names_byte_offset(void **state)
 {
     (void)state;
@@ -377,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_whitespace_only_gives_no_tokens),
         cmocka_unit_test(test_length_not_nul_terminator_bounds_text),
         cmocka_unit_test(test_offsets_are_original_bytes),
+        cmocka_unit_test(test_spaced_marks_white_space_before),
         cmocka_unit_test(test_invalid_utf8_names_byte_offset),
         cmocka_unit_test(test_largest_code_point_is_valid),
         cmocka_unit_test(test_is_cjk),

@@ -21,6 +21,7 @@ int encode_text(const Vocab *vocab, const char *text, size_t len, Encoding *out,
     out->ids = xmalloc((cap ? cap : 1) * sizeof *out->ids);
     out->token = xmalloc((cap ? cap : 1) * sizeof *out->token);
     out->offset = xmalloc((cap ? cap : 1) * sizeof *out->offset);
+    out->spaced = xmalloc((cap ? cap : 1) * sizeof *out->spaced);
     size_t *ends = xmalloc(longest * sizeof *ends);
     for (size_t i = 0; i < t->count; i++) {
         size_t k = vocab_encode_token(vocab, t->folded[i], out->ids + out->count, ends);
@@ -35,6 +36,7 @@ int encode_text(const Vocab *vocab, const char *text, size_t len, Encoding *out,
             size_t at = out->count + j;
             out->token[at] = i;
             out->offset[at] = t->offset[i] + (exact && j ? ends[j - 1] : 0);
+            out->spaced[at] = j == 0 && t->spaced[i]; /* a word's later pieces run on from the first */
             out->unknown += out->ids[at] == VOCAB_UNK;
         }
         out->count += k;
@@ -49,6 +51,7 @@ void encoding_free(Encoding *e)
     free(e->ids);
     free(e->token);
     free(e->offset);
+    free(e->spaced);
     token_list_free(&e->tokens);
     memset(e, 0, sizeof *e);
 }

@@ -7,6 +7,7 @@
 #ifndef TRANSLATE_ENCODE_H
 #define TRANSLATE_ENCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../common/error.h"
@@ -18,6 +19,9 @@ typedef struct {
     int *ids;           /* [count] */
     size_t *token;      /* [count] the token of `tokens` each id came from */
     size_t *offset;     /* [count] byte offset in the input where the id's text starts */
+    bool *spaced;       /* [count] white space came before the id's text (tokens.spaced; a
+                         * word's later pieces never): what tells "1,000" from the list
+                         * "1, 000" (the copy_numbers rule, model/number_rule.h) */
     size_t unknown;     /* how many ids are VOCAB_UNK (word vocabularies only) */
     TokenList tokens;   /* the text's tokens: tokens.surface[token[i]] for a label or note */
 } Encoding;

@@ -204,6 +204,7 @@ typedef struct {
     size_t cur_len, cur_cap;
     size_t cur_offset;
     CharClass cur_kind; /* CH_SPACE when no token is open */
+    bool space_seen;    /* white space since the last token ended */
 } Builder;
 
 /* The case-folded form of an NFKC token: utf8proc's full case folding,
@@ -230,12 +231,15 @@ static void end_token(Builder *b)
         l->folded = xrealloc(l->folded, b->cap * sizeof *l->folded);
         l->surface = xrealloc(l->surface, b->cap * sizeof *l->surface);
         l->offset = xrealloc(l->offset, b->cap * sizeof *l->offset);
+        l->spaced = xrealloc(l->spaced, b->cap * sizeof *l->spaced);
     }
     b->cur[b->cur_len] = '\0';
     l->surface[l->count] = xstrdup(b->cur);
     l->folded[l->count] = casefold(b->cur);
     l->offset[l->count] = b->cur_offset;
+    l->spaced[l->count] = b->space_seen;
     l->count++;
+    b->space_seen = false;
     b->cur_len = 0;
     b->cur_kind = CH_SPACE;
 }
@@ -254,7 +258,11 @@ static void feed(Builder *b, int32_t cp, size_t offset)
 {
     CharClass c = char_class(cp);
     if (c == CH_IGNORE) return;
-    if (c == CH_SPACE) { end_token(b); return; }
+    if (c == CH_SPACE) {
+        end_token(b);
+        b->space_seen = true;
+        return;
+    }
     /* A mark joins whatever token is open (a word, or a Han character or
      * emoji followed by a variation selector); a word letter joins a word. */
     int joins = (c == CH_MARK && b->cur_kind != CH_SPACE) ||
@@ -348,6 +356,7 @@ void token_list_free(TokenList *list)
     free(list->folded);
     free(list->surface);
     free(list->offset);
+    free(list->spaced);
     memset(list, 0, sizeof *list);
 }
 

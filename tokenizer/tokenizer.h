@@ -14,6 +14,7 @@
 #ifndef TRANSLATE_TOKENIZER_H
 #define TRANSLATE_TOKENIZER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,12 +23,15 @@
 /* Tokens of one text.  `folded[i]` is the case-folded form used by the
  * model; `surface[i]` is the same token NFKC-normalised but with its
  * original case (the vocabulary builder counts casings from it);
- * `offset[i]` is the byte offset in the input where the token starts. */
+ * `offset[i]` is the byte offset in the input where the token starts;
+ * `spaced[i]` says white space came between it and the token before (the
+ * tokens themselves drop it: "1,000" and "1, 000" are the same three). */
 typedef struct {
     size_t count;
     char **folded;
     char **surface;
     size_t *offset;
+    bool *spaced;
 } TokenList;
 
 /* Tokenise `len` bytes of `text` (need not be NUL-terminated).
