@@ -312,6 +312,8 @@ ExitStatus translator_encode(const Translator *tr, const char *text, size_t len,
         src->count = (int)e.count;
         src->unknown = (int)e.unknown;
         src->ids = xmalloc(e.count * sizeof(int));
+        src->spaced = xmalloc(e.count * sizeof(bool));
+        memcpy(src->spaced, e.spaced, e.count * sizeof(bool));
         src->text = xmalloc(len + 1);
         memcpy(src->text, text, len);
         src->text[len] = '\0';
@@ -329,6 +331,7 @@ void translator_source_ids_free(SourceIds *src)
 {
     if (!src) return;
     free(src->ids);
+    free(src->spaced);
     free(src->text);
     memset(src, 0, sizeof *src);
 }
@@ -351,7 +354,7 @@ void translator_override_decoding(Translator *tr, int beam, int n_best, bool kee
 int translator_run(Translator *tr, const SourceIds *src, int n_best, bool keep_logits,
                    Translation *out, char **texts, float *scores)
 {
-    int n = search_translate(&tr->decoder, src->ids, src->count, &tr->config.decode, n_best,
+    int n = search_translate(&tr->decoder, src->ids, src->spaced, src->count, &tr->config.decode, n_best,
                              keep_logits, out, scores);
     for (int i = 0; i < n; i++) {
         texts[i] = detokenize_for_source(tr->tgt_vocab, out[i].output_ids, (size_t)out[i].steps,
@@ -367,17 +370,19 @@ void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_
 {
     if (n < 1) return;
     const int **ids = xmalloc((size_t)n * sizeof *ids);
+    const bool **spaced = xmalloc((size_t)n * sizeof *spaced);
     int *counts = xmalloc((size_t)n * sizeof *counts);
     int **outputs = xmalloc((size_t)n * sizeof *outputs);
     int *lengths = xmalloc((size_t)n * sizeof *lengths);
     bool *finite = xmalloc((size_t)n * sizeof *finite);
     for (int i = 0; i < n; i++) {
         ids[i] = srcs[i].ids;
+        spaced[i] = srcs[i].spaced;
         counts[i] = srcs[i].count;
         outputs[i] = xmalloc((size_t)search_limit(&tr->model.arch, &tr->config.decode, counts[i]) * sizeof(int));
     }
-    search_translate_batches(&tr->batch_work, &tr->model, ids, counts, n, mini_batch, &tr->config.decode,
-                             outputs, lengths, finite);
+    search_translate_batches(&tr->batch_work, &tr->model, ids, spaced, counts, n, mini_batch,
+                             &tr->config.decode, outputs, lengths, finite);
     for (int i = 0; i < n; i++) {
         texts[i] = NULL;
         statuses[i] = EXIT_OK;
@@ -393,6 +398,7 @@ void translator_run_many(Translator *tr, const SourceIds *srcs, int n, int mini_
     free(lengths);
     free(outputs);
     free(counts);
+    free(spaced);
     free(ids);
 }
 

@@ -74,6 +74,7 @@ void translator_use_int8(Translator *tr);
 typedef struct {
     int count;
     int *ids;               /* [count] */
+    bool *spaced;           /* [count] came after white space (encode.h): for copy_numbers */
     char *text;             /* the text itself: a word the model copies takes its casing */
     int unknown;            /* how many tokens were not in the vocabulary */
     int simplified;         /* how many Traditional characters model.simplify replaced */

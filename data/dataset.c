@@ -8,29 +8,33 @@
 #include "../tokenizer/encode.h"
 #include "corpus.h"
 
-/* A growing int array. */
+/* A growing int array, with a bool beside each (`spaced`, when asked). */
 typedef struct {
     int *data;
+    bool *spaced;
     size_t count, cap;
 } IntList;
 
-static void push(IntList *l, int x)
+static void push(IntList *l, int x, bool spaced, bool keep_spaced)
 {
     if (l->count == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 4096;
         l->data = xrealloc(l->data, l->cap * sizeof(int));
+        if (keep_spaced) l->spaced = xrealloc(l->spaced, l->cap * sizeof(bool));
     }
+    if (keep_spaced) l->spaced[l->count] = spaced;
     l->data[l->count++] = x;
 }
 
-/* Append the ids of `text` to ids; returns the id count, -1 for text the
- * tokenizer rejects. */
-static int encode(IntList *ids, const char *text, const Vocab *vocab, size_t *unknown)
+/* Append the ids of `text` to ids (and their Encoding spaced marks when
+ * `keep_spaced`); returns the id count, -1 for text the tokenizer
+ * rejects. */
+static int encode(IntList *ids, bool keep_spaced, const char *text, const Vocab *vocab, size_t *unknown)
 {
     Encoding e;
     Error ignored;
     if (encode_text(vocab, text, strlen(text), &e, &ignored)) return -1;
-    for (size_t i = 0; i < e.count; i++) push(ids, e.ids[i]);
+    for (size_t i = 0; i < e.count; i++) push(ids, e.ids[i], e.spaced[i], keep_spaced);
     *unknown += e.unknown;
     int n = (int)e.count;
     encoding_free(&e);
@@ -62,8 +66,8 @@ void dataset_from_corpus(Dataset *d, Corpus *corpus, const Vocab *src_vocab, con
     d->usable = xcalloc(d->count, sizeof(bool));
     IntList src = {0}, tgt = {0};
     for (size_t i = 0; i < d->count; i++) {
-        int S = encode(&src, d->source_text[i], src_vocab, &d->unknown);
-        int T = encode(&tgt, d->target_text[i], tgt_vocab, &d->unknown);
+        int S = encode(&src, true, d->source_text[i], src_vocab, &d->unknown);
+        int T = encode(&tgt, false, d->target_text[i], tgt_vocab, &d->unknown);
         d->usable[i] = S >= 1 && S <= max_len && T >= 1 && T + 1 <= max_len;
         if (d->usable[i]) {
             d->usable_count++;
@@ -73,6 +77,7 @@ void dataset_from_corpus(Dataset *d, Corpus *corpus, const Vocab *src_vocab, con
         d->tgt_start[i + 1] = (int)tgt.count;
     }
     d->src_ids = src.data ? src.data : xcalloc(1, sizeof(int));
+    d->src_spaced = src.spaced ? src.spaced : xcalloc(1, sizeof(bool));
     d->tgt_ids = tgt.data ? tgt.data : xcalloc(1, sizeof(int));
 }
 
@@ -83,6 +88,7 @@ void dataset_free(Dataset *d)
     corpus_free(&corpus);
     free(d->src_start);
     free(d->src_ids);
+    free(d->src_spaced);
     free(d->tgt_start);
     free(d->tgt_ids);
     free(d->usable);

@@ -22,6 +22,7 @@ typedef struct {
     int *line;             /* [count] 1-based line numbers */
     int *src_start;        /* [count+1] offsets into src_ids */
     int *src_ids;
+    bool *src_spaced;      /* [as src_ids] came after white space (encode.h): for copy_numbers */
     int *tgt_start;        /* [count+1] offsets into tgt_ids (no <s>, no </s>) */
     int *tgt_ids;
     bool *usable;          /* [count] */

@@ -29,6 +29,7 @@ static void translate_chunk(SearchWorkspace *work, const Model *model, const Dat
                             const char *target_lang, char **hyps)
 {
     const int *src[EVAL_CHUNK];
+    const bool *spaced[EVAL_CHUNK];
     int src_len[EVAL_CHUNK], *outputs[EVAL_CHUNK], lengths[EVAL_CHUNK];
     size_t line_of[EVAL_CHUNK];
     int count = 0, max_len = model->arch.max_len;
@@ -37,11 +38,13 @@ static void translate_chunk(SearchWorkspace *work, const Model *model, const Dat
         hyps[i - first] = NULL;
         if (S < 1 || S > max_len) continue;
         src[count] = data->src_ids + data->src_start[i];
+        spaced[count] = data->src_spaced + data->src_start[i];
         src_len[count] = S;
         outputs[count] = xmalloc((size_t)search_limit(&model->arch, decode, S) * sizeof(int));
         line_of[count++] = i - first;
     }
-    search_translate_batches(work, model, src, src_len, count, EVAL_BATCH, decode, outputs, lengths, NULL);
+    search_translate_batches(work, model, src, spaced, src_len, count, EVAL_BATCH, decode, outputs, lengths,
+                             NULL);
     for (int b = 0; b < count; b++) {
         hyps[line_of[b]] = detokenize_for_source(tgt_vocab, outputs[b], (size_t)lengths[b], target_lang,
                                                  data->source_text[first + line_of[b]]);

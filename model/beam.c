@@ -145,7 +145,7 @@ void beam_ranker_free(Ranker *r)
 /* See beam_impl.h.  The proposals of all hypotheses are ranked together
  * (ranks_before, keep_best). */
 int beam_rank_candidates(Ranker *r, const float *logits, int live, const float *raw,
-                         const int *histories, int cap, int t, const int *src, int S)
+                         const int *histories, int cap, int t, const int *src, const bool *spaced, int S)
 {
     int V = r->V, n = 0;
     for (int b = 0; b < live; b++) {
@@ -157,7 +157,7 @@ int beam_rank_candidates(Ranker *r, const float *logits, int live, const float *
         const float *allowed = row;
         if (decode_rules_apply(r->rules, src, S)) {
             memcpy(r->banned, row, (size_t)V * sizeof(float));
-            decode_ban(r->rules, src, S, histories + (size_t)b * cap, t, r->banned);
+            decode_ban(r->rules, src, spaced, S, histories + (size_t)b * cap, t, r->banned);
             allowed = r->banned;
         }
         decode_top_k(allowed, V, r->width, r->ids);
@@ -407,7 +407,7 @@ static int expand(Search *s, int t)
 {
     int V = s->model->arch.tgt_vocab;
     int kept = beam_rank_candidates(&s->rank, s->acts.logits, s->live, s->raw, s->output_ids, s->cap, t,
-                                    s->src_ids, s->S);
+                                    s->src_ids, decode_rules_spaced(s->rank.rules, 0), s->S);
     for (int b = 0; b < s->live; b++) {
         size_t at = ((size_t)b * s->cap + t) * K;
         decode_top_logprobs(s->acts.logits + (size_t)b * V, V, s->rank.lse[b], s->top_ids + at,

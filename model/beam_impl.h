@@ -38,14 +38,15 @@ float beam_normalise(float raw, int T, float alpha);
 void beam_ranker_init(Ranker *r, const BeamSettings *set, int V);
 void beam_ranker_free(Ranker *r);
 
-/* After step t, for `live` hypotheses of one sentence (source src[0..S-1]),
+/* After step t, for `live` hypotheses of one sentence (source src[0..S-1],
+ * spaced as decode_ban's),
  * with logits[live, V] (this step's rows), raw[live] scores and
  * histories[live, cap] (tokens 0..t-1 of each): log-softmax each row (into
  * r->lse), let each propose its `width` best tokens the rules allow, and
  * rank all proposals.  Returns how many are kept, the first of r->cand;
  * their parents are indices 0..live-1. */
 int beam_rank_candidates(Ranker *r, const float *logits, int live, const float *raw,
-                         const int *histories, int cap, int t, const int *src, int S);
+                         const int *histories, int cap, int t, const int *src, const bool *spaced, int S);
 
 /* Can none of `live` hypotheses with raw[live] scores after step t, at most
  * `limit` steps, still score above `bar`?  (The caller checks

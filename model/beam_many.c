@@ -60,6 +60,7 @@ typedef struct {
     float *scores;     /* [count] its score */
     const int *src_ids; /* the group's sources, sentence s at src_ids + src_start[s] */
     int *src_start;    /* [group_size+1] the group's sources, from 0 */
+    int src_first;     /* where the group's sources start in the call's (decode_rules_spaced) */
     int *live;         /* [group_size] hypotheses still extending */
     bool *done;        /* [group_size] answer final */
     int *first_row;    /* [group_size] its first row in this step */
@@ -194,6 +195,7 @@ static void step_sentence(Group *g, int s, int t)
     int *ids = g->output_ids + (size_t)s * beam * g->cap;
     int kept = beam_rank_candidates(&g->rank, g->acts->logits + (size_t)g->first_row[s] * V, g->live[s], raw,
                                     ids, g->cap, t, g->src_ids + g->src_start[s],
+                                    decode_rules_spaced(g->rank.rules, g->src_first + g->src_start[s]),
                                     g->src_start[s + 1] - g->src_start[s]);
     int live = 0;
     for (int i = 0; i < kept; i++) {
@@ -247,6 +249,7 @@ static void group_run(Group *g, const int *src_ids, const int *src_start, int co
     g->lengths = lengths;
     g->scores = scores;
     g->src_ids = src_ids + src_start[0];
+    g->src_first = src_start[0];
     for (int s = 0; s <= count; s++) g->src_start[s] = src_start[s] - src_start[0];
     for (int s = 0; s < count; s++) {
         int S = src_start[s + 1] - src_start[s];

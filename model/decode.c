@@ -138,24 +138,31 @@ bool decode_rules_apply(const DecodeRules *rules, const int *src, int S)
                      (rules->numbers && number_rule_applies(rules->numbers, src, S)));
 }
 
-void decode_ban(const DecodeRules *rules, const int *src, int S, const int *history, int len, float *logits)
+const bool *decode_rules_spaced(const DecodeRules *rules, int first)
+{
+    return rules && rules->src_spaced ? rules->src_spaced + first : NULL;
+}
+
+void decode_ban(const DecodeRules *rules, const int *src, const bool *spaced, int S, const int *history, int len,
+                float *logits)
 {
     if (!rules) return;
     decode_ban_repeats(history, len, rules->no_repeat_ngram, logits);
     /* Last: it looks at what the others left (number_rule.h) */
-    if (rules->numbers) number_rule_ban(rules->numbers, src, S, history, len, logits);
+    if (rules->numbers) number_rule_ban(rules->numbers, src, spaced, S, history, len, logits);
 }
 
-/* The greedy choice after history[0..len-1] for source src[0..S-1] under
- * `rules`: argmax of the logits with the banned tokens removed (scratch[V]
- * holds the copy; without rules the logits are read as they are, so the
- * choice is the plain argmax, bit for bit). */
-static int choose(const float *logits, int V, const DecodeRules *rules, const int *src, int S,
+/* The greedy choice after history[0..len-1] for source src[0..S-1]
+ * (spaced as decode_ban's) under `rules`: argmax of the logits with the
+ * banned tokens removed (scratch[V] holds the copy; without rules the
+ * logits are read as they are, so the choice is the plain argmax, bit for
+ * bit). */
+static int choose(const float *logits, int V, const DecodeRules *rules, const int *src, const bool *spaced, int S,
                   const int *history, int len, float *scratch)
 {
     if (!decode_rules_apply(rules, src, S)) return argmax(logits, V); /* no copy of the row */
     memcpy(scratch, logits, (size_t)V * sizeof *scratch);
-    decode_ban(rules, src, S, history, len, scratch);
+    decode_ban(rules, src, spaced, S, history, len, scratch);
     return argmax(scratch, V);
 }
 
@@ -228,7 +235,8 @@ void decode_greedy(Decoder *dec, const int *src_ids, int S, int limit, const Dec
         out->input_ids[t] = token;
         transformer_decode(&dec->acts, m, batch);
         const float *logits = dec->acts.logits; /* [1, V]: this step's row */
-        int best = choose(logits, a->tgt_vocab, rules, src_ids, S, out->output_ids, t, scratch);
+        int best = choose(logits, a->tgt_vocab, rules, src_ids, decode_rules_spaced(rules, 0), S, out->output_ids,
+                          t, scratch);
         record_step(out, t, logits, a->tgt_vocab, best);
         if (dec->progress) dec->progress(dec->progress_context, t + 1, limit);
         if (out->logits) memcpy(out->logits + (size_t)t * a->tgt_vocab, logits, (size_t)a->tgt_vocab * sizeof(float));
@@ -345,8 +353,9 @@ void decode_greedy_many_in(Activations *work, const Model *m, const int *src_ids
         for (int j = 0; j < live; j++) {
             int b = sentence[j];
             const float *logits = acts->logits + (size_t)j * a->tgt_vocab;
-            int best = choose(logits, a->tgt_vocab, rules, src_ids + src_start[b], src_start[b + 1] - src_start[b],
-                              outputs[b], lengths[b], scratch);
+            int best = choose(logits, a->tgt_vocab, rules, src_ids + src_start[b],
+                              decode_rules_spaced(rules, src_start[b]), src_start[b + 1] - src_start[b], outputs[b],
+                              lengths[b], scratch);
             if (finite && finite[b]) finite[b] = step_finite(logits, a->tgt_vocab, best);
             outputs[b][lengths[b]++] = best;
             if (best == TOKEN_EOS || lengths[b] == limits[b]) continue;

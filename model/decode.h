@@ -50,15 +50,24 @@ int decode_limit(const ModelArch *arch, int S, float ratio, int extra);
 typedef struct {
     int no_repeat_ngram;       /* n >= 1: never complete an n-gram twice (decode_ban_repeats); 0: off */
     const NumberRule *numbers; /* not NULL: write the source's numbers, no others (number_rule.h) */
+    const bool *src_spaced;    /* which source tokens came after white space (encode.h's spaced),
+                                * packed as the call's src_ids; NULL: not known (number_rule.h) */
 } DecodeRules;
 
 /* Can `rules` ban anything?  And for source src[0..S-1]? */
 bool decode_rules_on(const DecodeRules *rules);
 bool decode_rules_apply(const DecodeRules *rules, const int *src, int S);
 
+/* The src_spaced marks of the call's source that starts at token `first`
+ * of its src_ids: what a decoder passes to decode_ban with that source
+ * (NULL when not known). */
+const bool *decode_rules_spaced(const DecodeRules *rules, int first);
+
 /* logits[token] = -inf for every token `rules` bans after history[0..len-1]
- * (the output so far, <s> not included) for source src[0..S-1]. */
-void decode_ban(const DecodeRules *rules, const int *src, int S, const int *history, int len, float *logits);
+ * (the output so far, <s> not included) for source src[0..S-1], spaced as
+ * spaced[0..S-1] says (decode_rules_spaced; may be NULL). */
+void decode_ban(const DecodeRules *rules, const int *src, const bool *spaced, int S, const int *history, int len,
+                float *logits);
 
 /* Greedy decoding of src_ids[S] (1 <= S <= max_len) for at most `limit`
  * steps under `rules` (NULL: none).  Fills *out (free with

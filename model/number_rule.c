@@ -133,13 +133,24 @@ static int run_of(const Side *s, const int *ids, int n, int i, char *text, int *
     return i;
 }
 
+/* Did the text write the separator src[i] (between digits) with no white
+ * space before or after it?  The ids do not show it: "1,000" and the list
+ * "1, 000" are the same tokens, and so are "1.2" and "Question 1. 2".  In
+ * English a comma or point followed (or preceded) by a space is
+ * punctuation, never inside a number.  Without `spaced`, every separator
+ * may join, as the ids alone allow. */
+static bool written_tight(const bool *spaced, int i)
+{
+    return !spaced || (!spaced[i] && !spaced[i + 1]);
+}
+
 /* Fills `pool` (text room: n · (MAX_DIGITS + 1); start and len n) with
  * the numbers of src[0..n-1].  A separator joins the runs around it where
- * it reads as part of one number: "." after at most 3 digits (1.5, 30.2,
- * not "1990. 2000"), "," between at most 3 digits and exactly 3 (1,000,
- * not "1, 2").  The tokens do not say whether a space followed it, so
- * "110, 120" is one number, 110,120 (number_rule.h). */
-static void source_numbers(const Side *s, const int *ids, int n, Pool *pool)
+ * it reads as part of one number: written between them with no space
+ * (written_tight: not "110, 120", "Question 1. 2"), "." after at most 3
+ * digits (1.5, 30.2, not "1990.5"), "," between at most 3 digits and
+ * exactly 3 (1,000, not "1,2"). */
+static void source_numbers(const Side *s, const int *ids, const bool *spaced, int n, Pool *pool)
 {
     int at = 0;
     pool->count = 0;
@@ -150,7 +161,8 @@ static void source_numbers(const Side *s, const int *ids, int n, Pool *pool)
         }
         int k = pool->count++, first = at, left = 0; /* left: the digits before the separator */
         i = run_of(s, ids, n, i, pool->text, &at, &left);
-        while (i + 1 < n && separator_of(s, ids[i]) && digits_of(s, ids[i + 1])[0] && left <= 3) {
+        while (i + 1 < n && separator_of(s, ids[i]) && digits_of(s, ids[i + 1])[0] && left <= 3 &&
+               written_tight(spaced, i)) {
             char sep = separator_of(s, ids[i]);
             int mark = at, right = 0;
             pool->text[at++] = sep;
@@ -248,8 +260,8 @@ static Output output_numbers(const Side *t, const int *ids, int n, Pool *pool, c
     return o;
 }
 
-void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *history, int len,
-                     float *logits)
+void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced, int S, const int *history,
+                     int len, float *logits)
 {
     const Side *tgt = &rule->target;
     if (S < 1 || tgt->count == 0) return;
@@ -265,7 +277,7 @@ void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *h
     int *offsets = xmalloc((size_t)most * 2 * sizeof *offsets);
     bool *used = xcalloc((size_t)most, sizeof *used);
     Pool pool = {src_text, offsets, offsets + most, 0, used};
-    source_numbers(&rule->source, src, S, &pool);
+    source_numbers(&rule->source, src, spaced, S, &pool);
     if (pool.count == 0) goto done; /* nothing to copy: the rule is off */
     Output o = output_numbers(tgt, history, len, &pool, out_text);
     /* Where the number being written may end: it reads a whole unused

@@ -23,28 +23,35 @@
  *     (any other token, </s> included) only where it equals one.  The
  *     numbers of the output before the current one use up theirs in
  *     output order (the first unused equal one).
- *   - A separator joins the runs of digits around it into one number: "."
- *     after at most 3 digits (1.5, 30.2; not "in 1990. 2000 people"), ","
- *     between at most 3 digits and exactly 3 (2,500, 1,234,567; not the
- *     list "1, 2").  A time is two numbers, so 7:45 may come out as
- *     7点45分.  Such a number comes out with its separators as the source
- *     wrote them, so 1.5 never as "1 5" or 15, 2,500 never as 2500.  A
- *     separator the source number does not have there is punctuation
- *     after a whole number ("I have 5." → 我有5。).  The separators are
- *     tokens of their own, and the tokens do not say whether a space
- *     followed one: "1 , 000" reads as 1,000, and so does the list "110,
- *     120", which comes out as 110,120; "Question 1. 2 plus 2" reads as
- *     1.2, which the output must then write (the fix would be a per-token
- *     "a space came before" flag from the encoder, passed beside the
- *     source ids to every decoder).
+ *   - A separator joins the runs of digits around it into one number
+ *     where the source wrote it with no white space before or after it,
+ *     "." after at most 3 digits (1.5, 30.2; not 1990.5), "," between at
+ *     most 3 digits and exactly 3 (2,500, 1,234,567; not the list 1,2).
+ *     A comma or point with a space before or after it is punctuation
+ *     (English puts one after it), so "110, 120" and "Question 1. 2 plus
+ *     2" hold two numbers each.  Chinese writes no spaces: 、 is no
+ *     separator ("110、120" is two numbers), and NFKC has made the
+ *     full-width ones ASCII, so ４．８ and 1，290 join (JEC Basic's dev
+ *     set writes its thousands so, and no list of numbers with "，"),
+ *     as does "110，120" by the 3-digit reading, "1，20" not.  The tokens
+ *     drop the spaces ("110, 120" and "110,120" are the same ids), so the
+ *     encoder marks each token that came after white space (`spaced`,
+ *     encode.h); without the marks (NULL) every separator may join as far
+ *     as the ids show, "110, 120" then reading as 110,120.  A time is two
+ *     numbers, so 7:45 may come out as 7点45分.  Such a number comes out
+ *     with its separators as the source wrote them, so 1.5 never as "1 5"
+ *     or 15, 2,500 never as 2500.  A separator the source number does not
+ *     have there is punctuation after a whole number ("I have 5." →
+ *     我有5。).
  *   - Where no digit token may continue the current number (a vocabulary
  *     that lacks a digit piece it needs, or an earlier rule of decode_ban
  *     banned the one it needs: --no-repeat-ngram 2 on 1000), it may end
  *     where it is, so that some token is always left.
  *
- * The rule is a function of the source ids and the output so far, nothing
- * else, so greedy decoding and every beam hypothesis apply it the same way
- * and a sentence gets the same tokens alone or in a batch.  The tables of
+ * The rule is a function of the source (its ids, and which came after
+ * white space) and the output so far, nothing else, so greedy decoding and
+ * every beam hypothesis apply it the same way and a sentence gets the same
+ * tokens alone or in a batch.  The tables of
  * which tokens are digits come from the vocabularies (app/translator.c),
  * which the model layer does not read. */
 #ifndef TRANSLATE_NUMBER_RULE_H
@@ -77,8 +84,10 @@ bool number_rule_is_separator(const char *text);
 bool number_rule_applies(const NumberRule *rule, const int *src, int S);
 
 /* Set to -INFINITY every logit (logits[tgt_vocab]) of a token the rule
- * bans after output history[0..len-1], for source src[0..S-1]. */
-void number_rule_ban(const NumberRule *rule, const int *src, int S, const int *history, int len,
-                     float *logits);
+ * bans after output history[0..len-1], for source src[0..S-1];
+ * spaced[0..S-1] (may be NULL: not known) says which source tokens came
+ * after white space (Encoding's spaced, encode.h). */
+void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced, int S, const int *history,
+                     int len, float *logits);
 
 #endif

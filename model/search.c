@@ -17,17 +17,18 @@ int search_limit(const ModelArch *arch, const SearchSettings *set, int S)
     return decode_limit(arch, S, set->max_output_ratio, set->max_output_extra);
 }
 
-/* The rules of decoding that `set` asks for (decode.h). */
-static DecodeRules rules_of(const SearchSettings *set)
+/* The rules of decoding that `set` asks for (decode.h), for sources
+ * spaced as src_spaced says. */
+static DecodeRules rules_of(const SearchSettings *set, const bool *src_spaced)
 {
-    return (DecodeRules){set->no_repeat_ngram, set->copy_numbers ? set->numbers : NULL};
+    return (DecodeRules){set->no_repeat_ngram, set->copy_numbers ? set->numbers : NULL, src_spaced};
 }
 
-int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettings *set, int n_best,
-                     bool keep_logits, Translation *out, float *scores)
+int search_translate(Decoder *dec, const int *src_ids, const bool *src_spaced, int S, const SearchSettings *set,
+                     int n_best, bool keep_logits, Translation *out, float *scores)
 {
     int limit = search_limit(&dec->model->arch, set, S);
-    DecodeRules rules = rules_of(set);
+    DecodeRules rules = rules_of(set, src_spaced);
     if (set->beam == 1) {
         decode_greedy(dec, src_ids, S, limit, &rules, keep_logits, &out[0]);
         scores[0] = beam_score(&out[0], set->length_penalty);
@@ -41,14 +42,15 @@ int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettin
 /* search_translate_many in `work` (activations kept by the caller between
  * calls: acts_fit; NULL, allocated for the call), with finite[b] (may be
  * NULL) false where sentence b's log-probabilities are not all finite. */
-static void translate_many_in(Activations *work, const Model *model, const int *src_ids, const int *src_start,
-                              int count, const SearchSettings *set, int **outputs, int *lengths, bool *finite)
+static void translate_many_in(Activations *work, const Model *model, const int *src_ids, const bool *src_spaced,
+                              const int *src_start, int count, const SearchSettings *set, int **outputs,
+                              int *lengths, bool *finite)
 {
     if (count < 1) return;
     int *limits = xmalloc((size_t)count * sizeof(int));
     for (int b = 0; b < count; b++)
         limits[b] = search_limit(&model->arch, set, src_start[b + 1] - src_start[b]);
-    DecodeRules rules = rules_of(set);
+    DecodeRules rules = rules_of(set, src_spaced);
     if (set->beam <= 1) {
         decode_greedy_many_in(work, model, src_ids, src_start, count, limits, &rules, outputs,
                               lengths, finite);
@@ -66,10 +68,10 @@ static void translate_many_in(Activations *work, const Model *model, const int *
     free(limits);
 }
 
-void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
-                           const SearchSettings *set, int **outputs, int *lengths)
+void search_translate_many(const Model *model, const int *src_ids, const bool *src_spaced, const int *src_start,
+                           int count, const SearchSettings *set, int **outputs, int *lengths)
 {
-    translate_many_in(NULL, model, src_ids, src_start, count, set, outputs, lengths, NULL);
+    translate_many_in(NULL, model, src_ids, src_spaced, src_start, count, set, outputs, lengths, NULL);
 }
 
 void search_workspace_free(SearchWorkspace *ws)
@@ -97,6 +99,7 @@ typedef struct {
     const Model *model;
     const SearchSettings *set;
     const int *const *src;
+    const bool *const *spaced; /* NULL: not known */
     const ByLength *order; /* [n]: the sources, longest first */
     int n, mini_batch;
     int **outputs, *lengths;
@@ -112,6 +115,7 @@ static void decode_batches(void *ctx, int t0, int t1)
     const ModelArch *a = &job->model->arch;
     int mb = job->mini_batch;
     int *ids = xmalloc((size_t)mb * a->max_len * sizeof *ids);
+    bool *spaced = job->spaced ? xmalloc((size_t)mb * a->max_len * sizeof *spaced) : NULL;
     int *start = xmalloc(((size_t)mb + 1) * sizeof *start);
     int **outputs = xmalloc((size_t)mb * sizeof *outputs);
     int *lengths = xmalloc((size_t)mb * sizeof *lengths);
@@ -124,11 +128,12 @@ static void decode_batches(void *ctx, int t0, int t1)
             for (int b = 0; b < count; b++) {
                 const ByLength *s = &job->order[first + b];
                 memcpy(ids + start[b], job->src[s->index], (size_t)s->length * sizeof *ids);
+                if (spaced) memcpy(spaced + start[b], job->spaced[s->index], (size_t)s->length * sizeof *spaced);
                 start[b + 1] = start[b] + s->length;
                 outputs[b] = job->outputs[s->index];
             }
-            translate_many_in(&job->ws->acts[t], job->model, ids, start, count, job->set, outputs, lengths,
-                              finite);
+            translate_many_in(&job->ws->acts[t], job->model, ids, spaced, start, count, job->set, outputs,
+                              lengths, finite);
             for (int b = 0; b < count; b++) {
                 int i = job->order[first + b].index;
                 job->lengths[i] = lengths[b];
@@ -140,6 +145,7 @@ static void decode_batches(void *ctx, int t0, int t1)
     free(lengths);
     free(outputs);
     free(start);
+    free(spaced);
     free(ids);
 }
 
@@ -193,8 +199,8 @@ static void reserve(SearchWorkspace *ws, const Model *model, const SearchSetting
 }
 
 void search_translate_batches(SearchWorkspace *ws, const Model *model, const int *const *src,
-                              const int *src_len, int n, int mini_batch, const SearchSettings *set,
-                              int **outputs, int *lengths, bool *finite)
+                              const bool *const *spaced, const int *src_len, int n, int mini_batch,
+                              const SearchSettings *set, int **outputs, int *lengths, bool *finite)
 {
     if (n < 1) return;
     ByLength *order = xmalloc((size_t)n * sizeof *order);
@@ -213,7 +219,7 @@ void search_translate_batches(SearchWorkspace *ws, const Model *model, const int
     }
     if (!ws->reserve_tried) reserve(ws, model, set, mini_batch);
     ws->reserve_tried = true;
-    BatchJob job = {ws, model, set, src, order, n, mini_batch, outputs, lengths, finite, 0};
+    BatchJob job = {ws, model, set, src, spaced, order, n, mini_batch, outputs, lengths, finite, 0};
     parallel_for(parts, (double)PARALLEL_MIN_WORK * batches, decode_batches, &job);
     free(order);
 }

@@ -28,21 +28,23 @@ typedef struct {
 /* The output length limit for a source of S tokens (decode_limit). */
 int search_limit(const ModelArch *arch, const SearchSettings *set, int S);
 
-/* Translate src_ids[S] (1 <= S <= max_len): greedy with `dec` when
+/* Translate src_ids[S] (1 <= S <= max_len; src_spaced[S], may be NULL:
+ * which came after white space, encode.h): greedy with `dec` when
  * set->beam is 1 (keeping the logits if asked), else beam search; either
  * calls dec->progress after each step.  Fills
  * out[0..n-1] best first (free each with translation_free) and scores[0..n-1]
  * (beam_score of each); returns n, 1 <= n <= min(n_best, beam). */
-int search_translate(Decoder *dec, const int *src_ids, int S, const SearchSettings *set, int n_best,
-                     bool keep_logits, Translation *out, float *scores);
+int search_translate(Decoder *dec, const int *src_ids, const bool *src_spaced, int S, const SearchSettings *set,
+                     int n_best, bool keep_logits, Translation *out, float *scores);
 
 /* Translate `count` sources packed as in a Batch (src_ids with
- * src_start[count+1]), keeping only the best translation's tokens:
+ * src_start[count+1]; src_spaced, may be NULL, packed the same), keeping
+ * only the best translation's tokens:
  * outputs[b] receives up to search_limit ids, lengths[b] their number.
  * Greedy decodes them all at once (decode_greedy_many), beam search all
  * their hypotheses together (beam_decode_many). */
-void search_translate_many(const Model *model, const int *src_ids, const int *src_start, int count,
-                           const SearchSettings *set, int **outputs, int *lengths);
+void search_translate_many(const Model *model, const int *src_ids, const bool *src_spaced, const int *src_start,
+                           int count, const SearchSettings *set, int **outputs, int *lengths);
 
 /* Activations for search_translate_batches, one set per thread, kept by
  * the caller from one call to the next (fresh ones cost page faults).
@@ -60,8 +62,9 @@ typedef struct {
 } SearchWorkspace;
 void search_workspace_free(SearchWorkspace *ws); /* NULL-safe, leaves it zeroed */
 
-/* Translate n sources (src[i]: src_len[i] ids, 1 <= src_len[i] <= max_len)
- * as search_translate_many does, a file's worth at a time: sorted by
+/* Translate n sources (src[i]: src_len[i] ids, 1 <= src_len[i] <= max_len;
+ * spaced[i] their src_spaced, spaced NULL when not known) as
+ * search_translate_many does, a file's worth at a time: sorted by
  * length (longest first), cut into mini-batches of `mini_batch`, and the
  * mini-batches shared out between the threads (parallel_set_threads), each
  * taking the next one not yet taken and decoding it alone in its own
@@ -73,7 +76,7 @@ void search_workspace_free(SearchWorkspace *ws); /* NULL-safe, leaves it zeroed 
  * mini-batch: the mini-batches are the same, and a mini-batch's products
  * give the same bits on one thread as split between several (parallel.h). */
 void search_translate_batches(SearchWorkspace *ws, const Model *model, const int *const *src,
-                              const int *src_len, int n, int mini_batch, const SearchSettings *set,
-                              int **outputs, int *lengths, bool *finite);
+                              const bool *const *spaced, const int *src_len, int n, int mini_batch,
+                              const SearchSettings *set, int **outputs, int *lengths, bool *finite);
 
 #endif

@@ -144,11 +144,11 @@ static void test_progress_is_called_once_per_step(void **state)
         Translation plain, watched;
         float score;
         dec.progress = NULL;
-        search_translate(&dec, source, S, &set, 1, false, &plain, &score);
+        search_translate(&dec, source, NULL, S, &set, 1, false, &plain, &score);
         Steps steps = {0};
         dec.progress = count_step;
         dec.progress_context = &steps;
-        search_translate(&dec, source, S, &set, 1, false, &watched, &score);
+        search_translate(&dec, source, NULL, S, &set, 1, false, &watched, &score);
         assert_int_equal(steps.limit, search_limit(&a, &set, S));
         if (beam == 1) assert_int_equal(steps.calls, watched.steps);
         else assert_true(steps.calls >= 1 && steps.calls <= steps.limit);

@@ -33,6 +33,7 @@ enum { MAX_SENTENCES = 16 };
 typedef struct {
     int count;
     int src_ids[MAX_SENTENCES * 128];
+    bool src_spaced[MAX_SENTENCES * 128]; /* the encoder's marks (number_rule.h), packed the same */
     int src_start[MAX_SENTENCES + 1];
     int limits[MAX_SENTENCES];
 } Sentences;
@@ -43,15 +44,20 @@ typedef struct {
     int at_limit;        /* answers that stopped at the limit without </s> */
 } Seen;
 
-/* beam_decode_many on `in` equals beam_decode on each sentence alone. */
+/* beam_decode_many on `in` equals beam_decode on each sentence alone (the
+ * rules' src_spaced, when set, are in->src_spaced: the call's and then
+ * each sentence's own). */
 static Seen check_equal(const Model *m, const Sentences *in, BeamSettings set)
 {
+    const DecodeRules *together = set.rules;
+    DecodeRules alone = together ? *together : (DecodeRules){0};
     Seen seen = {0, 0};
     int *outputs[MAX_SENTENCES], lengths[MAX_SENTENCES];
     float scores[MAX_SENTENCES];
     for (int b = 0; b < in->count; b++) outputs[b] = malloc((size_t)in->limits[b] * sizeof(int));
     Activations work = {0}; /* reused by a second call, as translate does mini-batch after mini-batch */
     for (int call = 0; call < 2; call++) {
+        set.rules = together;
         beam_decode_many(&work, m, in->src_ids, in->src_start, in->count, in->limits, &set, outputs, lengths,
                          scores);
         for (int b = 0; b < in->count; b++) {
@@ -59,6 +65,8 @@ static Seen check_equal(const Model *m, const Sentences *in, BeamSettings set)
             float score;
             set.n_best = 1;
             int S = in->src_start[b + 1] - in->src_start[b];
+            alone.src_spaced = decode_rules_spaced(together, in->src_start[b]);
+            set.rules = together ? &alone : NULL;
             assert_int_equal(beam_decode(m, in->src_ids + in->src_start[b], S, in->limits[b], &set, &t, &score), 1);
             if (lengths[b] != t.steps || memcmp(outputs[b], t.output_ids, (size_t)t.steps * sizeof(int)) != 0 ||
                 memcmp(&scores[b], &score, sizeof score) != 0)
@@ -86,7 +94,7 @@ static Seen check_settings(const Model *m, const Sentences *in)
     Seen all = {0, 0};
     for (size_t i = 0; i < sizeof beams / sizeof *beams; i++)
         for (size_t j = 0; j < sizeof no_repeats / sizeof *no_repeats; j++) {
-            DecodeRules rules = {no_repeats[j], NULL};
+            DecodeRules rules = {no_repeats[j], NULL, NULL};
             BeamSettings set = {beams[i], alphas[i], 1, &rules, NULL, NULL};
             Seen s = check_equal(m, in, set);
             all.lengths_changed += s.lengths_changed;
@@ -225,6 +233,7 @@ static const char *const english[] = {
     "We should have left earlier.",
     "My phone number is 13912345678.",
     "The meeting is at 3:30 on May 21, and 2,500 people will come.",
+    "I bought 110, 120 and 130 apples.",
 };
 enum { N_ENGLISH = sizeof english / sizeof *english };
 
@@ -239,6 +248,7 @@ static void shipped_sentences(const Translator *tr, Sentences *in)
         Error err = {{0}};
         assert_int_equal(translator_encode(tr, english[b], strlen(english[b]), &src, &err), EXIT_OK);
         memcpy(in->src_ids + in->src_start[b], src.ids, (size_t)src.count * sizeof(int));
+        memcpy(in->src_spaced + in->src_start[b], src.spaced, (size_t)src.count * sizeof(bool));
         in->src_start[b + 1] = in->src_start[b] + src.count;
         in->limits[b] = b == 4 ? 3 : search_limit(&tr->model.arch, &tr->config.decode, src.count);
         translator_source_ids_free(&src);
@@ -258,7 +268,7 @@ static void check_shipped(const char *kernel)
     static const int beams[] = {4, 2};
     for (int i = 0; i < 2; i++)
         for (int rule = 0; rule < 3; rule++) { /* none, no-repeat 2, numbers copied */
-            DecodeRules rules = {rule == 1 ? 2 : 0, rule == 2 ? tr.numbers : NULL};
+            DecodeRules rules = {rule == 1 ? 2 : 0, rule == 2 ? tr.numbers : NULL, rule == 2 ? in.src_spaced : NULL};
             BeamSettings set = {beams[i], 1.4f, 1, &rules, NULL, NULL};
             Seen s = check_equal(&tr.model, &in, set);
             all.lengths_changed += s.lengths_changed;

@@ -145,7 +145,7 @@ static void test_kept_proposals_are_the_best_of_all_sorted(void **state)
         BeamSettings set = {.beam = beam, .n_best = 1, .length_penalty = 1.0f};
         Ranker r;
         beam_ranker_init(&r, &set, V);
-        int kept = beam_rank_candidates(&r, logits, live, raw, histories, 1, 0, NULL, 0);
+        int kept = beam_rank_candidates(&r, logits, live, raw, histories, 1, 0, NULL, NULL, 0);
         /* every proposal: each hypothesis's `width` best tokens */
         int n = 0, *ids = xmalloc((size_t)r.width * sizeof *ids);
         for (int b = 0; b < live; b++) {
@@ -178,7 +178,7 @@ static void test_a_nan_score_ranks_last(void **state)
     BeamSettings set = {.beam = 2, .n_best = 1, .length_penalty = 1.0f};
     Ranker r;
     beam_ranker_init(&r, &set, V);
-    int kept = beam_rank_candidates(&r, logits, 2, raw, histories, 1, 0, NULL, 0);
+    int kept = beam_rank_candidates(&r, logits, 2, raw, histories, 1, 0, NULL, NULL, 0);
     assert_true(kept >= 1);
     assert_int_equal(r.cand[0].parent, 1);
     beam_ranker_free(&r);

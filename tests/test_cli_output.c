@@ -534,6 +534,47 @@ static void test_explain_under_copy_numbers(void **state)
     free(out);
 }
 
+/* A comma or point with a space after it parts two numbers (number_rule.h):
+ * the list "110, 120" came out as 110，120 and "Question 1. 2" as 1.2,
+ * numbers the source does not have.  Every path that decodes reads the
+ * spaces: one sentence (greedy, beam), a batch of lines (after 8 longer
+ * ones: not at the start of the mini-batch's sources, and beam 4's second
+ * group of 8 sentences, beam_many.c) and --eval. */
+static void test_copy_numbers_reads_the_spaces(void **state)
+{
+    (void)state;
+    const char *question = "Question 1. 2 plus 2 is 4.", *list = "I bought 110, 120 and 130 apples.";
+    const char *greedy[] = {"./translate", "-q", "-b", "1", question, NULL};
+    char *out = output_of(greedy);
+    expect_not_in(out, "1.2");
+    free(out);
+    const char *beam[] = {"./translate", "-q", "-b", "4", list, NULL};
+    out = output_of(beam);
+    expect_not_in(out, "110，120");
+    free(out);
+    char lines[2048] = "", buf[256];
+    for (int i = 0; i < 8; i++) strcat(lines, "My phone number is 13912345678 and I live in Shanghai with my family.\n");
+    strcat(lines, "Question 1. 2 plus 2 is 4.\nI bought 110, 120 and 130 apples.\n");
+    for (int b = 1; b <= 4; b += 3) {
+        const char *batch[] = {"./translate", "-q", "-b", b == 1 ? "1" : "4", NULL};
+        RunResult r = run(batch, lines);
+        assert_int_equal(r.status, 0);
+        assert_int_equal(count_lines(r.out), 10);
+        if (b == 1) expect_not_in(line_of(r.out, 8, buf, sizeof buf), "1.2");
+        expect_not_in(line_of(r.out, 9, buf, sizeof buf), "110，120");
+        run_result_free(&r);
+    }
+    static const char tsv[] = "My phone number is 13912345678 and I live in Shanghai with my family.\t-\n"
+                              "Question 1. 2 plus 2 is 4.\t-\nI bought 110, 120 and 130 apples.\t-\n";
+    const char *eval[] = {"./translate", "-q", "-b", "1", "--eval", temp_file("spaces.tsv", tsv, sizeof tsv - 1),
+                          "--hyps", "-", NULL};
+    RunResult e = run(eval, NULL);
+    assert_int_equal(e.status, 0);
+    expect_not_in(line_of(e.out, 1, buf, sizeof buf), "1.2");
+    expect_not_in(line_of(e.out, 2, buf, sizeof buf), "110，120");
+    run_result_free(&e);
+}
+
 /* ---- item 10: --show ------------------------------------------------------------- */
 
 /* Display columns of a UTF-8 line, with a table of our own (East Asian
@@ -653,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_show_shades_are_the_legends_bands),
         cmocka_unit_test(test_explain_under_the_no_repeat_rule),
         cmocka_unit_test(test_explain_under_copy_numbers),
+        cmocka_unit_test(test_copy_numbers_reads_the_spaces),
         cmocka_unit_test(test_display_width_rule),
         cmocka_unit_test(test_show_aligns_chinese_labels_by_width),
         cmocka_unit_test(test_show_windows_a_map_wider_than_the_terminal),

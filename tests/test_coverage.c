@@ -136,8 +136,8 @@ static void test_beam_search_over_a_data_set(void **state)
     SearchSettings set = {.beam = 3, .length_penalty = 0.6f, .max_output_ratio = 1.5f,
                           .max_output_extra = 3};
     int out_buf[3][16], *outputs[3] = {out_buf[0], out_buf[1], out_buf[2]}, lengths[3];
-    search_translate_many(&m, src, start, 3, &set, outputs, lengths);
-    search_translate_many(&m, src, start, 0, &set, outputs, lengths); /* none: nothing happens */
+    search_translate_many(&m, src, NULL, start, 3, &set, outputs, lengths);
+    search_translate_many(&m, src, NULL, start, 0, &set, outputs, lengths); /* none: nothing happens */
     BeamSettings beam = {3, 0.6f, 1, NULL, NULL, NULL};
     for (int b = 0; b < 3; b++) {
         int S = start[b + 1] - start[b];

@@ -88,15 +88,22 @@ static NumberRule *made_up_rule(bool with_continuations)
     return digits_rule(MADE_UP_V, WORD, CONT, with_continuations);
 }
 
-/* The tokens (V of them, at most 32) allowed after `history` for `src`, as
- * a string: one letter a token, '.' banned, 'x' allowed. */
-static void allowed_of(const NumberRule *r, int V, const int *src, int S, const int *history, int len, char *out)
+/* The tokens (V of them, at most 32) allowed after `history` for `src`
+ * (spaced as `spaced` says, NULL: not known), as a string: one letter a
+ * token, '.' banned, 'x' allowed. */
+static void allowed_spaced(const NumberRule *r, int V, const int *src, const bool *spaced, int S,
+                           const int *history, int len, char *out)
 {
     float logits[32];
     for (int i = 0; i < V; i++) logits[i] = 0.0f;
-    number_rule_ban(r, src, S, history, len, logits);
+    number_rule_ban(r, src, spaced, S, history, len, logits);
     for (int i = 0; i < V; i++) out[i] = logits[i] == -INFINITY ? '.' : 'x';
     out[V] = 0;
+}
+
+static void allowed_of(const NumberRule *r, int V, const int *src, int S, const int *history, int len, char *out)
+{
+    allowed_spaced(r, V, src, NULL, S, history, len, out);
 }
 
 static void allowed(const NumberRule *r, const int *src, int S, const int *history, int len, char out[MADE_UP_V + 1])
@@ -225,7 +232,7 @@ static void test_both_rules_leave_a_token(void **state)
     DecodeRules rules = {.no_repeat_ngram = 2, .numbers = r};
     float logits[MADE_UP_V];
     for (int i = 0; i < MADE_UP_V; i++) logits[i] = 0.0f;
-    decode_ban(&rules, src, 4, history, 3, logits);
+    decode_ban(&rules, src, NULL, 4, history, 3, logits);
     for (int i = 0; i < MADE_UP_V; i++)
         if ((logits[i] == -INFINITY) != (i >= WORD))
             fail_msg("token %d is %sbanned", i, logits[i] == -INFINITY ? "" : "not ");
@@ -250,7 +257,7 @@ static void test_separators_under_both_rules(void **state)
     DecodeRules rules = {.no_repeat_ngram = 2, .numbers = r};
     float logits[SEP_V];
     for (int i = 0; i < SEP_V; i++) logits[i] = 0.0f;
-    decode_ban(&rules, src, 6, history, 4, logits);
+    decode_ban(&rules, src, NULL, 6, history, 4, logits);
     int left = 0;
     for (int i = 0; i < SEP_V; i++) left += logits[i] > -INFINITY;
     assert_true(left >= 1);
@@ -259,6 +266,74 @@ static void test_separators_under_both_rules(void **state)
     char got[SEP_V + 1];
     allowed_of(r, SEP_V, src2, 4, used, 4, got);
     if (got[CAT] != '.') fail_msg("after \"1. cat 1\" a word may follow: %s", got);
+    number_rule_free(r);
+}
+
+/* What the text showed and the ids do not (number_rule.h): a separator
+ * with white space after it (or before it) is punctuation between two
+ * numbers; written tight between digits it joins them.  The same ids
+ * read both ways, by the spaced marks (encode.h's; 1: white space came
+ * before the token). */
+static void test_number_rule_reads_where_the_text_had_spaces(void **state)
+{
+    (void)state;
+    NumberRule *r = digits_rule(SEP_V, SEP_WORD, SEP_CONT, true);
+    for (int side = 0; side < 2; side++) {
+        (side ? number_rule_set_target : number_rule_set_source)(r, DOT, ".", false);
+        (side ? number_rule_set_target : number_rule_set_source)(r, COMMA, ",", false);
+    }
+    /* "110, 120" / "110,120" / "110 ,120": 1 ##1 ##0 , 1 ##2 ##0 */
+    static const int src_list[] = {SEP_WORD + 1, SEP_CONT + 1, SEP_CONT + 0, COMMA, SEP_WORD + 1, SEP_CONT + 2,
+                                   SEP_CONT + 0};
+    static const bool list_spaced[] = {0, 0, 0, 0, 1, 0, 0};  /* "110, 120" */
+    static const bool list_written[] = {0, 0, 0, 0, 0, 0, 0}; /* "110,120" (and Chinese "110，120") */
+    static const bool list_before[] = {0, 0, 0, 1, 0, 0, 0};  /* "110 ,120" */
+    /* "Question 1. 2 plus 2": cat 1 . 2 cat 2 */
+    static const int src_question[] = {CAT, SEP_WORD + 1, DOT, SEP_WORD + 2, CAT, SEP_WORD + 2};
+    static const bool question_spaced[] = {0, 1, 0, 1, 1, 1};
+    static const bool question_written[] = {0, 1, 0, 0, 1, 1}; /* "Question 1.2 plus 2" */
+    static const int history_110[] = {SEP_WORD + 1, SEP_CONT + 1, SEP_CONT + 0};
+    static const char X7[] = "xxxxxxx", B7[] = ".......", B10[] = "..........";
+    const struct { /* not static: the histories are compound literals */
+        const char *what;
+        const int *src;
+        const bool *spaced;
+        int S;
+        const int *history;
+        int len;
+        const char *others, *words, *continued;
+    } cases[] = {
+        {"110, 120: after 110 it may end, a comma after it punctuation; 120 may begin", src_list, list_spaced, 7,
+         history_110, 3, X7, ".x........", B10},
+        {"110, 120: after \"110,\" the comma was punctuation: 120 begins", src_list, list_spaced, 7,
+         (const int[]){SEP_WORD + 1, SEP_CONT + 1, SEP_CONT + 0, COMMA}, 4, X7, ".x........", ".x........"},
+        {"110, 120: 120 written too, nothing is left", src_list, list_spaced, 7,
+         (const int[]){SEP_WORD + 1, SEP_CONT + 1, SEP_CONT + 0, COMMA, SEP_WORD + 1, SEP_CONT + 2, SEP_CONT + 0},
+         7, X7, B10, B10},
+        {"110, 120: after 1, either goes on (120 may come first), nothing ends it", src_list, list_spaced, 7,
+         (const int[]){SEP_WORD + 1}, 1, B7, B10, ".xx......."},
+        {"110 ,120: a space before the comma parts them too", src_list, list_before, 7, history_110, 3, X7,
+         ".x........", B10},
+        {"110,120 as written: one number, after 110 only the comma", src_list, list_written, 7, history_110, 3,
+         "......x", B10, B10},
+        {"110,120 with the spaces not known: one number", src_list, NULL, 7, history_110, 3, "......x", B10, B10},
+        {"Question 1. 2: after 1 it may end; 2 may begin", src_question, question_spaced, 6,
+         (const int[]){SEP_WORD + 1}, 1, X7, "..x.......", B10},
+        {"Question 1. 2: both 2s may be written", src_question, question_spaced, 6,
+         (const int[]){SEP_WORD + 1, DOT, CAT, SEP_WORD + 2, CAT}, 5, X7, "..x.......", "..x......."},
+        {"Question 1.2 as written: after 1 only the dot", src_question, question_written, 6,
+         (const int[]){SEP_WORD + 1}, 1, ".....x.", B10, B10},
+        {"Question 1.2 as written: after 1. only the 2", src_question, question_written, 6,
+         (const int[]){SEP_WORD + 1, DOT}, 2, B7, "..x.......", "..x......."},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char got[SEP_V + 1], expect[SEP_V + 1];
+        allowed_spaced(r, SEP_V, cases[c].src, cases[c].spaced, cases[c].S, cases[c].history, cases[c].len, got);
+        snprintf(expect, sizeof expect, "%s%s%s", cases[c].others, cases[c].words, cases[c].continued);
+        if (strcmp(got, expect) != 0) fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, expect, got);
+    }
+    /* the Chinese list marks are not separators: "110、120" is two numbers whatever the spaces */
+    assert_false(number_rule_is_separator("\xe3\x80\x81") || number_rule_is_separator("\xef\xbc\x8c"));
     number_rule_free(r);
 }
 
@@ -511,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_number_rule_joins_across_separators),
         cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_separators_under_both_rules),
+        cmocka_unit_test(test_number_rule_reads_where_the_text_had_spaces),
         cmocka_unit_test(test_is_digits),
         cmocka_unit_test(test_greedy_and_beam_never_repeat_an_ngram),
         cmocka_unit_test(test_batched_greedy_follows_the_rule_too),
