@@ -33,6 +33,8 @@
  * the config's path is usually a trained model someone wants to keep;
  * --overwrite replaces only a model (a safetensors file), never data or a
  * config named as the weights by mistake.
+ * The data is read by train_data.c and the vocabularies built by
+ * train_vocab.c; this file is the command line and the run.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
  * error or the loss became NaN or Inf, 4 a file could not be written,
  * 5 out of memory, 130 interrupted (checkpoint saved). */
@@ -53,7 +55,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/utf8.h"
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
 #include "../model/model.h"
@@ -70,6 +71,8 @@
 #include "config.h"
 #include "exit_status.h"
 #include "export.h"
+#include "train_data.h"
+#include "train_vocab.h"
 #include "version.h"
 
 
@@ -183,268 +186,6 @@ static int make_output_dirs(const Config *cfg)
             cli_say("train", "%s: cannot create its folder: %s", paths[i], strerror(errno));
             return EXIT_WRITE;
         }
-    return 0;
-}
-
-/* ---- the training data --------------------------------------------------- */
-
-/* train.simplify_with's table into *out (NULL without one); 0, or
- * EXIT_DATA said. */
-static int open_simplifier(const Config *cfg, Simplifier **out)
-{
-    Error err = {{0}};
-    *out = NULL;
-    if (cfg->train.simplify_path && !(*out = simplify_load(cfg->train.simplify_path, &err))) {
-        fprintf(stderr, "train: %s\n", err.message);
-        return EXIT_DATA;
-    }
-    return 0;
-}
-
-/* The config's sources (or, for --vocab --data TSV, that one file) read
- * into one pool (data/sources.h), with a line per source on stderr;
- * `simplifier` (may be NULL) converts their Chinese to Simplified. */
-static int load_sources(const Config *cfg, const char *data_path, const Simplifier *simplifier, Sources *sources)
-{
-    const TrainConfig *t = &cfg->train;
-    memset(sources, 0, sizeof *sources);
-    Error err = {{0}};
-    SourceSpec one = {(char *)data_path, SOURCE_TSV, 1.0f, t->source_column, t->target_column, false};
-    SourcesSettings set = {
-        .specs = data_path ? &one : t->sources, .count = data_path ? 1 : t->n_sources,
-        .english_source = strcmp(cfg->source_lang, "en") == 0, .max_len = cfg->arch.max_len,
-        .max_length_ratio = t->max_length_ratio,
-    };
-    double started = util_now();
-    set.simplifier = simplifier;
-    int status = sources_load(&set, sources, &err);
-    if (status) fprintf(stderr, "train: %s\n", err.message);
-    if (!status && simplifier)
-        cli_say("train", "Traditional → Simplified: %zu characters from %s", simplify_size(simplifier),
-                t->simplify_path);
-    if (status) return EXIT_DATA;
-    static const char *const format_note[] = {"", " (cedict)", " (names)", ""}; /* SourceFormat's order */
-    for (size_t i = 0; i < sources->n_sources; i++) {
-        const SourceCounts *c = &sources->counts[i];
-        const char *name = set.specs[i].path ? set.specs[i].path : "numbers"; /* numbers has no file */
-        cli_say("train", "%s%s: %zu read, %zu kept (weight %g: %zu an epoch), %zu duplicates, "
-                         "%zu filtered (%zu empty or invalid, %zu too long, %zu length ratio); %zu simplified, "
-                         "%zu with brackets handled",
-                name, format_note[set.specs[i].format], c->read, c->kept, (double)c->weight, sources_epoch_count(sources, i),
-                c->duplicates, c->empty + c->too_long + c->ratio, c->empty, c->too_long, c->ratio, c->simplified,
-                c->notes);
-    }
-    fprintf(stderr, "train: %zu pairs from %zu source%s, %zu an epoch [%.1f s]\n", sources->pairs.count,
-            sources->n_sources, sources->n_sources == 1 ? "" : "s", sources_epoch_size(sources), util_now() - started);
-    return 0;
-}
-
-/* The training data in messages: its one file, or the config's list. */
-static const char *data_name(const TrainConfig *t)
-{
-    return t->n_sources == 1 ? t->sources[0].path : "train.sources";
-}
-
-/* ---- vocabularies --------------------------------------------------------- */
-
-/* Count one text's tokens, each `weight` times (its source's sampling
- * weight, so the vocabulary sees the sources in the shares an epoch
- * does): the one place the vocabulary builder is fed. */
-static int vocab_count(VocabBuilder *b, const char *text, double weight, Error *err)
-{
-    return vocab_builder_add_text(b, text, strlen(text), weight, err);
-}
-
-/* Both vocabularies from every pair of the pool, each weighted by its
- * source's weight. */
-static int count_pairs(VocabBuilder *src, VocabBuilder *tgt, const Sources *sources, Error *err)
-{
-    const Corpus *p = &sources->pairs;
-    for (size_t i = 0; i < p->count; i++) {
-        double w = sources->counts[sources->origin[i]].weight;
-        if (vocab_count(src, p->source[i], w, err) || vocab_count(tgt, p->target[i], w, err)) return -1;
-    }
-    return 0;
-}
-
-/* Is `path` a subword vocabulary (for --recase)?  0, or EXIT_DATA with a
- * message. */
-static int check_subword(const char *path)
-{
-    Error err = {{0}};
-    Vocab *v = vocab_load(path, &err);
-    int status = 0;
-    if (!v) {
-        fprintf(stderr, "train: %s\n", err.message);
-        status = EXIT_DATA;
-    } else if (!vocab_is_subword(v)) {
-        cli_say("train", "%s: --recase needs a subword vocabulary (rebuild a word one with --vocab)", path);
-        status = EXIT_DATA;
-    }
-    vocab_free(v);
-    return status;
-}
-
-/* A vocabulary just written that holds nothing but its specials (and
- * byte tokens): no word was counted min_count times, as when a source's
- * weight is tiny (counts are weighted).  Training with it would spell every
- * word in bytes or <unk>: said, not silently built. */
-static void note_no_words(const char *path, int min_count)
-{
-    Error err = {{0}};
-    Vocab *v = vocab_load(path, &err);
-    if (!v) return;
-    int builtin = VOCAB_SPECIALS + (vocab_is_subword(v) ? VOCAB_BYTE_TOKENS : 0);
-    if (vocab_size(v) <= builtin)
-        cli_say("train", "note: %s holds no word: none was counted min_count (%d) times, and "
-                         "counts are weighted (a source's weight too small?)", path, min_count);
-    vocab_free(v);
-}
-
-/* Both vocabularies of the config, written from src and tgt (or recased),
- * replaced together or not at all: a model records the hashes of both, so
- * a new source vocabulary beside the old target one (the target's write
- * failed on a full disk) broke every model trained with the old pair.
- * Each is written to its temporary file and prepared; only then are both
- * renamed.  0 or EXIT_WRITE, said. */
-static int write_vocab_pair(const Config *cfg, const VocabBuilder *src, const VocabBuilder *tgt, bool recasing)
-{
-    const TrainConfig *t = &cfg->train;
-    const char *paths[2] = {cfg->source_vocab_path, cfg->target_vocab_path};
-    const VocabBuilder *from[2] = {src, tgt};
-    const int sizes[2] = {t->source_vocab_size, t->target_vocab_size};
-    int (*write)(const VocabBuilder *, OutputFile *, int, int, Error *) =
-        t->vocabulary == VOCABULARY_WORD ? vocab_builder_write : vocab_builder_write_subword;
-    OutputFile *out[2] = {NULL, NULL};
-    Error err = {{0}};
-    int failed = 0;
-    for (int i = 0; i < 2 && !failed; i++) {
-        out[i] = output_file_open(paths[i], 0, &err);
-        failed = !out[i] || (recasing ? vocab_builder_recase(from[i], out[i], &err)
-                                      : write(from[i], out[i], sizes[i], t->min_count, &err));
-    }
-    if (failed) output_file_abort(out[0]);
-    if (failed || output_file_commit(out[0], &err)) { /* (commit frees out[0] either way) */
-        output_file_abort(out[1]);
-        fprintf(stderr, "train: %s (neither vocabulary was replaced)\n", err.message);
-        return EXIT_WRITE;
-    }
-    if (output_file_commit(out[1], &err)) { /* only its rename could fail: not seen */
-        cli_say("train", "%s, after %s was replaced: build both again", err.message, paths[0]);
-        return EXIT_WRITE;
-    }
-    return 0;
-}
-
-/* Build both vocabularies from the data, or with `recasing` recompute the
- * casings of the existing ones (vocab_builder_recase). */
-static int build_vocab(const Config *cfg, const char *data_path, bool recasing)
-{
-    Error err = {{0}};
-    const TrainConfig *t = &cfg->train;
-    /* Reading one file for both sides is fine; writing both into it would
-     * keep only the target's, and the source's hash would be wrong. */
-    if (!cli_written_directly(cfg->source_vocab_path) &&
-        cli_same_file(cfg->source_vocab_path, cfg->target_vocab_path)) {
-        cli_say("train", "source_vocab and target_vocab are the same file (%s): building them "
-                         "writes two vocabularies, so each needs a file of its own", cfg->source_vocab_path);
-        return EXIT_USAGE;
-    }
-    if (recasing) {
-        int bad = check_subword(cfg->source_vocab_path);
-        if (bad || (bad = check_subword(cfg->target_vocab_path))) return bad;
-    }
-    Sources sources;
-    Simplifier *simplifier;
-    int status = open_simplifier(cfg, &simplifier);
-    if (status) return status;
-    status = load_sources(cfg, data_path, simplifier, &sources);
-    simplify_free(simplifier);
-    if (!status && !sources.pairs.count) { /* vocabularies of specials only would train nothing */
-        cli_say("train", "%s: no pairs to build the vocabularies from", data_path ? data_path : data_name(t));
-        status = EXIT_DATA;
-    }
-    if (status) {
-        sources_free(&sources);
-        return status;
-    }
-    VocabBuilder *src = vocab_builder_new(), *tgt = vocab_builder_new();
-    if (count_pairs(src, tgt, &sources, &err)) {
-        status = EXIT_DATA; /* (the pool holds only text that tokenised: a bug if reached) */
-        fprintf(stderr, "train: %s\n", err.message);
-    } else {
-        status = write_vocab_pair(cfg, src, tgt, recasing);
-    }
-    if (!status)
-        cli_say("train", "%s from %zu pairs: %s, %s", recasing ? "casings" : "vocabularies",
-                sources.pairs.count, cfg->source_vocab_path, cfg->target_vocab_path);
-    if (!status && !recasing) {
-        note_no_words(cfg->source_vocab_path, t->min_count);
-        note_no_words(cfg->target_vocab_path, t->min_count);
-    }
-    vocab_builder_free(src);
-    vocab_builder_free(tgt);
-    sources_free(&sources);
-    return status;
-}
-
-/* Is `path` a regular file with something in it that is not a vocabulary
- * (whose first line, after '#' comments, is "<pad>" and its fields)?  A
- * model, data, a config named as a vocabulary by mistake: --overwrite is
- * for vocabularies, never for them. */
-static bool is_other_file(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
-    FILE *f = fopen(path, "rb");
-    if (!f) return false; /* building will say why it cannot write it */
-    char line[64];
-    bool vocabulary = false, first = true;
-    while (fgets(line, sizeof line, f)) {
-        const char *p = line;
-        if (first) p += utf8_bom_length(p, strlen(p)); /* as vocab_load allows */
-        first = false;
-        if (p[0] == '#') { /* a comment: skip the rest of its line */
-            while (!strchr(line, '\n') && fgets(line, sizeof line, f)) continue;
-            continue;
-        }
-        vocabulary = strncmp(p, "<pad>", 5) == 0 && strchr("\t\r\n", p[5]);
-        break;
-    }
-    fclose(f);
-    return !vocabulary;
-}
-
-/* Building the vocabularies writes the config's two vocabulary files.  A
- * model records the hashes of the vocabularies it was trained with and
- * refuses others, so replacing a file that exists would leave every model
- * trained with it unloadable (the shipped weights/ vocabularies are shared by
- * configs/experiments/ too): only --vocab --overwrite does that.  A
- * training run builds them when one is missing, and so never over one that
- * exists. */
-static int check_vocab_replace(const Config *cfg, bool vocab_only, bool overwrite)
-{
-    const char *paths[] = {cfg->source_vocab_path, cfg->target_vocab_path};
-    for (int i = 0; i < 2; i++) {
-        if (access(paths[i], F_OK) != 0) continue;
-        if (vocab_only && overwrite && !is_other_file(paths[i])) continue;
-        if (vocab_only && overwrite) {
-            cli_say("train", "%s exists and is not a vocabulary (its first line is not <pad>): "
-                             "--overwrite replaces only vocabularies; name another file in the config",
-                    paths[i]);
-            return EXIT_USAGE;
-        }
-        if (vocab_only)
-            cli_say("train", "%s exists: building the vocabularies would replace it, and the models "
-                             "trained with it would no longer load; name new files in a copy of the config, "
-                             "or replace it with --vocab --overwrite", paths[i]);
-        else
-            cli_say("train", "%s is missing but %s exists: building both would replace it, and the "
-                             "models trained with it would no longer load; restore %s, or, if it never was (a build "
-                             "stopped between the two files), build both with --vocab --overwrite",
-                    paths[1 - i], paths[i], paths[1 - i]);
-        return EXIT_USAGE;
-    }
     return 0;
 }
 
@@ -577,13 +318,13 @@ static int open_data(Run *r)
         return EXIT_DATA;
     }
     Simplifier *simplifier;
-    int status = open_simplifier(&r->cfg, &simplifier);
+    int status = train_data_open_simplifier(&r->cfg, &simplifier);
     /* Chinese dev sources as translate reads them (model.simplify): the
      * references stay as written, as --eval scores them. */
     for (size_t i = 0; !status && simplifier && strcmp(r->cfg.source_lang, "zh") == 0 && i < dev.count; i++)
         simplify_in_place(simplifier, &dev.source[i]);
     dataset_from_corpus(&r->dev, &dev, r->src_vocab, r->tgt_vocab, max_len);
-    if (!status) status = load_sources(&r->cfg, NULL, simplifier, &r->sources);
+    if (!status) status = train_data_load(&r->cfg, NULL, simplifier, &r->sources);
     simplify_free(simplifier);
     if (status) return status;
     dataset_from_corpus(&r->train, &r->sources.pairs, r->src_vocab, r->tgt_vocab, max_len);
@@ -592,7 +333,7 @@ static int open_data(Run *r)
     r->epoch_pairs = xcalloc(sources_epoch_size(&r->sources) + 1, sizeof(int));
     /* Nothing to learn from, or nothing to measure with: an error, not a
      * "done" after 0 steps that saves an untrained "best" model. */
-    const char *none = !r->train.usable_count ? data_name(t) : !r->dev.usable_count ? t->dev_path : NULL;
+    const char *none = !r->train.usable_count ? train_data_name(t) : !r->dev.usable_count ? t->dev_path : NULL;
     if (none) {
         cli_say("train", "%s: no usable pairs (%zu pairs with text; a pair needs valid text on both "
                          "sides, at most max_len %d tokens)",
@@ -620,7 +361,7 @@ static int open_data(Run *r)
     if (empty >= 0) {
         cli_say("train", "%s: no usable pair in epoch %d's draw (%zu pairs an epoch of %zu usable): "
                          "raise a source's weight",
-                data_name(t), empty + 1, sources_epoch_size(&r->sources), r->train.usable_count);
+                train_data_name(t), empty + 1, sources_epoch_size(&r->sources), r->train.usable_count);
         return EXIT_DATA;
     }
     batches_build(&r->dev_batches, &r->dev, t->batch_tokens);
@@ -1104,7 +845,7 @@ static int check_plan(Run *r)
         snprintf(what, sizeof what, "it does not record its training data and batching");
     else if (was->data_hash != now->data_hash)
         snprintf(what, sizeof what, "the training data (%s) differs from the data it was written with",
-                 data_name(&r->cfg.train));
+                 train_data_name(&r->cfg.train));
     else if (was->batch_tokens != now->batch_tokens)
         snprintf(what, sizeof what, "it was written with batch_tokens %d, the config says %d",
                  was->batch_tokens, now->batch_tokens);
@@ -1522,11 +1263,11 @@ int main(int argc, char **argv)
         config_free(&r.cfg);
         return status;
     } else if (opt.recase) {
-        if (!(status = check_distinct_outputs(&r.cfg, &opt))) status = build_vocab(&r.cfg, opt.data_path, true);
+        if (!(status = check_distinct_outputs(&r.cfg, &opt))) status = train_vocab_build(&r.cfg, opt.data_path, true);
     } else if (!(status = check_distinct_outputs(&r.cfg, &opt)) && !(status = make_output_dirs(&r.cfg)) &&
                (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
-        if (!(status = check_vocab_replace(&r.cfg, opt.vocab_only, opt.overwrite)))
-            status = build_vocab(&r.cfg, opt.data_path, false); /* NULL: the config's sources */
+        if (!(status = train_vocab_check_replace(&r.cfg, opt.vocab_only, opt.overwrite)))
+            status = train_vocab_build(&r.cfg, opt.data_path, false); /* NULL: the config's sources */
     }
     if (status || opt.vocab_only || opt.recase) {
         config_free(&r.cfg);
