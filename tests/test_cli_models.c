@@ -443,6 +443,28 @@ static void test_installed_copy_runs_from_another_folder(void **state)
     run_result_free(&r);
 }
 
+/* A copy of the program in a folder with no configs/ beside it (nor a
+ * share/ folder), run with no TRANSLATE_HOME: --list-models has nowhere
+ * to look, a usage error (status 2) that says so. */
+static void test_list_models_without_a_config_folder(void **state)
+{
+    (void)state;
+    char cwd[512], cmd[2048];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    const char *program = test_program("./translate");
+    snprintf(cmd, sizeof cmd,
+             "d='%s/lonely/bin' && mkdir -p \"$d\" && cp '%s%s%s' \"$d/translate\" && "
+             "env -u TRANSLATE_HOME \"$d/translate\" --list-models",
+             temp_dir(), program[0] == '/' ? "" : cwd, program[0] == '/' ? "" : "/", program);
+    RunResult r = run((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL);
+    if (r.status != 2) print_in_full(&r);
+    assert_int_equal(r.status, 2);
+    assert_int_equal(count_lines(r.err), 1);
+    expect_in(r.err, "translate: no config folder (looked in ");
+    assert_int_equal(r.out_len, 0);
+    run_result_free(&r);
+}
+
 /* ---- 4. -i and -o ------------------------------------------------------ */
 
 static void test_input_and_output_files(void **state)
@@ -1189,6 +1211,7 @@ int main(void)
         cmocka_unit_test(test_list_models),
         cmocka_unit_test(test_listed_scores_are_what_eval_prints),
         cmocka_unit_test(test_installed_copy_runs_from_another_folder),
+        cmocka_unit_test(test_list_models_without_a_config_folder),
         cmocka_unit_test(test_input_and_output_files),
         cmocka_unit_test(test_every_reply_is_flushed_at_once),
         cmocka_unit_test(test_an_endless_line_is_said_at_once),
