@@ -378,6 +378,44 @@ static void test_attention_json_fields_say_what_happened(void **state)
     cJSON_Delete(doc);
 }
 
+/* One map per layer of each stack: a model of 3 encoder layers and 1
+ * decoder layer (random weights, written on first use) has 3 encoder maps
+ * and 1 decoder and 1 cross map, each of `heads` heads; every test model
+ * else has equal stacks, where the two counts swapped went unseen (and
+ * read 3 decoder layers' maps out of 1). */
+static void test_attention_json_has_a_map_per_layer_of_each_stack(void **state)
+{
+    (void)state;
+    char cwd[512], yaml[2048], weights[600];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(weights, sizeof weights, "%s/%s/three-one.safetensors", cwd, temp_dir());
+    snprintf(yaml, sizeof yaml,
+             "name: three-one\nsource_language: en\ntarget_language: zh\nmodel:\n"
+             "  weights: %s\n  source_vocab: %s/tests/data/tiny.src.vocab\n"
+             "  target_vocab: %s/tests/data/tiny.tgt.vocab\n  random_init_seed: 7\narchitecture:\n"
+             "  d_model: 16\n  heads: 2\n  encoder_layers: 3\n  decoder_layers: 1\n  d_ff: 32\n"
+             "  activation: gelu\n  norm: pre\n  max_len: 32\n  scale_attention: true\n"
+             "  tied_output_embedding: true\n",
+             weights, cwd, cwd);
+    cJSON *doc = attention_of(temp_file("three-one.yaml", yaml, strlen(yaml)), "I love China.\n");
+    const cJSON *model = get(doc, "model");
+    assert_int_equal(get(model, "encoder_layers")->valueint, 3);
+    assert_int_equal(get(model, "decoder_layers")->valueint, 1);
+    const cJSON *s = cJSON_GetArrayItem(get(doc, "sentences"), 0);
+    static const struct {
+        const char *key;
+        int layers;
+    } stacks[] = {{"encoder_attentions", 3}, {"decoder_attentions", 1}, {"cross_attentions", 1}};
+    for (size_t i = 0; i < 3; i++) {
+        const cJSON *layers = get(s, stacks[i].key);
+        if (cJSON_GetArraySize(layers) != stacks[i].layers)
+            fail_msg("%s: %d layers, wanted %d", stacks[i].key, cJSON_GetArraySize(layers), stacks[i].layers);
+        for (int l = 0; l < stacks[i].layers; l++)
+            assert_int_equal(cJSON_GetArraySize(cJSON_GetArrayItem(layers, l)), 2); /* heads */
+    }
+    cJSON_Delete(doc);
+}
+
 static void test_unwritable_attention_path(void **state)
 {
     (void)state;
@@ -488,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_shipped_zh_en_translates_the_seed_example),
         cmocka_unit_test(test_attention_json_shapes_and_token_roles),
         cmocka_unit_test(test_attention_json_fields_say_what_happened),
+        cmocka_unit_test(test_attention_json_has_a_map_per_layer_of_each_stack),
         cmocka_unit_test(test_unwritable_attention_path),
         cmocka_unit_test(test_missing_config),
         cmocka_unit_test(test_config_that_is_a_directory),
