@@ -24,7 +24,8 @@
  * the table and are spelled out too.  Each sequence is tokenised between
  * two ASCII letters, so the error must name byte 1.  And utf8_valid's
  * eight-bytes-at-a-time skipping of ASCII gives the answers of decoding
- * byte by byte, wherever a sequence falls. */
+ * byte by byte, wherever a sequence falls.  utf8_encode, the other way,
+ * writes every code point as a sequence decoding reads back. */
 #include "testutil.h"
 
 #include <stdbool.h>
@@ -260,6 +261,24 @@ static void test_ascii_runs_around_every_sequence(void **state)
     print_message("%d texts checked\n", checked);
 }
 
+/* utf8_encode writes what utf8_decode reads back: every code point but
+ * the surrogates, as a well-formed sequence of the length Table 3-7 gives
+ * its row (the simplifier writes characters above U+FFFF, 𪢌 among them,
+ * through it). */
+static void test_encoding_every_code_point_decodes_back(void **state)
+{
+    (void)state;
+    for (int32_t cp = 0; cp <= 0x10FFFF; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        char out[4];
+        size_t n = utf8_encode(cp, out), want = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        int32_t back = -1;
+        if (n != want || !utf8_valid(out, n) || utf8_decode((const unsigned char *)out, n, &back) != n ||
+            back != cp)
+            fail_msg("U+%04X: %zu bytes (wanted %zu), read back as U+%04X", (unsigned)cp, n, want, (unsigned)back);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_the_first_and_last_code_point_of_every_row),
         cmocka_unit_test(test_surrogates_overlongs_and_the_last_code_point),
         cmocka_unit_test(test_ascii_runs_around_every_sequence),
+        cmocka_unit_test(test_encoding_every_code_point_decodes_back),
     };
     return cmocka_run_group_tests_name("UTF-8, Unicode Table 3-7", tests, NULL, NULL);
 }
