@@ -4,9 +4,11 @@
  * never another target's, never a file that only looks similar — and
  * every output_file_open of a file calls it before writing, so a trainer
  * killed over and over does not fill the folder with half checkpoints
- * (tests/test_train_kill.c does that for real), nor a full disk keep them. */
+ * (tests/test_train_kill.c does that for real), nor a full disk keep them;
+ * a translate -o killed for real leaves one the next run removes. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/output_file.h"
@@ -123,6 +126,68 @@ static void test_a_writer_in_progress_is_left_alone(void **state)
     free(text);
 }
 
+/* The name of the one file in dir beginning with `prefix` (NULL: none yet). */
+static char *file_beginning(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char *found = NULL;
+    for (struct dirent *e; !found && (e = readdir(d));)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) found = strdup(e->d_name);
+    closedir(d);
+    return found;
+}
+
+/* The name a real writer gives its temporary is the one the cleaning
+ * looks for: translate -o killed (SIGKILL: nothing of its own runs) while
+ * it waits for input leaves .out.txt.translate-tmp.XXXXXX, and the next
+ * translate -o to the same file removes it.  (The cases above make their
+ * leftovers by hand; a temporary created under another name stayed for
+ * good.) */
+static void test_a_killed_translate_leaves_what_the_next_one_removes(void **state)
+{
+    (void)state;
+    char dir[400], out[500];
+    snprintf(dir, sizeof dir, "%s/killed", temp_dir());
+    mkdir(dir, 0777);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    int in[2];
+    assert_int_equal(pipe(in), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(in[0], 0);
+        close(in[0]);
+        close(in[1]);
+        execl(test_program("./translate"), "translate", "-q", "-t", "1", "-c", "configs/tiny.yaml", "-o", out,
+              (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]); /* our end stays open: it waits for a line, its output open */
+    char *left = NULL;
+    for (int waited = 0; !left && waited < 2000; waited++) { /* up to 20 s */
+        left = file_beginning(dir, ".out.txt.");
+        if (!left) usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    close(in[1]);
+    if (!left) fail_msg("translate -o %s made no temporary file in 20 s", out);
+    if (strncmp(left, ".out.txt" T, strlen(".out.txt" T)) != 0 || strlen(left) != strlen(".out.txt" T) + 6)
+        fail_msg("the temporary is %s, not .out.txt" T "XXXXXX", left);
+    assert_true(exists(dir, left));
+
+    RunResult r = run_program((const char *[]){"./translate", "-q", "-t", "1", "-c", "configs/tiny.yaml", "-o",
+                                               out, NULL}, "hello\n", 6);
+    assert_int_equal(r.status, 0);
+    run_result_free(&r);
+    assert_true(exists(dir, "out.txt"));
+    char *still = file_beginning(dir, ".out.txt.");
+    if (still) fail_msg("%s is still there", still);
+    free(left);
+}
+
 static const ModelArch arch = {
     .d_model = 8, .heads = 2, .encoder_layers = 1, .decoder_layers = 1, .d_ff = 16,
     .activation = ACTIVATION_RELU, .norm_first = true, .max_len = 16, .scale_attention = true,
@@ -195,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_only_dead_writers_files_of_the_target_go),
         cmocka_unit_test(test_a_link_clears_its_targets_folder),
         cmocka_unit_test(test_a_writer_in_progress_is_left_alone),
+        cmocka_unit_test(test_a_killed_translate_leaves_what_the_next_one_removes),
         cmocka_unit_test(test_checkpoint_save_removes_what_kills_left),
     };
     return cmocka_run_group_tests_name("stale temporary files", tests, NULL, NULL);
