@@ -731,7 +731,12 @@ static void test_what_a_run_records_and_says(void **state)
     (void)state;
     const char *config = write_config("records", "  batch_tokens: 60\n  epochs: 5\n  eval_epochs: 2\n"
                                                  "  average_last: 2\n");
-    free(run_train_args(config, NULL, 0));
+    char *said = run_train_args(config, NULL, 0);
+    /* and each line said: epochs 1 and 3, unscored, say no average */
+    expect_in(said, "train: epoch 4: dev loss ");
+    expect_in(said, "; average of last 2 epochs: BLEU ");
+    expect_not_in(said, "nan");
+    free(said);
     char *log = read_file(in_dir("records", "model.safetensors.log.csv"), NULL);
     assert_non_null(log);
     /* each scored row: its dev BLEU and chrF2 are numbers, not nan */
