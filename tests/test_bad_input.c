@@ -151,6 +151,33 @@ static void test_a_name_with_a_line_break_is_said_on_one_line(void **state)
     }
 }
 
+/* A config whose name holds a line break, naming a vocabulary that is not
+ * there: the config's name goes before the vocabulary's message
+ * (error_prefix), on the same one line. */
+static void test_a_config_name_with_a_line_break_prefixes_one_line(void **state)
+{
+    (void)state;
+    char cwd[512], dir[600], path[700], yaml[2048];
+    if (!getcwd(cwd, sizeof cwd)) abort();
+    snprintf(dir, sizeof dir, "%s/line-break", temp_dir());
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/my\nmodel.yaml", dir);
+    char *tiny = read_file(TINY, NULL);
+    assert_non_null(tiny);
+    snprintf(yaml, sizeof yaml,
+             "name: tiny\nsource_language: en\ntarget_language: zh\nmodel:\n"
+             "  weights: %s/tests/data/tiny.safetensors\n  source_vocab: /nonexistent/src.vocab\n"
+             "  target_vocab: %s/tests/data/tiny.tgt.vocab\n%s",
+             cwd, cwd, strstr(tiny, "architecture:"));
+    free(tiny);
+    write_text(path, yaml);
+    RunResult r = run((const char *[]){"./translate", "-c", path, "Hello.", NULL}, NULL, 0);
+    assert_int_equal(r.status, 3);
+    if (count_lines(r.err) != 1) fail_msg("%d lines: %s", count_lines(r.err), r.err);
+    expect_in(r.err, "/my model.yaml: /nonexistent/src.vocab: cannot open");
+    run_result_free(&r);
+}
+
 /* A message is said whole however long the name in it: cli_say wrote it
  * into an Error's 512 bytes, and a 600-byte name cut off the message's
  * end, the part that says what to do. */
@@ -794,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_tsv_with_a_nul_byte_or_a_huge_line),
         cmocka_unit_test(test_attention_path_is_a_directory),
         cmocka_unit_test(test_a_name_with_a_line_break_is_said_on_one_line),
+        cmocka_unit_test(test_a_config_name_with_a_line_break_prefixes_one_line),
         cmocka_unit_test(test_a_long_name_leaves_the_message_whole),
         cmocka_unit_test(test_an_output_named_like_an_option_is_refused),
         cmocka_unit_test(test_html_path_is_a_directory_or_unwritable),
