@@ -237,6 +237,22 @@ static void test_both_attention_documents_follow_each_other_on_stdout(void **sta
     run_result_free(&r);
 }
 
+/* -a /dev/null (a device, as -a - is stdout) takes both models' maps: no
+ * /dev/null.zh-en beside it, which as root was a file left in /dev. */
+static void test_both_attention_documents_go_to_a_device(void **state)
+{
+    (void)state;
+    RunResult r = run((const char *[]){"./translate", "-t", "1", "-b", "1", "-a", "/dev/null", NULL},
+                      "I love China.\n\xE6\x88\x91\xE7\x88\xB1\xE4\xBD\xA0\xE3\x80\x82\n");
+    int beside = access("/dev/null.zh-en", F_OK) == 0;
+    if (beside) unlink("/dev/null.zh-en");
+    assert_false(beside);
+    assert_int_equal(r.status, 0);
+    const char *said = "translate: wrote attention maps to /dev/null\n", *first = strstr(r.err, said);
+    if (!first || !strstr(first + 1, said)) fail_msg("not said twice: %s", r.err);
+    run_result_free(&r);
+}
+
 /* --logits is one [steps, vocab] stream: without -c a line in the other
  * language (the other model, another vocabulary width) fails alone,
  * status 1, rather than make the file unreadable; its rows are not in it,
@@ -1206,6 +1222,7 @@ int main(void)
         cmocka_unit_test(test_direction_by_letters_of_each_script),
         cmocka_unit_test(test_a_line_without_letters_keeps_the_model),
         cmocka_unit_test(test_both_attention_documents_follow_each_other_on_stdout),
+        cmocka_unit_test(test_both_attention_documents_go_to_a_device),
         cmocka_unit_test(test_from_and_to_choose_the_model),
         cmocka_unit_test(test_config_by_name),
         cmocka_unit_test(test_list_models),
