@@ -764,11 +764,20 @@ static void test_list_models_names_what_c_takes(void **state)
     (void)state;
     char home[600], en_zh[800], zh_en[800];
     make_tiny_home("home-names", NULL, home, en_zh, zh_en); /* both say name: tiny */
+    /* a name: that only begins with the file's name still differs from it */
+    char *text = read_file(en_zh, NULL), other[900];
+    assert_non_null(text);
+    snprintf(other, sizeof other, "%s/configs/tiny.yaml", home);
+    assert_true(strncmp(text, "name: tiny\n", 11) == 0);
+    FILE *f = fopen(other, "w");
+    fprintf(f, "name: tiny-v2\n%s", text + 11);
+    fclose(f);
+    free(text);
     char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
     setenv("TRANSLATE_HOME", home, 1);
     RunResult r = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
     RunResult by_c = run((const char *[]){"./translate", "-q", "-c", "zh-en", "I love china", NULL}, NULL);
-    FILE *f = fopen(en_zh, "a");
+    f = fopen(en_zh, "a");
     fputs("scores:\n  eval_data: x.tsv\n  bleu: 12.5\n", f);
     fclose(f);
     RunResult half = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
@@ -783,6 +792,7 @@ static void test_list_models_names_what_c_takes(void **state)
     assert_int_equal(r.status, 0);
     expect_in(r.out, "  en-zh (name: tiny) en -> zh");
     expect_in(r.out, "  zh-en (name: tiny) zh -> en");
+    expect_in(r.out, "  tiny (name: tiny-v2) en -> zh");
     assert_int_equal(by_c.status, 0);
     assert_int_equal(half.status, 2);
     expect_in(half.err, "en-zh.yaml:");
