@@ -764,7 +764,8 @@ static void test_list_models_names_what_c_takes(void **state)
     (void)state;
     char home[600], en_zh[800], zh_en[800];
     make_tiny_home("home-names", NULL, home, en_zh, zh_en); /* both say name: tiny */
-    /* a name: that only begins with the file's name still differs from it */
+    /* a name: that only begins with the file's name still differs from it;
+     * scores with no beam of their own or the decoding's are greedy's */
     char *text = read_file(en_zh, NULL), other[900];
     assert_non_null(text);
     snprintf(other, sizeof other, "%s/configs/tiny.yaml", home);
@@ -772,7 +773,12 @@ static void test_list_models_names_what_c_takes(void **state)
     FILE *f = fopen(other, "w");
     fprintf(f, "name: tiny-v2\n%s", text + 11);
     fclose(f);
+    snprintf(other, sizeof other, "%s/configs/greedy.yaml", home);
+    write_text(other, text);
     free(text);
+    f = fopen(other, "a");
+    fputs("scores:\n  eval_data: x.tsv\n  bleu: 1\n  chrf2: 2\n", f);
+    fclose(f);
     char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
     setenv("TRANSLATE_HOME", home, 1);
     RunResult r = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
@@ -793,6 +799,7 @@ static void test_list_models_names_what_c_takes(void **state)
     expect_in(r.out, "  en-zh (name: tiny) en -> zh");
     expect_in(r.out, "  zh-en (name: tiny) zh -> en");
     expect_in(r.out, "  tiny (name: tiny-v2) en -> zh");
+    expect_in(r.out, "BLEU 1.00, chrF2 2.00 on configs/x.tsv (greedy)\n");
     assert_int_equal(by_c.status, 0);
     assert_int_equal(half.status, 2);
     expect_in(half.err, "en-zh.yaml:");
