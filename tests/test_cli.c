@@ -416,6 +416,35 @@ static void test_attention_json_has_a_map_per_layer_of_each_stack(void **state)
     cJSON_Delete(doc);
 }
 
+/* The file is the document as cJSON_Print gives it, indented the same
+ * all the way down: the sentences, printed one at a time as they come
+ * (attention_json.c), line up with the rest. */
+static void test_attention_json_is_printed_as_one_document(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/printed.json", temp_dir());
+    RunResult r = run((const char *[]){"./translate", "-q", "-c", TINY, "-a", path, NULL}, "hello\nI love China.\n");
+    assert_int_equal(r.status, 0);
+    run_result_free(&r);
+    size_t len;
+    char *text = read_file(path, &len);
+    assert_non_null(text);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    char *again = cJSON_Print(doc);
+    assert_true(len > 0 && text[len - 1] == '\n');
+    text[len - 1] = '\0';
+    if (strcmp(text, again) != 0) {
+        size_t at = 0;
+        while (text[at] == again[at]) at++;
+        fail_msg("the file differs from its document printed again at byte %zu: ...%.60s", at, text + at);
+    }
+    cJSON_free(again);
+    cJSON_Delete(doc);
+    free(text);
+}
+
 static void test_unwritable_attention_path(void **state)
 {
     (void)state;
@@ -527,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_attention_json_shapes_and_token_roles),
         cmocka_unit_test(test_attention_json_fields_say_what_happened),
         cmocka_unit_test(test_attention_json_has_a_map_per_layer_of_each_stack),
+        cmocka_unit_test(test_attention_json_is_printed_as_one_document),
         cmocka_unit_test(test_unwritable_attention_path),
         cmocka_unit_test(test_missing_config),
         cmocka_unit_test(test_config_that_is_a_directory),
