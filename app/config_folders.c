@@ -83,7 +83,13 @@ ExitStatus config_folders_list(void)
     int k = 0;
     while (k < n_dirs && !(d = opendir(dirs[k]))) k++;
     if (!d) {
-        cli_say("translate", "no config folder (looked in %s and %s)", dirs[0], dirs[n_dirs - 1]);
+        /* every folder looked in, in order: "A, B and C" */
+        char looked[MAX_CONFIG_DIRS * (sizeof dirs[0] + 8)];
+        size_t used = 0;
+        for (int i = 0; i < n_dirs; i++)
+            used += (size_t)snprintf(looked + used, sizeof looked - used, "%s%s",
+                                     i == 0 ? "" : i < n_dirs - 1 ? ", " : " and ", dirs[i]);
+        cli_say("translate", "no config folder (looked in %s)", looked);
         return EXIT_USAGE;
     }
     char **names = NULL;
