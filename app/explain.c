@@ -173,7 +173,7 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
 {
     bool copies = d->copy_numbers && d->numbers && number_rule_applies(d->numbers, t->src_ids, t->src_len);
     if (d->beam > 1)
-        fprintf(out, "Output, step by step: beam search (%d hypotheses, length penalty %.2g) produced it.\n"
+        fprintf(out, "Output, step by step: beam search (%d hypotheses, length penalty %g) produced it.\n"
                      "  It keeps the %d best-scoring partial translations at every step and returns the\n"
                      "  best-scoring one that ended with </s>; when the length limit stops it, those still\n"
                      "  unfinished compete too.\n"

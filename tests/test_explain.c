@@ -173,6 +173,33 @@ static void test_explain_shows_control_characters(void **state)
     run_result_free(&r);
 }
 
+/* The search's settings as the search used them: "%.2g" said a length
+ * penalty of 1.25 as 1.2 and 1.05 as 1, the default's value. */
+static void test_explain_names_the_length_penalty_used(void **state)
+{
+    (void)state;
+    size_t len;
+    char *yaml = read_file("configs/tiny.yaml", &len), cwd[512], *at;
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char config[700];
+    snprintf(config, sizeof config, "%s/penalty.yaml", temp_dir());
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    for (char *line = strtok(yaml, "\n"); line; line = strtok(NULL, "\n")) {
+        if ((at = strstr(line, "../"))) fprintf(f, "%.*s%s/%s\n", (int)(at - line), line, cwd, at + 3);
+        else fprintf(f, "%s\n", line);
+    }
+    fputs("decoding:\n  beam: 4\n  length_penalty: 1.25\n", f);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    const char *argv[] = {"./translate", "-q", "-t", "1", "-c", config, "--explain", "I love China.", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) print_in_full(&r);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "beam search (4 hypotheses, length penalty 1.25) produced it");
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_show_draws_one_head),
         cmocka_unit_test(test_explain_shows_the_mask_at_work),
         cmocka_unit_test(test_explain_shows_control_characters),
+        cmocka_unit_test(test_explain_names_the_length_penalty_used),
     };
     return cmocka_run_group_tests_name("explain", tests, NULL, NULL);
 }
