@@ -1212,72 +1212,62 @@ static int parse_options(int argc, char **argv, Options *opt)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* All that main does once the threads are set: the options' work, start
+ * to end, with everything it opened closed (the workers are main's). */
+static int run(Options *opt)
 {
-    cli_reserve_standard_fds();
-    /* Progress goes to stderr, often a pipe (| tee, | head): a reader that
-     * goes away must not kill a run between its model and its checkpoint.
-     * Such writes fail instead, which costs nothing but the messages. */
-    signal(SIGPIPE, SIG_IGN);
-    /* Likewise a file-size limit (ulimit -f): a save that passes it fails
-     * with EFBIG, said and exit status 4 like a full disk, instead of
-     * killing the run with no word and a temporary file left behind. */
-    signal(SIGXFSZ, SIG_IGN);
-    Options opt = {0};
-    if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
-    cli_set_threads(opt.threads);
-    Run r = {.opt = &opt, .live = isatty(2) && !opt.quiet, .saved_step = -1};
+    Run r = {.opt = opt, .live = isatty(2) && !opt->quiet, .saved_step = -1};
     Error err = {{0}};
-    if (config_load(opt.config_path, &r.cfg, &err)) {
+    if (config_load(opt->config_path, &r.cfg, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }
-    if (opt.out_path && *opt.out_path && r.cfg.has_train) {
+    if (opt->out_path && *opt->out_path && r.cfg.has_train) {
         /* The checkpoint and the log follow the model: a config's own
          * checkpoint path would mix two runs' files. */
         TrainConfig *t = &r.cfg.train;
         free(r.cfg.weights_path);
         free(t->checkpoint_path);
         free(t->log_path);
-        r.cfg.weights_path = xstrdup(opt.out_path);
-        t->checkpoint_path = xmalloc(strlen(opt.out_path) + sizeof ".log.csv");
-        t->log_path = xmalloc(strlen(opt.out_path) + sizeof ".log.csv");
-        sprintf(t->checkpoint_path, "%s.ckpt", opt.out_path);
-        sprintf(t->log_path, "%s.log.csv", opt.out_path);
+        r.cfg.weights_path = xstrdup(opt->out_path);
+        t->checkpoint_path = xmalloc(strlen(opt->out_path) + sizeof ".log.csv");
+        t->log_path = xmalloc(strlen(opt->out_path) + sizeof ".log.csv");
+        sprintf(t->checkpoint_path, "%s.ckpt", opt->out_path);
+        sprintf(t->log_path, "%s.log.csv", opt->out_path);
     }
     /* Whatever --overwrite says, and before a folder is made for it. */
-    if (r.cfg.has_train && !opt.vocab_only && !opt.recase && !opt.export_dir &&
+    if (r.cfg.has_train && !opt->vocab_only && !opt->recase && !opt->export_dir &&
         weights_path_problem(r.cfg.weights_path, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         config_free(&r.cfg);
         return EXIT_USAGE;
     }
-    if (r.cfg.has_train && opt.max_steps > 0) r.cfg.train.max_steps = opt.max_steps;
-    if (r.cfg.has_train && opt.max_minutes > 0) r.cfg.train.max_minutes = (float)opt.max_minutes;
+    if (r.cfg.has_train && opt->max_steps > 0) r.cfg.train.max_steps = opt->max_steps;
+    if (r.cfg.has_train && opt->max_minutes > 0) r.cfg.train.max_minutes = (float)opt->max_minutes;
     int status = 0;
     if (!r.cfg.has_train) {
         cli_say("train", "%s: no train: section", r.cfg.path);
         status = EXIT_USAGE;
-    } else if (opt.simplify_table) {
-        status = write_simplify_table(&r.cfg, opt.simplify_table, opt.overwrite);
+    } else if (opt->simplify_table) {
+        status = write_simplify_table(&r.cfg, opt->simplify_table, opt->overwrite);
         config_free(&r.cfg);
         return status;
-    } else if (opt.recase) {
-        if (!(status = check_distinct_outputs(&r.cfg, &opt))) status = train_vocab_build(&r.cfg, opt.data_path, true);
-    } else if (!(status = check_distinct_outputs(&r.cfg, &opt)) && !(status = make_output_dirs(&r.cfg)) &&
-               (opt.vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
-        if (!(status = train_vocab_check_replace(&r.cfg, opt.vocab_only, opt.overwrite)))
-            status = train_vocab_build(&r.cfg, opt.data_path, false); /* NULL: the config's sources */
+    } else if (opt->recase) {
+        if (!(status = check_distinct_outputs(&r.cfg, opt))) status = train_vocab_build(&r.cfg, opt->data_path, true);
+    } else if (!(status = check_distinct_outputs(&r.cfg, opt)) && !(status = make_output_dirs(&r.cfg)) &&
+               (opt->vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
+        if (!(status = train_vocab_check_replace(&r.cfg, opt->vocab_only, opt->overwrite)))
+            status = train_vocab_build(&r.cfg, opt->data_path, false); /* NULL: the config's sources */
     }
-    if (status || opt.vocab_only || opt.recase) {
+    if (status || opt->vocab_only || opt->recase) {
         config_free(&r.cfg);
         return status;
     }
     status = open_vocabularies(&r);
-    if (!status && opt.init_path) status = load_init(&r); /* before the seconds of reading the data */
+    if (!status && opt->init_path) status = load_init(&r); /* before the seconds of reading the data */
     if (!status) status = open_data(&r);
-    if (!status && !(status = open_trainer(&r))) status = opt.export_dir ? export_data(&r) : start(&r);
-    if (!status && !opt.export_dir) {
+    if (!status && !(status = open_trainer(&r))) status = opt->export_dir ? export_data(&r) : start(&r);
+    if (!status && !opt->export_dir) {
         signal(SIGINT, on_signal); /* even where a shell's background job ignores it: kill -INT stops */
         signal(SIGTERM, on_signal);
         /* The terminal closed: as Ctrl-C, unless the caller ignores it
@@ -1294,5 +1284,24 @@ int main(int argc, char **argv)
                     r.progress.best_bleu, r.cfg.weights_path);
     }
     run_close(&r);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    cli_reserve_standard_fds();
+    /* Progress goes to stderr, often a pipe (| tee, | head): a reader that
+     * goes away must not kill a run between its model and its checkpoint.
+     * Such writes fail instead, which costs nothing but the messages. */
+    signal(SIGPIPE, SIG_IGN);
+    /* Likewise a file-size limit (ulimit -f): a save that passes it fails
+     * with EFBIG, said and exit status 4 like a full disk, instead of
+     * killing the run with no word and a temporary file left behind. */
+    signal(SIGXFSZ, SIG_IGN);
+    Options opt = {0};
+    if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
+    cli_set_threads(opt.threads);
+    int status = run(&opt);
+    parallel_stop(); /* the workers cli_set_threads allowed, however run ended */
     return status;
 }

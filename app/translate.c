@@ -28,6 +28,7 @@
 #include "../common/output_file.h"
 #include "../common/util.h"
 #include "../tokenizer/tokenizer.h"
+#include "../model/parallel.h"
 #include "alignment.h"
 #include "attention_json.h"
 #include "cli.h"
@@ -747,6 +748,68 @@ static ExitStatus open_output(Session *s)
     return EXIT_OK;
 }
 
+/* All that main does once the threads are set: the options' work, start
+ * to end, with every file it opened closed (the workers are main's). */
+static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
+{
+    char *chosen;
+    bool by_file_name = !opt->config_path || opt->from || opt->to; /* config_folders_check_languages */
+    if (choose_config(opt, &chosen)) return EXIT_USAGE;
+    Session s = {.opt = opt, .one_model = chosen != NULL, .out = stdout, .logits_model = -1};
+    s.model[0].path = chosen ? chosen : config_folders_default("en-zh.yaml");
+    s.model[1].path = chosen ? NULL : config_folders_default("zh-en.yaml");
+    if (opt->init_weights || opt->eval_path) {
+        ExitStatus status = by_file_name ? config_folders_check_named(s.model[0].path) : EXIT_OK;
+        if (status == EXIT_OK)
+            status = opt->init_weights ? init_weights(opt, s.model[0].path)
+                                       : translate_eval_run(opt, s.model[0].path);
+        session_close(&s);
+        return translate_outputs_finish_stdout(status);
+    }
+    /* --logits goes to a temporary file (common/output_file.h), so a run
+     * that fails to start leaves an existing file as it was. */
+    FILE *in = NULL;
+    const char *in_name;
+    s.reads_stdin = reads_standard_input(opt, n_texts, texts);
+    ExitStatus status = session_start(&s);
+    if (status == EXIT_OK) status = check_outputs_early(&s);
+    if (status == EXIT_OK) status = open_input(opt, n_texts, texts, &in, &in_name);
+    if (status == EXIT_OK) status = open_output(&s);
+    if (status != EXIT_OK) {
+        if (in && in != stdin) fclose(in);
+        session_close(&s);
+        return translate_outputs_finish_stdout(status);
+    }
+    OutputFile *logits = NULL;
+    Error err = {{0}};
+    if (opt->logits_path && !(logits = output_file_open(opt->logits_path, OUTPUT_FILE_DASH, &err))) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        output_file_abort(s.out_file);
+        if (in && in != stdin) fclose(in);
+        session_close(&s);
+        return EXIT_WRITE;
+    }
+    status = translate_all(&s, n_texts, texts, in, in_name, logits ? output_file_stream(logits) : NULL);
+    status = open_model_for_outputs(&s, status);
+    if (in && in != stdin) fclose(in);
+    if (logits && !s.model[0].opened && !s.model[1].opened) {
+        output_file_abort(logits); /* no model opened: nothing ran */
+    } else if (logits) {
+        int refused = check_session_inputs(&s, "--logits", opt->logits_path, &err);
+        status = cli_worse(status, translate_outputs_finish_file(logits, refused, s.stopped, &err));
+    }
+    if (s.out_file) {
+        int refused = check_session_inputs(&s, "-o", opt->output_path, &err);
+        status = cli_worse(status, translate_outputs_finish_file(s.out_file, refused, s.stopped, &err));
+    }
+    if (!s.stopped) { /* the maps of a part of the input are not written either */
+        status = cli_worse(status, write_attention(&s));
+        status = cli_worse(status, write_html(&s));
+    }
+    session_close(&s);
+    return translate_outputs_finish_stdout(status);
+}
+
 int main(int argc, char **argv)
 {
     cli_reserve_standard_fds();
@@ -767,62 +830,7 @@ int main(int argc, char **argv)
     if (parsed) return parsed > 0 ? translate_outputs_finish_stdout(EXIT_OK) : EXIT_USAGE; /* 1: --help, --version */
     if (opt.list_models) return translate_outputs_finish_stdout(config_folders_list());
     cli_set_threads(opt.threads);
-    char *chosen;
-    bool by_file_name = !opt.config_path || opt.from || opt.to; /* config_folders_check_languages */
-    if (choose_config(&opt, &chosen)) return EXIT_USAGE;
-    Session s = {.opt = &opt, .one_model = chosen != NULL, .out = stdout, .logits_model = -1};
-    s.model[0].path = chosen ? chosen : config_folders_default("en-zh.yaml");
-    s.model[1].path = chosen ? NULL : config_folders_default("zh-en.yaml");
-    if (opt.init_weights || opt.eval_path) {
-        ExitStatus status = by_file_name ? config_folders_check_named(s.model[0].path) : EXIT_OK;
-        if (status == EXIT_OK)
-            status = opt.init_weights ? init_weights(&opt, s.model[0].path)
-                                      : translate_eval_run(&opt, s.model[0].path);
-        session_close(&s);
-        return translate_outputs_finish_stdout(status);
-    }
-    /* --logits goes to a temporary file (common/output_file.h), so a run
-     * that fails to start leaves an existing file as it was. */
-    int n_texts = argc - optind;
-    char **texts = argv + optind;
-    FILE *in = NULL;
-    const char *in_name;
-    s.reads_stdin = reads_standard_input(&opt, n_texts, texts);
-    ExitStatus status = session_start(&s);
-    if (status == EXIT_OK) status = check_outputs_early(&s);
-    if (status == EXIT_OK) status = open_input(&opt, n_texts, texts, &in, &in_name);
-    if (status == EXIT_OK) status = open_output(&s);
-    if (status != EXIT_OK) {
-        if (in && in != stdin) fclose(in);
-        session_close(&s);
-        return translate_outputs_finish_stdout(status);
-    }
-    OutputFile *logits = NULL;
-    Error err = {{0}};
-    if (opt.logits_path && !(logits = output_file_open(opt.logits_path, OUTPUT_FILE_DASH, &err))) {
-        fprintf(stderr, "translate: %s\n", err.message);
-        output_file_abort(s.out_file);
-        if (in && in != stdin) fclose(in);
-        session_close(&s);
-        return EXIT_WRITE;
-    }
-    status = translate_all(&s, n_texts, texts, in, in_name, logits ? output_file_stream(logits) : NULL);
-    status = open_model_for_outputs(&s, status);
-    if (in && in != stdin) fclose(in);
-    if (logits && !s.model[0].opened && !s.model[1].opened) {
-        output_file_abort(logits); /* no model opened: nothing ran */
-    } else if (logits) {
-        int refused = check_session_inputs(&s, "--logits", opt.logits_path, &err);
-        status = cli_worse(status, translate_outputs_finish_file(logits, refused, s.stopped, &err));
-    }
-    if (s.out_file) {
-        int refused = check_session_inputs(&s, "-o", opt.output_path, &err);
-        status = cli_worse(status, translate_outputs_finish_file(s.out_file, refused, s.stopped, &err));
-    }
-    if (!s.stopped) { /* the maps of a part of the input are not written either */
-        status = cli_worse(status, write_attention(&s));
-        status = cli_worse(status, write_html(&s));
-    }
-    session_close(&s);
-    return translate_outputs_finish_stdout(status);
+    ExitStatus status = run(&opt, argc - optind, argv + optind);
+    parallel_stop(); /* the workers cli_set_threads allowed, however run ended */
+    return status;
 }

@@ -1042,8 +1042,8 @@ static float *align64(void *raw) { return (float *)(((uintptr_t)raw + 63) & ~(ui
 /* Each thread's packing buffer, kept between calls: a fresh allocation per
  * call costs page faults (large blocks are mmap'ed anew each time), which
  * showed up as ~15% of a training step.  A thread that multiplied frees
- * its own when it exits (parallel.c's workers when parallel_set_threads
- * stops them), through a thread-specific key's destructor (the calling
+ * its own when it exits (parallel.c's workers when parallel_stop ends
+ * them), through a thread-specific key's destructor (the calling
  * thread of a program keeps its own until exit). */
 static _Thread_local void *pack_buffer;
 static _Thread_local size_t pack_buffer_size;

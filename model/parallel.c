@@ -7,10 +7,12 @@
  * buffer lives with its thread).  A worker sleeps on `wake` (after a spin
  * of at most 50 µs, spin_while: no longer, as the machine's other cores may
  * be busy with other work), runs the range it is given, and waits again.
- * parallel_set_threads stops them (pool_stop).  `busy` lets one caller at
- * a time use the workers: a second
- * thread calling meanwhile, or a worker's fn calling parallel_for, runs
- * its loop alone (same bits, as ever).
+ * parallel_stop ends and joins them; the program's main calls it before
+ * it returns, and parallel_set_threads when the count changes.  The pool
+ * itself holds nothing to free: its locks and arrays are static, ready
+ * for workers to be started again.  `busy` lets one caller at a time use
+ * the workers: a second thread calling meanwhile, or a worker's fn
+ * calling parallel_for, runs its loop alone (same bits, as ever).
  *
  * Deliberately not here: work stealing or chunks smaller than a thread's
  * share.  The step's loops are even enough, and a fixed split keeps a
@@ -112,7 +114,7 @@ static int pool_start(int want)
     return n < want ? n : want;
 }
 
-static void pool_stop(void)
+void parallel_stop(void)
 {
     pthread_mutex_lock(&pool.lock);
     pool.stop = true;
@@ -129,7 +131,7 @@ static void pool_stop(void)
 void parallel_set_threads(int n)
 {
     n = n < 1 ? 1 : n > PARALLEL_MAX_THREADS ? PARALLEL_MAX_THREADS : n;
-    if (n != n_threads) pool_stop(); /* restarted, as many as needed, by the next call */
+    if (n != n_threads) parallel_stop(); /* restarted, as many as needed, by the next call */
     n_threads = n;
 }
 

@@ -50,11 +50,20 @@ enum { PARALLEL_MAX_THREADS = 64 };
 
 /* How many threads parallel_for may use (default 1; values below 1 mean 1,
  * above PARALLEL_MAX_THREADS mean that).  The other threads are started by the first call that
- * needs them and then kept, asleep between calls, until the count changes
- * here (which stops them).  Set it before calls start, not while another
- * thread is inside parallel_for. */
+ * needs them and then kept, asleep between calls, until parallel_stop
+ * stops them (as a change of the count here does).  Set it before calls
+ * start, not while another thread is inside parallel_for. */
 void parallel_set_threads(int n);
 int parallel_threads(void);
+
+/* Stops the worker threads, if any were started: wakes them to exit and
+ * joins them, so each has freed what it held (gemm.c's packing buffer,
+ * its stack) when this returns.  The count stays as set: a later call
+ * that needs workers starts them again.  A program that sets a count
+ * calls this before main returns, whatever the way out (app/translate.c
+ * and app/train.c: main runs the work, then this).  Not while another
+ * thread is inside parallel_for. */
+void parallel_stop(void);
 
 /* For tests: with true, every loop of n ≥ 2 is split whatever its work
  * (so a small model takes the threaded paths a large one does). */

@@ -266,6 +266,37 @@ int torch_available(void)
     return known;
 }
 
+#define DIGITS_OF(n) #n
+#define DIGITS(n) DIGITS_OF(n) /* a number macro's digits, as a string literal */
+
+RunResult run_under_valgrind(const char *const argv[], const char *input, size_t input_len)
+{
+#ifdef __SANITIZE_ADDRESS__
+    SKIP_TEST("asan", "valgrind cannot run a sanitized program");
+#endif
+    if (getenv("TEST_EMULATED")) SKIP_TEST("emulated", "valgrind cannot run the emulated program");
+    static int installed = -1;
+    if (installed < 0) {
+        RunResult r = run_program((const char *[]){"/bin/sh", "-c", "command -v valgrind", NULL}, NULL, 0);
+        installed = r.status == 0;
+        run_result_free(&r);
+    }
+    if (!installed) SKIP_TEST("valgrind", "valgrind not installed (apt-get install valgrind)");
+    /* sh finds valgrind on the PATH; "$@" is the program (test_program's:
+     * TEST_BIN_DIR's, as make coverage sets it) and its arguments */
+    const char *args[64] = {"/bin/sh", "-c",
+                            "exec valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible "
+                            "--error-exitcode=" DIGITS(VALGRIND_FOUND) " \"$@\"",
+                            "sh", test_program(argv[0])};
+    int n = 5;
+    for (int i = 1; argv[i]; i++) {
+        if (n == 63) abort();
+        args[n++] = argv[i];
+    }
+    args[n] = NULL;
+    return run_program(args, input, input_len);
+}
+
 const char *tiny_train_config(const char *dir_name, float label_smoothing, const char *train_extra,
                               char *path, size_t size)
 {

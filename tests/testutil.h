@@ -75,7 +75,8 @@ void expect_file_is(const char *path, const char *text);
  * $TRANSLATE_REQUIRE (.ci/run requires "torch browser data fuzz root web").
  * Tags in use: torch, browser, web (the WebAssembly page), data (files
  * outside the repository), fuzz (clang), root (mknod), cpu (kernels the
- * CPU lacks), asan and emulated (what an ASan build or qemu cannot run).
+ * CPU lacks), asan and emulated (what an ASan build or qemu cannot run),
+ * valgrind (not installed).
  * Every skip() in tests/ goes through this. */
 #define SKIP_TEST(tag, ...)                                                                        \
     do {                                                                                           \
@@ -100,6 +101,15 @@ int torch_available(void);
         if (!torch_available())                                                                    \
             SKIP_TEST("torch", "python3-torch not installed (apt-get install python3-torch)");      \
     } while (0)
+
+/* The status of run_under_valgrind's program when memcheck found an error
+ * or a block "definitely" or "possibly" lost. */
+#define VALGRIND_FOUND 99
+/* argv (as run_program takes it) run under valgrind's memcheck, which
+ * reports on stderr; the test is skipped where valgrind is not installed
+ * or cannot run the program (a sanitizer build, an emulated one).  About
+ * 50 times slower: keep the run tiny. */
+RunResult run_under_valgrind(const char *const argv[], const char *input, size_t input_len);
 
 /* Write the config of the tiny training model (d_model 32, 2+2 layers,
  * trained and evaluated on tests/data/tiny.tsv) into its own folder
