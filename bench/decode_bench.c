@@ -186,5 +186,7 @@ int main(int argc, char **argv)
         return 2;
     }
     parallel_set_threads(threads);
-    return bench(argv[optind], argv[optind + 1], sentences);
+    int status = bench(argv[optind], argv[optind + 1], sentences);
+    parallel_stop();
+    return status;
 }

@@ -432,6 +432,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     gemm_force_kernel(NULL);
+    parallel_stop();
     free(A);
     free(B);
     free(C);

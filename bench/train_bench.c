@@ -327,5 +327,7 @@ int main(int argc, char **argv)
     opt.config_path = argv[optind];
     opt.data_path = argv[optind + 1];
     parallel_set_threads(opt.threads);
-    return bench(&opt);
+    int status = bench(&opt);
+    parallel_stop();
+    return status;
 }
