@@ -22,6 +22,10 @@
 #                                            build never links it.
 #   --with-coverage gcovr                    line and branch coverage
 #                                            (make coverage)
+#   --with-valgrind valgrind                 translate and train run under
+#                                            memcheck: nothing leaked, every
+#                                            worker thread joined (test_cli,
+#                                            test_train_cli)
 #   --with-web      emscripten dpkg-dev      make web: the page with the model
 #                                            compiled to WebAssembly.  Its
 #                                            utf8proc, cJSON and libyaml are
@@ -42,6 +46,7 @@ for arg in "$@"; do
         --with-aarch64) aarch64=true ;;
         --with-bench) bench=true ;;
         --with-coverage) coverage=true ;;
+        --with-valgrind) valgrind=true ;;
         --with-web) web=true ;;
         -h|--help) # the header above is the usage
             sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -58,6 +63,7 @@ need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev
 libutf8proc-dev:arm64 libcjson-dev:arm64 libcmocka-dev:arm64"
 [ "${bench:-false}" = true ] && need="$need python3-torch libopenblas0-pthread hyperfine time"
 [ "${coverage:-false}" = true ] && need="$need gcovr"
+[ "${valgrind:-false}" = true ] && need="$need valgrind"
 [ "${web:-false}" = true ] && need="$need emscripten dpkg-dev"
 # apt-get source needs deb-src entries; Debian's images have only deb ones.
 # The same archives and suites as the system's own list (bookworm, its
