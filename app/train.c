@@ -33,13 +33,13 @@
  * the config's path is usually a trained model someone wants to keep;
  * --overwrite replaces only a model (a safetensors file), never data or a
  * config named as the weights by mistake.
- * The data is read by train_data.c and the vocabularies built by
- * train_vocab.c; this file is the command line and the run.
+ * The options are parsed in train_options.c, the data read by
+ * train_data.c and the vocabularies built by train_vocab.c; this file is
+ * the run.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
  * error or the loss became NaN or Inf, 4 a file could not be written,
  * 5 out of memory, 130 interrupted (checkpoint saved). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -72,19 +72,8 @@
 #include "exit_status.h"
 #include "export.h"
 #include "train_data.h"
+#include "train_options.h"
 #include "train_vocab.h"
-#include "version.h"
-
-
-typedef struct {
-    const char *config_path, *data_path, *out_path, *export_dir;
-    const char *init_path;  /* --init: the weights to start from (NULL: random) */
-    int threads;
-    int max_steps;          /* --max-steps: replaces train.max_steps when > 0 */
-    double max_minutes;     /* --max-minutes: replaces train.max_minutes when > 0 */
-    bool resume, vocab_only, recase, quiet, overwrite, force;
-    const char *simplify_table; /* --simplify-table FILE */
-} Options;
 
 /* --help and --version: their one write checked (a full disk, a closed
  * descriptor) as every other output is. */
@@ -95,58 +84,6 @@ static int finish_stdout(void)
         return EXIT_WRITE;
     }
     return EXIT_OK;
-}
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "Usage: train [--out FILE] [--init WEIGHTS | --resume [--force]] [--max-steps N]\n"
-            "             [--max-minutes M] CONFIG\n"
-            "             [--overwrite] [--vocab [--data TSV]] [--recase [--data TSV]]\n"
-            "       train --export DIR [--max-steps N] CONFIG\n"
-            "       train --simplify-table FILE [--overwrite] CONFIG\n"
-            "Train the model CONFIG describes on its train: data.\n"
-            "\n"
-            "      --out FILE    write the model to FILE instead of the config's weights path;\n"
-            "                    the checkpoint and the log go beside it (FILE.ckpt, FILE.log.csv)\n"
-            "      --overwrite   replace a weights file that this training run did not write;\n"
-            "                    with --vocab, vocabulary files that exist\n"
-            "      --init WEIGHTS  start from these weights (a model of this config's architecture\n"
-            "                    and vocabularies) instead of random ones: fine-tuning; the\n"
-            "                    learning rate warms up again and the optimizer starts afresh\n"
-            "      --resume      continue from the config's checkpoint\n"
-            "      --force       with --resume: continue although the training data, batch_tokens\n"
-            "                    or seed changed since the checkpoint (its batch position then\n"
-            "                    names other batches)\n"
-            "      --max-steps N stop after N steps (instead of the config's train.max_steps)\n"
-            "      --max-minutes M  stop after M minutes of training, a fraction allowed\n"
-            "                    (instead of train.max_minutes); the dev scores come after\n"
-            "      --vocab       only build the vocabularies (from --data TSV if given); files\n"
-            "                    that exist are replaced only with --overwrite\n"
-            "      --recase      only recompute the casings of the config's subword vocabularies\n"
-            "                    from its data (or --data TSV): their tokens, ids and counts stay,\n"
-            "                    so the model still loads\n"
-            "      --export DIR  train nothing: write the tokenised data, the initial model and\n"
-            "                    the settings to DIR for tools/train_torch.py (docs/scale-out.md)\n"
-            "      --simplify-table FILE  train nothing: write the Traditional -> Simplified table\n"
-            "                    of train.simplify_with to FILE (about 30 KB), which a config's\n"
-            "                    model.simplify reads to translate Traditional input; a file\n"
-            "                    that exists is replaced only with --overwrite, and only a\n"
-            "                    table (or the config's own model.simplify); never a file\n"
-            "                    the config names otherwise\n"
-            "  -t, --threads N   threads for a training step (default: the cores it may use; at most 64)\n"
-            "  -q, --quiet       no progress line\n"
-            "  -h, --help        this help\n"
-            "  -V, --version     the version\n"
-            "\n"
-            "The best model by dev BLEU is written to the config's weights path (or FILE); a\n"
-            "weights file there that this run (or the run it resumes) did not write is\n"
-            "refused unless --overwrite (which replaces only a model: a safetensors file).\n"
-            "A CSV log of every logged value goes to the config's train.log path (or\n"
-            "FILE.log.csv); a run holds a lock on it until it ends.\n"
-            "Exit status: 0 done, 2 usage or config error, 3 data or model file error or\n"
-            "the loss became NaN or Inf, 4 write error, 5 out of memory, 130 interrupted\n"
-            "(a checkpoint was saved: use --resume).\n");
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -194,7 +131,7 @@ static int make_output_dirs(const Config *cfg)
 static int max_int(int a, int b) { return a > b ? a : b; }
 
 typedef struct {
-    const Options *opt;
+    const TrainOptions *opt;
     Config cfg;
     Vocab *src_vocab, *tgt_vocab;
     VocabHashes hashes;
@@ -1018,7 +955,7 @@ static void run_close(Run *r)
  * --recase: the other outputs may not be them, and they may not be any
  * other input (source_vocab: DATA.tsv and --vocab --overwrite replaced
  * the data). */
-static int check_distinct_outputs(const Config *cfg, const Options *opt)
+static int check_distinct_outputs(const Config *cfg, const TrainOptions *opt)
 {
     const TrainConfig *t = &cfg->train;
     const char *outputs[] = {cfg->weights_path, t->checkpoint_path, t->log_path,
@@ -1117,104 +1054,10 @@ static int write_simplify_table(const Config *cfg, const char *path, bool overwr
     return status;
 }
 
-static int parse_options(int argc, char **argv, Options *opt)
-{
-    static const struct option longs[] = {
-        {"resume", no_argument, 0, 'r'}, {"vocab", no_argument, 0, 'v'},
-        {"data", required_argument, 0, 'd'}, {"quiet", no_argument, 0, 'q'},
-        {"threads", required_argument, 0, 't'}, {"out", required_argument, 0, 'o'},
-        {"overwrite", no_argument, 0, 'w'}, {"force", no_argument, 0, 'f'},
-        {"max-steps", required_argument, 0, 'S'}, {"max-minutes", required_argument, 0, 'M'},
-        {"export", required_argument, 0, 'e'}, {"recase", no_argument, 0, 'c'},
-        {"init", required_argument, 0, 'i'}, {"simplify-table", required_argument, 0, 's'},
-        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
-    int c;
-    opterr = 0; /* its messages are ours: one line (cli_option_error) */
-    while ((c = getopt_long(argc, argv, ":t:qhV", longs, NULL)) != -1) {
-        switch (c) {
-        case 'r': opt->resume = true; break;
-        case 'v': opt->vocab_only = true; break;
-        case 'c': opt->recase = true; break;
-        case 'd': opt->data_path = optarg; break;
-        case 'o': opt->out_path = optarg; break;
-        case 'i': opt->init_path = optarg; break;
-        case 'e': opt->export_dir = optarg; break;
-        case 's': opt->simplify_table = optarg; break;
-        case 'w': opt->overwrite = true; break;
-        case 'f': opt->force = true; break;
-        case 'q': opt->quiet = true; break;
-        case 'S':
-            if (cli_parse_count("train", "--max-steps", optarg, INT_MAX, &opt->max_steps)) return -1;
-            break;
-        case 'M': {
-            char *end;
-            errno = 0;
-            opt->max_minutes = strtod(optarg, &end);
-            if (!cli_plain_decimal(optarg) || errno || end == optarg || *end || !(opt->max_minutes > 0) ||
-                !isfinite(opt->max_minutes)) {
-                cli_say("train", "--max-minutes: expected a positive number of minutes, not '%s'", optarg);
-                return -1;
-            }
-            break;
-        }
-        case 't':
-            if (cli_parse_count("train", "--threads", optarg, PARALLEL_MAX_THREADS, &opt->threads)) return -1;
-            break;
-        case 'h': usage(stdout); exit(finish_stdout());
-        case 'V': printf("train %s\n", TRANSLATE_VERSION); exit(finish_stdout());
-        default: cli_option_error("train", c, argv, false); return -1;
-        }
-    }
-    if (opt->simplify_table && (!*opt->simplify_table || opt->resume || opt->vocab_only || opt->recase ||
-                                opt->export_dir || opt->init_path || opt->out_path || opt->data_path ||
-                                opt->max_steps > 0 || opt->max_minutes > 0)) {
-        fprintf(stderr, "train: --simplify-table FILE goes alone (with --overwrite at most) (try 'train --help')\n");
-        return -1;
-    }
-    if (opt->force && !opt->resume) {
-        fprintf(stderr, "train: --force goes with --resume (try 'train --help')\n");
-        return -1;
-    }
-    if (opt->init_path && (!*opt->init_path || opt->resume || opt->vocab_only || opt->recase || opt->export_dir)) {
-        fprintf(stderr, "train: --init WEIGHTS starts a new run: not with --resume, --vocab, --recase or "
-                        "--export (try 'train --help')\n");
-        return -1;
-    }
-    if (opt->export_dir && (!*opt->export_dir || opt->resume || opt->vocab_only || opt->out_path ||
-                            opt->overwrite || opt->max_minutes > 0)) {
-        fprintf(stderr, "train: --export DIR goes alone (with --max-steps at most) (try 'train --help')\n");
-        return -1;
-    }
-    if (opt->recase && (opt->vocab_only || opt->resume || opt->export_dir || opt->out_path ||
-                        opt->overwrite || opt->max_steps > 0 || opt->max_minutes > 0)) {
-        fprintf(stderr, "train: --recase goes alone (with --data TSV at most) (try 'train --help')\n");
-        return -1;
-    }
-    if (opt->vocab_only && (opt->resume || opt->out_path || opt->max_steps > 0 || opt->max_minutes > 0)) {
-        fprintf(stderr, "train: --vocab only builds the vocabularies: not with --resume, --out, --max-steps "
-                        "or --max-minutes (try 'train --help')\n");
-        return -1;
-    }
-    if (opt->data_path && !opt->vocab_only && !opt->recase) {
-        fprintf(stderr, "train: --data TSV goes with --vocab or --recase (training reads the config's "
-                        "sources) (try 'train --help')\n");
-        return -1;
-    }
-    if (opt->out_path && !*opt->out_path) {
-        fprintf(stderr, "train: --out: expected a file name\n");
-        return -1;
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "train: expected one CONFIG (try 'train --help')\n");
-        return -1;
-    }
-    opt->config_path = argv[optind];
-    return 0;
-}
 
 /* All that main does once the threads are set: the options' work, start
  * to end, with everything it opened closed (the workers are main's). */
-static int run(Options *opt)
+static int run(const TrainOptions *opt)
 {
     Run r = {.opt = opt, .live = isatty(2) && !opt->quiet, .saved_step = -1};
     Error err = {{0}};
@@ -1298,8 +1141,9 @@ int main(int argc, char **argv)
      * with EFBIG, said and exit status 4 like a full disk, instead of
      * killing the run with no word and a temporary file left behind. */
     signal(SIGXFSZ, SIG_IGN);
-    Options opt = {0};
-    if (parse_options(argc, argv, &opt)) return EXIT_USAGE;
+    TrainOptions opt = {0};
+    int parsed = train_options_parse(argc, argv, &opt);
+    if (parsed) return parsed > 0 ? finish_stdout() : EXIT_USAGE; /* 1: --help, --version */
     cli_set_threads(opt.threads);
     int status = run(&opt);
     parallel_stop(); /* the workers cli_set_threads allowed, however run ended */
