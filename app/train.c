@@ -56,7 +56,6 @@
 #include <unistd.h>
 
 #include "../common/util.h"
-#include "../tokenizer/tokenizer.h"
 #include "../model/model.h"
 #include "../model/parallel.h"
 #include "../data/corpus.h"

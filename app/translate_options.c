@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../common/util.h"
 #include "../model/parallel.h"
@@ -283,9 +282,9 @@ static int parse_options(int argc, char **argv, TranslateOptions *opt)
 
 char *translate_options_second_attention_path(const TranslateOptions *o)
 {
-    struct stat st;
-    if (!o->attention_path || o->config_path || o->from || o->to || strcmp(o->attention_path, "-") == 0 ||
-        (stat(o->attention_path, &st) == 0 && S_ISCHR(st.st_mode)))
+    /* standard output, a device, a FIFO (its reader would miss the zh-en
+     * maps), and /dev/stdout when it is one of those */
+    if (!o->attention_path || o->config_path || o->from || o->to || cli_written_directly(o->attention_path))
         return NULL;
     char *second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
     sprintf(second, "%s.zh-en", o->attention_path);

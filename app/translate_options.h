@@ -52,9 +52,9 @@ int translate_options_parse(int argc, char **argv, TranslateOptions *opt);
 bool translate_options_want_more_than_text(const TranslateOptions *o);
 /* --attention FILE also writes FILE.zh-en when lines of both languages go
  * through the two default models: never when -c, --from or --to chooses
- * one model, nor when FILE is standard output or a device (/dev/null),
- * where the zh-en document follows the en-zh one ("-a -" wrote a file
- * named "-.zh-en").  That second name (malloc'd), or NULL. */
+ * one model, nor when FILE is standard output, a device (/dev/null) or a
+ * FIFO, where the zh-en document follows the en-zh one ("-a -" wrote a
+ * file named "-.zh-en").  That second name (malloc'd), or NULL. */
 char *translate_options_second_attention_path(const TranslateOptions *o);
 
 #endif

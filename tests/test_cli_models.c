@@ -253,6 +253,31 @@ static void test_both_attention_documents_go_to_a_device(void **state)
     run_result_free(&r);
 }
 
+/* -a FIFO: its reader gets both documents, as -a - does; only character
+ * devices were recognised, and the zh-en maps went to a new file
+ * FIFO.zh-en (and `-a /dev/stdout | cat` wrote /dev/stdout.zh-en). */
+static void test_both_attention_documents_go_down_a_fifo(void **state)
+{
+    (void)state;
+    char fifo[4096], got[4096], beside[4200];
+    snprintf(fifo, sizeof fifo, "%s/maps.fifo", temp_dir());
+    snprintf(got, sizeof got, "%s/maps.got", temp_dir());
+    snprintf(beside, sizeof beside, "%s.zh-en", fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *script = "cat \"$1\" > \"$2\" & ./translate -q -t 1 -b 1 -a \"$1\"; s=$?; wait; exit $s";
+    RunResult r = run((const char *[]){"/bin/sh", "-c", script, "sh", fifo, got, NULL},
+                      "I love China.\n\xE6\x88\x91\xE7\x88\xB1\xE4\xBD\xA0\xE3\x80\x82\n");
+    assert_int_equal(r.status, 0);
+    assert_int_not_equal(access(beside, F_OK), 0);
+    size_t len;
+    char *maps = read_file(got, &len);
+    assert_non_null(maps);
+    expect_in(maps, "en-zh.yaml");
+    expect_in(maps, "zh-en.yaml");
+    free(maps);
+    run_result_free(&r);
+}
+
 /* --logits is one [steps, vocab] stream: without -c a line in the other
  * language (the other model, another vocabulary width) fails alone,
  * status 1, rather than make the file unreadable; its rows are not in it,
@@ -1256,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_a_line_without_letters_keeps_the_model),
         cmocka_unit_test(test_both_attention_documents_follow_each_other_on_stdout),
         cmocka_unit_test(test_both_attention_documents_go_to_a_device),
+        cmocka_unit_test(test_both_attention_documents_go_down_a_fifo),
         cmocka_unit_test(test_from_and_to_choose_the_model),
         cmocka_unit_test(test_config_by_name),
         cmocka_unit_test(test_list_models),
