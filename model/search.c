@@ -128,7 +128,10 @@ static void decode_batches(void *ctx, int t0, int t1)
             for (int b = 0; b < count; b++) {
                 const ByLength *s = &job->order[first + b];
                 memcpy(ids + start[b], job->src[s->index], (size_t)s->length * sizeof *ids);
-                if (spaced) memcpy(spaced + start[b], job->spaced[s->index], (size_t)s->length * sizeof *spaced);
+                if (spaced && job->spaced[s->index]) /* a NULL entry: not known, read as no spaces */
+                    memcpy(spaced + start[b], job->spaced[s->index], (size_t)s->length * sizeof *spaced);
+                else if (spaced)
+                    memset(spaced + start[b], 0, (size_t)s->length * sizeof *spaced);
                 start[b + 1] = start[b] + s->length;
                 outputs[b] = job->outputs[s->index];
             }

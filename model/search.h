@@ -63,8 +63,8 @@ typedef struct {
 void search_workspace_free(SearchWorkspace *ws); /* NULL-safe, leaves it zeroed */
 
 /* Translate n sources (src[i]: src_len[i] ids, 1 <= src_len[i] <= max_len;
- * spaced[i] their src_spaced, spaced NULL when not known) as
- * search_translate_many does, a file's worth at a time: sorted by
+ * spaced[i] their src_spaced; spaced, or an entry of it, NULL when not
+ * known) as search_translate_many does, a file's worth at a time: sorted by
  * length (longest first), cut into mini-batches of `mini_batch`, and the
  * mini-batches shared out between the threads (parallel_set_threads), each
  * taking the next one not yet taken and decoding it alone in its own

@@ -294,6 +294,42 @@ static void test_shipped_model_equals_one_by_one(void **state)
     if (strcmp(gemm_f16_kernel_name(), "avx512") == 0) check_shipped("avx2"); /* and the AVX2 ones */
 }
 
+/* search_translate_batches with marks for some sources and NULL for
+ * others (not known): a NULL entry reads as no spaces, as spaced NULL
+ * does for all of them; it was copied from, and crashed. */
+static void test_batches_take_a_null_marks_entry(void **state)
+{
+    (void)state;
+    if (getenv("TEST_EMULATED")) SKIP_TEST("emulated", "the shipped model's searches under an emulator are too slow");
+    Translator tr;
+    Error err = {{0}};
+    assert_int_equal(translator_open(&tr, "configs/en-zh.yaml", &err), EXIT_OK);
+    Sentences in;
+    shipped_sentences(&tr, &in);
+    const int *src[N_ENGLISH];
+    const bool *none[N_ENGLISH] = {NULL};
+    int len[N_ENGLISH], *unknown[N_ENGLISH], *partly[N_ENGLISH], unknown_len[N_ENGLISH], partly_len[N_ENGLISH];
+    for (int b = 0; b < N_ENGLISH; b++) {
+        src[b] = in.src_ids + in.src_start[b];
+        len[b] = in.src_start[b + 1] - in.src_start[b];
+        unknown[b] = malloc((size_t)tr.model.arch.max_len * sizeof(int));
+        partly[b] = malloc((size_t)tr.model.arch.max_len * sizeof(int));
+    }
+    SearchSettings set = tr.config.decode;
+    set.beam = 1;
+    SearchWorkspace ws = {0};
+    search_translate_batches(&ws, &tr.model, src, NULL, len, N_ENGLISH, 4, &set, unknown, unknown_len, NULL);
+    search_translate_batches(&ws, &tr.model, src, none, len, N_ENGLISH, 4, &set, partly, partly_len, NULL);
+    for (int b = 0; b < N_ENGLISH; b++) {
+        assert_int_equal(unknown_len[b], partly_len[b]);
+        assert_memory_equal(unknown[b], partly[b], (size_t)unknown_len[b] * sizeof(int));
+        free(unknown[b]);
+        free(partly[b]);
+    }
+    search_workspace_free(&ws);
+    translator_close(&tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_float32_model_on_the_generic_kernel),
         cmocka_unit_test(test_activation_bounds_are_never_outgrown),
         cmocka_unit_test(test_shipped_model_equals_one_by_one),
+        cmocka_unit_test(test_batches_take_a_null_marks_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
