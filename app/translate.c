@@ -795,11 +795,11 @@ static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
     if (logits && !s.model[0].opened && !s.model[1].opened) {
         output_file_abort(logits); /* no model opened: nothing ran */
     } else if (logits) {
-        int refused = check_session_inputs(&s, "--logits", opt->logits_path, &err);
+        bool refused = check_session_inputs(&s, "--logits", opt->logits_path, &err) != 0;
         status = cli_worse(status, translate_outputs_finish_file(logits, refused, s.stopped, &err));
     }
     if (s.out_file) {
-        int refused = check_session_inputs(&s, "-o", opt->output_path, &err);
+        bool refused = check_session_inputs(&s, "-o", opt->output_path, &err) != 0;
         status = cli_worse(status, translate_outputs_finish_file(s.out_file, refused, s.stopped, &err));
     }
     if (!s.stopped) { /* the maps of a part of the input are not written either */

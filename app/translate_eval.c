@@ -123,7 +123,7 @@ ExitStatus translate_eval_run(const TranslateOptions *opt, const char *config_pa
                opt->eval_path, tr.config.name, s.sentences, s.sentences == 1 ? "" : "s", s.bleu, s.chrf, how,
                s.seconds, s.skipped);
         if (opt->compare_path) print_comparison(opt->compare_path, &their_scores, &theirs, &mine, data.count);
-        if (hyps) st = translate_outputs_finish_file(hyps, 0, false, &err);
+        if (hyps) st = translate_outputs_finish_file(hyps, false, false, &err);
         if (untranslatable) st = cli_worse(st, EXIT_INPUT);
     }
     eval_sentences_free(&theirs);

@@ -29,7 +29,7 @@ ExitStatus translate_outputs_finish_stdout(ExitStatus status)
     return status;
 }
 
-ExitStatus translate_outputs_finish_file(OutputFile *out, int refused, bool stopped, Error *err)
+ExitStatus translate_outputs_finish_file(OutputFile *out, bool refused, bool stopped, Error *err)
 {
     /* "-" writes through standard output's descriptor: when that failed,
      * translate_outputs_stdout_failed has said so, and the same error

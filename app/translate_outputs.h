@@ -26,7 +26,7 @@ ExitStatus translate_outputs_finish_stdout(ExitStatus status);
  * part of this run's replacing it, but a file whose own write failed is
  * still committed, for its commit to fail and say why.  Prints the error;
  * EXIT_OK or EXIT_WRITE. */
-ExitStatus translate_outputs_finish_file(OutputFile *out, int refused, bool stopped, Error *err);
+ExitStatus translate_outputs_finish_file(OutputFile *out, bool refused, bool stopped, Error *err);
 /* An output file must not be written over a file this run reads: the
  * output is committed only after the run, and `--logits CONFIG.yaml`
  * would otherwise replace the config.  `option` names the output in the
