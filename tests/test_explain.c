@@ -22,6 +22,28 @@ static char *explained(const char *config, const char *flag, const char *text)
     return out;
 }
 
+/* configs/tiny.yaml copied to `path` in a temporary folder, its paths
+ * (relative to configs/) made absolute, with `name_line` (NULL: kept) as
+ * its name: line and `extra` appended. */
+static void write_tiny_copy(const char *path, const char *name_line, const char *extra)
+{
+    size_t len;
+    char *yaml = read_file("configs/tiny.yaml", &len), cwd[512], *at;
+    assert_non_null(yaml);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (char *line = strtok(yaml, "\n"); line; line = strtok(NULL, "\n")) {
+        if (name_line && strncmp(line, "name:", 5) == 0) fputs(name_line, f);
+        else if ((at = strstr(line, "../"))) fprintf(f, "%.*s%s/%s", (int)(at - line), line, cwd, at + 3);
+        else fputs(line, f);
+        fputc('\n', f);
+    }
+    fputs(extra, f);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+}
+
 static void test_seed_walkthrough_shapes(void **state)
 {
     (void)state;
@@ -149,21 +171,9 @@ static void test_explain_shows_control_characters(void **state)
     run_result_free(&r);
 
     /* The config's name is the user's text too. */
-    size_t len;
-    char *yaml = read_file("configs/tiny.yaml", &len), cwd[512], *at;
-    assert_non_null(getcwd(cwd, sizeof cwd));
     char config[700];
     snprintf(config, sizeof config, "%s/escape.yaml", temp_dir());
-    FILE *f = fopen(config, "w");
-    assert_non_null(f);
-    for (char *line = strtok(yaml, "\n"); line; line = strtok(NULL, "\n")) {
-        if (strncmp(line, "name:", 5) == 0) fputs("name: \"t\\e[2Jx\"", f);
-        else if ((at = strstr(line, "../"))) fprintf(f, "%.*s%s/%s", (int)(at - line), line, cwd, at + 3);
-        else fputs(line, f);
-        fputc('\n', f);
-    }
-    assert_int_equal(fclose(f), 0);
-    free(yaml);
+    write_tiny_copy(config, "name: \"t\\e[2Jx\"", "");
     const char *named[] = {"./translate", "-q", "-b", "1", "-c", config, "--explain", "a", NULL};
     r = run_program(named, NULL, 0);
     if (r.status != 0) print_in_full(&r);
@@ -178,20 +188,9 @@ static void test_explain_shows_control_characters(void **state)
 static void test_explain_names_the_length_penalty_used(void **state)
 {
     (void)state;
-    size_t len;
-    char *yaml = read_file("configs/tiny.yaml", &len), cwd[512], *at;
-    assert_non_null(getcwd(cwd, sizeof cwd));
     char config[700];
     snprintf(config, sizeof config, "%s/penalty.yaml", temp_dir());
-    FILE *f = fopen(config, "w");
-    assert_non_null(f);
-    for (char *line = strtok(yaml, "\n"); line; line = strtok(NULL, "\n")) {
-        if ((at = strstr(line, "../"))) fprintf(f, "%.*s%s/%s\n", (int)(at - line), line, cwd, at + 3);
-        else fprintf(f, "%s\n", line);
-    }
-    fputs("decoding:\n  beam: 4\n  length_penalty: 1.25\n", f);
-    assert_int_equal(fclose(f), 0);
-    free(yaml);
+    write_tiny_copy(config, NULL, "decoding:\n  beam: 4\n  length_penalty: 1.25\n");
     const char *argv[] = {"./translate", "-q", "-t", "1", "-c", config, "--explain", "I love China.", NULL};
     RunResult r = run_program(argv, NULL, 0);
     if (r.status != 0) print_in_full(&r);
