@@ -40,9 +40,10 @@ static ExitStatus create_random_weights(Translator *tr, VocabHashes hashes, Erro
     return EXIT_OK;
 }
 
-/* The digit and separator tokens of both vocabularies, for decoding's
- * copy_numbers rule (model/number_rule.h), which knows ids, not text. */
-static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt)
+/* The digit and separator tokens of both vocabularies, and a Chinese
+ * target's numerals, for decoding's copy_numbers rule
+ * (model/number_rule.h), which knows ids, not text. */
+static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt, bool chinese_target)
 {
     NumberRule *rule = number_rule_new(vocab_size(src), vocab_size(tgt));
     for (int side = 0; side < 2; side++) {
@@ -51,6 +52,8 @@ static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt)
             int continues;
             const char *piece = vocab_piece(v, id, VOCAB_FOLDED, &continues);
             bool separator = number_rule_is_separator(piece) && !continues;
+            if (side && chinese_target && !continues && number_rule_is_numeral(piece))
+                number_rule_set_numeral(rule, id, piece);
             if (!number_rule_is_digits(piece) && !separator) continue;
             if (side) number_rule_set_target(rule, id, piece, continues);
             else number_rule_set_source(rule, id, piece, continues);
@@ -167,7 +170,7 @@ static ExitStatus open_files(Translator *tr, bool write_weights, ExitStatus writ
     }
     cfg->arch.src_vocab = vocab_size(tr->src_vocab);
     cfg->arch.tgt_vocab = vocab_size(tr->tgt_vocab);
-    tr->numbers = number_rule_of(tr->src_vocab, tr->tgt_vocab);
+    tr->numbers = number_rule_of(tr->src_vocab, tr->tgt_vocab, strcmp(cfg->target_lang, "zh") == 0);
     cfg->decode.numbers = tr->numbers;
     VocabHashes hashes = {vocab_hash(tr->src_vocab), vocab_hash(tr->tgt_vocab)};
     if (write_weights && create_random_weights(tr, hashes, err) != EXIT_OK) {

@@ -2,6 +2,7 @@
 #include "number_rule.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,9 @@ typedef struct {
 
 struct NumberRule {
     Side source, target;
+    const char **numeral;        /* [target V] the Chinese numeral a token is, as readings write
+                                    it (两 as 二, 〇 as 零), or NULL */
+    int *numeral_ids, numeral_count;
 };
 
 static void side_init(Side *s, int V)
@@ -48,6 +52,9 @@ NumberRule *number_rule_new(int src_vocab, int tgt_vocab)
     NumberRule *r = xmalloc(sizeof *r);
     side_init(&r->source, src_vocab);
     side_init(&r->target, tgt_vocab);
+    r->numeral = xcalloc((size_t)tgt_vocab, sizeof *r->numeral);
+    r->numeral_ids = xmalloc((size_t)tgt_vocab * sizeof *r->numeral_ids);
+    r->numeral_count = 0;
     return r;
 }
 
@@ -56,6 +63,8 @@ void number_rule_free(NumberRule *rule)
     if (!rule) return;
     side_free(&rule->source);
     side_free(&rule->target);
+    free(rule->numeral);
+    free(rule->numeral_ids);
     free(rule);
 }
 
@@ -95,6 +104,133 @@ void number_rule_set_source(NumberRule *rule, int id, const char *text, bool con
 void number_rule_set_target(NumberRule *rule, int id, const char *text, bool continues)
 {
     side_set(&rule->target, id, text, continues);
+}
+
+/* ---- Chinese numerals ---------------------------------------------------------- */
+
+/* Every Han character is 3 bytes of UTF-8, so a run's length in characters
+ * is its bytes / 3. */
+enum { HAN_BYTES = 3 };
+static const char *const HAN_DIGIT[10] = {"零", "一", "二", "三", "四", "五", "六", "七", "八", "九"};
+static const char MAGNITUDES[] = "十百千万亿";
+static const char POINT[] = "点";
+
+/* The numeral `text` as readings write it, or NULL for any other text. */
+static const char *numeral_as_read(const char *text)
+{
+    if (strcmp(text, "两") == 0) return HAN_DIGIT[2];
+    if (strcmp(text, "〇") == 0) return HAN_DIGIT[0];
+    if (strcmp(text, POINT) == 0) return POINT;
+    for (int d = 0; d < 10; d++)
+        if (strcmp(text, HAN_DIGIT[d]) == 0) return HAN_DIGIT[d];
+    for (int i = 0; MAGNITUDES[i]; i += HAN_BYTES)
+        if (strlen(text) == HAN_BYTES && memcmp(text, MAGNITUDES + i, HAN_BYTES) == 0) return MAGNITUDES + i;
+    return NULL;
+}
+
+static bool is_magnitude(const char *numeral)
+{
+    return numeral >= MAGNITUDES && numeral < MAGNITUDES + sizeof MAGNITUDES - 1;
+}
+
+bool number_rule_is_numeral(const char *text)
+{
+    return numeral_as_read(text) != NULL;
+}
+
+void number_rule_set_numeral(NumberRule *rule, int id, const char *text)
+{
+    const char *as_read = numeral_as_read(text);
+    ASSERT(id >= 0 && id < rule->target.V && as_read);
+    if (!rule->numeral[id]) rule->numeral_ids[rule->numeral_count++] = id;
+    rule->numeral[id] = as_read;
+}
+
+static void put(char *out, size_t *at, const char *s, size_t n)
+{
+    memcpy(out + *at, s, n);
+    *at += n;
+}
+
+static void put_han(char *out, size_t *at, const char *han)
+{
+    put(out, at, han, HAN_BYTES);
+}
+
+/* 0 < g < 10000 in the standard form: 五百一十二, 一千零五, 一千零五十. */
+static void read_group(int g, char *out, size_t *at)
+{
+    const char *unit[4] = {MAGNITUDES + 2 * HAN_BYTES, MAGNITUDES + HAN_BYTES, MAGNITUDES, NULL}; /* 千 百 十 */
+    int d[4] = {g / 1000, g / 100 % 10, g / 10 % 10, g % 10};
+    bool started = false, gap = false;
+    for (int i = 0; i < 4; i++) {
+        if (d[i] == 0) {
+            gap = started; /* a zero inside is read 零, once, before the next digit */
+            continue;
+        }
+        if (gap) put_han(out, at, HAN_DIGIT[0]);
+        put_han(out, at, HAN_DIGIT[d[i]]);
+        if (unit[i]) put_han(out, at, unit[i]);
+        started = true;
+        gap = false;
+    }
+}
+
+/* v < 10^12 in the standard form, by groups of four digits: 两万五千
+ * (written 二万五千), 一万零五百, 一亿零五; 十二, not 一十二, where it begins
+ * with a 1 ten. */
+static void read_integer(uint64_t v, char *out, size_t *at)
+{
+    if (v == 0) {
+        put_han(out, at, HAN_DIGIT[0]);
+        return;
+    }
+    const char *magnitude[3] = {MAGNITUDES + 4 * HAN_BYTES, MAGNITUDES + 3 * HAN_BYTES, NULL}; /* 亿 万 */
+    int g[3] = {(int)(v / 100000000), (int)(v / 10000 % 10000), (int)(v % 10000)};
+    size_t first = *at;
+    bool started = false, gap = false;
+    for (int i = 0; i < 3; i++) {
+        if (g[i] == 0) {
+            gap = started;
+            continue;
+        }
+        if (started && (gap || g[i] < 1000)) put_han(out, at, HAN_DIGIT[0]);
+        read_group(g[i], out, at);
+        if (magnitude[i]) put_han(out, at, magnitude[i]);
+        started = true;
+        gap = false;
+    }
+    if (*at - first >= 2 * HAN_BYTES && memcmp(out + first, "一十", 2 * HAN_BYTES) == 0) {
+        memmove(out + first, out + first + HAN_BYTES, *at - first - HAN_BYTES);
+        *at -= HAN_BYTES;
+    }
+}
+
+int number_rule_readings(const char *number, int n, char *out)
+{
+    uint64_t v = 0;
+    int int_digits = 0, frac_digits = 0, i = 0;
+    for (; i < n && number[i] != '.'; i++)
+        if (number[i] != ',') {
+            v = v * 10 + (uint64_t)(number[i] - '0');
+            int_digits++;
+        }
+    if (i < n) frac_digits = n - i - 1;
+    out[0] = 0;
+    if (int_digits < 1 || int_digits > 12 || frac_digits > 20) return 0;
+    size_t at = 0;
+    read_integer(v, out, &at);
+    if (i < n) {
+        put_han(out, &at, POINT);
+        for (i++; i < n; i++) put_han(out, &at, HAN_DIGIT[number[i] - '0']);
+    }
+    out[at++] = '\n';
+    out[at] = 0;
+    if (n != 4 || int_digits != 4) return 1;
+    for (i = 0; i < 4; i++) put_han(out, &at, HAN_DIGIT[number[i] - '0']); /* a year: 一九九零 */
+    out[at++] = '\n';
+    out[at] = 0;
+    return 2;
 }
 
 /* Token `id`'s digits ("" for any other token). */
@@ -260,6 +396,70 @@ static Output output_numbers(const Side *t, const int *ids, int n, Pool *pool, c
     return o;
 }
 
+/* Does an unused source number have a reading (readings: number k's at
+ * k * NUMBER_RULE_READINGS_ROOM, ended by a 0) that begins with run[0..n-1]
+ * (`whole`: that is run[0..n-1])?  Its index, or -1. */
+static int reading_of(const Pool *pool, const char *readings, const char *run, size_t n, bool whole)
+{
+    for (int k = 0; k < pool->count; k++) {
+        if (pool->used[k]) continue;
+        for (const char *r = readings + (size_t)k * NUMBER_RULE_READINGS_ROOM; *r; r = strchr(r, '\n') + 1) {
+            size_t m = (size_t)(strchr(r, '\n') - r);
+            if ((whole ? m == n : m >= n) && memcmp(r, run, n) == 0) return k;
+        }
+    }
+    return -1;
+}
+
+/* Reads the output's runs of numerals as the ban below let them be
+ * written: 点 joins a run only where a reading goes on with it, else it is
+ * a word of its own; a run that ends reading a whole unused number uses it
+ * up.  Returns the length in bytes of the run the output ends with, left
+ * in run (room: HAN_BYTES · (len + 1)). */
+static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *pool, const char *readings, char *run)
+{
+    size_t n = 0;
+    for (int i = 0; i < len; i++) {
+        const char *c = ids[i] >= 0 && ids[i] < rule->target.V ? rule->numeral[ids[i]] : NULL;
+        if (c) {
+            memcpy(run + n, c, HAN_BYTES);
+            if (c != POINT || (n > 0 && reading_of(pool, readings, run, n + HAN_BYTES, false) >= 0)) {
+                n += HAN_BYTES;
+                continue;
+            }
+        }
+        int k = n > 0 ? reading_of(pool, readings, run, n, true) : -1;
+        if (k >= 0) /* the run read number k whole */
+            pool->used[k] = true;
+        n = 0;
+    }
+    return n;
+}
+
+/* Bans each numeral that would make the output's run of numerals no
+ * prefix of a reading of an unused source number, once the run is checked
+ * (number_rule.h): it holds two characters, or a 十 百 千 万 亿.  A lone
+ * 一 .. 九 stays free (一起, 第一), and so does 点. */
+static void ban_numerals(const NumberRule *rule, Pool *pool, const int *history, int len, float *logits)
+{
+    if (rule->numeral_count == 0) return;
+    char *readings = xmalloc((size_t)pool->count * NUMBER_RULE_READINGS_ROOM);
+    for (int k = 0; k < pool->count; k++)
+        number_rule_readings(pool->text + pool->start[k], pool->len[k], readings + (size_t)k * NUMBER_RULE_READINGS_ROOM);
+    char *run = xmalloc((size_t)(len + 1) * HAN_BYTES);
+    size_t n = output_run(rule, history, len, pool, readings, run);
+    for (int j = 0; j < rule->numeral_count; j++) {
+        int id = rule->numeral_ids[j];
+        const char *c = rule->numeral[id];
+        if (c == POINT) continue; /* a decimal point where a reading goes on with it, else a word */
+        memcpy(run + n, c, HAN_BYTES);
+        bool checked = n > 0 || is_magnitude(c);
+        if (checked && reading_of(pool, readings, run, n + HAN_BYTES, false) < 0) logits[id] = -INFINITY;
+    }
+    free(run);
+    free(readings);
+}
+
 void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced, int S, const int *history,
                      int len, float *logits)
 {
@@ -316,6 +516,8 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     if (!may_end && allowed > 0)
         for (int id = 0; id < tgt->V; id++)
             if (!tgt->digits[id][0] && !tgt->separator[id]) logits[id] = -INFINITY;
+    /* Chinese numerals: only with a source number's value. */
+    ban_numerals(rule, &pool, history, len, logits);
 done:
     free(used);
     free(offsets);

@@ -43,6 +43,19 @@
  *     or 15, 2,500 never as 2500.  A separator the source number does not
  *     have there is punctuation after a whole number ("I have 5." →
  *     我有5。).
+ *   - Chinese output may also write a source number in numerals, but
+ *     only with its value (number_rule_set_numeral; the translator sets
+ *     them for a Chinese target only): a run of numeral characters (零 〇
+ *     一 二 两 三 ... 九 十 百 千 万 亿) may only go on as a prefix of a
+ *     reading (number_rule_readings) of an unused source number, checked
+ *     once the run holds two characters or a 十 百 千 万 亿 (so 1,000 is
+ *     not 一万, 130 not 十三, 3.14 not 三十四), while a single 一 二 ... 九
+ *     stays free for words (一起, 一个, 第一, 三个 for "three").  点 joins a
+ *     run only where a decimal reading goes on with it (三点一四); anywhere
+ *     else it is a word of its own, never banned (一点儿, 七点 o'clock).  A
+ *     run that ends reading a whole unused number uses it up.  Numbers
+ *     with words after them are beyond it: "5 million" has the readings of
+ *     5 only, so 五百万 is banned.
  *   - Where no digit token may continue the current number (a vocabulary
  *     that lacks a digit piece it needs, or an earlier rule of decode_ban
  *     banned the one it needs: --no-repeat-ngram 2 on 1000), it may end
@@ -72,6 +85,23 @@ void number_rule_free(NumberRule *rule); /* NULL-safe */
  * never set are neither. */
 void number_rule_set_source(NumberRule *rule, int id, const char *text, bool continues);
 void number_rule_set_target(NumberRule *rule, int id, const char *text, bool continues);
+
+/* Target token `id` is the Chinese numeral `text`, one of the characters
+ * number_rule_is_numeral accepts (a piece that starts a word). */
+void number_rule_set_numeral(NumberRule *rule, int id, const char *text);
+bool number_rule_is_numeral(const char *text);
+
+/* Writes to out (NUMBER_RULE_READINGS_ROOM bytes) the Chinese readings of
+ * the source number number[0..n-1] (digits, with "." and "," as the rule
+ * joins them: "2,500", "3.14"), each ended by '\n', all by a 0, and
+ * returns how many:
+ * the standard reading (一百三十, 两千五百 as 二千五百, 一千零五, 十二,
+ * 三点一四), and for a 4-digit integer its digits one by one too (1990:
+ * 一九九零).  Every 2 is written 二 and every 0 零: the rule reads the
+ * output's 两 and 〇 as them.  0 readings for an integer part of more than
+ * 12 digits or a decimal part of more than 20. */
+enum { NUMBER_RULE_READINGS_ROOM = 512 };
+int number_rule_readings(const char *number, int n, char *out);
 
 /* Does `text` (a vocabulary piece, without the "##") consist of 1 to 15
  * ASCII digits?  Is it one of the separators "." and ","?  What the

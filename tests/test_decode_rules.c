@@ -166,6 +166,114 @@ static void test_number_rule_bans_what_its_header_says(void **state)
     }
 }
 
+/* The Chinese readings of source numbers (number_rule_readings): the
+ * standard form, 二 for every 2 and 零 for every 0, a 4-digit integer's
+ * digits one by one too. */
+static void test_number_rule_reads_numbers_in_chinese(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *number;
+        int count;
+        const char *readings;
+    } cases[] = {
+        {"3", 1, "三\n"},
+        {"2", 1, "二\n"},
+        {"0", 1, "零\n"},
+        {"10", 1, "十\n"},
+        {"12", 1, "十二\n"},
+        {"25", 1, "二十五\n"},
+        {"110", 1, "一百一十\n"},
+        {"130", 1, "一百三十\n"},
+        {"512", 1, "五百一十二\n"},
+        {"1,000", 1, "一千\n"},
+        {"1,005", 1, "一千零五\n"},
+        {"1,050", 1, "一千零五十\n"},
+        {"2,500", 1, "二千五百\n"},
+        {"10,005", 1, "一万零五\n"},
+        {"10,500", 1, "一万零五百\n"},
+        {"25,000", 1, "二万五千\n"},
+        {"100,000", 1, "十万\n"},
+        {"100,000,005", 1, "一亿零五\n"},
+        {"1990", 2, "一千九百九十\n一九九零\n"},
+        {"2008", 2, "二千零八\n二零零八\n"},
+        {"3.14", 1, "三点一四\n"},
+        {"0.5", 1, "零点五\n"},
+        {"1,234.5", 1, "一千二百三十四点五\n"},
+        {"999999999999", 1, "九千九百九十九亿九千九百九十九万九千九百九十九\n"},
+        {"1234567890123", 0, ""}, /* more than 12 digits: none */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char out[NUMBER_RULE_READINGS_ROOM];
+        memset(out, 'x', sizeof out);
+        int count = number_rule_readings(cases[c].number, (int)strlen(cases[c].number), out);
+        if (count != cases[c].count || strcmp(out, cases[c].readings) != 0)
+            fail_msg("%s: expected %d \"%s\", got %d \"%s\"", cases[c].number, cases[c].count, cases[c].readings,
+                     count, out);
+    }
+    assert_true(number_rule_is_numeral("两") && number_rule_is_numeral("〇") && number_rule_is_numeral("亿"));
+    assert_true(number_rule_is_numeral("点"));
+    assert_false(number_rule_is_numeral("个") || number_rule_is_numeral("一个") || number_rule_is_numeral("1"));
+}
+
+/* The made-up vocabulary and its digits, with the Chinese numerals 一 二
+ * 两 十 千 万 点 as ids 26..32. */
+enum { NUMERALS_V = 33, HAN_ONE = 26, HAN_TWO, HAN_LIANG, HAN_TEN, HAN_THOUSAND, HAN_MYRIAD, HAN_POINT };
+
+/* Which of the seven numerals are allowed after `history` for `src`, as
+ * in allowed(): 'x' allowed, '.' banned. */
+static void numerals_allowed(const NumberRule *r, const int *src, int S, const int *history, int len, char out[8])
+{
+    float logits[NUMERALS_V] = {0};
+    number_rule_ban(r, src, NULL, S, history, len, logits);
+    for (int i = 0; i < 7; i++) out[i] = logits[HAN_ONE + i] == -INFINITY ? '.' : 'x';
+    out[7] = 0;
+}
+
+/* A Chinese target's numerals go on only as a prefix of a reading of an
+ * unused source number, once the run holds two of them or a magnitude
+ * (number_rule.h): 1000 is not 一万, but 一 and 两 alone stay words. */
+static void test_number_rule_bans_numerals_of_another_value(void **state)
+{
+    (void)state;
+    static const char *const han[7] = {"一", "二", "两", "十", "千", "万", "点"};
+    NumberRule *r = digits_rule(NUMERALS_V, WORD, CONT, true);
+    NumberRule *no_numerals = digits_rule(NUMERALS_V, WORD, CONT, true); /* as for an English target */
+    number_rule_set_source(r, DOT, ".", false);
+    for (int i = 0; i < 7; i++) number_rule_set_numeral(r, HAN_ONE + i, han[i]);
+    /* sources: "1 ##0 ##0 ##0 cat 2" (1000 and 2), "1 . 1" (1.1) */
+    static const int src_1000_2[] = {WORD + 1, CONT, CONT, CONT, CAT, WORD + 2};
+    static const int src_decimal[] = {WORD + 1, DOT, WORD + 1};
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[5], len;
+        const char *expect; /* 一 二 两 十 千 万 点 */
+    } cases[] = {
+        {"start: single digits free, magnitudes only where a reading begins so", src_1000_2, 6, {0}, 0, "xxx...x"},
+        {"after 一: only 一千 (not 一万), or 点", src_1000_2, 6, {HAN_ONE}, 1, "....x.x"},
+        {"after 一千: it is whole, nothing goes on", src_1000_2, 6, {HAN_ONE, HAN_THOUSAND}, 2, "......x"},
+        {"after 两 (read 二, for 2): nothing goes on", src_1000_2, 6, {HAN_LIANG}, 1, "......x"},
+        {"1000 used up as 一千: 一 alone free, no 一千 again", src_1000_2, 6,
+         {HAN_ONE, HAN_THOUSAND, CAT, HAN_ONE}, 4, "......x"},
+        {"1000 used up as 1000: no 一千", src_1000_2, 6, {WORD + 1, CONT, CONT, CONT, HAN_ONE}, 5, "......x"},
+        {"a 点 no reading goes on with ends the run: 一 free again", src_1000_2, 6, {HAN_ONE, HAN_POINT}, 2,
+         "xxx...x"},
+        {"1.1: after 一点, only 一", src_decimal, 3, {HAN_ONE, HAN_POINT}, 2, "x.....x"},
+        {"1.1: after 一点一, nothing", src_decimal, 3, {HAN_ONE, HAN_POINT, HAN_ONE}, 3, "......x"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char got[8];
+        numerals_allowed(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, got);
+        if (strcmp(got, cases[c].expect) != 0)
+            fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
+        numerals_allowed(no_numerals, cases[c].src, cases[c].S, cases[c].history, cases[c].len, got);
+        if (strcmp(got, "xxxxxxx") != 0) fail_msg("%s, no numerals set: got %s", cases[c].what, got);
+    }
+    number_rule_free(no_numerals);
+    number_rule_free(r);
+}
+
 /* Separators join digits into one number (number_rule.h): the made-up
  * vocabulary with "." (5) and "," (6) registered as separators, the
  * digits at 7.. and ##digits at 17.. */
@@ -584,6 +692,8 @@ int main(void)
         cmocka_unit_test(test_bans_the_tokens_that_complete_a_seen_ngram),
         cmocka_unit_test(test_number_rule_bans_what_its_header_says),
         cmocka_unit_test(test_number_rule_joins_across_separators),
+        cmocka_unit_test(test_number_rule_reads_numbers_in_chinese),
+        cmocka_unit_test(test_number_rule_bans_numerals_of_another_value),
         cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_separators_under_both_rules),
         cmocka_unit_test(test_number_rule_reads_where_the_text_had_spaces),
