@@ -222,20 +222,30 @@ char *attention_json_print(const AttentionJson *doc)
     return copy;
 }
 
-/* The pretty-printed document and a final newline. */
-static void put_json(FILE *f, const void *text)
+typedef struct {
+    const AttentionJson *const *docs;
+    size_t n;
+} Documents;
+
+/* Each document pretty-printed with a final newline, one after another,
+ * each printed only when its turn comes (a document's text is about the
+ * file's size: never two at once). */
+static void put_json(FILE *f, const void *context)
 {
-    fputs(text, f);
-    fputc('\n', f);
+    const Documents *d = context;
+    for (size_t i = 0; i < d->n; i++) {
+        char *text = cJSON_Print(d->docs[i]->root);
+        ASSERT(text != NULL); /* out of memory: fatal, as in xmalloc */
+        fputs(text, f);
+        fputc('\n', f);
+        cJSON_free(text);
+    }
 }
 
-int attention_json_write(const AttentionJson *doc, const char *path, Error *err)
+int attention_json_write(const AttentionJson *const *docs, size_t n, const char *path, Error *err)
 {
-    char *text = cJSON_Print(doc->root);
-    if (!text) return error_set(err, "%s: out of memory formatting JSON", path);
-    int status = output_file_write(path, OUTPUT_FILE_DASH, put_json, text, err);
-    cJSON_free(text);
-    return status;
+    Documents d = {docs, n};
+    return output_file_write(path, OUTPUT_FILE_DASH, put_json, &d, err);
 }
 
 void attention_json_free(AttentionJson *doc)

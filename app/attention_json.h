@@ -31,9 +31,12 @@ void attention_json_add(AttentionJson *doc, int line, const char *text, const Tr
 /* The document as compact JSON text (one line); the caller frees it with
  * free().  Used to embed the document in the HTML viewer (html_report.h). */
 char *attention_json_print(const AttentionJson *doc);
-/* Write the document to `path` ("-": stdout) through common/output_file.h:
- * a regular file is replaced atomically, a device or FIFO written directly. */
-int attention_json_write(const AttentionJson *doc, const char *path, Error *err);
+/* Write docs[0..n-1] to `path` ("-": stdout), one document after another,
+ * through common/output_file.h: a regular file is replaced atomically, a
+ * device or FIFO written directly.  One open for all of them: a FIFO
+ * opened again for the second waited for a reader that had gone with the
+ * first's end. */
+int attention_json_write(const AttentionJson *const *docs, size_t n, const char *path, Error *err);
 void attention_json_free(AttentionJson *doc); /* NULL-safe */
 
 #endif

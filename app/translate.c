@@ -585,20 +585,30 @@ static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
 /* --attention: one JSON file per translation direction. */
 static ExitStatus write_attention(Session *s)
 {
-    ExitStatus result = EXIT_OK;
+    if (!s->opt->attention_path) return EXIT_OK;
     char *second = translate_options_second_attention_path(s->opt);
-    for (int i = 0; i < 2 && s->opt->attention_path; i++) {
-        if (!s->model[i].attention) continue;
-        /* Text in both directions (no -c): the zh-en maps go beside. */
-        const char *path = i == 1 && s->model[0].attention && second ? second : s->opt->attention_path;
+    /* Text in both directions (no -c): the zh-en maps go beside, or, with
+     * no second file, follow the en-zh ones in the same file. */
+    const AttentionJson *docs[2];
+    const char *paths[2];
+    size_t n = 0;
+    for (int i = 0; i < 2; i++)
+        if (s->model[i].attention) {
+            docs[n] = s->model[i].attention;
+            paths[n++] = i == 1 && s->model[0].attention && second ? second : s->opt->attention_path;
+        }
+    ExitStatus result = EXIT_OK;
+    for (size_t k = 0; k < n;) {
+        size_t together = k + 1 < n && paths[k + 1] == paths[k] ? 2 : 1;
         Error err = {{0}};
-        if (check_session_inputs(s, "--attention", path, &err) ||
-            attention_json_write(s->model[i].attention, path, &err)) {
+        if (check_session_inputs(s, "--attention", paths[k], &err) ||
+            attention_json_write(docs + k, together, paths[k], &err)) {
             fprintf(stderr, "translate: %s\n", err.message);
             result = EXIT_WRITE;
         } else if (!s->opt->quiet) {
-            cli_say("translate", "wrote attention maps to %s", path);
+            for (size_t j = 0; j < together; j++) cli_say("translate", "wrote attention maps to %s", paths[k]);
         }
+        k += together;
     }
     free(second);
     return result;

@@ -255,7 +255,9 @@ static void test_both_attention_documents_go_to_a_device(void **state)
 
 /* -a FIFO: its reader gets both documents, as -a - does; only character
  * devices were recognised, and the zh-en maps went to a new file
- * FIFO.zh-en (and `-a /dev/stdout | cat` wrote /dev/stdout.zh-en). */
+ * FIFO.zh-en (and `-a /dev/stdout | cat` wrote /dev/stdout.zh-en).  Both
+ * go through one open: the FIFO opened again for the second document
+ * waited for a reader that had gone with the first's end. */
 static void test_both_attention_documents_go_down_a_fifo(void **state)
 {
     (void)state;
@@ -264,7 +266,9 @@ static void test_both_attention_documents_go_down_a_fifo(void **state)
     snprintf(got, sizeof got, "%s/maps.got", temp_dir());
     snprintf(beside, sizeof beside, "%s.zh-en", fifo);
     assert_int_equal(mkfifo(fifo, 0600), 0);
-    const char *script = "cat \"$1\" > \"$2\" & ./translate -q -t 1 -b 1 -a \"$1\"; s=$?; wait; exit $s";
+    /* Bounded: a reader waits for a writer, and a writer for a reader. */
+    const char *script = "timeout 60 cat \"$1\" > \"$2\" & timeout 60 ./translate -q -t 1 -b 1 -a \"$1\"; "
+                         "s=$?; wait; exit $s";
     RunResult r = run((const char *[]){"/bin/sh", "-c", script, "sh", fifo, got, NULL},
                       "I love China.\n\xE6\x88\x91\xE7\x88\xB1\xE4\xBD\xA0\xE3\x80\x82\n");
     assert_int_equal(r.status, 0);
