@@ -218,6 +218,11 @@ int number_rule_readings(const char *number, int n, char *out)
     if (i < n) frac_digits = n - i - 1;
     out[0] = 0;
     if (int_digits < 1 || int_digits > 12 || frac_digits > 20) return 0;
+    /* The source joins "1.2.3", "192.168.0.1" and "1.234,567" into one
+     * number too (source_numbers): no Chinese reading says them, and a
+     * separator after the point is no digit to read. */
+    for (int k = i + 1; k < n; k++)
+        if (number[k] < '0' || number[k] > '9') return 0;
     size_t at = 0;
     read_integer(v, out, &at);
     if (i < n) {

@@ -99,7 +99,8 @@ bool number_rule_is_numeral(const char *text);
  * 三点一四), and for a 4-digit integer its digits one by one too (1990:
  * 一九九零).  Every 2 is written 二 and every 0 零: the rule reads the
  * output's 两 and 〇 as them.  0 readings for an integer part of more than
- * 12 digits or a decimal part of more than 20. */
+ * 12 digits, a decimal part of more than 20, or one that is not all
+ * digits (1.2.3, 192.168.0.1, 1.234,567: the source joins them too). */
 enum { NUMBER_RULE_READINGS_ROOM = 512 };
 int number_rule_readings(const char *number, int n, char *out);
 

@@ -202,6 +202,12 @@ static void test_number_rule_reads_numbers_in_chinese(void **state)
         {"1,234.5", 1, "一千二百三十四点五\n"},
         {"999999999999", 1, "九千九百九十九亿九千九百九十九万九千九百九十九\n"},
         {"1234567890123", 0, ""}, /* more than 12 digits: none */
+        /* joined as one number by the source's reading, said by no
+         * reading: none (a separator after the point was read as a digit,
+         * outside the table of digits) */
+        {"1.2.3", 0, ""},
+        {"192.168.0.1", 0, ""},
+        {"1.234,567", 0, ""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char out[NUMBER_RULE_READINGS_ROOM];
