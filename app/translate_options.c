@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/output_file.h"
 #include "../common/util.h"
 #include "../model/parallel.h"
 #include "cli.h"
@@ -283,8 +284,10 @@ static int parse_options(int argc, char **argv, TranslateOptions *opt)
 char *translate_options_second_attention_path(const TranslateOptions *o)
 {
     /* standard output, a device, a FIFO (its reader would miss the zh-en
-     * maps), and /dev/stdout when it is one of those */
-    if (!o->attention_path || o->config_path || o->from || o->to || cli_written_directly(o->attention_path))
+     * maps), and /dev/stdout, whatever standard output is (a file: `-a
+     * /dev/stdout > maps.json` wrote the zh-en maps to /dev/stdout.zh-en) */
+    if (!o->attention_path || o->config_path || o->from || o->to || cli_written_directly(o->attention_path) ||
+        output_file_names_standard_stream(o->attention_path))
         return NULL;
     char *second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
     sprintf(second, "%s.zh-en", o->attention_path);

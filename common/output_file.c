@@ -189,6 +189,12 @@ static int standard_stream_of(const struct stat *st)
     return -1;
 }
 
+bool output_file_names_standard_stream(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && standard_stream_of(&st) >= 0;
+}
+
 OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
 {
     OutputFile *o = xcalloc(1, sizeof *o);

@@ -48,6 +48,11 @@ typedef struct OutputFile OutputFile;
  * returned file must be given to output_file_commit or output_file_abort,
  * which free it. */
 OutputFile *output_file_open(const char *path, unsigned flags, Error *err);
+/* Does `path` name the file standard output or standard error has open
+ * (/dev/stdout, or the file itself, where `> FILE` sent it)?  Then
+ * output_file_open writes it through that descriptor, after what is
+ * there, never replacing it. */
+bool output_file_names_standard_stream(const char *path);
 /* Where the contents go.  Write errors are remembered (the first errno)
  * and reported by commit, so callers need not check each call — but may
  * stop early when ferror() says the stream failed. */

@@ -282,6 +282,30 @@ static void test_both_attention_documents_go_down_a_fifo(void **state)
     run_result_free(&r);
 }
 
+/* -a /dev/stdout with standard output sent to a file: the zh-en maps
+ * follow the en-zh ones in that file, as with -a -; they went to a new
+ * file /dev/stdout.zh-en (as root; status 4 for anyone else). */
+static void test_both_attention_documents_go_where_dev_stdout_goes(void **state)
+{
+    (void)state;
+    char got[4096];
+    snprintf(got, sizeof got, "%s/stdout.got", temp_dir());
+    RunResult r = run((const char *[]){"/bin/sh", "-c", "./translate -q -t 1 -b 1 -a /dev/stdout > \"$1\"", "sh",
+                                       got, NULL},
+                      "I love China.\n\xE6\x88\x91\xE7\x88\xB1\xE4\xBD\xA0\xE3\x80\x82\n");
+    int beside = access("/dev/stdout.zh-en", F_OK) == 0;
+    if (beside) unlink("/dev/stdout.zh-en");
+    assert_false(beside);
+    assert_int_equal(r.status, 0);
+    size_t len;
+    char *out = read_file(got, &len);
+    assert_non_null(out);
+    expect_in(out, "en-zh.yaml");
+    expect_in(out, "zh-en.yaml");
+    free(out);
+    run_result_free(&r);
+}
+
 /* --logits is one [steps, vocab] stream: without -c a line in the other
  * language (the other model, another vocabulary width) fails alone,
  * status 1, rather than make the file unreadable; its rows are not in it,
@@ -1286,6 +1310,7 @@ int main(void)
         cmocka_unit_test(test_both_attention_documents_follow_each_other_on_stdout),
         cmocka_unit_test(test_both_attention_documents_go_to_a_device),
         cmocka_unit_test(test_both_attention_documents_go_down_a_fifo),
+        cmocka_unit_test(test_both_attention_documents_go_where_dev_stdout_goes),
         cmocka_unit_test(test_from_and_to_choose_the_model),
         cmocka_unit_test(test_config_by_name),
         cmocka_unit_test(test_list_models),
