@@ -599,6 +599,7 @@ static ExitStatus write_attention(Session *s)
         }
     ExitStatus result = EXIT_OK;
     for (size_t k = 0; k < n;) {
+        /* the same pointer: the zh-en maps had no file of their own */
         size_t together = k + 1 < n && paths[k + 1] == paths[k] ? 2 : 1;
         Error err = {{0}};
         if (check_session_inputs(s, "--attention", paths[k], &err) ||
