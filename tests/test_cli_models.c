@@ -519,6 +519,9 @@ static void test_installed_copy_runs_from_another_folder(void **state)
 static void test_list_models_without_a_config_folder(void **state)
 {
     (void)state;
+    /* make test-aarch64's ./translate is a wrapper that runs the program
+     * where it was built, through qemu: a copy of it finds that folder */
+    if (getenv("TEST_EMULATED")) SKIP_TEST("emulated", "a copy of the emulator's wrapper finds the build's folder");
     char cwd[512], bin[700], home[700], cmd[4096], want[2400];
     if (!getcwd(cwd, sizeof cwd)) abort();
     const char *program = test_program("./translate");
