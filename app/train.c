@@ -41,7 +41,6 @@
  * 5 out of memory, 130 interrupted (checkpoint saved). */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
