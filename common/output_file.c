@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,17 @@
 
 /* Our temporary files are ".NAME." TEMPORARY_MARK "XXXXXX" (output_file.h). */
 #define TEMPORARY_MARK "translate-tmp."
+
+/* How much of a target's name its temporary files carry: all of it, or as
+ * much as leaves room within NAME_MAX for the dots, the mark and mkstemp's
+ * six characters.  A target of 234 to 255 bytes was refused ("File name
+ * too long": its temporary's name was), though the name itself is one the
+ * folder takes. */
+static size_t temporary_base_length(const char *base)
+{
+    size_t room = NAME_MAX - (2 + strlen(TEMPORARY_MARK) + 6), n = strlen(base);
+    return n < room ? n : room;
+}
 
 struct OutputFile {
     FILE *f;
@@ -105,7 +117,7 @@ static int open_temporary(OutputFile *o, mode_t mode)
     size_t size = strlen(dir) + strlen(base) + sizeof TEMPORARY_MARK + 16;
     o->tmp = xmalloc(size);
     for (int tries = 0;; tries++) {
-        snprintf(o->tmp, size, "%s/.%s." TEMPORARY_MARK "XXXXXX", dir, base);
+        snprintf(o->tmp, size, "%s/.%.*s." TEMPORARY_MARK "XXXXXX", dir, (int)temporary_base_length(base), base);
         o->fd = mkostemp(o->tmp, O_CLOEXEC);
         if (o->fd < 0) break;
         struct stat mine, named;
@@ -134,12 +146,14 @@ static int open_temporary(OutputFile *o, mode_t mode)
 }
 
 /* Is name ".BASE.translate-tmp.XXXXXX", XXXXXX being what mkstemp puts
- * there?  The mark is what makes it ours: a user's ".out.txt.backup" has
- * the shape of mkstemp's six characters, and was removed as a dead
- * writer's (no lock held on it). */
+ * there (BASE cut as open_temporary cuts it)?  The mark is what makes it
+ * ours: a user's ".out.txt.backup" has the shape of mkstemp's six
+ * characters, and was removed as a dead writer's (no lock held on it).
+ * Two long targets alike in their first 233 bytes share the cut name: one
+ * may remove the other's dead writer's file, never a live one's (locked). */
 static bool is_temporary_of(const char *name, const char *base)
 {
-    size_t n = strlen(base), mark = strlen(TEMPORARY_MARK);
+    size_t n = temporary_base_length(base), mark = strlen(TEMPORARY_MARK);
     if (name[0] != '.' || strncmp(name + 1, base, n) != 0 || name[n + 1] != '.') return false;
     if (strncmp(name + n + 2, TEMPORARY_MARK, mark) != 0) return false;
     const char *x = name + n + 2 + mark;

@@ -6,7 +6,8 @@
  *  - A regular file, or nothing yet: it is never written in place.  The
  *    contents go to a fresh temporary file that mkostemp makes beside the
  *    target (".NAME.translate-tmp.XXXXXX" in the same folder, so two runs writing one
- *    path never share it); every write is checked; commit flushes, fsyncs,
+ *    path never share it; NAME cut to its first 233 bytes, so that the
+ *    temporary's name fits in 255 where the target's does); every write is checked; commit flushes, fsyncs,
  *    renames it over the target and fsyncs the folder.  Any failure, or an
  *    abort, removes the temporary file: the old target is left as it was.
  *    A writer that is killed leaves it behind; the next open of the same

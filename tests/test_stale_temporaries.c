@@ -28,7 +28,7 @@
 
 static void make_file(const char *dir, const char *name)
 {
-    char path[600];
+    char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     if (!f) fail_msg("%s: cannot create", path);
@@ -38,7 +38,7 @@ static void make_file(const char *dir, const char *name)
 
 static int exists(const char *dir, const char *name)
 {
-    char path[600];
+    char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return access(path, F_OK) == 0;
 }
@@ -124,6 +124,39 @@ static void test_a_writer_in_progress_is_left_alone(void **state)
     char *text = read_file(path, &len);
     assert_string_equal(text, "whole\n");
     free(text);
+}
+
+/* A name of up to NAME_MAX bytes is written, though ".NAME.translate-tmp.XXXXXX"
+ * would be longer: the temporary carries the name's first 233 bytes (it was
+ * "File name too long" from 234 on), and those are what the cleaner
+ * recognises as the target's. */
+static void test_a_name_of_255_bytes_is_written(void **state)
+{
+    (void)state;
+    char dir[400], name[256], path[700], cut[300], other[300];
+    snprintf(dir, sizeof dir, "%s/long-names", temp_dir());
+    mkdir(dir, 0777);
+    memset(name, 'n', 255);
+    name[255] = '\0';
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    Error err = {{0}};
+    OutputFile *o = output_file_open(path, 0, &err);
+    if (!o) fail_msg("%s", err.message);
+    fputs("long\n", output_file_stream(o));
+    assert_int_equal(output_file_commit(o, &err), 0);
+    size_t len;
+    char *text = read_file(path, &len);
+    assert_string_equal(text, "long\n");
+    free(text);
+    /* a dead writer's temporary of it goes; another target's stays */
+    snprintf(cut, sizeof cut, ".%.233s" T "Zz9Zz9", name);
+    assert_int_equal((int)strlen(cut), 255);
+    snprintf(other, sizeof other, ".%.232sm" T "Zz9Zz9", name);
+    make_file(dir, cut);
+    make_file(dir, other);
+    assert_int_equal(output_file_remove_stale(path), 1);
+    assert_false(exists(dir, cut));
+    assert_true(exists(dir, other));
 }
 
 /* The name of the one file in dir beginning with `prefix` (NULL: none yet). */
@@ -260,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_only_dead_writers_files_of_the_target_go),
         cmocka_unit_test(test_a_link_clears_its_targets_folder),
         cmocka_unit_test(test_a_writer_in_progress_is_left_alone),
+        cmocka_unit_test(test_a_name_of_255_bytes_is_written),
         cmocka_unit_test(test_a_killed_translate_leaves_what_the_next_one_removes),
         cmocka_unit_test(test_checkpoint_save_removes_what_kills_left),
     };
