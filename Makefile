@@ -324,10 +324,11 @@ test-no-torch:
 #
 # The generic path: off x86-64 gemm.c's generic kernel and the scalar
 # float16 widening run (model/gemm.c, model/safetensors.c).  An aarch64 program
-# cannot be exec'ed here without binfmt_misc, so the suite runs scripts in
-# build-aarch64/run/, one per test program and one each for ./translate and
-# ./train (TEST_BIN_DIR, as for make asan), that exec $(AARCH64_RUN) on the
-# real binary.  AARCH64_RUN= (empty) runs them directly: on an aarch64
+# cannot be exec'ed here without binfmt_misc, so tests/run_emulated.sh
+# writes scripts in build-aarch64/run/, one per test program and one each
+# for ./translate and ./train (TEST_BIN_DIR, as for make asan), that exec
+# $(AARCH64_RUN) on the real binary, and runs the suite with them.
+# AARCH64_RUN= (empty) runs them directly: on an aarch64
 # machine, or where binfmt is registered.  (Not with -L /usr/aarch64-linux-gnu:
 # there qemu 7.2's forked children hang; the arm64 libc6 that the -dev
 # packages bring is found at its multiarch place without it.)  Programs the
@@ -372,13 +373,7 @@ build-aarch64/tests/test_bench: | $(BENCH_BINS) translate
 test-aarch64:
 	@sh tools/deps.sh --quiet --with-aarch64
 	@$(MAKE) --no-print-directory $(AARCH64_PROGRAMS) $(AARCH64_TESTS)
-	@rm -rf build-aarch64/run && mkdir -p build-aarch64/run/tests && \
-	 for b in $(AARCH64_PROGRAMS) $(AARCH64_TESTS); do \
-	     w=build-aarch64/run/$${b#build-aarch64/}; \
-	     printf '#!/bin/sh\nexec %s "%s" "$$@"\n' "$(AARCH64_RUN)" "$(CURDIR)/$$b" > $$w && chmod +x $$w || exit 1; \
-	 done
-	@TEST_BIN_DIR=build-aarch64/run TRANSLATE_HOME="$(CURDIR)" TEST_EMULATED=1 \
-	 sh tests/run_tests.sh $(AARCH64_TESTS:build-aarch64/%=build-aarch64/run/%)
+	@sh tests/run_emulated.sh build-aarch64/run "$(AARCH64_RUN)" $(AARCH64_PROGRAMS) $(AARCH64_TESTS)
 
 clean: clean-aarch64
 clean-aarch64:
@@ -387,6 +382,31 @@ clean-aarch64:
 .PHONY: test-aarch64 clean-aarch64
 .PRECIOUS: build-aarch64/tests/fuzz/%.o
 -include $(shell find build-aarch64 -name '*.d' 2>/dev/null)
+
+# ---- an AVX2-only CPU, emulated (issue 12) ----
+#
+#   make test-avx2   the suite again with this build's programs (build/,
+#                    ./translate, ./train) run by qemu-x86_64-static on its
+#                    "max" CPU, which in Debian's qemu 7.2 has AVX2, FMA and
+#                    F16C but no AVX-512: what an AVX2-only machine runs
+#
+# Every choice made by the CPU is then an AVX2-only CPU's: gemm's kernel
+# (TEST_GEMM_KERNEL=avx2 makes test_gemm check it got that one, so a qemu
+# that offers AVX-512 fails the run rather than testing the wrong path),
+# the .avx2 clones of the vector loops (model/clones.h), the float16
+# widening and the weights' finite check; an AVX-512 instruction reached
+# by mistake stops the program (SIGILL).  On an AVX-512 machine this is the
+# only way those paths run whole: TRANSLATE_GEMM=avx2 forces the kernel,
+# nothing forces the clones.  Needs qemu-user-static (tools/deps.sh
+# --with-qemu installs it); tests/run_emulated.sh as for aarch64.
+AVX2_RUN ?= qemu-x86_64-static -cpu max
+
+test-avx2:
+	@sh tools/deps.sh --quiet --with-qemu
+	@$(MAKE) --no-print-directory $(PROGRAMS) $(TEST_BINS)
+	@TEST_GEMM_KERNEL=avx2 sh tests/run_emulated.sh build/avx2-run "$(AVX2_RUN)" $(PROGRAMS) $(TEST_BINS)
+
+.PHONY: test-avx2
 
 # ---- coverage (issue 17): make coverage ----
 #

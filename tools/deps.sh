@@ -13,6 +13,8 @@
 #   --with-aarch64  gcc-aarch64-linux-gnu qemu-user-static and the four
 #                   -dev packages for arm64 (multiarch: adds the arm64
 #                   architecture to dpkg)     make test-aarch64
+#   --with-qemu     qemu-user-static         an AVX2-only x86-64 CPU, emulated
+#                                            (make test-avx2)
 #   --with-bench    python3-torch libopenblas0-pthread hyperfine time
 #                                            make bench's references: PyTorch
 #                                            with OpenBLAS (Debian's alternatives
@@ -44,6 +46,7 @@ for arg in "$@"; do
         --with-browser) browser=true ;;
         --with-fuzz) fuzz=true ;;
         --with-aarch64) aarch64=true ;;
+        --with-qemu) qemu=true ;;
         --with-bench) bench=true ;;
         --with-coverage) coverage=true ;;
         --with-valgrind) valgrind=true ;;
@@ -61,6 +64,7 @@ need="pkg-config make gcc libyaml-dev libutf8proc-dev libcjson-dev libcmocka-dev
 [ "${fuzz:-false}" = true ] && need="$need clang libclang-rt-14-dev"
 [ "${aarch64:-false}" = true ] && need="$need gcc-aarch64-linux-gnu qemu-user-static libyaml-dev:arm64 \
 libutf8proc-dev:arm64 libcjson-dev:arm64 libcmocka-dev:arm64"
+[ "${qemu:-false}" = true ] && need="$need qemu-user-static"
 [ "${bench:-false}" = true ] && need="$need python3-torch libopenblas0-pthread hyperfine time"
 [ "${coverage:-false}" = true ] && need="$need gcovr"
 [ "${valgrind:-false}" = true ] && need="$need valgrind"
