@@ -34,8 +34,8 @@
  * --overwrite replaces only a model (a safetensors file), never data or a
  * config named as the weights by mistake.
  * The options are parsed in train_options.c, the data read by
- * train_data.c and the vocabularies built by train_vocab.c; this file is
- * the run.
+ * train_data.c, the vocabularies built by train_vocab.c and where the run
+ * may write checked by train_outputs.c; this file is the run.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
  * error or the loss became NaN or Inf, 4 a file could not be written,
  * 5 out of memory, 130 interrupted (checkpoint saved). */
@@ -71,58 +71,11 @@
 #include "export.h"
 #include "train_data.h"
 #include "train_options.h"
+#include "train_outputs.h"
 #include "train_vocab.h"
-
-/* --help and --version: their one write checked (a full disk, a closed
- * descriptor) as every other output is. */
-static int finish_stdout(void)
-{
-    if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
-        fprintf(stderr, "train: standard output: cannot write: %s\n", strerror(errno ? errno : EIO));
-        return EXIT_WRITE;
-    }
-    return EXIT_OK;
-}
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { stop_requested = sig; }
-
-/* ---- output folders ------------------------------------------------------- */
-
-/* Create the folders `path` is in, as `mkdir -p` would: a config may put
- * its model in a folder nothing has made yet (configs/quick-train.yaml:
- * build/quick-train/).  0, or -1 with errno set. */
-static int make_parent_dirs(const char *path)
-{
-    char dir[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof dir) return errno = ENAMETOOLONG, -1;
-    memcpy(dir, path, n + 1);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir) return 0;
-    *slash = '\0';
-    for (char *p = dir + 1; ; p++) {
-        bool end = *p == '\0';
-        if (end || *p == '/') {
-            *p = '\0';
-            if (mkdir(dir, 0777) != 0 && errno != EEXIST) return -1;
-            if (end) return 0;
-            *p = '/';
-        }
-    }
-}
-
-static int make_output_dirs(const Config *cfg)
-{
-    const char *paths[] = {cfg->weights_path, cfg->source_vocab_path, cfg->target_vocab_path,
-                           cfg->train.checkpoint_path, cfg->train.log_path};
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
-        if (make_parent_dirs(paths[i]) != 0) {
-            cli_say("train", "%s: cannot create its folder: %s", paths[i], strerror(errno));
-            return EXIT_WRITE;
-        }
-    return 0;
-}
 
 /* ---- the run -------------------------------------------------------------- */
 
@@ -396,54 +349,6 @@ static void new_run_id(char id[CHECKPOINT_RUN_ID_LENGTH + 1])
     snprintf(id, CHECKPOINT_RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
 }
 
-/* 0 when a model can be written at the weights path at all, whatever
- * --overwrite says: found before training, not at its first save. */
-static int weights_path_problem(const char *path, Error *err)
-{
-    size_t n = strlen(path);
-    if (n && path[n - 1] == '/') return error_set(err, "%s names a folder: the weights need a file name", path);
-    struct stat sb;
-    if (stat(path, &sb) == 0)
-        return S_ISDIR(sb.st_mode) ? error_set(err, "%s is a folder: name a file for the weights", path) : 0;
-    if (errno == ENOENT && lstat(path, &sb) == 0) /* a symbolic link to nothing (common/output_file.h) */
-        return error_set(err, "%s is a link to nothing: name a file for the weights", path);
-    if (errno == ENOENT) return 0;
-    return error_set(err, "%s: cannot write the weights there: %s", path, strerror(errno));
-}
-
-/* 0 when train may write the weights path: no file is there, or the one
- * there names this run's lineage in its __metadata__, or (`overwrite`)
- * it is an empty file or a safetensors file: --overwrite is for an
- * earlier run's model, never for data, a config or a vocabulary named
- * as the weights by mistake (`--out notes.tsv --overwrite` replaced the
- * notes with weights).  Else -1 and a message that says how to go on. */
-static int weights_not_replaceable(const Run *r, bool overwrite, Error *err)
-{
-    const char *path = r->cfg.weights_path;
-    struct stat sb = {0};
-    if (stat(path, &sb) != 0) return 0; /* nothing there (weights_path_problem has looked) */
-    SafeFile f;
-    Error ignored = {{0}};
-    bool ours = false, model = false;
-    /* Only a regular file can be a model (opening a FIFO could block); a
-     * device or a FIFO is written as it is (common/output_file.h), and only
-     * with --overwrite, as before. */
-    bool regular = S_ISREG(sb.st_mode);
-    if (!regular && overwrite) return 0;
-    if (regular && safetensors_open(path, &f, &ignored) == 0) {
-        const char *id = safetensors_meta(&f, "train_run");
-        ours = r->progress.run_id[0] && id && strcmp(id, r->progress.run_id) == 0;
-        model = true;
-        safetensors_close(&f);
-    }
-    if (ours || (overwrite && (model || sb.st_size == 0))) return 0;
-    if (model || sb.st_size == 0 || !regular)
-        return error_set(err, "%s exists and was not written by this training run: train into a new "
-                              "file with --out FILE, or replace it with --overwrite", path);
-    return error_set(err, "%s exists and is not a model (not a safetensors file): --overwrite replaces "
-                          "only models; train into a new file with --out FILE", path);
-}
-
 /* "NaN", "Inf" or "-Inf" for a loss that is not finite (printf's %f
  * writes "-nan"). */
 static const char *nonfinite_name(double x)
@@ -474,7 +379,8 @@ static int score_model(Run *r, const Model *model, double *bleu, double *chrf, b
     SafeMeta lineage[2] = {{"train_run", r->progress.run_id}, {"train_init", r->progress.init_run}};
     /* Checked again just before writing: a file put there since the start
      * is no more ours than one that was there before. */
-    if (weights_not_replaceable(r, r->opt->overwrite, &err)) {
+    if (train_outputs_weights_not_replaceable(r->cfg.weights_path, r->progress.run_id, r->opt->overwrite,
+                                              &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
     }
@@ -874,7 +780,8 @@ static int start(Run *r)
     r->progress.dev_hash = dataset_hash(&r->dev);
     if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
     Error err = {{0}};
-    if (weights_not_replaceable(r, r->opt->overwrite, &err)) {
+    if (train_outputs_weights_not_replaceable(r->cfg.weights_path, r->progress.run_id, r->opt->overwrite,
+                                              &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }
@@ -887,7 +794,7 @@ static int export_data(Run *r)
     const char *dir = r->opt->export_dir;
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/.", dir);
-    if (make_parent_dirs(probe) != 0) {
+    if (train_outputs_make_parent_dirs(probe) != 0) {
         cli_say("train", "%s: cannot create the folder: %s", dir, strerror(errno));
         return EXIT_WRITE;
     }
@@ -942,56 +849,6 @@ static void run_close(Run *r)
     vocab_free(r->src_vocab);
     vocab_free(r->tgt_vocab);
     config_free(&r->cfg);
-}
-
-/* What train writes must be three files (the config loader refuses two
- * under one name; here also another spelling, a link) and none of them a
- * file the run reads: `--overwrite --out CONFIG` replaced the config
- * with the weights, and `log: VOCAB` a vocabulary with the log, whatever
- * --overwrite says (it is for an earlier run's weights).  The
- * vocabularies are read by training and written by --vocab and
- * --recase: the other outputs may not be them, and they may not be any
- * other input (source_vocab: DATA.tsv and --vocab --overwrite replaced
- * the data). */
-static int check_distinct_outputs(const Config *cfg, const TrainOptions *opt)
-{
-    const TrainConfig *t = &cfg->train;
-    const char *outputs[] = {cfg->weights_path, t->checkpoint_path, t->log_path,
-                             cfg->source_vocab_path, cfg->target_vocab_path};
-    const char *roles[] = {"the weights", "the checkpoint", "the log", "the source vocabulary",
-                           "the target vocabulary"};
-    enum { N_OUT = 3, N_VOCAB = 2 }; /* outputs[N_OUT..] are the vocabularies */
-    for (int i = 0; i < N_OUT; i++)
-        for (int j = i + 1; j < N_OUT; j++)
-            if (!cli_written_directly(outputs[i]) && cli_same_file(outputs[i], outputs[j])) {
-                cli_say("train", "%s and %s are the same file", outputs[i], outputs[j]);
-                return EXIT_USAGE;
-            }
-    const char *inputs[CONFIG_MAX_SOURCES + 5];
-    size_t n = 0;
-    inputs[n++] = cfg->path;
-    inputs[n++] = t->dev_path;
-    inputs[n++] = t->simplify_path;
-    inputs[n++] = opt->init_path;
-    inputs[n++] = opt->data_path;
-    for (size_t k = 0; k < t->n_sources; k++) inputs[n++] = t->sources[k].path;
-    for (int i = 0; i < N_OUT + N_VOCAB; i++) {
-        if (cli_written_directly(outputs[i])) continue;
-        /* the first three against the vocabularies and every input; a
-         * vocabulary against every input but the vocabularies */
-        for (int v = i < N_OUT ? N_OUT : N_OUT + N_VOCAB; v < N_OUT + N_VOCAB; v++)
-            if (cli_same_file(outputs[i], outputs[v])) {
-                cli_say("train", "%s (%s) would overwrite %s, an input of this run", outputs[i], roles[i], outputs[v]);
-                return EXIT_USAGE;
-            }
-        for (size_t k = 0; k < n; k++)
-            if (inputs[k] && cli_same_file(outputs[i], inputs[k])) {
-                cli_say("train", "%s (%s) would overwrite %s, an input of this run%s", outputs[i],
-                        roles[i], inputs[k], i < N_OUT ? ": write it elsewhere (--out FILE)" : "");
-                return EXIT_USAGE;
-            }
-    }
-    return 0;
 }
 
 /* --simplify-table FILE: train.simplify_with's table, written compact for
@@ -1078,7 +935,7 @@ static int run(const TrainOptions *opt)
     }
     /* Whatever --overwrite says, and before a folder is made for it. */
     if (r.cfg.has_train && !opt->vocab_only && !opt->recase && !opt->export_dir &&
-        weights_path_problem(r.cfg.weights_path, &err)) {
+        train_outputs_weights_path_problem(r.cfg.weights_path, &err)) {
         fprintf(stderr, "train: %s\n", err.message);
         config_free(&r.cfg);
         return EXIT_USAGE;
@@ -1094,8 +951,9 @@ static int run(const TrainOptions *opt)
         config_free(&r.cfg);
         return status;
     } else if (opt->recase) {
-        if (!(status = check_distinct_outputs(&r.cfg, opt))) status = train_vocab_build(&r.cfg, opt->data_path, true);
-    } else if (!(status = check_distinct_outputs(&r.cfg, opt)) && !(status = make_output_dirs(&r.cfg)) &&
+        if (!(status = train_outputs_check_distinct(&r.cfg, opt)))
+            status = train_vocab_build(&r.cfg, opt->data_path, true);
+    } else if (!(status = train_outputs_check_distinct(&r.cfg, opt)) && !(status = train_outputs_make_dirs(&r.cfg)) &&
                (opt->vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
         if (!(status = train_vocab_check_replace(&r.cfg, opt->vocab_only, opt->overwrite)))
             status = train_vocab_build(&r.cfg, opt->data_path, false); /* NULL: the config's sources */
@@ -1141,7 +999,7 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     TrainOptions opt = {0};
     int parsed = train_options_parse(argc, argv, &opt);
-    if (parsed) return parsed > 0 ? finish_stdout() : EXIT_USAGE; /* 1: --help, --version */
+    if (parsed) return parsed > 0 ? train_outputs_finish_stdout() : EXIT_USAGE; /* 1: --help, --version */
     cli_set_threads(opt.threads);
     int status = run(&opt);
     parallel_stop(); /* the workers cli_set_threads allowed, however run ended */
