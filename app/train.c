@@ -34,8 +34,10 @@
  * --overwrite replaces only a model (a safetensors file), never data or a
  * config named as the weights by mistake.
  * The options are parsed in train_options.c, the data read by
- * train_data.c, the vocabularies built by train_vocab.c and where the run
- * may write checked by train_outputs.c; this file is the run.
+ * train_data.c, the vocabularies built by train_vocab.c, where the run
+ * may write checked by train_outputs.c and the CSV log written by
+ * train_log.c (the run's state, which they share: train_run.h); this file
+ * is the run.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
  * error or the loss became NaN or Inf, 4 a file could not be written,
  * 5 out of memory, 130 interrupted (checkpoint saved). */
@@ -70,8 +72,10 @@
 #include "exit_status.h"
 #include "export.h"
 #include "train_data.h"
+#include "train_log.h"
 #include "train_options.h"
 #include "train_outputs.h"
+#include "train_run.h"
 #include "train_vocab.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -80,35 +84,6 @@ static void on_signal(int sig) { stop_requested = sig; }
 /* ---- the run -------------------------------------------------------------- */
 
 static int max_int(int a, int b) { return a > b ? a : b; }
-
-typedef struct {
-    const TrainOptions *opt;
-    Config cfg;
-    Vocab *src_vocab, *tgt_vocab;
-    VocabHashes hashes;
-    Sources sources;       /* the training pool's sources (its pairs moved to `train`) */
-    Dataset train, dev;
-    int *epoch_pairs;      /* [sources_epoch_size] this epoch's draw from the pool */
-    bool resample;         /* a source's weight has a fraction: each epoch draws anew */
-    int batches_epoch;     /* the epoch `batches` was built for */
-    Batches batches, dev_batches;
-    Batches max_batch;     /* only its max_* fields: the largest batch of any epoch */
-    PackedBatch packed;
-    Model init;            /* --init's weights, loaded before the data; moved into `trainer` */
-    bool *final_punctuation; /* [source vocabulary]: for train.drop_final_punctuation */
-    Trainer trainer;
-    TrainProgress progress;
-    BatchPlan plan;        /* this run's data and batching (checkpoint.h) */
-    FILE *log;
-    bool live;             /* a terminal: redraw one progress line */
-    double run_start;      /* when this run started, and ... */
-    double elapsed_before; /* ... the seconds earlier runs (before --resume) took */
-    double last_log;       /* when the tokens/s being measured started (off_the_clock) */
-    double tokens_since_log;
-    long steps_before;     /* the step this run started at (0, or the checkpoint's) */
-    long saved_step;       /* the step of the checkpoint on disk: -1 none (what --resume would go back to) */
-    LossAverage smooth;    /* the training loss's moving average (progress.h) */
-} Run;
 
 /* `batches` for epoch `epoch`: its weighted draw from the pool
  * (data/sources.h), grouped; r->plan.batches follows. */
@@ -301,33 +276,11 @@ static double dev_loss(Run *r)
     return tokens ? sum / tokens : 0.0;
 }
 
-/* One CSV row; a row that cannot be written is an error (status 4): a log
- * that silently ends is worse than none. */
-static int log_row(Run *r, const char *event, double loss, double loss_smooth, double lr, double tok_s,
-                   double norm, double dloss, double bleu, double chrf)
-{
-    if (!r->log) return 0;
-    errno = 0;
-    /* epoch: 1-based, the epoch under way (or just ended), as the progress
-     * line counts it.  loss_smooth comes last so older logs' columns keep
-     * their places. */
-    if (fprintf(r->log, "%s,%ld,%d,%.6f,%.3e,%.0f,%.4f,%.4f,%.3f,%.3f,%.1f,%.6f\n", event,
-                r->trainer.opt.step, r->progress.epoch + 1, loss, lr, tok_s, norm, dloss, bleu, chrf,
-                r->progress.elapsed, loss_smooth) < 0 ||
-        fflush(r->log) != 0) {
-        int why = errno ? errno : EIO;
-        if (r->live) fputc('\n', stderr); /* after the progress line */
-        cli_say("train", "%s: cannot write: %s", r->cfg.train.log_path, strerror(why));
-        return EXIT_WRITE;
-    }
-    return 0;
-}
-
 static int save_checkpoint(Run *r)
 {
     Error err = {{0}};
     r->progress.elapsed = r->elapsed_before + util_now() - r->run_start; /* wall clock, evaluations included */
-    r->progress.log_bytes = r->log ? (long long)ftello(r->log) : -1; /* flushed by log_row */
+    r->progress.log_bytes = r->log ? (long long)ftello(r->log) : -1; /* flushed by train_log_row */
     if (checkpoint_save(r->cfg.train.checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
         fprintf(stderr, "%strain: %s\n", r->live ? "\n" : "", err.message);
         return EXIT_WRITE;
@@ -424,8 +377,8 @@ static int evaluate_dev(Run *r, bool score, const char *when)
         fprintf(stderr, "; average of last %d epochs: BLEU %.2f, chrF2 %.2f%s", snap->count, avg_bleu,
                 avg_chrf, avg_improved ? " (best so far: saved)" : "");
     fprintf(stderr, "  [%.0f s]\n", r->progress.elapsed);
-    if (log_row(r, "eval", NAN, NAN, NAN, NAN, NAN, dloss, bleu, chrf)) return EXIT_WRITE;
-    if (average && log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf))
+    if (train_log_row(r, "eval", NAN, NAN, NAN, NAN, NAN, dloss, bleu, chrf)) return EXIT_WRITE;
+    if (average && train_log_row(r, "eval_average", NAN, NAN, NAN, NAN, NAN, NAN, avg_bleu, avg_chrf))
         return EXIT_WRITE;
     return 0;
 }
@@ -472,7 +425,7 @@ static int show_progress(Run *r, double loss, double smooth, double lr, double n
         .epoch = r->progress.epoch, .batch = r->progress.batch, .batches_per_epoch = (long)r->batches.count,
         .epochs = c->epochs, .max_steps = c->max_steps, .max_minutes = c->max_minutes,
     };
-    if (due && log_row(r, "step", loss, smooth, lr, tok_s, norm, NAN, NAN, NAN)) return EXIT_WRITE;
+    if (due && train_log_row(r, "step", loss, smooth, lr, tok_s, norm, NAN, NAN, NAN)) return EXIT_WRITE;
     if (!r->opt->quiet && (r->live || due))
         fprintf(stderr, "%sepoch %d/%d  step %ld  batch %d/%zu  loss %.4f (smoothed)  %.0f tok/s  lr %.2e  ETA %s%s",
                 r->live ? "\r\033[K" : "train: ", r->progress.epoch + 1, c->epochs, r->trainer.opt.step,
@@ -576,99 +529,6 @@ static int train_loop(Run *r)
     if (r->progress.best_bleu < 0) {
         int status = evaluate_dev(r, true, "all epochs done");
         return status ? status : save_checkpoint(r);
-    }
-    return 0;
-}
-
-static const char LOG_HEADER[] =
-    "event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds,loss_smooth\n";
-
-/* May this run write its log over the regular file open at `fd`?  Unlike
- * the other outputs, the log is written in place, line by line, so it is
- * checked here: a file that is not a training log (a model or a vocabulary
- * named as the log by mistake) never, whatever --overwrite says.  An
- * earlier run's log may go: a new run gets here only when that run's
- * checkpoint and model are not there (start() has refused them), as
- * after a run killed before its first checkpoint.  0, or EXIT_USAGE with
- * the message printed. */
-static int check_log(const Run *r, int fd, const struct stat *sb)
-{
-    const char *path = r->cfg.train.log_path;
-    if (sb->st_size == 0) return 0;
-    char head[sizeof LOG_HEADER];
-    ssize_t got = pread(fd, head, sizeof head - 1, 0);
-    bool a_log = got == (ssize_t)sizeof head - 1 && memcmp(head, LOG_HEADER, sizeof head - 1) == 0;
-    if (!a_log) {
-        cli_say("train", "%s (the log) exists and is not a training log: name another file "
-                         "for train.log (or train into a new file with --out FILE)", path);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-/* The CSV log: a new one, or on --resume the old one cut back to where the
- * checkpoint was written (a killed run may have logged further; the resumed
- * run logs those steps again).  A regular file is locked (flock) for the
- * run, which keeps two runs from training into the same files at once:
- * the second is refused before it writes anything. */
-static int open_log(Run *r)
-{
-    const char *path = r->cfg.train.log_path;
-    struct stat sb;
-    bool regular = stat(path, &sb) != 0 || S_ISREG(sb.st_mode); /* (a new file is one) */
-    if (!regular) { /* a device or FIFO: written as it is */
-        r->log = fopen(path, r->opt->resume ? "a" : "w");
-    } else {
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        /* (a file system without locks, ENOLCK: the run goes on unguarded) */
-        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-            cli_say("train", "%s (the log) is locked by a training run still going: wait "
-                             "for it to end, or train into another file with --out FILE", path);
-            close(fd);
-            return EXIT_USAGE;
-        }
-        int status = fd >= 0 && fstat(fd, &sb) == 0 ? check_log(r, fd, &sb) : 0;
-        if (status) {
-            close(fd);
-            return status;
-        }
-        if (fd >= 0 && !r->opt->resume && ftruncate(fd, 0) != 0) {
-            close(fd);
-            fd = -1;
-        }
-        r->log = fd >= 0 ? fdopen(fd, "a") : NULL;
-        if (fd >= 0 && !r->log) close(fd);
-    }
-    if (!r->log || fstat(fileno(r->log), &sb) != 0) {
-        cli_say("train", "%s: cannot write: %s", path, strerror(errno));
-        return EXIT_WRITE;
-    }
-    if (r->opt->resume && S_ISREG(sb.st_mode) && r->progress.log_bytes >= 0 &&
-        sb.st_size > r->progress.log_bytes) {
-        if (ftruncate(fileno(r->log), (off_t)r->progress.log_bytes) != 0) {
-            cli_say("train", "%s: cannot cut it back to the checkpoint's %lld bytes: %s", path,
-                    r->progress.log_bytes, strerror(errno));
-            return EXIT_WRITE;
-        }
-        sb.st_size = (off_t)r->progress.log_bytes;
-    }
-    bool empty = !r->opt->resume || (S_ISREG(sb.st_mode) && sb.st_size == 0);
-    errno = 0;
-    if ((empty && fputs(LOG_HEADER, r->log) < 0) || fflush(r->log) != 0) {
-        cli_say("train", "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
-        return EXIT_WRITE;
-    }
-    return 0;
-}
-
-/* The log's final close is its last write: checked. */
-static int close_log(Run *r)
-{
-    FILE *f = r->log;
-    r->log = NULL;
-    if (f && fclose(f) != 0) {
-        cli_say("train", "%s: cannot write: %s", r->cfg.train.log_path, strerror(errno));
-        return EXIT_WRITE;
     }
     return 0;
 }
@@ -785,7 +645,7 @@ static int start(Run *r)
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }
-    return open_log(r);
+    return train_log_open(r);
 }
 
 /* --export: what train has loaded, for tools/train_torch.py. */
@@ -975,7 +835,7 @@ static int run(const TrainOptions *opt)
         if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) signal(SIGHUP, on_signal);
         r.run_start = util_now();
         status = train_loop(&r);
-        if (!status) status = close_log(&r);
+        if (!status) status = train_log_close(&r);
         if (!status)
             cli_say("train", "done: %ld steps, %.0f s (wall clock, evaluations included), "
                              "%.0f tokens/s, best dev BLEU %.2f; model in %s",
