@@ -49,10 +49,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -274,19 +272,6 @@ static int save_checkpoint(Run *r)
     }
     r->saved_step = r->trainer.opt.step;
     return 0;
-}
-
-/* A fresh run id: 64 random bits as hex (checkpoint.h). */
-static void new_run_id(char id[CHECKPOINT_RUN_ID_LENGTH + 1])
-{
-    uint64_t bits;
-    if (getrandom(&bits, sizeof bits, 0) != (ssize_t)sizeof bits) { /* no entropy: time and pid */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t seed[3] = {(uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid()};
-        bits = fnv1a(FNV_OFFSET_STANDARD, seed, sizeof seed);
-    }
-    snprintf(id, CHECKPOINT_RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
 }
 
 static int end_of_epoch(Run *r)
@@ -521,7 +506,7 @@ static int start(Run *r)
     }
     r->progress.plan = r->plan; /* what the checkpoints from here on record */
     r->progress.dev_hash = dataset_hash(&r->dev);
-    if (!r->progress.run_id[0]) new_run_id(r->progress.run_id);
+    if (!r->progress.run_id[0]) checkpoint_new_run_id(r->progress.run_id);
     Error err = {{0}};
     if (train_outputs_weights_not_replaceable(r->cfg.weights_path, r->progress.run_id, r->opt->overwrite,
                                               &err)) {
@@ -542,7 +527,7 @@ static int export_data(Run *r)
         return EXIT_WRITE;
     }
     char id[CHECKPOINT_RUN_ID_LENGTH + 1];
-    new_run_id(id);
+    checkpoint_new_run_id(id);
     /* Every epoch's batching when each draws its own pairs (a weight with
      * a fraction), moved out of r->batches one epoch at a time: one draw
      * for all epochs trained the same fraction of a source every epoch. */

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "../common/util.h"
 
@@ -74,6 +77,18 @@ static const char *need(const SafeFile *f, const char *key, Error *err)
 bool checkpoint_is_run_id(const char *s)
 {
     return strlen(s) == CHECKPOINT_RUN_ID_LENGTH && strspn(s, "0123456789abcdef") == CHECKPOINT_RUN_ID_LENGTH;
+}
+
+void checkpoint_new_run_id(char id[CHECKPOINT_RUN_ID_LENGTH + 1])
+{
+    uint64_t bits;
+    if (getrandom(&bits, sizeof bits, 0) != (ssize_t)sizeof bits) { /* no entropy: time and pid */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t seed[3] = {(uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid()};
+        bits = fnv1a(FNV_OFFSET_STANDARD, seed, sizeof seed);
+    }
+    snprintf(id, CHECKPOINT_RUN_ID_LENGTH + 1, "%016" PRIx64, bits);
 }
 
 /* "path: bad "key" in __metadata__: 'value' (expected ...)", the value

@@ -28,6 +28,9 @@
 
 /* Is s a run id (CHECKPOINT_RUN_ID_LENGTH small hex digits)? */
 bool checkpoint_is_run_id(const char *s);
+/* A fresh run id: 64 random bits as hex (getrandom; without entropy, the
+ * time and the process id). */
+void checkpoint_new_run_id(char id[CHECKPOINT_RUN_ID_LENGTH + 1]);
 
 /* What a batch position means: the checkpoint's epoch and batch index name
  * batches of the order that the training data, batch_tokens and seed make;
