@@ -35,9 +35,11 @@
  * config named as the weights by mistake.
  * The options are parsed in train_options.c, the data read by
  * train_data.c, the vocabularies built by train_vocab.c, where the run
- * may write checked by train_outputs.c, the CSV log written by
- * train_log.c and the dev set scored by train_eval.c (the run's state,
- * which they share: train_run.h); this file is the run.
+ * may write checked by train_outputs.c, each epoch's batches drawn by
+ * train_epochs.c, the CSV log written by train_log.c, the dev set scored
+ * by train_eval.c, and --export and --simplify-table done by
+ * train_export.c (the run's state, which they share: train_run.h); this
+ * file is the run: opened, trained, checkpointed and closed.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
  * error or the loss became NaN or Inf, 4 a file could not be written,
  * 5 out of memory, 130 interrupted (checkpoint saved). */
@@ -49,9 +51,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/util.h"
@@ -64,13 +63,13 @@
 #include "../data/packed_batch.h"
 #include "../training/checkpoint.h"
 #include "../training/progress.h"
-#include "../eval/evaluate.h"
 #include "cli.h"
 #include "config.h"
 #include "exit_status.h"
-#include "export.h"
 #include "train_data.h"
+#include "train_epochs.h"
 #include "train_eval.h"
+#include "train_export.h"
 #include "train_log.h"
 #include "train_options.h"
 #include "train_outputs.h"
@@ -84,27 +83,6 @@ static void on_signal(int sig) { stop_requested = sig; }
 
 static int max_int(int a, int b) { return a > b ? a : b; }
 
-/* `batches` for epoch `epoch`: its weighted draw from the pool
- * (data/sources.h), grouped; r->plan.batches follows. */
-static void select_epoch(Run *r, int epoch)
-{
-    if (r->batches_epoch == epoch && r->batches.first) return;
-    if (!r->resample && r->batches.first) return; /* every epoch is the same */
-    batches_free(&r->batches);
-    sources_epoch(&r->sources, r->cfg.train.seed, epoch, r->epoch_pairs);
-    batches_build_from(&r->batches, &r->train, r->epoch_pairs, sources_epoch_size(&r->sources),
-                       r->cfg.train.batch_tokens);
-    r->batches_epoch = epoch;
-    r->plan.batches = r->batches.count;
-}
-
-/* How many epochs draw batches of their own: every one when a source's
- * weight has a fraction (each draws anew), else one draw serves all. */
-static int draws(const Run *r)
-{
-    return r->resample ? r->cfg.train.epochs : 1;
-}
-
 /* Activations are sized once, for the largest batch of any epoch: each
  * epoch's draw groups differently.  Returns the maxima in `most`.  That
  * draws every epoch's batches (about 17 ms an epoch for zh-en.yaml here),
@@ -114,18 +92,18 @@ static void largest_batches(Run *r, Batches *most, int *empty_epoch)
 {
     *most = (Batches){0};
     *empty_epoch = -1;
-    int epochs = draws(r);
+    int epochs = train_epochs_draws(r);
     for (int e = 0; e < epochs; e++) {
         if (r->live && epochs >= 100 && e % 50 == 0)
             fprintf(stderr, "\rtrain: sizing the activations: epoch %d of %d's draw", e + 1, epochs);
-        select_epoch(r, e);
+        train_epochs_select(r, e);
         if (r->batches.count == 0 && *empty_epoch < 0) *empty_epoch = e;
         most->max_src_rows = max_int(most->max_src_rows, r->batches.max_src_rows);
         most->max_tgt_rows = max_int(most->max_tgt_rows, r->batches.max_tgt_rows);
         most->max_pairs = max_int(most->max_pairs, r->batches.max_pairs);
     }
     if (r->live && epochs >= 100) fputs("\r\033[K", stderr);
-    select_epoch(r, 0);
+    train_epochs_select(r, 0);
 }
 
 /* The vocabularies: their sizes complete the architecture, and their
@@ -285,7 +263,7 @@ static int end_of_epoch(Run *r)
     if (status) return status;
     r->progress.epoch++;
     r->progress.batch = 0;
-    select_epoch(r, r->progress.epoch); /* the checkpoint names the next epoch's batches */
+    train_epochs_select(r, r->progress.epoch); /* the checkpoint names the next epoch's batches */
     r->progress.plan = r->plan;
     return save_checkpoint(r);
 }
@@ -353,7 +331,7 @@ static int train_loop(Run *r)
     r->steps_before = r->trainer.opt.step;
     loss_average_init(&r->smooth, PROGRESS_SMOOTHING);
     while (r->progress.epoch < t->epochs) {
-        select_epoch(r, r->progress.epoch);
+        train_epochs_select(r, r->progress.epoch);
         r->progress.plan = r->plan;
         batches_shuffle(&r->batches, t->seed, r->progress.epoch);
         while ((size_t)r->progress.batch < r->batches.count) {
@@ -479,7 +457,7 @@ static int start(Run *r)
             return EXIT_DATA;
         }
         r->saved_step = r->trainer.opt.step;
-        select_epoch(r, r->progress.epoch); /* the batches its position names */
+        train_epochs_select(r, r->progress.epoch); /* the batches its position names */
         int status = check_plan(r);
         if (!status) status = train_eval_check_dev(r);
         if (status) return status;
@@ -516,50 +494,6 @@ static int start(Run *r)
     return train_log_open(r);
 }
 
-/* --export: what train has loaded, for tools/train_torch.py. */
-static int export_data(Run *r)
-{
-    const char *dir = r->opt->export_dir;
-    char probe[4096];
-    snprintf(probe, sizeof probe, "%s/.", dir);
-    if (train_outputs_make_parent_dirs(probe) != 0) {
-        cli_say("train", "%s: cannot create the folder: %s", dir, strerror(errno));
-        return EXIT_WRITE;
-    }
-    char id[CHECKPOINT_RUN_ID_LENGTH + 1];
-    checkpoint_new_run_id(id);
-    /* Every epoch's batching when each draws its own pairs (a weight with
-     * a fraction), moved out of r->batches one epoch at a time: one draw
-     * for all epochs trained the same fraction of a source every epoch. */
-    int epochs = draws(r);
-    Batches *each = xcalloc((size_t)epochs, sizeof *each);
-    size_t batches = 0;
-    for (int e = 0; e < epochs; e++) {
-        select_epoch(r, e);
-        each[e] = r->batches;
-        batches += each[e].count;
-        r->batches = (Batches){0};
-    }
-    ExportInput in = {.cfg = &r->cfg, .train = &r->train, .dev = &r->dev, .batches = each, .epochs = epochs,
-                      .draws_per_epoch = r->resample,
-                      .dev_batches = &r->dev_batches, .final_punctuation = r->final_punctuation,
-                      .init = &r->trainer.model, .hashes = r->hashes, .adamw = &ADAMW_BASE, .export_id = id};
-    Error err = {{0}};
-    ExitStatus status = export_write(dir, &in, &err);
-    for (int e = 0; e < epochs; e++) batches_free(&each[e]);
-    free(each);
-    if (status) {
-        fprintf(stderr, "train: %s\n", err.message);
-        return status;
-    }
-    if (epochs > 1)
-        cli_say("train", "exported %zu training batches (%d epochs, each its own draw) and %zu dev batches "
-                         "to %s", batches, epochs, r->dev_batches.count, dir);
-    else
-        cli_say("train", "exported %zu training and %zu dev batches to %s", batches, r->dev_batches.count, dir);
-    return 0;
-}
-
 static void run_close(Run *r)
 {
     if (r->log) fclose(r->log);
@@ -577,64 +511,6 @@ static void run_close(Run *r)
     vocab_free(r->src_vocab);
     vocab_free(r->tgt_vocab);
     config_free(&r->cfg);
-}
-
-/* --simplify-table FILE: train.simplify_with's table, written compact for
- * translating (data/simplify.h; a config's model.simplify reads it).
- * FILE may not be any file the config names but its own model.simplify
- * (the table it rewrites), and --overwrite replaces only a table:
- * `--simplify-table src.vocab --overwrite` replaced the config's
- * vocabulary, and its model no longer loaded. */
-static int write_simplify_table(const Config *cfg, const char *path, bool overwrite)
-{
-    const TrainConfig *t = &cfg->train;
-    const char *from = t->simplify_path;
-    if (!from) {
-        cli_say("train", "%s: no train.simplify_with to build the table from", cfg->path);
-        return EXIT_USAGE;
-    }
-    if (!cli_written_directly(path)) {
-        const char *inputs[CONFIG_MAX_SOURCES + 8] = {from, cfg->path, cfg->weights_path, cfg->source_vocab_path,
-                                                      cfg->target_vocab_path, t->checkpoint_path, t->log_path,
-                                                      t->dev_path};
-        size_t n = 8;
-        for (size_t k = 0; k < t->n_sources; k++) inputs[n++] = t->sources[k].path;
-        for (size_t i = 0; i < n; i++)
-            if (inputs[i] && cli_same_file(path, inputs[i])) {
-                cli_say("train", "%s would overwrite %s, a file of %s", path, inputs[i], cfg->path);
-                return EXIT_USAGE;
-            }
-        struct stat sb;
-        bool exists = stat(path, &sb) == 0;
-        if (exists && !overwrite) {
-            cli_say("train", "%s exists: replace it with --overwrite", path);
-            return EXIT_USAGE;
-        }
-        /* (the config's own model.simplify is replaced whatever it holds:
-         * translate's error for a broken one says to write it so) */
-        bool own = cfg->simplify_path && cli_same_file(path, cfg->simplify_path);
-        if (exists && !own && S_ISREG(sb.st_mode) && sb.st_size > 0) {
-            Error not_table = {{0}};
-            Simplifier *old = simplify_load_table(path, &not_table);
-            if (!old) {
-                cli_say("train", "%s exists and is not a simplify table (%s): --overwrite replaces "
-                                 "only a table; name another file", path, not_table.message);
-                return EXIT_USAGE;
-            }
-            simplify_free(old);
-        }
-    }
-    Error err = {{0}};
-    Simplifier *s = simplify_load(from, &err);
-    if (!s) {
-        fprintf(stderr, "train: %s\n", err.message);
-        return EXIT_DATA;
-    }
-    int status = simplify_save(s, path, &err) ? EXIT_WRITE : 0;
-    if (status) fprintf(stderr, "train: %s\n", err.message);
-    else cli_say("train", "%zu Traditional characters of %s in %s", simplify_size(s), from, path);
-    simplify_free(s);
-    return status;
 }
 
 
@@ -675,7 +551,7 @@ static int run(const TrainOptions *opt)
         cli_say("train", "%s: no train: section", r.cfg.path);
         status = EXIT_USAGE;
     } else if (opt->simplify_table) {
-        status = write_simplify_table(&r.cfg, opt->simplify_table, opt->overwrite);
+        status = train_export_simplify_table(&r.cfg, opt->simplify_table, opt->overwrite);
         config_free(&r.cfg);
         return status;
     } else if (opt->recase) {
@@ -693,7 +569,8 @@ static int run(const TrainOptions *opt)
     status = open_vocabularies(&r);
     if (!status && opt->init_path) status = load_init(&r); /* before the seconds of reading the data */
     if (!status) status = open_data(&r);
-    if (!status && !(status = open_trainer(&r))) status = opt->export_dir ? export_data(&r) : start(&r);
+    if (!status && !(status = open_trainer(&r)))
+        status = opt->export_dir ? train_export_data(&r, &ADAMW_BASE) : start(&r);
     if (!status && !opt->export_dir) {
         signal(SIGINT, on_signal); /* even where a shell's background job ignores it: kill -INT stops */
         signal(SIGTERM, on_signal);

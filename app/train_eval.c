@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "../common/util.h"
 #include "../eval/evaluate.h"

@@ -2,7 +2,8 @@
  * vocabularies, the data and its batches, the trainer, the progress a
  * checkpoint keeps, the log and the clocks.  train.c opens it, trains and
  * closes it; the modules that do one part of the run's work read and write
- * it (train_log.h, train_eval.h).  Only a type: no functions of its own. */
+ * it (train_epochs.h, train_log.h, train_eval.h, train_export.h).  Only a
+ * type: no functions of its own. */
 #ifndef TRANSLATE_TRAIN_RUN_H
 #define TRANSLATE_TRAIN_RUN_H
 
