@@ -79,7 +79,11 @@
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { stop_requested = sig; }
 
-/* ---- the run -------------------------------------------------------------- */
+/* AdamW's constants ("Attention Is All You Need" §5.3); the learning rate
+ * and weight decay come from the config.  --export passes them on. */
+static const AdamWSettings ADAMW_BASE = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f};
+
+/* ---- opening the run: vocabularies, --init, data, trainer, checkpoint ---- */
 
 static int max_int(int a, int b) { return a > b ? a : b; }
 
@@ -239,6 +243,103 @@ static int open_trainer(Run *r)
     return 0;
 }
 
+/* A checkpoint's epoch and batch index name batches of the order its data,
+ * batch_tokens and seed made: under other ones they would silently name
+ * other batches.  So a change is an error unless --force, and a batch
+ * position beyond the epoch is one in any case. */
+static int check_plan(Run *r)
+{
+    const BatchPlan *was = &r->progress.plan, *now = &r->plan;
+    const char *path = r->cfg.train.checkpoint_path;
+    char what[200] = "";
+    if (!was->known)
+        snprintf(what, sizeof what, "it does not record its training data and batching");
+    else if (was->data_hash != now->data_hash)
+        snprintf(what, sizeof what, "the training data (%s) differs from the data it was written with",
+                 train_data_name(&r->cfg.train));
+    else if (was->batch_tokens != now->batch_tokens)
+        snprintf(what, sizeof what, "it was written with batch_tokens %d, the config says %d",
+                 was->batch_tokens, now->batch_tokens);
+    else if (was->seed != now->seed)
+        snprintf(what, sizeof what, "it was written with seed %" PRIu64 ", the config says %" PRIu64,
+                 was->seed, now->seed);
+    else if (was->batches != now->batches)
+        snprintf(what, sizeof what, "it was written for %zu batches in epoch %d, the data makes %zu",
+                 was->batches, r->progress.epoch + 1, now->batches);
+    if (what[0] && !r->opt->force) {
+        cli_say("train", "%s: %s, so its batch position would name other batches "
+                         "(resume with --force to continue anyway)", path, what);
+        return EXIT_USAGE;
+    }
+    if (what[0]) {
+        cli_say("train", "%s: %s; continuing (--force)", path, what);
+        if ((size_t)r->progress.batch > r->batches.count) r->progress.batch = (int)r->batches.count;
+    }
+    if ((size_t)r->progress.batch > r->batches.count) {
+        cli_say("train", "%s: batch %d is beyond the epoch's %zu batches", path, r->progress.batch, r->batches.count);
+        return EXIT_DATA;
+    }
+    return 0;
+}
+
+/* The run's start: from scratch (a checkpoint there is refused: it would be
+ * overwritten) or, with --resume, from the checkpoint, loaded and checked
+ * against this run's data; then the run id, the weights path and the log. */
+static int start(Run *r)
+{
+    const TrainConfig *t = &r->cfg.train;
+    bool exists = access(t->checkpoint_path, F_OK) == 0;
+    r->progress.best_bleu = -1.0;
+    if (r->opt->resume) {
+        Error err = {{0}};
+        if (!exists) {
+            cli_say("train", "%s: no checkpoint to resume from", t->checkpoint_path);
+            return EXIT_DATA;
+        }
+        if (checkpoint_load(t->checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
+            fprintf(stderr, "train: %s\n", err.message);
+            return EXIT_DATA;
+        }
+        r->saved_step = r->trainer.opt.step;
+        train_epochs_select(r, r->progress.epoch); /* the batches its position names */
+        int status = check_plan(r);
+        if (!status) status = train_eval_check_dev(r);
+        if (status) return status;
+        if (r->progress.epoch >= t->epochs)
+            cli_say("train", "resuming from %s: all %d epochs are done (step %ld): nothing to train; "
+                             "raise train.epochs in the config to go on",
+                    t->checkpoint_path, t->epochs, r->trainer.opt.step);
+        else
+            cli_say("train", "resuming from %s: epoch %d, batch %d, step %ld", t->checkpoint_path,
+                    r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
+        r->elapsed_before = r->progress.elapsed;
+        /* The model is written only when an evaluation beats the best so
+         * far; if the one that did is gone, the next evaluation writes one,
+         * or the run could end naming a file that is not there. */
+        if (r->progress.best_bleu >= 0 && access(r->cfg.weights_path, F_OK) != 0 && errno == ENOENT) {
+            cli_say("train", "%s: the model written at dev BLEU %.2f is gone: the next evaluation "
+                             "writes one, whatever its score", r->cfg.weights_path, r->progress.best_bleu);
+            r->progress.best_bleu = -1.0;
+            r->progress.scored_step = 0; /* even at the step it was scored at */
+        }
+    } else if (exists) {
+        cli_say("train", "%s exists: continue with --resume, or delete it to start over", t->checkpoint_path);
+        return EXIT_USAGE;
+    }
+    r->progress.plan = r->plan; /* what the checkpoints from here on record */
+    r->progress.dev_hash = dataset_hash(&r->dev);
+    if (!r->progress.run_id[0]) checkpoint_new_run_id(r->progress.run_id);
+    Error err = {{0}};
+    if (train_outputs_weights_not_replaceable(r->cfg.weights_path, r->progress.run_id, r->opt->overwrite,
+                                              &err)) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_USAGE;
+    }
+    return train_log_open(r);
+}
+
+/* ---- training: steps, progress, checkpoints, epochs' ends ---------------- */
+
 static int save_checkpoint(Run *r)
 {
     Error err = {{0}};
@@ -304,10 +405,6 @@ static int show_progress(Run *r, double loss, double smooth, double lr, double n
     r->tokens_since_log = 0;
     return 0;
 }
-
-/* AdamW's constants ("Attention Is All You Need" §5.3); the learning rate
- * and weight decay come from the config.  --export passes them on. */
-static const AdamWSettings ADAMW_BASE = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f};
 
 /* Runs `work` (an evaluation, a checkpoint save) outside the time tokens/s
  * is measured over: the start of the interval moves on by the seconds it
@@ -402,97 +499,7 @@ static int train_loop(Run *r)
     return 0;
 }
 
-/* A checkpoint's epoch and batch index name batches of the order its data,
- * batch_tokens and seed made: under other ones they would silently name
- * other batches.  So a change is an error unless --force, and a batch
- * position beyond the epoch is one in any case. */
-static int check_plan(Run *r)
-{
-    const BatchPlan *was = &r->progress.plan, *now = &r->plan;
-    const char *path = r->cfg.train.checkpoint_path;
-    char what[200] = "";
-    if (!was->known)
-        snprintf(what, sizeof what, "it does not record its training data and batching");
-    else if (was->data_hash != now->data_hash)
-        snprintf(what, sizeof what, "the training data (%s) differs from the data it was written with",
-                 train_data_name(&r->cfg.train));
-    else if (was->batch_tokens != now->batch_tokens)
-        snprintf(what, sizeof what, "it was written with batch_tokens %d, the config says %d",
-                 was->batch_tokens, now->batch_tokens);
-    else if (was->seed != now->seed)
-        snprintf(what, sizeof what, "it was written with seed %" PRIu64 ", the config says %" PRIu64,
-                 was->seed, now->seed);
-    else if (was->batches != now->batches)
-        snprintf(what, sizeof what, "it was written for %zu batches in epoch %d, the data makes %zu",
-                 was->batches, r->progress.epoch + 1, now->batches);
-    if (what[0] && !r->opt->force) {
-        cli_say("train", "%s: %s, so its batch position would name other batches "
-                         "(resume with --force to continue anyway)", path, what);
-        return EXIT_USAGE;
-    }
-    if (what[0]) {
-        cli_say("train", "%s: %s; continuing (--force)", path, what);
-        if ((size_t)r->progress.batch > r->batches.count) r->progress.batch = (int)r->batches.count;
-    }
-    if ((size_t)r->progress.batch > r->batches.count) {
-        cli_say("train", "%s: batch %d is beyond the epoch's %zu batches", path, r->progress.batch, r->batches.count);
-        return EXIT_DATA;
-    }
-    return 0;
-}
-
-static int start(Run *r)
-{
-    const TrainConfig *t = &r->cfg.train;
-    bool exists = access(t->checkpoint_path, F_OK) == 0;
-    r->progress.best_bleu = -1.0;
-    if (r->opt->resume) {
-        Error err = {{0}};
-        if (!exists) {
-            cli_say("train", "%s: no checkpoint to resume from", t->checkpoint_path);
-            return EXIT_DATA;
-        }
-        if (checkpoint_load(t->checkpoint_path, &r->trainer, r->hashes, &r->progress, &err)) {
-            fprintf(stderr, "train: %s\n", err.message);
-            return EXIT_DATA;
-        }
-        r->saved_step = r->trainer.opt.step;
-        train_epochs_select(r, r->progress.epoch); /* the batches its position names */
-        int status = check_plan(r);
-        if (!status) status = train_eval_check_dev(r);
-        if (status) return status;
-        if (r->progress.epoch >= t->epochs)
-            cli_say("train", "resuming from %s: all %d epochs are done (step %ld): nothing to train; "
-                             "raise train.epochs in the config to go on",
-                    t->checkpoint_path, t->epochs, r->trainer.opt.step);
-        else
-            cli_say("train", "resuming from %s: epoch %d, batch %d, step %ld", t->checkpoint_path,
-                    r->progress.epoch + 1, r->progress.batch, r->trainer.opt.step);
-        r->elapsed_before = r->progress.elapsed;
-        /* The model is written only when an evaluation beats the best so
-         * far; if the one that did is gone, the next evaluation writes one,
-         * or the run could end naming a file that is not there. */
-        if (r->progress.best_bleu >= 0 && access(r->cfg.weights_path, F_OK) != 0 && errno == ENOENT) {
-            cli_say("train", "%s: the model written at dev BLEU %.2f is gone: the next evaluation "
-                             "writes one, whatever its score", r->cfg.weights_path, r->progress.best_bleu);
-            r->progress.best_bleu = -1.0;
-            r->progress.scored_step = 0; /* even at the step it was scored at */
-        }
-    } else if (exists) {
-        cli_say("train", "%s exists: continue with --resume, or delete it to start over", t->checkpoint_path);
-        return EXIT_USAGE;
-    }
-    r->progress.plan = r->plan; /* what the checkpoints from here on record */
-    r->progress.dev_hash = dataset_hash(&r->dev);
-    if (!r->progress.run_id[0]) checkpoint_new_run_id(r->progress.run_id);
-    Error err = {{0}};
-    if (train_outputs_weights_not_replaceable(r->cfg.weights_path, r->progress.run_id, r->opt->overwrite,
-                                              &err)) {
-        fprintf(stderr, "train: %s\n", err.message);
-        return EXIT_USAGE;
-    }
-    return train_log_open(r);
-}
+/* ---- the run, start to end ----------------------------------------------- */
 
 static void run_close(Run *r)
 {
@@ -512,7 +519,6 @@ static void run_close(Run *r)
     vocab_free(r->tgt_vocab);
     config_free(&r->cfg);
 }
-
 
 /* All that main does once the threads are set: the options' work, start
  * to end, with everything it opened closed (the workers are main's). */
