@@ -4,16 +4,20 @@
  * The rule runs on every step of every translation, on ids the user's text
  * chose, and its Chinese readings fill a fixed buffer (one read out of
  * bounds was found by review, not by a test: `1.2.3`).  What must hold:
- *   - whatever the source and the output so far, a step keeps at least
- *     one token (the rule's promise: "some token is always left"), so
- *     greedy and beam search always have something to choose;
+ *   - whatever the source and the output so far, and whichever digit and
+ *     separator tokens an earlier rule (no-repeat) banned first, a step
+ *     keeps at least one token (the rule's promise: "some token is always
+ *     left"), so greedy and beam search always have something to choose;
+ *     what was banned stays banned, and a source without a number bans
+ *     nothing more;
  *   - number_rule_readings of any string of digits, points and commas
  *     fits its buffer, says as many readings as it writes, and writes
- *     only numerals and 点.
+ *     only numerals and 点 (二 and 零, never 两 and 〇).
  * The vocabularies are small and made here: pieces of one and several
  * digits, starting a word or continuing one, both separators, every
  * numeral, and a few words.  The input's bytes choose the source's ids and
- * which came after a space, the output's ids, and the number to read. */
+ * which came after a space, the output's ids, the tokens banned before the
+ * rule, and the number to read. */
 #include "fuzz.h"
 
 #include <math.h>
@@ -56,13 +60,14 @@ static NumberRule *make_rule(void)
     return rule;
 }
 
-/* A reading's characters are numerals (3 bytes each, 点 among them). */
+/* A reading's characters are numerals (3 bytes each, 点 among them), with
+ * every 2 written 二 and every 0 零 (number_rule.h). */
 static bool only_numerals(const char *reading, size_t n)
 {
     if (n == 0 || n % 3) return false;
     for (size_t i = 0; i < n; i += 3) {
         char c[4] = {reading[i], reading[i + 1], reading[i + 2], 0};
-        if (!number_rule_is_numeral(c)) return false;
+        if (!number_rule_is_numeral(c) || strcmp(c, "两") == 0 || strcmp(c, "〇") == 0) return false;
     }
     return true;
 }
@@ -92,9 +97,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static NumberRule *rule;
     if (!rule) rule = make_rule(); /* kept for the process: the tables never change */
-    if (size < 2) return 0;
+    if (size < 5) return 0;
     int S = data[0] % (MAX_SOURCE + 1), len = data[1] % (MAX_OUTPUT + 1);
-    data += 2, size -= 2;
+    uint32_t banned_before = data[2] | (uint32_t)data[3] << 8 | (uint32_t)data[4] << 16;
+    data += 5, size -= 5;
     int src[MAX_SOURCE], history[MAX_OUTPUT];
     bool spaced[MAX_SOURCE];
     for (int i = 0; i < S; i++) {
@@ -109,13 +115,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t used = (size_t)S + (size_t)len;
     check_readings(used < size ? data + used : data, used < size ? size - used : 0);
 
-    (void)number_rule_applies(rule, src, S);
+    bool applies = number_rule_applies(rule, src, S);
     for (int marks = 0; marks < 2; marks++) {
-        float logits[TGT_VOCAB] = {0};
+        float before[TGT_VOCAB] = {0}, logits[TGT_VOCAB];
+        for (int id = 0; id < N_PIECES; id++) /* an earlier rule's bans: digits and separators only */
+            if (banned_before >> id & 1 && (number_rule_is_digits(PIECES[id].text) ||
+                                             number_rule_is_separator(PIECES[id].text)))
+                before[id] = -INFINITY;
+        memcpy(logits, before, sizeof logits);
         number_rule_ban(rule, src, marks ? spaced : NULL, S, history, len, logits);
         int left = 0;
         for (int id = 0; id < TGT_VOCAB; id++) {
             FUZZ_CHECK(logits[id] == 0 || logits[id] == -INFINITY);
+            FUZZ_CHECK(before[id] == 0 || logits[id] == -INFINITY);
+            FUZZ_CHECK(applies || logits[id] == before[id]);
             left += logits[id] == 0;
         }
         FUZZ_CHECK(left > 0);
