@@ -2,7 +2,9 @@
 # The whole suite with our programs run by an emulator (make test-aarch64,
 # make test-avx2):
 #     sh tests/run_emulated.sh RUN_DIR 'RUNNER' PROGRAM...
-# For each PROGRAM it writes a script RUN_DIR/NAME (RUN_DIR/tests/NAME for
+# RUN_DIR is the scripts' own folder: it is removed and made anew on each
+# run (build-aarch64/run, build/avx2-run).  For each PROGRAM it writes a
+# script RUN_DIR/NAME (RUN_DIR/tests/NAME for
 # a program under a tests/ folder) that execs RUNNER on it, then runs the
 # test programs' scripts through tests/run_tests.sh with TEST_BIN_DIR set
 # to RUN_DIR, so that the tests' ./translate and ./train are emulated too.
@@ -16,6 +18,10 @@ set -e
 [ $# -ge 3 ] || { echo "usage: sh tests/run_emulated.sh RUN_DIR 'RUNNER' PROGRAM..." >&2; exit 2; }
 dir=$1 runner=$2
 shift 2
+case " $* " in
+*/tests/*) ;;
+*) echo "run_emulated.sh: no test program (under a tests/ folder) among the programs" >&2; exit 2 ;;
+esac
 rm -rf "$dir"
 mkdir -p "$dir/tests"
 tests=
@@ -28,5 +34,5 @@ for program in "$@"; do
     printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$runner" "$(cd "$(dirname "$program")" && pwd)/$name" >"$script"
     chmod +x "$script"
 done
-# shellcheck disable=SC2086 # the scripts' paths are ours, without spaces
+# shellcheck disable=SC2086 # one word per script: a RUN_DIR with spaces is not supported
 TEST_BIN_DIR=$dir TRANSLATE_HOME=$(pwd) TEST_EMULATED=1 exec sh tests/run_tests.sh $tests
