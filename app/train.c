@@ -335,7 +335,8 @@ static int start(Run *r)
         fprintf(stderr, "train: %s\n", err.message);
         return EXIT_USAGE;
     }
-    return train_log_open(r);
+    int status = train_outputs_check_checkpoint(t->checkpoint_path);
+    return status ? status : train_log_open(r);
 }
 
 /* ---- training: steps, progress, checkpoints, epochs' ends ---------------- */

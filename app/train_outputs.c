@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/output_file.h"
 #include "../model/safetensors.h"
 #include "cli.h"
 #include "exit_status.h"
@@ -88,6 +89,25 @@ int train_outputs_weights_not_replaceable(const char *path, const char *run_id, 
                               "file with --out FILE, or replace it with --overwrite", path);
     return error_set(err, "%s exists and is not a model (not a safetensors file): --overwrite replaces "
                           "only models; train into a new file with --out FILE", path);
+}
+
+int train_outputs_check_checkpoint(const char *path)
+{
+    struct stat sb;
+    Error err = {{0}};
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode)) return 0;
+    } else if (errno != ENOENT) { /* ENAMETOOLONG, EACCES, ENOTDIR */
+        cli_say("train", "%s: cannot write the checkpoint there: %s", path, strerror(errno));
+        return EXIT_WRITE;
+    }
+    OutputFile *probe = output_file_open(path, 0, &err);
+    if (!probe) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_WRITE;
+    }
+    output_file_abort(probe);
+    return 0;
 }
 
 int train_outputs_check_distinct(const Config *cfg, const TrainOptions *opt)

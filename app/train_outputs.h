@@ -39,6 +39,14 @@ int train_outputs_weights_path_problem(const char *path, Error *err);
  * message that says how to go on. */
 int train_outputs_weights_not_replaceable(const char *path, const char *run_id, bool overwrite, Error *err);
 
+/* 0 when the checkpoint `path` can be written: a temporary file is made
+ * beside it and removed, as its first save will (common/output_file.h).
+ * The first save comes after checkpoint_steps steps, 500 by default: a
+ * name longer than the folder takes, or a folder that takes no new file,
+ * was found only then.  A path that is not a regular file (a FIFO, a
+ * device) is left to that save.  Else EXIT_WRITE after its message. */
+int train_outputs_check_checkpoint(const char *path);
+
 /* What train writes must be three files (the config loader refuses two
  * under one name; here also another spelling, a link) and none of them a
  * file the run reads: `--overwrite --out CONFIG` replaced the config

@@ -978,6 +978,29 @@ static void test_weights_path_that_cannot_be_a_file(void **state)
     }
 }
 
+/* The checkpoint's path is tried before training (a temporary file made
+ * and removed beside it): a name longer than the folder takes, or a folder
+ * that takes no new file, was found at the first save, after
+ * checkpoint_steps steps of training and a model written. */
+static void test_unwritable_checkpoint_is_found_before_training(void **state)
+{
+    (void)state;
+    char name[257], extra[400];
+    memset(name, 'c', 256);
+    name[256] = '\0';
+    const char *paths[] = {name, "/proc/self/x.ckpt"};
+    const char *whats[] = {"File name too long", "cannot write"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(extra, sizeof extra, "  epochs: 1\n  checkpoint_steps: 2\n  checkpoint: %s\n", paths[i]);
+        const char *config = write_config(i ? "ckpt-proc" : "ckpt-long", extra);
+        char *err = run_train_args(config, (const char *[]){"--max-steps", "4", NULL}, 4);
+        expect_in(err, whats[i]);
+        if (strstr(err, "dev loss")) fail_msg("trained before finding the checkpoint unwritable:\n%s", err);
+        free(err);
+        assert_false(file_exists(in_dir(i ? "ckpt-proc" : "ckpt-long", "model.safetensors")));
+    }
+}
+
 /* The tiny config with `log_steps: 1000` replaced by `log_steps` (the
  * testutil config fixes it, and a key may appear only once). */
 static const char *write_config_logging(const char *dir_name, const char *extra_train, const char *log_steps)
@@ -1625,6 +1648,7 @@ int main(void)
         cmocka_unit_test(test_vocab_building_refuses_what_it_would_destroy),
         cmocka_unit_test(test_resume_without_its_model_writes_one),
         cmocka_unit_test(test_weights_path_that_cannot_be_a_file),
+        cmocka_unit_test(test_unwritable_checkpoint_is_found_before_training),
         cmocka_unit_test(test_no_pair_in_an_epoch_is_an_error),
         cmocka_unit_test(test_a_nan_dev_loss_saves_nothing),
         cmocka_unit_test(test_resume_of_a_finished_run),
