@@ -10,10 +10,11 @@
  * read), 2 usage/config error, 3 model file error, 4 an output file or
  * stdout could not be written, 5 out of memory (see README.md).
  *
- * This file is the translating: the models a run uses, one line or a batch
- * of lines through them, and the outputs at the end.  The options and
- * --help are in translate_options.c, --eval in translate_eval.c, how an
- * output is checked and committed in translate_outputs.c. */
+ * This file is the translating: one line or a batch of lines through the
+ * run's models, and the outputs at the end.  The options and --help are in
+ * translate_options.c, the models in translate_session.c, --eval in
+ * translate_eval.c, how an output is checked and committed in
+ * translate_outputs.c. */
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -27,7 +28,6 @@
 #include "../common/line.h"
 #include "../common/output_file.h"
 #include "../common/util.h"
-#include "../tokenizer/tokenizer.h"
 #include "../model/parallel.h"
 #include "alignment.h"
 #include "attention_json.h"
@@ -38,110 +38,10 @@
 #include "translate_eval.h"
 #include "translate_options.h"
 #include "translate_outputs.h"
+#include "translate_session.h"
 #include "translator.h"
 
 #define MAX_LINE_BYTES 65536 /* longer input lines are said and skipped, never stored whole */
-
-/* ---- the models in use ------------------------------------------------- */
-
-/* One of a session's models: its config's path, then, from session_start
- * (without -c), its config as read and checked, until the model is opened
- * from it (parsing one was 0.25 ms of a start-up); once opened, the
- * translator, or the error that is said again for each line that needs it. */
-typedef struct {
-    char *path;
-    Config config;
-    bool have_config;         /* `config` is read and not yet handed to the translator */
-    bool opened;
-    Translator tr;
-    ExitStatus failed;        /* remembered so a broken model is reported once */
-    Error open_error;
-    AttentionJson *attention; /* --attention/--html: this model's sentences */
-} SessionModel;
-
-/* With -c (or --from/--to), one model; without, up to two, opened when
- * first needed. */
-typedef struct {
-    const TranslateOptions *opt;
-    bool one_model;           /* -c, --from or --to chose it: model[1] has no path */
-    SessionModel model[2];    /* [0] the chosen config's or en-zh's, [1] zh-en's */
-    FILE *out;                /* the translations: stdout, or -o's temporary file */
-    OutputFile *out_file;     /* -o FILE (not "-") */
-    bool stopped;             /* translating stopped before the input's end (an output
-                                 or standard input failed): no output file is replaced */
-    bool reads_stdin;         /* the lines come from standard input (< FILE, -i -) */
-    int logits_model;         /* the model whose rows --logits holds: 0, 1, or -1 none yet */
-    int last_model;           /* the model the last line went to (0 before the first) */
-} Session;
-
-/* Which of the session's models translates this text: 0, or 1 (zh-en)
- * when there is no -c and it reads as Chinese.  A line that reads as
- * neither (no letters: blank, digits, punctuation; invalid UTF-8) goes to
- * the model the line before used: a Chinese file's blank last line opened
- * en-zh only to be refused, sent --attention's maps to FILE.zh-en and
- * took en-zh's broken files for its own status. */
-static int model_index(const Session *s, const char *text, size_t len)
-{
-    if (s->one_model) return 0;
-    int han = tokenizer_reads_as_han(text, len);
-    return han >= 0 ? han : s->last_model;
-}
-
-/* The model for this text, or NULL with *status/err set. */
-static Translator *model_for(Session *s, const char *text, size_t len, ExitStatus *status, Error *err)
-{
-    int which = model_index(s, text, len);
-    s->last_model = which;
-    SessionModel *m = &s->model[which];
-    if (m->failed) {
-        *err = m->open_error;
-        *status = m->failed;
-        return NULL;
-    }
-    if (!m->opened) {
-        if (!s->one_model && !s->opt->quiet)
-            cli_say("translate", "note: using %s (%s)", m->path,
-                    which ? "input reads as Chinese" : "default");
-        ExitStatus st = m->have_config ? translator_open_config(&m->tr, &m->config, &m->open_error)
-                                       : translator_open(&m->tr, m->path, &m->open_error);
-        m->have_config = false;
-        if (st != EXIT_OK) {
-            m->failed = st;
-            *err = m->open_error;
-            *status = st;
-            return NULL;
-        }
-        m->opened = true;
-        Translator *tr = &m->tr;
-        translator_override_decoding(tr, s->opt->beam, s->opt->n_best, s->opt->logits_path != NULL,
-                                     s->opt->no_repeat_ngram);
-        if (s->opt->int8) translator_use_int8(tr);
-        if (tr->created_weights && !s->opt->quiet)
-            cli_say("translate", "note: wrote an untrained random model (seed %llu) to %s: "
-                                 "its translations are noise",
-                    (unsigned long long)tr->config.random_seed, tr->config.weights_path);
-        if (s->opt->attention_path || s->opt->html_path)
-            m->attention = attention_json_new(&tr->config, tr->model.params.int8);
-    } else if (translator_weights_changed(&m->tr, &m->open_error)) {
-        /* from now on it fails every line that needs it, as a model that
-         * never opened */
-        m->failed = EXIT_DATA;
-        *err = m->open_error;
-        *status = EXIT_DATA;
-        return NULL;
-    }
-    return &m->tr;
-}
-
-static void session_close(Session *s)
-{
-    for (int i = 0; i < 2; i++) {
-        attention_json_free(s->model[i].attention);
-        translator_close(&s->model[i].tr);
-        config_free(&s->model[i].config);
-        free(s->model[i].path);
-    }
-}
 
 /* ---- outputs never replace inputs ------------------------------------- */
 
@@ -234,7 +134,7 @@ static Translator *encode_line(Session *s, const char *text, size_t len, int lin
     Error err = {{0}};
     *status = EXIT_OK;
     memset(src, 0, sizeof *src);
-    Translator *tr = model_for(s, text, len, status, &err);
+    Translator *tr = translate_session_model_for(s, text, len, status, &err);
     if (tr) *status = translator_encode(tr, text, len, src, &err);
     if (*status != EXIT_OK) {
         fprintf(stderr, "translate: line %d: %s\n", line, err.message);
@@ -278,7 +178,7 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
     Error err = {{0}};
     ExitStatus status;
     SourceIds src;
-    int which = model_index(s, text, len);
+    int which = translate_session_model_index(s, text, len);
     if (logits && s->logits_model >= 0 && s->logits_model != which) {
         /* Without -c each line picks its model; --logits is one [steps,
          * vocab] stream, which rows of another width would make unreadable.
@@ -578,7 +478,7 @@ static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
     if (!o->attention_path && !o->html_path && !o->logits_path) return status;
     Error err = {{0}};
     ExitStatus opening = EXIT_OK;
-    if (!model_for(s, "", 0, &opening, &err)) fprintf(stderr, "translate: %s\n", err.message);
+    if (!translate_session_model_for(s, "", 0, &opening, &err)) fprintf(stderr, "translate: %s\n", err.message);
     return cli_worse(status, opening);
 }
 
@@ -674,38 +574,6 @@ static int choose_config(const TranslateOptions *opt, char **chosen)
     return 0;
 }
 
-/* Everything about the models that can be checked is checked before any
- * input is read, and reported once (issue 14): a broken or missing config
- * is status 2 at start, not an error repeated on every line.  One model
- * (-c, --from/--to) is opened whole here, weights too.  Without -c both
- * configs are read and checked now, since either may be needed, and kept;
- * their weights and vocabularies are loaded, as the kept config says,
- * when a line first needs them, so English input never waits for the
- * zh-en model. */
-static ExitStatus session_start(Session *s)
-{
-    const TranslateOptions *o = s->opt;
-    Error err = {{0}};
-    ExitStatus status = EXIT_OK;
-    if (s->one_model) {
-        Translator *tr = model_for(s, "", 0, &status, &err);
-        if (tr && explain_check_show(o->show, &tr->config.arch, s->model[0].path, &err)) status = EXIT_USAGE;
-        if (tr && (o->from || o->to) && config_folders_check_languages(&tr->config, &err)) status = EXIT_USAGE;
-    }
-    for (int i = 0; i < 2 && !s->one_model && status == EXIT_OK; i++) {
-        Config *c = &s->model[i].config;
-        if (config_load(s->model[i].path, c, &err)) {
-            status = EXIT_USAGE;
-            continue;
-        }
-        s->model[i].have_config = true; /* kept for model_for: read once */
-        if (explain_check_show(o->show, &c->arch, s->model[i].path, &err) || config_folders_check_languages(c, &err))
-            status = EXIT_USAGE;
-    }
-    if (status != EXIT_OK) fprintf(stderr, "translate: %s\n", err.message);
-    return status;
-}
-
 /* Do the lines come from standard input: -i -, or no -i and no sentence
  * but "-"? */
 static bool reads_standard_input(const TranslateOptions *opt, int n_texts, char **texts)
@@ -774,7 +642,7 @@ static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
         if (status == EXIT_OK)
             status = opt->init_weights ? init_weights(opt, s.model[0].path)
                                        : translate_eval_run(opt, s.model[0].path);
-        session_close(&s);
+        translate_session_close(&s);
         return translate_outputs_finish_stdout(status);
     }
     /* --logits goes to a temporary file (common/output_file.h), so a run
@@ -782,13 +650,13 @@ static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
     FILE *in = NULL;
     const char *in_name;
     s.reads_stdin = reads_standard_input(opt, n_texts, texts);
-    ExitStatus status = session_start(&s);
+    ExitStatus status = translate_session_start(&s);
     if (status == EXIT_OK) status = check_outputs_early(&s);
     if (status == EXIT_OK) status = open_input(opt, n_texts, texts, &in, &in_name);
     if (status == EXIT_OK) status = open_output(&s);
     if (status != EXIT_OK) {
         if (in && in != stdin) fclose(in);
-        session_close(&s);
+        translate_session_close(&s);
         return translate_outputs_finish_stdout(status);
     }
     OutputFile *logits = NULL;
@@ -797,7 +665,7 @@ static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
         fprintf(stderr, "translate: %s\n", err.message);
         output_file_abort(s.out_file);
         if (in && in != stdin) fclose(in);
-        session_close(&s);
+        translate_session_close(&s);
         return EXIT_WRITE;
     }
     status = translate_all(&s, n_texts, texts, in, in_name, logits ? output_file_stream(logits) : NULL);
@@ -817,7 +685,7 @@ static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
         status = cli_worse(status, write_attention(&s));
         status = cli_worse(status, write_html(&s));
     }
-    session_close(&s);
+    translate_session_close(&s);
     return translate_outputs_finish_stdout(status);
 }
 
@@ -845,3 +713,4 @@ int main(int argc, char **argv)
     parallel_stop(); /* the workers cli_set_threads allowed, however run ended */
     return status;
 }
+
