@@ -2,8 +2,8 @@
  * --to), or without one the two defaults, en-zh and zh-en, each line going
  * to the one its text reads as; their configs checked before any input is
  * read, each model opened when a line first needs it, a broken one said
- * once.  The Session is the run's state, which translate.c opens,
- * translates through and closes. */
+ * once.  The Session is the run's state, which translate.c opens and
+ * closes, and translate_input.c translates through. */
 #ifndef TRANSLATE_TRANSLATE_SESSION_H
 #define TRANSLATE_TRANSLATE_SESSION_H
 

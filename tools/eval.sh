@@ -17,7 +17,7 @@
 # a mid-sentence capital (the rule is in mid_capitals below).  Per config
 # and set, a greedy `translate -c CONFIG -b 1 -i SOURCES` (no -q) gives
 # the number of sources with an <unk>: it prints one "line N: note: K
-# unknown word(s) mapped to <unk>" per such line (app/translate.c).
+# unknown word(s) mapped to <unk>" per such line (app/translate_input.c).
 #
 # The table replaces whatever is between the lines <!-- eval:begin --> and
 # <!-- eval:end --> of the doc (each must occur exactly once).  Nothing is

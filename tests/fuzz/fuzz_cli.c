@@ -17,7 +17,7 @@
  * What must hold: a rejection is one line with the documented status (2
  * config, 3 model files; 1 for a TEXT); an opened model translates every
  * TEXT it accepts into valid UTF-8 without a line break.  The option
- * parser itself is static in app/translate.c and is not reached here.
+ * parser itself (app/translate_options.c) is not reached here.
  *
  * Deliberately not done: opening files outside the scratch folder (a
  * config may name any path: /dev/stdin would block, a real file would be
@@ -166,7 +166,7 @@ static void parse_lines(const char *s, size_t len, Options *o)
     o->bad |= o->beam > 0 && o->n_best > o->beam; /* "--n-best N needs --beam N or more" */
 }
 
-/* Translate one TEXT as translate_one does, and check what comes out.
+/* Translate one TEXT as translate_one (app/translate_input.c) does, and check what comes out.
  * The text is NUL-terminated there (an argument, or line_read's buffer). */
 static void translate_text(Translator *tr, const Options *o, const char *bytes, size_t len)
 {
