@@ -25,6 +25,7 @@ struct NumberRule {
     const char **numeral;        /* [target V] the Chinese numeral a token is, as readings write
                                     it (两 as 二, 〇 as 零), or NULL */
     int *numeral_ids, numeral_count;
+    bool *alone_a_word;          /* [target V] 一 and 两: alone, a word as often as a number */
 };
 
 static void side_init(Side *s, int V)
@@ -55,6 +56,7 @@ NumberRule *number_rule_new(int src_vocab, int tgt_vocab)
     r->numeral = xcalloc((size_t)tgt_vocab, sizeof *r->numeral);
     r->numeral_ids = xmalloc((size_t)tgt_vocab * sizeof *r->numeral_ids);
     r->numeral_count = 0;
+    r->alone_a_word = xcalloc((size_t)tgt_vocab, sizeof *r->alone_a_word);
     return r;
 }
 
@@ -65,6 +67,7 @@ void number_rule_free(NumberRule *rule)
     side_free(&rule->target);
     free(rule->numeral);
     free(rule->numeral_ids);
+    free(rule->alone_a_word);
     free(rule);
 }
 
@@ -144,6 +147,7 @@ void number_rule_set_numeral(NumberRule *rule, int id, const char *text)
     ASSERT(id >= 0 && id < rule->target.V && as_read);
     if (!rule->numeral[id]) rule->numeral_ids[rule->numeral_count++] = id;
     rule->numeral[id] = as_read;
+    rule->alone_a_word[id] = strcmp(text, "一") == 0 || strcmp(text, "两") == 0;
 }
 
 static void put(char *out, size_t *at, const char *s, size_t n)
@@ -420,15 +424,20 @@ static int reading_of(const Pool *pool, const char *readings, const char *run, s
  * written: 点 joins a run only where a reading goes on with it, else it is
  * a word of its own; a run that ends reading a whole unused number uses it
  * up.  Returns the length in bytes of the run the output ends with, left
- * in run (room: HAN_BYTES · (len + 1)). */
-static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *pool, const char *readings, char *run)
+ * in run (room: HAN_BYTES · (len + 1)); *a_number says whether that run
+ * is a number rather than maybe a word: two numerals or more, or one that
+ * is not 一 or 两 (一起, 两个). */
+static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *pool, const char *readings, char *run,
+                         bool *a_number)
 {
     size_t n = 0;
+    *a_number = false;
     for (int i = 0; i < len; i++) {
         const char *c = ids[i] >= 0 && ids[i] < rule->target.V ? rule->numeral[ids[i]] : NULL;
         if (c) {
             memcpy(run + n, c, HAN_BYTES);
             if (c != POINT || (n > 0 && reading_of(pool, readings, run, n + HAN_BYTES, false) >= 0)) {
+                *a_number = n > 0 || !rule->alone_a_word[ids[i]];
                 n += HAN_BYTES;
                 continue;
             }
@@ -438,13 +447,18 @@ static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *
             pool->used[k] = true;
         n = 0;
     }
+    if (n == 0) *a_number = false;
     return n;
 }
 
 /* Bans each numeral that would make the output's run of numerals no
  * prefix of a reading of an unused source number, once the run is checked
  * (number_rule.h): it holds two characters, or a 十 百 千 万 亿.  A lone
- * 一 .. 九 stays free (一起, 第一), and so does 点. */
+ * 一 .. 九 may begin a run (一起, 第一, 五月), and 点 is free wherever it
+ * may be a word.  A run that is a number (output_run) but no whole reading
+ * yet must go on (三十 is no reading of 36.5, nor 五 of 512), as a number
+ * of digits must: every other token is banned, unless no numeral can go on
+ * (no reading begins so, or an earlier rule banned the ones that would). */
 static void ban_numerals(const NumberRule *rule, Pool *pool, const int *history, int len, float *logits)
 {
     if (rule->numeral_count == 0) return;
@@ -452,15 +466,27 @@ static void ban_numerals(const NumberRule *rule, Pool *pool, const int *history,
     for (int k = 0; k < pool->count; k++)
         number_rule_readings(pool->text + pool->start[k], pool->len[k], readings + (size_t)k * NUMBER_RULE_READINGS_ROOM);
     char *run = xmalloc((size_t)(len + 1) * HAN_BYTES);
-    size_t n = output_run(rule, history, len, pool, readings, run);
+    bool a_number;
+    size_t n = output_run(rule, history, len, pool, readings, run, &a_number);
+    bool must_go_on = a_number && reading_of(pool, readings, run, n, true) < 0;
+    bool *goes_on = must_go_on ? xcalloc((size_t)rule->target.V, sizeof *goes_on) : NULL;
+    int going_on = 0;
     for (int j = 0; j < rule->numeral_count; j++) {
         int id = rule->numeral_ids[j];
         const char *c = rule->numeral[id];
-        if (c == POINT) continue; /* a decimal point where a reading goes on with it, else a word */
         memcpy(run + n, c, HAN_BYTES);
-        bool checked = n > 0 || is_magnitude(c);
-        if (checked && reading_of(pool, readings, run, n + HAN_BYTES, false) < 0) logits[id] = -INFINITY;
+        bool prefix = reading_of(pool, readings, run, n + HAN_BYTES, false) >= 0;
+        /* 点 where no reading goes on with it is a word, never banned */
+        if (!prefix && c != POINT && (n > 0 || is_magnitude(c))) logits[id] = -INFINITY;
+        if (must_go_on && prefix && logits[id] > -INFINITY) {
+            goes_on[id] = true;
+            going_on++;
+        }
     }
+    if (going_on > 0)
+        for (int id = 0; id < rule->target.V; id++)
+            if (!goes_on[id]) logits[id] = -INFINITY;
+    free(goes_on);
     free(run);
     free(readings);
 }

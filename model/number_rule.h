@@ -50,16 +50,23 @@
  *     reading (number_rule_readings) of an unused source number, checked
  *     once the run holds two characters or a 十 百 千 万 亿 (so 1,000 is
  *     not 一万, 130 not 十三, 3.14 not 三十四), while a single 一 二 ... 九
- *     stays free for words (一起, 一个, 第一, 三个 for "three").  点 joins a
- *     run only where a decimal reading goes on with it (三点一四); anywhere
- *     else it is a word of its own, never banned (一点儿, 七点 o'clock).  A
- *     run that ends reading a whole unused number uses it up.  Numbers
- *     with words after them are beyond it: "5 million" has the readings of
- *     5 only, so 五百万 is banned.
- *   - Where no digit token may continue the current number (a vocabulary
- *     that lacks a digit piece it needs, or an earlier rule of decode_ban
- *     banned the one it needs: --no-repeat-ngram 2 on 1000), it may end
- *     where it is, so that some token is always left.
+ *     may begin one or be a word (一起, 一个, 第一, 五月).  Such a run ends
+ *     only where it reads a whole unused number, as digits do: 三十 is
+ *     no end for 36.5, nor 五 for 512 (五号 was its translation), so once
+ *     a run of two, a magnitude, or a lone 二 .. 九 that begins a reading
+ *     is written, only the numerals that go on with it may follow.  一 and
+ *     两 alone are too often words for that (一起, 两个 for "two": "two
+ *     kids aged 25" keeps its 两个); a lone 三 of 星期三 beside a 30 is
+ *     not (星期三十个人: the rule cannot tell Wednesday from 30).  点 joins
+ *     a run only where a decimal reading goes on with it (三点一四);
+ *     anywhere else it is a word of its own, never banned (一点儿, 七点
+ *     o'clock).  A run that ends reading a whole unused number uses it
+ *     up.  Numbers with words after them are beyond it: "5 million" has
+ *     the readings of 5 only, so 五百万 is banned.
+ *   - Where no digit token (no numeral) may continue the current number
+ *     (a vocabulary that lacks a digit piece it needs, or an earlier rule
+ *     of decode_ban banned the one it needs: --no-repeat-ngram 2 on 1000),
+ *     it may end where it is, so that some token is always left.
  *
  * The rule is a function of the source (its ids, and which came after
  * white space) and the output so far, nothing else, so greedy decoding and

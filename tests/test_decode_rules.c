@@ -265,7 +265,7 @@ static void test_number_rule_bans_numerals_of_another_value(void **state)
         {"1000 used up as 1000: no 一千", src_1000_2, 6, {WORD + 1, CONT, CONT, CONT, HAN_ONE}, 5, "......x"},
         {"a 点 no reading goes on with ends the run: 一 free again", src_1000_2, 6, {HAN_ONE, HAN_POINT}, 2,
          "xxx...x"},
-        {"1.1: after 一点, only 一", src_decimal, 3, {HAN_ONE, HAN_POINT}, 2, "x.....x"},
+        {"1.1: after 一点, only 一 (the run must go on: no 点)", src_decimal, 3, {HAN_ONE, HAN_POINT}, 2, "x......"},
         {"1.1: after 一点一, nothing", src_decimal, 3, {HAN_ONE, HAN_POINT, HAN_ONE}, 3, "......x"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -277,6 +277,61 @@ static void test_number_rule_bans_numerals_of_another_value(void **state)
         if (strcmp(got, "xxxxxxx") != 0) fail_msg("%s, no numerals set: got %s", cases[c].what, got);
     }
     number_rule_free(no_numerals);
+    number_rule_free(r);
+}
+
+/* A run of numerals that is a number but no whole reading yet must go on,
+ * as a number of digits must (number_rule.h): after 十 for 12 only 二 (or
+ * 两), never 十 and a word (the 三十 of 36.5, the 五号 of 512 were such
+ * ends); a lone 二 is a number, a lone 一 or 两 maybe a word; unless
+ * nothing can go on, here or by an earlier rule. */
+static void test_number_rule_makes_a_numeral_run_go_on(void **state)
+{
+    (void)state;
+    static const char *const han[7] = {"一", "二", "两", "十", "千", "万", "点"};
+    NumberRule *r = digits_rule(NUMERALS_V, WORD, CONT, true);
+    number_rule_set_source(r, DOT, ".", false);
+    for (int i = 0; i < 7; i++) number_rule_set_numeral(r, HAN_ONE + i, han[i]);
+    static const int src_12[] = {CAT, WORD + 1, CONT + 2};        /* "cat 12" */
+    static const int src_10_12[] = {WORD + 1, CONT + 0, WORD + 1, CONT + 2}; /* "10 12" */
+    static const int src_25[] = {WORD + 2, CONT + 5};             /* 二十五: no 五 in the vocabulary */
+    static const int src_decimal[] = {WORD + 1, DOT, WORD + 1};   /* 1.1 */
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[3], len;
+        int pre_banned; /* banned by an earlier rule, or -1 */
+        int allowed[2], n_allowed; /* the only tokens allowed; n_allowed -1: no token but numerals banned */
+    } cases[] = {
+        {"12, after 十: 二 or 两 only", src_12, 3, {HAN_TEN}, 1, -1, {HAN_TWO, HAN_LIANG}, 2},
+        {"1.1, after 一点: 一 only", src_decimal, 3, {HAN_ONE, HAN_POINT}, 2, -1, {HAN_ONE}, 1},
+        {"10 and 12, after 十: whole (10), so it may end", src_10_12, 4, {HAN_TEN}, 1, -1, {0}, -1},
+        {"25, after 两十: no 五 to go on with, so it may end", src_25, 2, {HAN_LIANG, HAN_TEN}, 2, -1, {0}, -1},
+        {"12, after 十, 二 banned before: 两 only", src_12, 3, {HAN_TEN}, 1, HAN_TWO, {HAN_LIANG}, 1},
+        {"12, after a lone 一: maybe a word (一起), it may end", src_12, 3, {HAN_ONE}, 1, -1, {0}, -1},
+        {"25, after a lone 二: a number, 十 only", src_25, 2, {HAN_TWO}, 1, -1, {HAN_TEN}, 1},
+        {"25, after a lone 两: maybe a word (两个), it may end", src_25, 2, {HAN_LIANG}, 1, -1, {0}, -1},
+        {"1.1, after a lone 二: no reading begins so, it may end", src_decimal, 3, {HAN_TWO}, 1, -1, {0}, -1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        float logits[NUMERALS_V] = {0};
+        if (cases[c].pre_banned >= 0) logits[cases[c].pre_banned] = -INFINITY;
+        number_rule_ban(r, cases[c].src, NULL, cases[c].S, cases[c].history, cases[c].len, logits);
+        for (int id = 0; id < NUMERALS_V; id++) {
+            bool allowed = cases[c].n_allowed < 0;
+            for (int a = 0; a < cases[c].n_allowed; a++) allowed |= cases[c].allowed[a] == id;
+            /* where it may end, the digits and the numerals are the other
+             * tests' (the digit rule's, the numerals' prefix) */
+            if ((cases[c].n_allowed < 0 && id >= WORD) || id == cases[c].pre_banned) continue;
+            if ((logits[id] > -INFINITY) != allowed)
+                fail_msg("%s: token %d is %sbanned", cases[c].what, id, allowed ? "" : "not ");
+        }
+    }
+    /* an earlier rule banned both: nothing can go on, so nothing more is banned */
+    float logits[NUMERALS_V] = {0};
+    logits[HAN_TWO] = logits[HAN_LIANG] = -INFINITY;
+    number_rule_ban(r, src_12, NULL, 3, (const int[]){HAN_TEN}, 1, logits);
+    assert_true(logits[CAT] == 0 && logits[0] == 0 && logits[WORD + 1] == 0);
     number_rule_free(r);
 }
 
@@ -700,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_number_rule_joins_across_separators),
         cmocka_unit_test(test_number_rule_reads_numbers_in_chinese),
         cmocka_unit_test(test_number_rule_bans_numerals_of_another_value),
+        cmocka_unit_test(test_number_rule_makes_a_numeral_run_go_on),
         cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_separators_under_both_rules),
         cmocka_unit_test(test_number_rule_reads_where_the_text_had_spaces),
