@@ -23,7 +23,11 @@
  * the best case (its raw score can only fall; see settled): what is
  * returned is then final, though a longer search could still fill the rest
  * of the list.  Or after `limit` steps, when the live hypotheses join the
- * list unfinished.
+ * list unfinished, but only to fill it to n_best, after every hypothesis
+ * that ended: a hypothesis cut off at the limit is no translation, yet its
+ * score per token can beat one that ended (after 。 a run of cheap "…"
+ * lowers the mean log-probability less and less), and it came out as
+ * 九点以前的网站打工业。………………… where 九点以前的网站打工业。 had ended.
  *
  * The no-repeat-n-gram rule (decode_ban_repeats), when asked, removes
  * tokens from what a hypothesis may propose; their log-probabilities, the
@@ -296,10 +300,11 @@ static void offer(Search *s, int b, int T, float raw, bool finished)
     extract(s, b, T, finished, &e->t);
 }
 
-/* Best first, the earlier arrival on a tie. */
+/* Ended before unfinished, then best first, the earlier arrival on a tie. */
 static int by_score(const void *pa, const void *pb)
 {
     const Ended *a = pa, *b = pb;
+    if (a->t.finished != b->t.finished) return a->t.finished ? -1 : 1;
     if (a->score != b->score) return a->score > b->score ? -1 : 1;
     return a->arrival - b->arrival;
 }
@@ -475,9 +480,10 @@ int beam_decode(const Model *model, const int *src_ids, int S, int limit,
         if (set->progress) set->progress(set->progress_context, t + 1, limit);
         if (settled(&s, t)) break;
     }
-    /* At the length limit the live hypotheses compete unfinished. */
+    /* At the length limit the live hypotheses, best first, fill the list
+     * unfinished where fewer than n_best ended (see the top). */
     if (t == limit)
-        for (int b = 0; b < s.live; b++) offer(&s, b, limit, s.raw[b], false);
+        for (int b = 0; b < s.live && s.n_ended < set->n_best; b++) offer(&s, b, limit, s.raw[b], false);
 
     qsort(s.ended, (size_t)s.n_ended, sizeof *s.ended, by_score);
     int n = s.n_ended < set->n_best ? s.n_ended : set->n_best;

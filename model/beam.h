@@ -36,8 +36,8 @@ float beam_score(const Translation *t, float length_penalty);
 /* Beam search over src_ids[S] (1 <= S <= max_len) for at most `limit`
  * (1..max_len) steps.  Fills out[0..n-1] best first and, when `scores` is
  * not NULL, scores[0..n-1] (beam_score of each); returns n, 1 <= n <=
- * n_best.  A hypothesis that reached `limit` without </s> competes too,
- * with finished = false.  The caller frees each out[i] with
+ * n_best.  A hypothesis that reached `limit` without </s> is returned
+ * (finished = false) only where fewer than n_best ended, after them.  The caller frees each out[i] with
  * translation_free; logits are not kept (out[i].logits is NULL).  With
  * beam 1 the result is bitwise that of decode_greedy. */
 int beam_decode(const Model *model, const int *src_ids, int S, int limit,

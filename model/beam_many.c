@@ -219,7 +219,7 @@ static void step_sentence(Group *g, int s, int t)
     g->live[s] = live;
     bool settled = live == 0 || (g->lengths[s] > 0 && t + 2 <= limit &&
                                  beam_none_can_beat(raw, live, t, limit, g->alpha, g->scores[s]));
-    if (!settled && t + 1 == limit) /* at the length limit the live ones compete unfinished */
+    if (!settled && t + 1 == limit && g->lengths[s] == 0) /* at the limit, unfinished only if none ended (beam.c) */
         for (int b = 0; b < live; b++) offer_best(g, s, b, limit, raw[b]);
     g->done[s] = settled || t + 1 == limit;
 }

@@ -9,7 +9,8 @@
  * of the single live hypothesis w^k are w^(k+1) and w^k </s> (anything
  * else is 60 times less likely), so the ended hypotheses are
  *     w^k </s>   score (k·ln 0.6 + ln 0.37) / (k+1)^alpha   (T = k+1 tokens)
- * and, at the length limit L, w^L unfinished, score L·ln 0.6 / L^alpha.
+ * and, at the length limit L, w^L unfinished, score L·ln 0.6 / L^alpha,
+ * which is returned only where fewer than n_best ended, after them.
  *   ln 0.6  = -0.5108256237659907      ln 0.37 = -0.9942522733438669
  * model/beam.h: score = Σ log p / T^alpha, T counting the final </s>. */
 #include "testutil.h"
@@ -51,13 +52,17 @@ static const Case cases[] = {
     /* alpha 0, the raw sum: </s> at once (-0.994) beats w </s> (-1.505),
      * which beats w w w unfinished (-1.532). */
     {0.0f, 3, {{1, true, -0.9942522733438669}, {2, true, -1.5050778971098575}}},
-    /* alpha 1, the mean: longer is better; w w w unfinished = ln 0.6 =
-     * -0.5108, then w w </s> = (2 ln 0.6 + ln 0.37) / 3 = -0.6720. */
-    {1.0f, 3, {{3, false, -0.5108256237659907}, {3, true, -0.6719678402919494}}},
-    /* alpha 0.6, limit 4: w^4 unfinished = 4 ln 0.6 / 4^0.6 = -0.8894, then
-     * w </s> = (ln 0.6 + ln 0.37) / 2^0.6 = -0.99298 just ahead of </s>
-     * alone, -0.99425. */
-    {0.6f, 4, {{4, false, -0.8893990690311545}, {2, true, -0.9929810957829447}}},
+    /* alpha 1, the mean: longer is better, but w w w unfinished (ln 0.6 =
+     * -0.5108) is no answer where two ended: w w </s> = (2 ln 0.6 +
+     * ln 0.37) / 3 = -0.6720, then w </s> = -0.7525. */
+    {1.0f, 3, {{3, true, -0.6719678402919494}, {2, true, -0.7525389485549288}}},
+    /* alpha 0.6, limit 4: w </s> = (ln 0.6 + ln 0.37) / 2^0.6 = -0.99298
+     * just ahead of </s> alone, -0.99425 (w^4 unfinished, -0.8894, would
+     * have beaten both). */
+    {0.6f, 4, {{2, true, -0.9929810957829447}, {1, true, -0.9942522733438669}}},
+    /* alpha 1, limit 1: only </s> ended (-0.9943); w unfinished, though
+     * better per token (-0.5108), fills the list after it. */
+    {1.0f, 1, {{1, true, -0.9942522733438669}, {1, false, -0.5108256237659907}}},
 };
 
 static void test_scores_of_a_fixed_distribution_match_hand_computed_values(void **state)

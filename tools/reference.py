@@ -473,9 +473,12 @@ def beam_search(model, src, beam, n_best, alpha, limit):
       - a kept extension ending in </s> leaves the beam, finished, with
         score = raw / T^alpha, T its token count including the </s>;
         the others are the next step's hypotheses, in rank order;
-      - after `limit` steps the live ones leave too, unfinished (T = limit);
-      - the result is every hypothesis that left, by score, the earlier
-        to leave first on a tie; the n_best first are returned.
+      - after `limit` steps the live ones leave too, unfinished (T = limit),
+        but only to fill the result to n_best: they rank after every
+        finished one;
+      - the result is every hypothesis that left, finished first, then by
+        score, the earlier to leave first on a tie; the n_best first are
+        returned.
     Returns [(score, tokens, finished)] and the smallest gap between two
     ranked raw scores that decided anything (to keep the fixture away from
     near-ties that float32 rounding could flip)."""
@@ -501,11 +504,12 @@ def beam_search(model, src, beam, n_best, alpha, limit):
         live = nxt
         if not live:
             break
-    for toks, raw in live:
+    for toks, raw in live[:max(0, n_best - len(ended))]:
         ended.append((raw / limit ** alpha, len(ended), toks, False))
-    ended.sort(key=lambda e: (-e[0], e[1]))
+    ended.sort(key=lambda e: (not e[3], -e[0], e[1]))
     for i in range(min(n_best, len(ended) - 1)):
-        gap = min(gap, ended[i][0] - ended[i + 1][0])
+        if ended[i][3] == ended[i + 1][3]:
+            gap = min(gap, ended[i][0] - ended[i + 1][0])
     return [(e[0], e[2], e[3]) for e in ended[:n_best]], gap
 
 
@@ -582,7 +586,8 @@ def fixture_step(model):
 FORWARD_CASES = [([4, 5, 6, 7, 8], [5, 9, 6, 3]), ([12, 1, 9], [10, 4, 4, 8, 7, 3]),
                  ([7], [9, 10])]
 BEAM_CASES = [([4, 5, 6, 7, 8], 4, 4, 0.6, 10), ([12, 1, 9], 3, 3, 1.0, 10),
-              ([9, 8, 4, 11], 5, 2, 0.0, 8), ([6, 7], 1, 1, 0.6, 10), ([10, 5, 5, 12], 4, 4, 2.0, 6)]
+              ([9, 8, 4, 11], 5, 2, 0.0, 8), ([6, 7], 1, 1, 0.6, 10), ([10, 5, 5, 12], 4, 4, 2.0, 6),
+              ([7, 3, 9], 4, 4, 1.0, 2)]  # the last: fewer than 4 end by the limit, unfinished ones fill
 
 
 def fixtures(outdir):
