@@ -54,6 +54,10 @@ static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt, bool chine
             bool separator = number_rule_is_separator(piece) && !continues;
             if (side && chinese_target && !continues && number_rule_is_numeral(piece))
                 number_rule_set_numeral(rule, id, piece);
+            if (!side && !chinese_target && !continues && number_rule_is_numeral(piece))
+                number_rule_set_source_numeral(rule, id, piece);
+            if (side != chinese_target) /* the English side's pieces */
+                (side ? number_rule_set_target_piece : number_rule_set_source_piece)(rule, id, piece, continues);
             if (!number_rule_is_digits(piece) && !separator) continue;
             if (side) number_rule_set_target(rule, id, piece, continues);
             else number_rule_set_source(rule, id, piece, continues);

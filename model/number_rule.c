@@ -2,13 +2,16 @@
 #include "number_rule.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/util.h"
+#include "number_words.h"
 
 enum { MAX_DIGITS = 15 };
+enum { WORD_ROOM = 16 }; /* the longest number word, "seventeen" or "thousands", and its 0, with room */
 
 /* One vocabulary's digit and separator tokens. */
 typedef struct {
@@ -20,12 +23,27 @@ typedef struct {
     int *sep_ids, sep_count;        /* the separator tokens */
 } Side;
 
+/* One English vocabulary's pieces that may be part of a number word (the
+ * words of number_words.h, "-" and "and" between them), and which pieces
+ * continue the word before them. */
+typedef struct {
+    int V;
+    char (*piece)[WORD_ROOM]; /* [V] "" for a piece of no number word */
+    bool *continues;          /* [V] every piece's */
+    int *ids, count;          /* the pieces with text, in id order */
+} Words;
+
 struct NumberRule {
     Side source, target;
     const char **numeral;        /* [target V] the Chinese numeral a token is, as readings write
                                     it (两 as 二, 〇 as 零), or NULL */
     int *numeral_ids, numeral_count;
     bool *alone_a_word;          /* [target V] 一 and 两: alone, a word as often as a number */
+    /* An English side's number words (number_words.h), and a Chinese
+     * source's numerals for an English target */
+    Words source_words, target_words;
+    const char **source_numeral; /* [source V] the numeral a source token is, as read, or NULL */
+    int source_numeral_count;
 };
 
 static void side_init(Side *s, int V)
@@ -37,6 +55,22 @@ static void side_init(Side *s, int V)
     s->ids = xmalloc((size_t)V * sizeof *s->ids);
     s->sep_ids = xmalloc((size_t)V * sizeof *s->sep_ids);
     s->count = s->sep_count = 0;
+}
+
+static void words_init(Words *w, int V)
+{
+    w->V = V;
+    w->piece = xcalloc((size_t)V, sizeof *w->piece);
+    w->continues = xcalloc((size_t)V, sizeof *w->continues);
+    w->ids = xmalloc((size_t)V * sizeof *w->ids);
+    w->count = 0;
+}
+
+static void words_free(Words *w)
+{
+    free(w->piece);
+    free(w->continues);
+    free(w->ids);
 }
 
 static void side_free(Side *s)
@@ -57,6 +91,10 @@ NumberRule *number_rule_new(int src_vocab, int tgt_vocab)
     r->numeral_ids = xmalloc((size_t)tgt_vocab * sizeof *r->numeral_ids);
     r->numeral_count = 0;
     r->alone_a_word = xcalloc((size_t)tgt_vocab, sizeof *r->alone_a_word);
+    r->source_numeral = xcalloc((size_t)src_vocab, sizeof *r->source_numeral);
+    r->source_numeral_count = 0;
+    words_init(&r->source_words, src_vocab);
+    words_init(&r->target_words, tgt_vocab);
     return r;
 }
 
@@ -68,6 +106,9 @@ void number_rule_free(NumberRule *rule)
     free(rule->numeral);
     free(rule->numeral_ids);
     free(rule->alone_a_word);
+    free(rule->source_numeral);
+    words_free(&rule->source_words);
+    words_free(&rule->target_words);
     free(rule);
 }
 
@@ -148,6 +189,34 @@ void number_rule_set_numeral(NumberRule *rule, int id, const char *text)
     if (!rule->numeral[id]) rule->numeral_ids[rule->numeral_count++] = id;
     rule->numeral[id] = as_read;
     rule->alone_a_word[id] = strcmp(text, "一") == 0 || strcmp(text, "两") == 0;
+}
+
+void number_rule_set_source_numeral(NumberRule *rule, int id, const char *text)
+{
+    const char *as_read = numeral_as_read(text);
+    ASSERT(id >= 0 && id < rule->source.V && as_read);
+    if (!rule->source_numeral[id]) rule->source_numeral_count++;
+    rule->source_numeral[id] = as_read;
+}
+
+static void words_set(Words *w, int id, const char *text, bool continues)
+{
+    ASSERT(id >= 0 && id < w->V);
+    w->continues[id] = continues;
+    bool joiner = !continues && (strcmp(text, "-") == 0 || strcmp(text, "and") == 0);
+    if (strlen(text) >= WORD_ROOM || !(joiner || number_words_contains(text))) return;
+    if (!w->piece[id][0]) w->ids[w->count++] = id;
+    strcpy(w->piece[id], text);
+}
+
+void number_rule_set_source_piece(NumberRule *rule, int id, const char *text, bool continues)
+{
+    words_set(&rule->source_words, id, text, continues);
+}
+
+void number_rule_set_target_piece(NumberRule *rule, int id, const char *text, bool continues)
+{
+    words_set(&rule->target_words, id, text, continues);
 }
 
 static void put(char *out, size_t *at, const char *s, size_t n)
@@ -260,6 +329,9 @@ typedef struct {
     int *start, *len;
     int count;
     bool *used;   /* [count] the output has written it */
+    int text_used; /* bytes of text taken */
+    int in_digits; /* numbers 0..in_digits-1 may be written in digits; the
+                      rest, an English source's words, only in numerals */
 } Pool;
 
 /* The digits of the run of digit tokens at ids[i] (the first any digit
@@ -322,6 +394,7 @@ static void source_numbers(const Side *s, const int *ids, const bool *spaced, in
         pool->start[k] = first;
         pool->len[k] = at - first;
     }
+    pool->text_used = at;
 }
 
 /* Does number k read p[0..n-1] (`whole`), or begin with it? */
@@ -330,10 +403,11 @@ static bool number_is(const Pool *pool, int k, const char *p, int n, bool whole)
     return (whole ? pool->len[k] == n : pool->len[k] >= n) && memcmp(pool->text + pool->start[k], p, (size_t)n) == 0;
 }
 
-/* The first unused number that reads p[0..n-1], or -1. */
+/* The first unused number that reads p[0..n-1], or -1 (digits: the
+ * numbers said in words are not among them). */
 static int unused_equal(const Pool *pool, const char *p, int n)
 {
-    for (int k = 0; k < pool->count; k++)
+    for (int k = 0; k < pool->in_digits; k++)
         if (!pool->used[k] && number_is(pool, k, p, n, true)) return k;
     return -1;
 }
@@ -341,16 +415,20 @@ static int unused_equal(const Pool *pool, const char *p, int n)
 /* Does an unused number other than `except` begin with p[0..n-1]? */
 static bool unused_prefix(const Pool *pool, const char *p, int n, int except)
 {
-    for (int k = 0; k < pool->count; k++)
+    for (int k = 0; k < pool->in_digits; k++)
         if (k != except && !pool->used[k] && number_is(pool, k, p, n, false)) return true;
     return false;
 }
+
+static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed);
 
 bool number_rule_applies(const NumberRule *rule, const int *src, int S)
 {
     for (int i = 0; i < S; i++)
         if (digits_of(&rule->source, src[i])[0]) return true;
-    return false;
+    bool allowed[NUMBER_WORDS] = {false};
+    return rule->target_words.count > 0 && rule->source_numeral_count > 0 &&
+           source_numeral_words(rule, src, S, allowed);
 }
 
 /* Where the output stands: outside a number, in one that ends with a
@@ -451,6 +529,25 @@ static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *
     return n;
 }
 
+/* The output's numerals as output_run reads them, and the readings of the
+ * source's numbers: what ban_numerals works from. */
+typedef struct {
+    char *readings; /* number k's at k · NUMBER_RULE_READINGS_ROOM */
+    char *run;      /* the run the output ends with, n bytes (room: one numeral more) */
+    size_t n;
+    bool a_number;
+} Numerals;
+
+static void numerals_read(const NumberRule *rule, Pool *pool, const int *history, int len, Numerals *numerals)
+{
+    numerals->readings = xmalloc((size_t)pool->count * NUMBER_RULE_READINGS_ROOM);
+    for (int k = 0; k < pool->count; k++)
+        number_rule_readings(pool->text + pool->start[k], pool->len[k],
+                             numerals->readings + (size_t)k * NUMBER_RULE_READINGS_ROOM);
+    numerals->run = xmalloc((size_t)(len + 1) * HAN_BYTES);
+    numerals->n = output_run(rule, history, len, pool, numerals->readings, numerals->run, &numerals->a_number);
+}
+
 /* Bans each numeral that would make the output's run of numerals no
  * prefix of a reading of an unused source number, once the run is checked
  * (number_rule.h): it holds two characters, or a 十 百 千 万 亿.  A lone
@@ -459,16 +556,12 @@ static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *
  * yet must go on (三十 is no reading of 36.5, nor 五 of 512), as a number
  * of digits must: every other token is banned, unless no numeral can go on
  * (no reading begins so, or an earlier rule banned the ones that would). */
-static void ban_numerals(const NumberRule *rule, Pool *pool, const int *history, int len, float *logits)
+static void ban_numerals(const NumberRule *rule, Pool *pool, Numerals *numerals, float *logits)
 {
-    if (rule->numeral_count == 0) return;
-    char *readings = xmalloc((size_t)pool->count * NUMBER_RULE_READINGS_ROOM);
-    for (int k = 0; k < pool->count; k++)
-        number_rule_readings(pool->text + pool->start[k], pool->len[k], readings + (size_t)k * NUMBER_RULE_READINGS_ROOM);
-    char *run = xmalloc((size_t)(len + 1) * HAN_BYTES);
-    bool a_number;
-    size_t n = output_run(rule, history, len, pool, readings, run, &a_number);
-    bool must_go_on = a_number && reading_of(pool, readings, run, n, true) < 0;
+    const char *readings = numerals->readings;
+    char *run = numerals->run;
+    size_t n = numerals->n;
+    bool must_go_on = numerals->a_number && reading_of(pool, readings, run, n, true) < 0;
     bool *goes_on = must_go_on ? xcalloc((size_t)rule->target.V, sizeof *goes_on) : NULL;
     int going_on = 0;
     for (int j = 0; j < rule->numeral_count; j++) {
@@ -487,15 +580,284 @@ static void ban_numerals(const NumberRule *rule, Pool *pool, const int *history,
         for (int id = 0; id < rule->target.V; id++)
             if (!goes_on[id]) logits[id] = -INFINITY;
     free(goes_on);
+}
+
+/* ---- English number words (number_words.h) ---------------------------------- */
+
+/* The run of Chinese numerals (and digits among them: 10万) that begins
+ * at src[i], if any, into run (as read: 两 as 二, room: its tokens ·
+ * (MAX_DIGITS + HAN_BYTES) + 1): returns the index after it (i itself
+ * where none begins).  *sure: the run is surely a number, two tokens or
+ * more or a 十 百 千 万 亿 (a lone 三 may be a word: 星期三, 三明治);
+ * *numerals: it holds a numeral, not only digits.  点 joins a run only
+ * before a digit: 三点一四, but 4点半 is 4 and a word. */
+static int numeral_run(const NumberRule *rule, const int *src, int S, int i, char *run, bool *sure, bool *numerals)
+{
+    const Side *s = &rule->source;
+    size_t n = 0;
+    int first = i;
+    bool magnitude = false;
+    *numerals = false;
+    for (; i < S; i++) {
+        const char *c = src[i] >= 0 && src[i] < s->V ? rule->source_numeral[src[i]] : NULL;
+        const char *d = digits_of(s, src[i]);
+        if (c == POINT) {
+            const char *next = i + 1 < S && src[i + 1] >= 0 && src[i + 1] < s->V ? rule->source_numeral[src[i + 1]] : NULL;
+            bool digit_next = i + 1 < S && (digits_of(s, src[i + 1])[0] || (next && next != POINT && !is_magnitude(next)));
+            if (n == 0 || !digit_next) break;
+        }
+        if (!c && !d[0]) break;
+        size_t m = c ? HAN_BYTES : strlen(d);
+        memcpy(run + n, c ? c : d, m);
+        n += m;
+        magnitude |= c && is_magnitude(c);
+        *numerals |= c != NULL;
+    }
+    run[n] = '\0';
+    *sure = i - first >= 2 || magnitude;
+    return i;
+}
+
+/* Marks in allowed the words of the English readings of the source's runs
+ * of numerals (numeral_run) and returns whether one of them is surely a
+ * number. */
+static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed)
+{
+    size_t room = (size_t)S * (MAX_DIGITS + HAN_BYTES) + 1;
+    char *run = xmalloc(room), *decimals = xmalloc(room);
+    bool any_sure = false;
+    for (int i = 0; i < S;) {
+        bool sure, numerals;
+        int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
+        uint64_t value;
+        if (next > i && number_words_chinese_value(run, &value, decimals)) {
+            number_words_of(value, decimals, allowed);
+            any_sure |= sure;
+        }
+        i = next > i ? next : i + 1;
+    }
+    free(decimals);
     free(run);
-    free(readings);
+    return any_sure;
+}
+
+/* The words the readings of the pool's numbers (digits as the source wrote
+ * them: 2,500, 1.5) use, marked in allowed. */
+static void pool_words(const Pool *pool, bool *allowed)
+{
+    for (int k = 0; k < pool->count; k++) {
+        const char *p = pool->text + pool->start[k];
+        uint64_t value = 0;
+        char decimals[MAX_DIGITS + 1] = "";
+        int i = 0, n = pool->len[k], digits = 0;
+        for (; i < n && p[i] != '.'; i++)
+            if (p[i] != ',' && digits++ < 12) value = value * 10 + (uint64_t)(p[i] - '0');
+        if (digits > 12) continue;
+        int k2 = 0;
+        for (i++; i < n && k2 < MAX_DIGITS && p[i] >= '0' && p[i] <= '9'; i++) decimals[k2++] = p[i];
+        decimals[k2] = '\0';
+        number_words_of(value, decimals, allowed);
+    }
+}
+
+/* The word that ends at ids[end - 1] (its first piece one that does not
+ * continue), if every piece of it may be part of a number word, into word
+ * (WORD_ROOM bytes); else false.  *start: where it begins. */
+static bool word_ending_at(const Words *w, const int *ids, int end, char *word, int *start)
+{
+    int i = end;
+    while (i > 0 && ids[i - 1] >= 0 && ids[i - 1] < w->V && w->continues[ids[i - 1]]) i--;
+    if (i > 0) i--; /* the piece that began the word */
+    *start = i;
+    size_t n = 0;
+    word[0] = '\0';
+    for (; i < end; i++) {
+        if (ids[i] < 0 || ids[i] >= w->V) return false;
+        const char *p = w->piece[ids[i]];
+        size_t m = strlen(p);
+        if (m == 0 || n + m >= WORD_ROOM) return false;
+        memcpy(word + n, p, m + 1);
+        n += m;
+    }
+    return n > 0;
+}
+
+/* English target: bans each piece that would make the output's word a
+ * number word no reading of a source number uses, unless an allowed one
+ * goes on from it (six for sixty); where the output's word is such a
+ * word already, only a piece that continues it may follow (as a run of
+ * numerals must go on), unless none can.  "one" is always free (the red
+ * one). */
+static void ban_number_words(const NumberRule *rule, bool *allowed, const int *history, int len, float *logits)
+{
+    const Words *w = &rule->target_words;
+    allowed[1] = true;
+    char word[WORD_ROOM], with[2 * WORD_ROOM];
+    int start;
+    bool in_word = len > 0 && word_ending_at(w, history, len, word, &start);
+    int index = in_word ? number_words_index(word) : -1;
+    bool must_go_on = index >= 0 && !allowed[index];
+    for (int j = 0; j < w->count; j++) {
+        int id = w->ids[j];
+        if (w->continues[id] && !in_word) continue;
+        snprintf(with, sizeof with, "%s%s", w->continues[id] ? word : "", w->piece[id]);
+        int k = number_words_index(with);
+        if (k >= 0 && !allowed[k] && !number_words_extends(with, allowed)) logits[id] = -INFINITY;
+    }
+    if (!must_go_on) return;
+    int going_on = 0;
+    for (int id = 0; id < w->V; id++) going_on += w->continues[id] && logits[id] > -INFINITY;
+    if (going_on > 0)
+        for (int id = 0; id < w->V; id++)
+            if (!w->continues[id]) logits[id] = -INFINITY;
+}
+
+/* Adds a number of `value` (and `decimals`, "" for none) to the pool, as
+ * its digits, with thousands commas from 10,000 (10万: 100,000). */
+static void pool_add(Pool *pool, uint64_t value, const char *decimals)
+{
+    char digits[32], *text = pool->text + pool->text_used;
+    int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)value), k = 0;
+    for (int j = 0; j < n; j++) {
+        if (value >= 10000 && j > 0 && (n - j) % 3 == 0) text[k++] = ',';
+        text[k++] = digits[j];
+    }
+    if (decimals[0]) k += sprintf(text + k, ".%s", decimals);
+    pool->start[pool->count] = pool->text_used;
+    pool->len[pool->count] = k;
+    pool->used[pool->count++] = false;
+    pool->text_used += k;
+}
+
+/* English source: adds to the pool the value of each run of number words
+ * (three; twenty - five; two hundred and five), so that beside a digit
+ * number the Chinese numerals that say them stay free: "Three boys ate 30
+ * apples." keeps its 三个男孩 where 三 would otherwise have to go on to
+ * 三十, "ten o'clock and 2 eggs" its 十点.  In numerals only: they are
+ * not the source's digits (a "3" for "three" stays banned). */
+static void add_words_value(Pool *pool, const int *words, int n)
+{
+    uint64_t value;
+    /* a lone "one" is a pronoun as often (the red one), and its 一 is free anyway */
+    if (n > 0 && !(n == 1 && words[0] == 1) && number_words_english_value(words, n, &value))
+        pool_add(pool, value, "");
+}
+
+static void add_word_numbers(const NumberRule *rule, const int *src, int S, Pool *pool)
+{
+    const Words *w = &rule->source_words;
+    int *words = xmalloc((size_t)S * sizeof *words), n = 0;
+    char word[WORD_ROOM];
+    for (int i = 0, end; i < S; i = end) {
+        end = i + 1; /* the word src[i..end-1]: a piece and those that continue it */
+        while (end < S && src[end] >= 0 && src[end] < w->V && w->continues[src[end]]) end++;
+        int start;
+        bool known = word_ending_at(w, src, end, word, &start) && start == i;
+        int k = known ? number_words_index(word) : -1;
+        if (k >= 0) {
+            words[n++] = k;
+            continue;
+        }
+        if (n > 0 && known && (strcmp(word, "-") == 0 || strcmp(word, "and") == 0))
+            continue; /* twenty - five; two hundred and five */
+        add_words_value(pool, words, n);
+        n = 0;
+    }
+    add_words_value(pool, words, n);
+    free(words);
+}
+
+/* Chinese source, English target: adds to the pool each run of the
+ * source's numerals (and digits) that is surely a number and holds a
+ * numeral (numeral_run), as the digits of its value: the output may write
+ * 十五 as 15 and no other number (12 for 十二, never 20). */
+static void add_numeral_numbers(const NumberRule *rule, const int *src, int S, Pool *pool)
+{
+    size_t room = (size_t)S * (MAX_DIGITS + HAN_BYTES) + 1;
+    char *run = xmalloc(room), *decimals = xmalloc(room);
+    for (int i = 0; i < S;) {
+        bool sure, numerals;
+        int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
+        uint64_t value;
+        if (next > i && sure && numerals && number_words_chinese_value(run, &value, decimals))
+            pool_add(pool, value, decimals);
+        i = next > i ? next : i + 1;
+    }
+    free(decimals);
+    free(run);
+}
+
+/* The digit rule (number_rule.h) for a source with numbers in `pool`,
+ * out_text room for the output's digits; and, for a Chinese target, its
+ * numerals. */
+static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, int len, char *out_text, float *logits)
+{
+    const Side *tgt = &rule->target;
+    /* The numerals first: a number the output wrote in numerals is used up
+     * for its digits too (五十人付了50美元 wrote 50 twice). */
+    Numerals numerals = {0};
+    if (rule->numeral_count > 0) numerals_read(rule, pool, history, len, &numerals);
+    Output o = output_numbers(tgt, history, len, pool, out_text);
+    /* Where the number being written may end: it reads a whole unused
+     * source number (after a separator: without it, the separator then
+     * punctuation). */
+    int end_n = o.place == AFTER_SEPARATOR ? o.n - 1 : o.n;
+    int complete = o.place == OUTSIDE ? -1 : unused_equal(pool, o.p, end_n);
+    bool may_end = o.place == OUTSIDE || complete >= 0;
+    int allowed = 0;
+    /* Digit tokens: continue the number, or (where it may end) begin a new one. */
+    for (int j = 0; j < tgt->count; j++) {
+        int id = tgt->ids[j];
+        const char *d = tgt->digits[id];
+        int m = (int)strlen(d);
+        bool ok = false;
+        if ((o.place == IN_DIGITS && tgt->continues[id]) || o.place == AFTER_SEPARATOR) {
+            memcpy(o.p + o.n, d, (size_t)m); /* room: the token after the last */
+            ok = unused_prefix(pool, o.p, o.n + m, -1);
+        }
+        if (!ok && !(o.place == IN_DIGITS && tgt->continues[id]))
+            ok = may_end && unused_prefix(pool, d, m, complete);
+        if (!ok) logits[id] = -INFINITY;
+        else if (logits[id] > -INFINITY) allowed++; /* not banned by a rule before this one either */
+    }
+    /* Separators: continue the number where a source number goes on with
+     * one ("1." of 1.5), or follow it as punctuation where it may end. */
+    for (int j = 0; j < tgt->sep_count; j++) {
+        int id = tgt->sep_ids[j];
+        bool continues = o.place == IN_DIGITS && (o.p[o.n] = tgt->separator[id], unused_prefix(pool, o.p, o.n + 1, -1));
+        if (continues && logits[id] > -INFINITY) allowed++;
+        if (!continues && !may_end) logits[id] = -INFINITY;
+    }
+    /* Every other token ends the number: only as a whole source number,
+     * unless no digit or separator can go on, here or by an earlier rule
+     * (number_rule.h). */
+    if (!may_end && allowed > 0)
+        for (int id = 0; id < tgt->V; id++)
+            if (!tgt->digits[id][0] && !tgt->separator[id]) logits[id] = -INFINITY;
+    /* Chinese numerals: only with a source number's value. */
+    if (rule->numeral_count > 0) ban_numerals(rule, pool, &numerals, logits);
+    free(numerals.run);
+    free(numerals.readings);
+}
+
+/* For an English target: the words of the source's numbers, in digits
+ * (pool) or Chinese numerals, and the ban on any other number word, where
+ * the source surely has a number. */
+static void ban_words(const NumberRule *rule, const int *src, int S, const Pool *pool, const int *history, int len,
+                      float *logits)
+{
+    if (pool->count == 0) return;
+    bool allowed[NUMBER_WORDS] = {false};
+    if (rule->source_numeral_count > 0) source_numeral_words(rule, src, S, allowed); /* the lone ones too */
+    pool_words(pool, allowed);
+    ban_number_words(rule, allowed, history, len, logits);
 }
 
 void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced, int S, const int *history,
                      int len, float *logits)
 {
     const Side *tgt = &rule->target;
-    if (S < 1 || tgt->count == 0) return;
+    if (S < 1) return;
     /* Everything is worked out again from the source and the output at
      * every step, for every hypothesis: no state to carry, reorder or get
      * wrong between greedy, beam and batched decoding, for a few hundred
@@ -507,49 +869,13 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     char *src_text = xmalloc(room), *out_text = xmalloc(room + MAX_DIGITS + 1);
     int *offsets = xmalloc((size_t)most * 2 * sizeof *offsets);
     bool *used = xcalloc((size_t)most, sizeof *used);
-    Pool pool = {src_text, offsets, offsets + most, 0, used};
+    Pool pool = {src_text, offsets, offsets + most, 0, used, 0, 0};
     source_numbers(&rule->source, src, spaced, S, &pool);
-    if (pool.count == 0) goto done; /* nothing to copy: the rule is off */
-    Output o = output_numbers(tgt, history, len, &pool, out_text);
-    /* Where the number being written may end: it reads a whole unused
-     * source number (after a separator: without it, the separator then
-     * punctuation). */
-    int end_n = o.place == AFTER_SEPARATOR ? o.n - 1 : o.n;
-    int complete = o.place == OUTSIDE ? -1 : unused_equal(&pool, o.p, end_n);
-    bool may_end = o.place == OUTSIDE || complete >= 0;
-    int allowed = 0;
-    /* Digit tokens: continue the number, or (where it may end) begin a new one. */
-    for (int j = 0; j < tgt->count; j++) {
-        int id = tgt->ids[j];
-        const char *d = tgt->digits[id];
-        int m = (int)strlen(d);
-        bool ok = false;
-        if ((o.place == IN_DIGITS && tgt->continues[id]) || o.place == AFTER_SEPARATOR) {
-            memcpy(o.p + o.n, d, (size_t)m); /* room: the token after the last */
-            ok = unused_prefix(&pool, o.p, o.n + m, -1);
-        }
-        if (!ok && !(o.place == IN_DIGITS && tgt->continues[id]))
-            ok = may_end && unused_prefix(&pool, d, m, complete);
-        if (!ok) logits[id] = -INFINITY;
-        else if (logits[id] > -INFINITY) allowed++; /* not banned by a rule before this one either */
-    }
-    /* Separators: continue the number where a source number goes on with
-     * one ("1." of 1.5), or follow it as punctuation where it may end. */
-    for (int j = 0; j < tgt->sep_count; j++) {
-        int id = tgt->sep_ids[j];
-        bool continues = o.place == IN_DIGITS && (o.p[o.n] = tgt->separator[id], unused_prefix(&pool, o.p, o.n + 1, -1));
-        if (continues && logits[id] > -INFINITY) allowed++;
-        if (!continues && !may_end) logits[id] = -INFINITY;
-    }
-    /* Every other token ends the number: only as a whole source number,
-     * unless no digit or separator can go on, here or by an earlier rule
-     * (number_rule.h). */
-    if (!may_end && allowed > 0)
-        for (int id = 0; id < tgt->V; id++)
-            if (!tgt->digits[id][0] && !tgt->separator[id]) logits[id] = -INFINITY;
-    /* Chinese numerals: only with a source number's value. */
-    ban_numerals(rule, &pool, history, len, logits);
-done:
+    if (rule->target_words.count > 0 && rule->source_numeral_count > 0) add_numeral_numbers(rule, src, S, &pool);
+    pool.in_digits = pool.count;
+    if (pool.count > 0 && rule->source_words.count > 0) add_word_numbers(rule, src, S, &pool);
+    if (pool.count > 0 && tgt->count > 0) ban_digits(rule, &pool, history, len, out_text, logits);
+    if (rule->target_words.count > 0) ban_words(rule, src, S, &pool, history, len, logits);
     free(used);
     free(offsets);
     free(out_text);

@@ -98,6 +98,15 @@ void number_rule_set_target(NumberRule *rule, int id, const char *text, bool con
 void number_rule_set_numeral(NumberRule *rule, int id, const char *text);
 bool number_rule_is_numeral(const char *text);
 
+/* Source token `id` is the Chinese numeral `text` (number_rule_is_numeral;
+ * set for an English target).  Source (target) token `id` is the piece
+ * `text` (without "##"), continuing the word before it when `continues`:
+ * set for every piece of an English source (target), the rule keeps those
+ * that may be part of a number word (number_words.h). */
+void number_rule_set_source_numeral(NumberRule *rule, int id, const char *text);
+void number_rule_set_source_piece(NumberRule *rule, int id, const char *text, bool continues);
+void number_rule_set_target_piece(NumberRule *rule, int id, const char *text, bool continues);
+
 /* Writes to out (NUMBER_RULE_READINGS_ROOM bytes) the Chinese readings of
  * the source number number[0..n-1] (digits, with "." and "," as the rule
  * joins them: "2,500", "3.14"), each ended by '\n', all by a 0, and

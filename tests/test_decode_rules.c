@@ -335,6 +335,146 @@ static void test_number_rule_makes_a_numeral_run_go_on(void **state)
     number_rule_free(r);
 }
 
+/* An English source's number words (number_words.h) beside its digits:
+ * the numerals that say them stay free ("Three boys ate 30 apples." keeps
+ * 三个男孩; "ten o'clock and 2 eggs" its 十点), in numerals only (no "2"
+ * for "two"); and a number written in numerals is used up for its digits
+ * too (五十 then 50 was 50 twice).  The vocabulary of the numeral tests,
+ * its source ids 26..32 taken for two twenty ten - five and one. */
+static void test_number_rule_reads_english_number_words(void **state)
+{
+    (void)state;
+    enum { S_TWO = 26, S_TWENTY, S_TEN, S_DASH, S_FIVE, S_AND, S_ONE };
+    static const char *const han[7] = {"一", "二", "两", "十", "千", "万", "点"};
+    static const char *const words[7] = {"two", "twenty", "ten", "-", "five", "and", "one"};
+    NumberRule *r = digits_rule(NUMERALS_V, WORD, CONT, true);
+    for (int i = 0; i < 7; i++) number_rule_set_numeral(r, HAN_ONE + i, han[i]);
+    for (int id = 0; id < NUMERALS_V; id++) {
+        char digit[2] = {(char)('0' + (id - WORD) % 10), 0};
+        const char *text = id >= S_TWO ? words[id - S_TWO] : id == CAT ? "cat" : id >= WORD ? digit : "<x>";
+        number_rule_set_source_piece(r, id, text, id >= CONT && id < CONT + 10);
+    }
+    static const int two_20[] = {S_TWO, CAT, WORD + 2, CONT + 0}, only_20[] = {CAT, WORD + 2, CONT + 0},
+                     ten_2[] = {S_TEN, CAT, WORD + 2}, only_2[] = {CAT, WORD + 2},
+                     two_30[] = {S_TWO, CAT, WORD + 3, CONT + 0}, twenty_3[] = {S_TWENTY, CAT, WORD + 3},
+                     twenty_five_3[] = {S_TWENTY, S_DASH, S_FIVE, CAT, WORD + 3};
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[3], len, id;
+        bool allowed;
+    } cases[] = {
+        {"two and 20: after 二 (two) a word may follow", two_20, 4, {HAN_TWO}, 1, CAT, true},
+        {"20 alone: after 二 only 十", only_20, 3, {HAN_TWO}, 1, CAT, false},
+        {"ten and 2: 十 may begin", ten_2, 3, {0}, 0, HAN_TEN, true},
+        {"ten and 2: after 十 a word may follow", ten_2, 3, {HAN_TEN}, 1, CAT, true},
+        {"2 alone: no 十", only_2, 2, {0}, 0, HAN_TEN, false},
+        {"two and 30: no digit 2 for two", two_30, 4, {0}, 0, WORD + 2, false},
+        {"two and 30: the digit 3 of 30", two_30, 4, {0}, 0, WORD + 3, true},
+        {"twenty and 3: 二十 is whole", twenty_3, 3, {HAN_TWO, HAN_TEN}, 2, CAT, true},
+        {"twenty-five and 3: 二十 must go on (to 五, not in the vocabulary: so it may end)", twenty_five_3, 5,
+         {HAN_TWO, HAN_TEN}, 2, CAT, true},
+        {"twenty-five and 3: 二十 is no end of 25 while 十 could go on (二十十 is none either)", twenty_five_3, 5,
+         {HAN_TWO, HAN_TEN}, 2, HAN_TEN, false},
+        {"20 written 二十: no digit 2 after it", only_20, 3, {HAN_TWO, HAN_TEN, CAT}, 3, WORD + 2, false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        float logits[NUMERALS_V] = {0};
+        number_rule_ban(r, cases[c].src, NULL, cases[c].S, cases[c].history, cases[c].len, logits);
+        if ((logits[cases[c].id] > -INFINITY) != cases[c].allowed)
+            fail_msg("%s: token %d is %sbanned", cases[c].what, cases[c].id, cases[c].allowed ? "" : "not ");
+    }
+    number_rule_free(r);
+}
+
+/* ---- English number words (model/number_words.h) ---------------------------------- */
+
+/* A Chinese source and an English target, made up: ids 0..3 the specials,
+ * 4 "cat", 5..14 the digits as word starts, 15..24 as "##" digits, both
+ * sides; then the source's numerals 十 二 五 六 三 万 (25..30) and the
+ * target's pieces twelve twenty two six ##ty ##teen ten ##nis fifteen
+ * fifty one thousand hundred - ##s (25..39). */
+enum { ZH_EN_V = 40, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD };
+enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
+       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S };
+
+static NumberRule *zh_en_rule(void)
+{
+    NumberRule *r = number_rule_new(ZH_EN_V, ZH_EN_V);
+    static const char *const han[6] = {"十", "二", "五", "六", "三", "万"};
+    static const char *const pieces[ZH_EN_V] = {
+        "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
+        "twelve", "twenty", "two", "six", "ty", "teen", "ten", "nis", "fifteen", "fifty", "one", "thousand",
+        "hundred", "-", "s"};
+    for (int d = 0; d < 10; d++) {
+        char text[2] = {(char)('0' + d), 0};
+        number_rule_set_source(r, ZW + d, text, false);
+        number_rule_set_source(r, ZC + d, text, true);
+        number_rule_set_target(r, ZW + d, text, false);
+        number_rule_set_target(r, ZC + d, text, true);
+    }
+    for (int i = 0; i < 6; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
+    for (int id = 0; id < ZH_EN_V; id++) {
+        bool continues = (id >= ZC && id < ZC + 10) || id == EN_TY || id == EN_TEEN || id == EN_NIS || id == EN_S;
+        number_rule_set_target_piece(r, id, pieces[id], continues);
+    }
+    return r;
+}
+
+/* Is each of ids[0..n-1] allowed ('x') or banned ('.') after `history`?
+ * As a string, one character an id. */
+static void these_allowed(const NumberRule *r, const int *src, int S, const int *history, int len, const int *ids,
+                          int n, char *out)
+{
+    float logits[ZH_EN_V] = {0};
+    number_rule_ban(r, src, NULL, S, history, len, logits);
+    for (int i = 0; i < n; i++) out[i] = logits[ids[i]] == -INFINITY ? '.' : 'x';
+    out[n] = 0;
+}
+
+/* English number words (and digits) only with a Chinese source number's
+ * value: 十二 is twelve or 12, never twenty, two or 20; a word that an
+ * allowed one goes on from may begin (six for 六十's sixty) but must go
+ * on; a source whose only numeral is a lone 三 (星期三) bans nothing. */
+static void test_number_rule_holds_english_number_words(void **state)
+{
+    (void)state;
+    NumberRule *r = zh_en_rule();
+    static const int ids[] = {EN_TWELVE, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN,
+                              EN_FIFTY, EN_ONE, EN_THOUSAND, EN_HUNDRED, EN_S, CAT, 3 /* </s> */, ZW + 1, ZW + 2,
+                              ZW + 5};
+    enum { N = sizeof ids / sizeof *ids };
+    static const int src_12[] = {ZH_TEN, ZH_TWO}, src_60[] = {ZH_SIX, ZH_TEN}, src_15[] = {ZH_TEN, ZH_FIVE},
+                     src_lone[] = {ZH_THREE, CAT}, src_10[] = {ZH_TEN}, src_2myriad[] = {ZW + 2, ZH_MYRIAD};
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[2], len;
+        const char *expect; /* twelve twenty two six ##ty ##teen ten ##nis fifteen fifty one thousand hundred
+                               ##s cat </s> 1 2 5 */
+    } cases[] = {
+        {"十二: twelve or 12 only", src_12, 2, {0}, 0, "x...xx.x..x..xxxx.."},
+        {"六十: six may begin sixty", src_60, 2, {0}, 0, "...xxx.x..x..xxx..."},
+        {"六十, after six: only a piece that continues it, not to sixteen", src_60, 2, {EN_SIX}, 1,
+         "....x..x.....x....."},
+        {"十五: fifteen, not fifty; 15, not 5", src_15, 2, {0}, 0, "....xx.xx.x..xxxx.."},
+        {"a lone 三: no number for sure, nothing banned", src_lone, 2, {0}, 0, "xxxxxxxxxxxxxxxxxxx"},
+        {"十: ten, and tennis or tens after it", src_10, 1, {EN_TEN}, 1, "....xxxx..x..xxxx.."},
+        {"2万: twenty thousand or 20,000, and the digit 2's two", src_2myriad, 2, {0}, 0, ".xx.xx.x..xx.xxx.x."},
+        {"2万, after thousand: thousands too", src_2myriad, 2, {EN_THOUSAND}, 1, ".xx.xx.x..xx.xxx.x."},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char got[N + 1];
+        these_allowed(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, ids, N, got);
+        if (strcmp(got, cases[c].expect) != 0)
+            fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
+    }
+    assert_true(number_rule_applies(r, src_12, 2));
+    assert_false(number_rule_applies(r, src_lone, 2));
+    number_rule_free(r);
+}
+
 /* Separators join digits into one number (number_rule.h): the made-up
  * vocabulary with "." (5) and "," (6) registered as separators, the
  * digits at 7.. and ##digits at 17.. */
@@ -756,6 +896,8 @@ int main(void)
         cmocka_unit_test(test_number_rule_reads_numbers_in_chinese),
         cmocka_unit_test(test_number_rule_bans_numerals_of_another_value),
         cmocka_unit_test(test_number_rule_makes_a_numeral_run_go_on),
+        cmocka_unit_test(test_number_rule_holds_english_number_words),
+        cmocka_unit_test(test_number_rule_reads_english_number_words),
         cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_separators_under_both_rules),
         cmocka_unit_test(test_number_rule_reads_where_the_text_had_spaces),

@@ -12,16 +12,18 @@ write every one of them (as often as the source has it) and those that
 write a number the source does not have.  It is what docs/models.md's
 copy_numbers figures came from; it reads text only, no model.
 
-For Chinese translations (column 0) it also counts them a second way,
-"with numerals": a number is a run of digits with its thousands commas
-and decimal point (2,500 is 2500, 36.5 is 36.5), and a run of Chinese
-numerals counts as the number it reads (三十六点五 36.5, 二千五百 2500,
-一九九零 1990, 两 as 2, 〇 as 0), so 五 for 5 is written and 五号 for
-512 is not.  A lone 一 .. 九 may be a word (一起, 三个 for "three"): it
-counts towards "written", never as invented; a run of two numerals or a
-十 百 千 万 亿 does both, as copy_numbers checks them (model/number_rule.h).
+It also counts them a second way, "with numerals and words", on both
+sides: a number is a run of digits with its thousands commas and decimal
+point (2,500 is 2500, 36.5 is 36.5), a run of Chinese numerals, digits
+among them, counts as the number it reads (三十六点五 36.5, 二千五百 2500,
+一亿二千万 120000000, 10万 100000, 一九九零 1990, 两 as 2), and a run of
+English number words as the number it says (twenty-five 25, two hundred
+and five 205).  A lone 一 .. 九 or "one" may be a word (一起, the red
+one): it counts towards "written", never as a number to write or an
+invented one; so does a 点 that no digit follows (七点 o'clock).
 """
 import collections
+import decimal
 import re
 import sys
 
@@ -33,41 +35,102 @@ def numbers(text):
 
 
 HAN_DIGITS = {c: d for d, c in enumerate("零一二三四五六七八九")} | {"两": 2, "〇": 0}
-HAN_UNITS = {"十": 10, "百": 100, "千": 1000}
-HAN_SECTIONS = {"万": 10 ** 4, "亿": 10 ** 8}
-NUMERAL = "[零〇一二两三四五六七八九十百千万亿]"
-NUMERAL_RUN = re.compile(f"{NUMERAL}(?:{NUMERAL}|点(?=[零〇一二两三四五六七八九]))*")
+HAN_MAGNITUDES = {"十": 10, "百": 100, "千": 1000, "万": 10 ** 4, "亿": 10 ** 8}
+DIGIT_GROUP = r"[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?"
+HAN_RUN = re.compile(f"(?:{DIGIT_GROUP}|[零〇一二两三四五六七八九十百千万亿]|点(?=[零〇一二两三四五六七八九0-9]))+")
+ENGLISH = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
+          "sixteen seventeen eighteen nineteen".split()
+ENGLISH_VALUES = {w: i for i, w in enumerate(ENGLISH)} | \
+    {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i >= 2} | \
+    {"hundred": 100, "thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9,
+     "hundreds": 100, "thousands": 10 ** 3, "millions": 10 ** 6, "billions": 10 ** 9}
+ENGLISH_WORD = "(?:" + "|".join(sorted(ENGLISH_VALUES, key=len, reverse=True)) + ")"
+ENGLISH_RUN = re.compile(rf"\b{ENGLISH_WORD}(?:(?:-|\s+and\s+|\s+){ENGLISH_WORD})*\b")
 
 
-def integer_reading(run):
-    """The value of 三十六, 二千五百, 一万零五, 一九九零 (digits one by one)."""
-    if not any(c in HAN_UNITS or c in HAN_SECTIONS for c in run):
-        return "".join(str(HAN_DIGITS[c]) for c in run)
-    total = section = digit = 0
-    for c in run:
-        if c in HAN_DIGITS:
-            digit = HAN_DIGITS[c]
-        elif c in HAN_UNITS:
-            section += (digit or 1) * HAN_UNITS[c]
-            digit = 0
-        else:  # 万 亿: everything so far times it
-            total = (total + section + digit) * HAN_SECTIONS[c]
-            section = digit = 0
-    return str(total + section + digit)
+def as_text(value):
+    """A Decimal as digits, no exponent, no trailing zeros after a point."""
+    text = format(value.normalize(), "f")
+    return text
 
 
-def whole_numbers(text, numerals):
-    """Numbers as written, commas dropped (2,500 -> 2500, 36.5), and, with
-    `numerals`, the Chinese runs read: (Counter of all, Counter of those
-    that are surely numbers)."""
-    text = text.translate(FULL_WIDTH)
-    found = [n.replace(",", "") for n in re.findall(r"[0-9]+(?:[.,][0-9]+)*", text)]
-    sure = list(found)
-    for run in NUMERAL_RUN.findall(text) if numerals else []:
-        whole, _, decimals = run.partition("点")
-        value = integer_reading(whole) + ("." + "".join(str(HAN_DIGITS[c]) for c in decimals) if decimals else "")
+def han_value(run):
+    """The value of a run of Chinese numerals and digit groups, as digits,
+    or None where it reads as no number."""
+    whole, point, decimals = run.partition("点")
+    scale = 1
+    if point and decimals[-1:] in ("万", "亿"):  # 五点五万: 5.5 times 10^4
+        scale, decimals = HAN_MAGNITUDES[decimals[-1]], decimals[:-1]
+    if point:
+        digits = [str(HAN_DIGITS[c]) if c in HAN_DIGITS else c for c in decimals]
+        if not decimals or not all(d.isdigit() and len(d) == 1 for d in digits):
+            return None  # 五点五万, 一点一点: not a plain decimal
+    items = re.findall(f"{DIGIT_GROUP}|.", whole)
+    if not items:
+        return None
+    units = any(i in HAN_MAGNITUDES for i in items)
+    if not units:  # 一九九零, 1990: digits one after another
+        text = "".join(str(HAN_DIGITS[i]) if i in HAN_DIGITS else i.replace(",", "") for i in items)
+        if text.count(".") > 1:
+            return None
+        value = decimal.Decimal(text)
+    else:
+        total = myriads = section = decimal.Decimal(0)
+        pending = None
+        for i in items:
+            if i in HAN_DIGITS:
+                pending = decimal.Decimal(HAN_DIGITS[i])
+            elif i not in HAN_MAGNITUDES:  # a digit group: 10万, 2.84万
+                pending = decimal.Decimal(i.replace(",", ""))
+            elif HAN_MAGNITUDES[i] < 10 ** 4:
+                section += (pending if pending is not None else 1) * HAN_MAGNITUDES[i]
+                pending = None
+            elif i == "万":
+                myriads += ((section + (pending or 0)) or 1) * 10 ** 4
+                section, pending = decimal.Decimal(0), None
+            else:  # 亿: everything so far
+                total = ((total + myriads + section + (pending or 0)) or 1) * 10 ** 8
+                myriads = section = decimal.Decimal(0)
+                pending = None
+        value = total + myriads + section + (pending or 0)
+    if point:
+        value += decimal.Decimal("0." + "".join(digits))
+    return as_text(value * scale)
+
+
+def english_value(run):
+    """The value of a run of English number words, as digits."""
+    total = current = 0
+    for word in re.findall(ENGLISH_WORD, run):
+        v = ENGLISH_VALUES[word]
+        if v < 100:
+            current += v
+        elif v == 100:
+            current = (current or 1) * 100
+        else:
+            total += (current or 1) * v
+            current = 0
+    return str(total + current)
+
+
+def whole_numbers(text):
+    """The numbers of `text` read "with numerals and words": (Counter of
+    all, Counter of those that are surely numbers)."""
+    text = re.sub(r"(?<=[0-9])，(?=[0-9])", ",", text.translate(FULL_WIDTH))
+    found, sure = [], []
+    for m in HAN_RUN.finditer(text):
+        run = m.group()
+        value = han_value(run)
+        if value is None:
+            continue
         found.append(value)
-        if len(run) > 1 or run in HAN_UNITS or run in HAN_SECTIONS:
+        lone_word = len(run) == 1 and run in "一二两三四五六七八九"
+        if not lone_word:
+            sure.append(value)
+    for m in ENGLISH_RUN.finditer(text.lower()):
+        value = english_value(m.group())
+        found.append(value)
+        if m.group() != "one":
             sure.append(value)
     return collections.Counter(found), collections.Counter(sure)
 
@@ -93,29 +156,30 @@ def main(argv):
             hyps = text[:-1].split("\n") if text.endswith("\n") else text.split("\n") if text else []
             if len(hyps) != len(sources):
                 sys.exit(f"number_fidelity.py: {path}: {len(hyps)} lines for {len(sources)} sources")
-            report(path, sources, hyps, chinese=column == 0)
+            report(path, sources, hyps)
     except (OSError, UnicodeDecodeError) as e:
         sys.exit(f"number_fidelity.py: {e}")
 
 
-def report(path, sources, hyps, chinese):
+def report(path, sources, hyps):
     with_numbers = copied = invented = 0
-    copied_whole = invented_whole = 0
+    with_any = copied_any = invented_any = 0
     for source, hyp in zip(sources, hyps):
         want, got = numbers(source), numbers(hyp)
-        if not want:
+        if want:
+            with_numbers += 1
+            copied += not (want - got)
+            invented += bool(got - want)
+        source_all, source_sure = whole_numbers(source)
+        if not source_sure:
             continue
-        with_numbers += 1
-        copied += not (want - got)
-        invented += bool(got - want)
-        want_whole, _ = whole_numbers(source, False)
-        got_whole, got_sure = whole_numbers(hyp, True)
-        copied_whole += not (want_whole - got_whole)
-        invented_whole += bool(got_sure - want_whole)
+        hyp_all, hyp_sure = whole_numbers(hyp)
+        with_any += 1
+        copied_any += not (source_sure - hyp_all)
+        invented_any += bool(hyp_sure - source_all)
     print(f"{path}: {with_numbers} sources with numbers; all of them written in {copied}, "
-          f"a number the source lacks in {invented}"
-          + (f"; with numerals: all written in {copied_whole}, one the source lacks in {invented_whole}"
-             if chinese else ""))
+          f"a number the source lacks in {invented}; with numerals and words: {with_any} sources with numbers, "
+          f"all written in {copied_any}, one the source lacks in {invented_any}")
 
 
 if __name__ == "__main__":

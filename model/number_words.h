@@ -1,0 +1,60 @@
+/* number_words.h — the English words that say a number, and the value of
+ * a run of Chinese numerals: what the number rule (number_rule.h) needs to
+ * hold an English translation's number words to a Chinese source's
+ * numbers (十二岁 is "twelve", never "twenty").
+ *
+ * The words are the 32 of English cardinals: zero .. nineteen, twenty ..
+ * ninety, hundred, thousand, million, billion (and hundreds, thousands,
+ * millions, billions, tens, read as their singular).  Ordinals (first,
+ * twelfth), "dozen", "half" and "a" are not among them: the rule leaves
+ * them free. */
+#ifndef TRANSLATE_NUMBER_WORDS_H
+#define TRANSLATE_NUMBER_WORDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { NUMBER_WORDS = 32 };
+
+/* Which of the 32 words `word` (lower case) is: 0..19 for zero ..
+ * nineteen, 20..27 for twenty .. ninety, 28..31 for hundred, thousand,
+ * million, billion; a plural of hundred .. billion, and "tens", as the
+ * singular; -1 for any other text. */
+int number_words_index(const char *word);
+
+/* Is `piece` (a vocabulary piece, without its "##") part of one of the
+ * words or their plurals (six, ##ty, ##s)? */
+bool number_words_contains(const char *piece);
+
+/* Does one of the words (or plurals) marked in allowed[NUMBER_WORDS] begin
+ * with `prefix` and go on after it (six for sixty)? */
+bool number_words_extends(const char *prefix, const bool *allowed);
+
+/* Marks in allowed[NUMBER_WORDS] every word an English reading of the
+ * number `integer`.`decimals` uses (decimals: its digits after the point,
+ * "" for none): the standard one (25 twenty five, 100,000 one hundred
+ * thousand, 2,400,000 two million four hundred thousand), for 1,100 to
+ * 9,999 also by hundreds (2,500 twenty-five hundred, 1990 nineteen
+ * ninety), and each decimal digit's word (3.14 three point one four).
+ * Nothing is marked for an integer of 10^12 or more. */
+void number_words_of(uint64_t integer, const char *decimals, bool *allowed);
+
+/* The value of words[0..n-1] (indices as number_words_index gives them),
+ * a run of English number words: three 3, twenty five 25, two hundred
+ * five 205, one hundred thousand 100,000, hundred 100.  False for one
+ * of 10^12 or more. */
+bool number_words_english_value(const int *words, int n, uint64_t *value);
+
+/* The value of `run`, a run of Chinese numerals (零 〇 一 二 两 ... 九 十 百
+ * 千 万 亿, 点 between the integer and its decimals) and ASCII digits as a
+ * Chinese text writes them: 二十九 29, 十万 100,000, 10万 100,000, 4万7千
+ * 47,000, 2亿284万 228,400,000, 一九九零 1990 (digits one by one where no
+ * 十 百 千 万 亿 is), 三点一四 3.14.  Fills *integer and decimals (room:
+ * the run's length + 1) and returns true; a magnitude with no digit
+ * before it counts one of it (百 100, 好几百's "hundreds").  False for a
+ * run that reads as no number: 10^12 or more, nothing after 点, digits
+ * both before and after a magnitude's place in a way no number is
+ * written (1二). */
+bool number_words_chinese_value(const char *run, uint64_t *integer, char *decimals);
+
+#endif

@@ -1,0 +1,152 @@
+/* test_number_words.c — the English number words and the values of
+ * Chinese numeral runs (model/number_words.h), which the number rule
+ * builds on: each function against tables worked out by hand. */
+#include "testutil.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../model/number_words.h"
+
+static const char *const WORD[NUMBER_WORDS] = {
+    "zero",    "one",     "two",       "three",    "four",     "five",     "six",      "seven",
+    "eight",   "nine",    "ten",       "eleven",   "twelve",   "thirteen", "fourteen", "fifteen",
+    "sixteen", "seventeen", "eighteen", "nineteen", "twenty",  "thirty",   "forty",    "fifty",
+    "sixty",   "seventy", "eighty",    "ninety",   "hundred",  "thousand", "million",  "billion"};
+
+/* The words marked in allowed, in index order, space-separated. */
+static void marked(const bool *allowed, char *out, size_t room)
+{
+    out[0] = '\0';
+    for (int i = 0; i < NUMBER_WORDS; i++)
+        if (allowed[i]) snprintf(out + strlen(out), room - strlen(out), "%s%s", out[0] ? " " : "", WORD[i]);
+}
+
+static void test_words_are_found_by_name(void **state)
+{
+    (void)state;
+    for (int i = 0; i < NUMBER_WORDS; i++) assert_int_equal(number_words_index(WORD[i]), i);
+    assert_int_equal(number_words_index("thousands"), 29);
+    assert_int_equal(number_words_index("hundreds"), 28);
+    assert_int_equal(number_words_index("tens"), 10);
+    assert_int_equal(number_words_index("twentys"), -1); /* only hundred .. billion and ten take an s */
+    assert_int_equal(number_words_index("tennis"), -1);
+    assert_int_equal(number_words_index("Twenty"), -1); /* lower case: the vocabularies' folded pieces */
+    assert_int_equal(number_words_index(""), -1);
+    assert_true(number_words_contains("six") && number_words_contains("ty") && number_words_contains("teen"));
+    assert_true(number_words_contains("s")); /* the plural's piece */
+    assert_false(number_words_contains("cat") || number_words_contains("nis"));
+    bool sixty[NUMBER_WORDS] = {[24] = true}, thousand[NUMBER_WORDS] = {[29] = true};
+    assert_true(number_words_extends("six", sixty) && number_words_extends("sixt", sixty));
+    assert_false(number_words_extends("sixty", sixty) || number_words_extends("seven", sixty));
+    assert_true(number_words_extends("thousand", thousand)); /* thousands */
+    assert_false(number_words_extends("thousands", thousand));
+}
+
+/* The words of each number's English readings (number_words_of). */
+static void test_the_words_of_a_number(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned long long integer;
+        const char *decimals, *words;
+    } cases[] = {
+        {0, "", "zero"},
+        {7, "", "seven"},
+        {12, "", "twelve"},
+        {25, "", "five twenty"},
+        {60, "", "sixty"},
+        {512, "", "five twelve hundred"},
+        {1005, "", "one five thousand"},
+        {1990, "", "one nine nineteen ninety hundred thousand"},     /* and nineteen ninety */
+        {2500, "", "two five twenty hundred thousand"},              /* and twenty-five hundred */
+        {100000, "", "one hundred thousand"},
+        {2400000, "", "two four hundred thousand million"},
+        {3, "14", "one three four"},                                 /* three point one four */
+        {1000000000000ULL, "", ""},                                  /* beyond: nothing */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        bool allowed[NUMBER_WORDS] = {false};
+        char got[512];
+        number_words_of(cases[c].integer, cases[c].decimals, allowed);
+        marked(allowed, got, sizeof got);
+        if (strcmp(got, cases[c].words) != 0)
+            fail_msg("%llu.%s: expected \"%s\", got \"%s\"", cases[c].integer, cases[c].decimals, cases[c].words, got);
+    }
+}
+
+static void test_english_runs_have_values(void **state)
+{
+    (void)state;
+    static const struct {
+        int words[6], n;
+        bool ok;
+        unsigned long long value;
+    } cases[] = {
+        {{3}, 1, true, 3},
+        {{20, 5}, 2, true, 25},           /* twenty five */
+        {{2, 28, 5}, 3, true, 205},       /* two hundred (and) five */
+        {{1, 28, 29}, 3, true, 100000},   /* one hundred thousand */
+        {{28}, 1, true, 100},             /* (a) hundred */
+        {{29}, 1, true, 1000},
+        {{5, 30, 4, 28, 29}, 5, true, 5400000}, /* five million four hundred thousand */
+        {{29, 31}, 2, false, 0},          /* a thousand billion: 10^12 */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        uint64_t value = 0;
+        bool ok = number_words_english_value(cases[c].words, cases[c].n, &value);
+        if (ok != cases[c].ok || (ok && value != cases[c].value))
+            fail_msg("case %zu: expected %d %llu, got %d %llu", c, cases[c].ok, cases[c].value, ok,
+                     (unsigned long long)value);
+    }
+}
+
+static void test_chinese_runs_have_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *run;
+        bool ok;
+        unsigned long long integer;
+        const char *decimals;
+    } cases[] = {
+        {"二十九", true, 29, ""},
+        {"十二", true, 12, ""},
+        {"十", true, 10, ""},
+        {"百", true, 100, ""},            /* 好几百's hundreds */
+        {"十万", true, 100000, ""},
+        {"10万", true, 100000, ""},
+        {"4万7千", true, 47000, ""},
+        {"2亿284万", true, 202840000, ""},
+        {"一亿二千万", true, 120000000, ""},
+        {"两千五百", true, 2500, ""},
+        {"一千零五", true, 1005, ""},
+        {"一九九零", true, 1990, ""},     /* no magnitude: digit by digit */
+        {"二零零八", true, 2008, ""},
+        {"三点一四", true, 3, "14"},
+        {"三点", false, 0, ""},            /* nothing after the point */
+        {"点", false, 0, ""},
+        {"三点一点", false, 0, ""},
+        {"一万亿", false, 0, ""},          /* 10^12 */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        uint64_t integer = 0;
+        char decimals[64] = "x";
+        bool ok = number_words_chinese_value(cases[c].run, &integer, decimals);
+        if (ok != cases[c].ok || (ok && (integer != cases[c].integer || strcmp(decimals, cases[c].decimals) != 0)))
+            fail_msg("%s: expected %d %llu.%s, got %d %llu.%s", cases[c].run, cases[c].ok, cases[c].integer,
+                     cases[c].decimals, ok, (unsigned long long)integer, decimals);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_words_are_found_by_name),
+        cmocka_unit_test(test_the_words_of_a_number),
+        cmocka_unit_test(test_english_runs_have_values),
+        cmocka_unit_test(test_chinese_runs_have_values),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
