@@ -13,9 +13,14 @@
  *   - number_rule_readings of any string of digits, points and commas
  *     fits its buffer, says as many readings as it writes, and writes
  *     only numerals and 点 (二 and 零, never 两 and 〇).
- * The vocabularies are small and made here: pieces of one and several
- * digits, starting a word or continuing one, both separators, every
- * numeral, and a few words.  The input's bytes choose the source's ids and
+ * Two rules, as the translator makes them: English to Chinese (the
+ * source's English pieces read for number words, the target's numerals
+ * held to readings) and Chinese to English (the source's numerals read as
+ * numbers, the target's English pieces held to their words: number_words.h).
+ * The vocabularies are small and made here, the same on both sides: pieces
+ * of one and several digits, starting a word or continuing one, both
+ * separators, pieces of English number words and a few other words, and
+ * every numeral.  The input's bytes choose the rule, the source's ids and
  * which came after a space, the output's ids, the tokens banned before the
  * rule, and the number to read. */
 #include "fuzz.h"
@@ -30,32 +35,43 @@ typedef struct {
     bool continues;
 } Piece;
 
-/* Shared by both sides; the target also gets the numerals below. */
+/* Both sides: these, then the numerals below. */
 static const Piece PIECES[] = {
-    {"the", false}, {"x", false},   {"0", false},   {"1", false},    {"2", false},   {"3", false},
-    {"5", false},   {"9", false},   {"12", false},  {"1990", false}, {"0", true},    {"1", true},
-    {"2", true},    {"5", true},    {"9", true},    {"00", true},    {"25", true},   {"000", true},
-    {".", false},   {",", false},   {"元", false},
+    {"the", false},   {"x", false},     {"0", false},    {"1", false},     {"2", false},    {"3", false},
+    {"5", false},     {"9", false},     {"12", false},   {"1990", false},  {"0", true},     {"1", true},
+    {"2", true},      {"5", true},      {"9", true},     {"00", true},     {"25", true},    {"000", true},
+    {".", false},     {",", false},     {"元", false},   {"one", false},   {"two", false},  {"six", false},
+    {"ten", false},   {"twelve", false}, {"twenty", false}, {"thousand", false}, {"hundred", false},
+    {"-", false},     {"and", false},   {"ty", true},    {"teen", true},   {"s", true},     {"nis", true},
 };
 enum { N_PIECES = sizeof PIECES / sizeof *PIECES };
 static const char *const NUMERALS[] = {"零", "〇", "一", "二", "两", "三", "四", "五", "六", "七",
                                        "八", "九", "十", "百", "千", "万", "亿", "点"};
-enum { N_NUMERALS = sizeof NUMERALS / sizeof *NUMERALS, TGT_VOCAB = N_PIECES + N_NUMERALS };
+enum { N_NUMERALS = sizeof NUMERALS / sizeof *NUMERALS, VOCAB = N_PIECES + N_NUMERALS, TGT_VOCAB = VOCAB };
 enum { MAX_SOURCE = 24, MAX_OUTPUT = 24, MAX_NUMBER = 64 };
 
-static NumberRule *make_rule(void)
+/* As app/translator.c tells the rule about its vocabularies. */
+static NumberRule *make_rule(bool chinese_target)
 {
-    NumberRule *rule = number_rule_new(N_PIECES, TGT_VOCAB);
+    NumberRule *rule = number_rule_new(VOCAB, VOCAB);
     for (int id = 0; id < N_PIECES; id++) {
         const Piece *p = &PIECES[id];
         bool separator = number_rule_is_separator(p->text) && !p->continues;
+        (chinese_target ? number_rule_set_source_piece : number_rule_set_target_piece)(rule, id, p->text,
+                                                                                      p->continues);
         if (!number_rule_is_digits(p->text) && !separator) continue;
         number_rule_set_source(rule, id, p->text, p->continues);
         number_rule_set_target(rule, id, p->text, p->continues);
     }
     for (int i = 0; i < N_NUMERALS; i++) {
         FUZZ_CHECK(number_rule_is_numeral(NUMERALS[i]));
-        number_rule_set_numeral(rule, N_PIECES + i, NUMERALS[i]);
+        if (chinese_target) {
+            number_rule_set_numeral(rule, N_PIECES + i, NUMERALS[i]);
+            number_rule_set_source_piece(rule, N_PIECES + i, NUMERALS[i], false);
+        } else {
+            number_rule_set_source_numeral(rule, N_PIECES + i, NUMERALS[i]);
+            number_rule_set_target_piece(rule, N_PIECES + i, NUMERALS[i], false);
+        }
     }
     return rule;
 }
@@ -95,9 +111,13 @@ static void check_readings(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static NumberRule *rule;
-    if (!rule) rule = make_rule(); /* kept for the process: the tables never change */
+    static NumberRule *rules[2];
+    if (!rules[0]) { /* kept for the process: the tables never change */
+        rules[0] = make_rule(false);
+        rules[1] = make_rule(true);
+    }
     if (size < 5) return 0;
+    const NumberRule *rule = rules[data[0] >> 7];
     int S = data[0] % (MAX_SOURCE + 1), len = data[1] % (MAX_OUTPUT + 1);
     uint32_t banned_before = data[2] | (uint32_t)data[3] << 8 | (uint32_t)data[4] << 16;
     data += 5, size -= 5;
@@ -105,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool spaced[MAX_SOURCE];
     for (int i = 0; i < S; i++) {
         uint8_t b = i < (int)size ? data[i] : 0;
-        src[i] = b % N_PIECES;
+        src[i] = b % VOCAB;
         spaced[i] = b & 0x80;
     }
     for (int i = 0; i < len; i++) {
@@ -118,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool applies = number_rule_applies(rule, src, S);
     for (int marks = 0; marks < 2; marks++) {
         float before[TGT_VOCAB] = {0}, logits[TGT_VOCAB];
-        for (int id = 0; id < N_PIECES; id++) /* an earlier rule's bans: digits and separators only */
+        for (int id = 0; id < N_PIECES && id < 24; id++) /* an earlier rule's bans: digits and separators only */
             if (banned_before >> id & 1 && (number_rule_is_digits(PIECES[id].text) ||
                                              number_rule_is_separator(PIECES[id].text)))
                 before[id] = -INFINITY;
