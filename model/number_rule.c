@@ -501,14 +501,18 @@ static int reading_of(const Pool *pool, const char *readings, const char *run, s
 /* Reads the output's runs of numerals as the ban below let them be
  * written: 点 joins a run only where a reading goes on with it, else it is
  * a word of its own; a run that ends reading a whole unused number uses it
- * up.  Returns the length in bytes of the run the output ends with, left
- * in run (room: HAN_BYTES · (len + 1)); *a_number says whether that run
- * is a number rather than maybe a word: two numerals or more, or one that
- * is not 一 or 两 (一起, 两个). */
+ * up, those of two numerals or a magnitude when `lone` is false, the lone
+ * ones (五, 第二's 二: maybe words) when it is true, so that the digits
+ * are checked between the two (五十 uses up the 50 of "50 dollars", 第二
+ * "second" not the 2 of 2:30).  Returns the length in bytes of the run
+ * the output ends with, left in run (room: HAN_BYTES · (len + 1));
+ * *a_number says whether that run is a number rather than maybe a word:
+ * two numerals or more, or one that is not 一 or 两 (一起, 两个). */
 static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *pool, const char *readings, char *run,
-                         bool *a_number)
+                         bool *a_number, bool lone)
 {
     size_t n = 0;
+    bool magnitude = false;
     *a_number = false;
     for (int i = 0; i < len; i++) {
         const char *c = ids[i] >= 0 && ids[i] < rule->target.V ? rule->numeral[ids[i]] : NULL;
@@ -516,14 +520,17 @@ static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *
             memcpy(run + n, c, HAN_BYTES);
             if (c != POINT || (n > 0 && reading_of(pool, readings, run, n + HAN_BYTES, false) >= 0)) {
                 *a_number = n > 0 || !rule->alone_a_word[ids[i]];
+                magnitude |= is_magnitude(c);
                 n += HAN_BYTES;
                 continue;
             }
         }
         int k = n > 0 ? reading_of(pool, readings, run, n, true) : -1;
-        if (k >= 0) /* the run read number k whole */
+        bool sure = n >= 2 * HAN_BYTES || magnitude;
+        if (k >= 0 && sure != lone) /* the run read number k whole */
             pool->used[k] = true;
         n = 0;
+        magnitude = false;
     }
     if (n == 0) *a_number = false;
     return n;
@@ -545,7 +552,7 @@ static void numerals_read(const NumberRule *rule, Pool *pool, const int *history
         number_rule_readings(pool->text + pool->start[k], pool->len[k],
                              numerals->readings + (size_t)k * NUMBER_RULE_READINGS_ROOM);
     numerals->run = xmalloc((size_t)(len + 1) * HAN_BYTES);
-    numerals->n = output_run(rule, history, len, pool, numerals->readings, numerals->run, &numerals->a_number);
+    numerals->n = output_run(rule, history, len, pool, numerals->readings, numerals->run, &numerals->a_number, false);
 }
 
 /* Bans each numeral that would make the output's run of numerals no
@@ -794,7 +801,8 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
 {
     const Side *tgt = &rule->target;
     /* The numerals first: a number the output wrote in numerals is used up
-     * for its digits too (五十人付了50美元 wrote 50 twice). */
+     * for its digits too (五十人付了50美元 wrote 50 twice); a lone numeral,
+     * maybe a word, after them (output_run). */
     Numerals numerals = {0};
     if (rule->numeral_count > 0) numerals_read(rule, pool, history, len, &numerals);
     Output o = output_numbers(tgt, history, len, pool, out_text);
@@ -835,7 +843,11 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
         for (int id = 0; id < tgt->V; id++)
             if (!tgt->digits[id][0] && !tgt->separator[id]) logits[id] = -INFINITY;
     /* Chinese numerals: only with a source number's value. */
-    if (rule->numeral_count > 0) ban_numerals(rule, pool, &numerals, logits);
+    if (rule->numeral_count > 0) {
+        /* the lone numerals' uses, after the digits' */
+        numerals.n = output_run(rule, history, len, pool, numerals.readings, numerals.run, &numerals.a_number, true);
+        ban_numerals(rule, pool, &numerals, logits);
+    }
     free(numerals.run);
     free(numerals.readings);
 }

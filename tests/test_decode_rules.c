@@ -339,7 +339,8 @@ static void test_number_rule_makes_a_numeral_run_go_on(void **state)
  * the numerals that say them stay free ("Three boys ate 30 apples." keeps
  * 三个男孩; "ten o'clock and 2 eggs" its 十点), in numerals only (no "2"
  * for "two"); and a number written in numerals is used up for its digits
- * too (五十 then 50 was 50 twice).  The vocabulary of the numeral tests,
+ * too (五十 then 50 was 50 twice), but not by a lone numeral, maybe a word
+ * (第二 "second" beside 2:30).  The vocabulary of the numeral tests,
  * its source ids 26..32 taken for two twenty ten - five and one. */
 static void test_number_rule_reads_english_number_words(void **state)
 {
@@ -377,6 +378,7 @@ static void test_number_rule_reads_english_number_words(void **state)
         {"twenty-five and 3: 二十 is no end of 25 while 十 could go on (二十十 is none either)", twenty_five_3, 5,
          {HAN_TWO, HAN_TEN}, 2, HAN_TEN, false},
         {"20 written 二十: no digit 2 after it", only_20, 3, {HAN_TWO, HAN_TEN, CAT}, 3, WORD + 2, false},
+        {"a lone 二 (第二, second) uses up no 2 for the digits", only_2, 2, {HAN_TWO, CAT}, 2, WORD + 2, true},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         float logits[NUMERALS_V] = {0};
