@@ -63,6 +63,27 @@
  *     o'clock).  A run that ends reading a whole unused number uses it
  *     up.  Numbers with words after them are beyond it: "5 million" has
  *     the readings of 5 only, so 五百万 is banned.
+ *   - Number words (number_words.h).  Beside a digit number, an English
+ *     source's runs of number words (three; twenty-five; two hundred and
+ *     five) are numbers too, whose Chinese readings the output may write,
+ *     in numerals only: "Three boys ate 30 apples." keeps 三个男孩 where its
+ *     三 would otherwise have to go on to 三十, and "ten o'clock and 2 eggs"
+ *     its 十点.  A lone "one" is no number here (the red one).  For an
+ *     English target, a Chinese source's runs of numerals, digits among
+ *     them (十五, 10万, 4万7千, 三点一四), are its numbers: one that is
+ *     surely a number (two tokens or more, or a 十 百 千 万 亿; a lone 三 may
+ *     be 星期三's) may be written in digits, with thousands commas from
+ *     10,000 (十五 15, 10万 100,000), and makes the rule apply; and every
+ *     English number word of the output (zero .. nineteen, twenty ..
+ *     ninety, hundred .. billion and their plurals, "one" always free)
+ *     must be one a reading of a source number uses, lone numerals' too
+ *     (十二 twelve, never twenty; 三 three).  A piece that would make such
+ *     a word of another value is banned, unless an allowed word goes on
+ *     from it (six for sixty), and then the word must go on, as a run of
+ *     numerals must.
+ *   - A number written as a run of two numerals or more is used up for
+ *     the digits too (五十 then 50 is 50 twice); a lone numeral, maybe a
+ *     word, is not (第二 "second" beside 2:30).
  *   - Where no digit token (no numeral) may continue the current number
  *     (a vocabulary that lacks a digit piece it needs, or an earlier rule
  *     of decode_ban banned the one it needs: --no-repeat-ngram 2 on 1000),
@@ -71,8 +92,8 @@
  * The rule is a function of the source (its ids, and which came after
  * white space) and the output so far, nothing else, so greedy decoding and
  * every beam hypothesis apply it the same way and a sentence gets the same
- * tokens alone or in a batch.  The tables of
- * which tokens are digits come from the vocabularies (app/translator.c),
+ * tokens alone or in a batch.  The tables of which tokens are digits,
+ * numerals and word pieces come from the vocabularies (app/translator.c),
  * which the model layer does not read. */
 #ifndef TRANSLATE_NUMBER_RULE_H
 #define TRANSLATE_NUMBER_RULE_H
