@@ -187,8 +187,9 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
                 d->no_repeat_ngram, d->no_repeat_ngram);
     if (copies)
         fprintf(out, "  copy_numbers: the source has numbers, so a digit is kept only where it copies one\n"
-                     "  of them, and a number ends only where it is whole (model/number_rule.h has the\n"
-                     "  one exception).\n");
+                     "  of them, and a number ends only where it is whole; Chinese numerals and English\n"
+                     "  number words likewise say only the source's values (model/number_rule.h has the\n"
+                     "  details and the one exception).\n");
     fprintf(out, "  Each step: the model's %d most probable next tokens after this translation's\n"
                  "  prefix, with their probabilities; * marks the token kept.\n", TRANSLATION_TOP_K);
 }
