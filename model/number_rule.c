@@ -420,15 +420,15 @@ static bool unused_prefix(const Pool *pool, const char *p, int n, int except)
     return false;
 }
 
-static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed);
+static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed, bool *unread);
 
 bool number_rule_applies(const NumberRule *rule, const int *src, int S)
 {
     for (int i = 0; i < S; i++)
         if (digits_of(&rule->source, src[i])[0]) return true;
-    bool allowed[NUMBER_WORDS] = {false};
+    bool allowed[NUMBER_WORDS] = {false}, unread;
     return rule->target_words.count > 0 && rule->source_numeral_count > 0 &&
-           source_numeral_words(rule, src, S, allowed);
+           source_numeral_words(rule, src, S, allowed, &unread);
 }
 
 /* Where the output stands: outside a number, in one that ends with a
@@ -608,10 +608,14 @@ static int numeral_run(const NumberRule *rule, const int *src, int S, int i, cha
     for (; i < S; i++) {
         const char *c = src[i] >= 0 && src[i] < s->V ? rule->source_numeral[src[i]] : NULL;
         const char *d = digits_of(s, src[i]);
+        char sep[2] = {separator_of(s, src[i]), 0};
         if (c == POINT) {
             const char *next = i + 1 < S && src[i + 1] >= 0 && src[i + 1] < s->V ? rule->source_numeral[src[i + 1]] : NULL;
             bool digit_next = i + 1 < S && (digits_of(s, src[i + 1])[0] || (next && next != POINT && !is_magnitude(next)));
             if (n == 0 || !digit_next) break;
+        } else if (sep[0]) { /* 2.5万, 1,000万: a point or comma between digit tokens */
+            if (!(i > first && digits_of(s, src[i - 1])[0] && i + 1 < S && digits_of(s, src[i + 1])[0])) break;
+            d = sep;
         }
         if (!c && !d[0]) break;
         size_t m = c ? HAN_BYTES : strlen(d);
@@ -627,22 +631,27 @@ static int numeral_run(const NumberRule *rule, const int *src, int S, int i, cha
 
 /* Marks in allowed the words of the English readings of the source's runs
  * of numerals (numeral_run) and returns whether one of them is surely a
- * number. */
-static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed)
+ * number; *unread: a run of two tokens or more says no one number (两三,
+ * 十七八: this or that). */
+static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed, bool *unread)
 {
     size_t room = (size_t)S * (MAX_DIGITS + HAN_BYTES) + 1;
-    char *run = xmalloc(room), *decimals = xmalloc(room);
+    char *run = xmalloc(room), *decimals = xmalloc(room), *digits = xmalloc(room);
     bool any_sure = false;
+    *unread = false;
     for (int i = 0; i < S;) {
         bool sure, numerals;
         int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
         uint64_t value;
-        if (next > i && number_words_chinese_value(run, &value, decimals)) {
+        if (next > i && number_words_chinese_value(run, &value, decimals, digits)) {
             number_words_of(value, decimals, allowed);
             any_sure |= sure;
+        } else if (next > i + 1) {
+            *unread = true; /* 两三 "two or three", 十七八: no one number */
         }
         i = next > i ? next : i + 1;
     }
+    free(digits);
     free(decimals);
     free(run);
     return any_sure;
@@ -692,9 +701,9 @@ static bool word_ending_at(const Words *w, const int *ids, int end, char *word, 
 /* English target: bans each piece that would make the output's word a
  * number word no reading of a source number uses, unless an allowed one
  * goes on from it (six for sixty); where the output's word is such a
- * word already, only a piece that continues it may follow (as a run of
- * numerals must go on), unless none can.  "one" is always free (the red
- * one). */
+ * word already, only a piece that continues it toward an allowed word may
+ * follow (as a run of numerals must go on), unless none can.  "one" is
+ * always free (the red one). */
 static void ban_number_words(const NumberRule *rule, bool *allowed, const int *history, int len, float *logits)
 {
     const Words *w = &rule->target_words;
@@ -703,29 +712,52 @@ static void ban_number_words(const NumberRule *rule, bool *allowed, const int *h
     int start;
     bool in_word = len > 0 && word_ending_at(w, history, len, word, &start);
     int index = in_word ? number_words_index(word) : -1;
-    bool must_go_on = index >= 0 && !allowed[index];
+    /* The word must go on where, piece by piece, it was a number word no
+     * source number says (nine beside 2,019,001) and is not one that a
+     * source number says yet, though it can still become one (nineteen):
+     * "ninet" may not end either. */
+    bool was_disallowed = false;
+    char prefix[WORD_ROOM] = "";
+    for (int i = start; in_word && i < len; i++) {
+        strcat(prefix, w->piece[history[i]]); /* fits: word_ending_at checked the whole */
+        int k = number_words_index(prefix);
+        was_disallowed |= k >= 0 && !allowed[k];
+    }
+    bool must_go_on = was_disallowed && !(index >= 0 && allowed[index]) && number_words_extends(word, allowed);
+    bool *goes_on = must_go_on ? xcalloc((size_t)w->V, sizeof *goes_on) : NULL;
+    int going_on = 0;
     for (int j = 0; j < w->count; j++) {
         int id = w->ids[j];
         if (w->continues[id] && !in_word) continue;
         snprintf(with, sizeof with, "%s%s", w->continues[id] ? word : "", w->piece[id]);
         int k = number_words_index(with);
-        if (k >= 0 && !allowed[k] && !number_words_extends(with, allowed)) logits[id] = -INFINITY;
+        bool toward = number_words_extends(with, allowed);
+        if (k >= 0 && !allowed[k] && !toward) logits[id] = -INFINITY;
+        /* where it must go on: only toward an allowed word (seven: ##ty for seventy, not ##s) */
+        if (must_go_on && w->continues[id] && ((k >= 0 && allowed[k]) || toward) && logits[id] > -INFINITY) {
+            goes_on[id] = true;
+            going_on++;
+        }
     }
-    if (!must_go_on) return;
-    int going_on = 0;
-    for (int id = 0; id < w->V; id++) going_on += w->continues[id] && logits[id] > -INFINITY;
     if (going_on > 0)
         for (int id = 0; id < w->V; id++)
-            if (!w->continues[id]) logits[id] = -INFINITY;
+            if (!goes_on[id]) logits[id] = -INFINITY;
+    free(goes_on);
 }
 
 /* Adds a number of `value` (and `decimals`, "" for none) to the pool, as
- * its digits, with thousands commas from 10,000 (10万: 100,000). */
-static void pool_add(Pool *pool, uint64_t value, const char *decimals)
+ * its digits, with thousands commas from 10,000 (10万: 100,000), or as
+ * `as_written` where that is not "". */
+static void pool_add(Pool *pool, uint64_t value, const char *decimals, const char *as_written)
 {
     char digits[32], *text = pool->text + pool->text_used;
     int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)value), k = 0;
-    for (int j = 0; j < n; j++) {
+    if (as_written[0]) { /* a code read digit by digit: 二零一九零零一 is 2019001, not 2,019,001 */
+        n = (int)strlen(as_written);
+        memcpy(text, as_written, (size_t)n);
+        k = n;
+    }
+    for (int j = 0; j < n && !as_written[0]; j++) {
         if (value >= 10000 && j > 0 && (n - j) % 3 == 0) text[k++] = ',';
         text[k++] = digits[j];
     }
@@ -736,24 +768,61 @@ static void pool_add(Pool *pool, uint64_t value, const char *decimals)
     pool->text_used += k;
 }
 
+/* The value of the digit number that ends at src[end - 1] (digits and
+ * the points and commas between them: 1.5, 2,500) as num / den, or false
+ * where none ends there. */
+static bool digits_before(const Side *s, const int *src, int end, uint64_t *num, uint64_t *den)
+{
+    int i = end;
+    while (i > 0 && (digits_of(s, src[i - 1])[0] ||
+                     (separator_of(s, src[i - 1]) && i - 1 > 0 && digits_of(s, src[i - 2])[0])))
+        i--;
+    if (i == end) return false;
+    *num = 0;
+    *den = 1;
+    int digits = 0;
+    bool point = false;
+    for (; i < end; i++) {
+        char sep = separator_of(s, src[i]);
+        point |= sep == '.';
+        for (const char *d = digits_of(s, src[i]); *d; d++) {
+            if (++digits > 12) return false;
+            *num = *num * 10 + (uint64_t)(*d - '0');
+            if (point) *den *= 10;
+        }
+    }
+    return true;
+}
+
+/* Adds the value of the run of number words words[0..n-1]; a run of
+ * scale words right after a digit number multiplies it (1.5 billion:
+ * 1,500,000,000, 十五亿; "5 million" is 5,000,000, never one million
+ * beside a 5). */
+static void add_words_value(const NumberRule *rule, const int *src, int first, Pool *pool, const int *words, int n)
+{
+    uint64_t value, num, den;
+    if (n == 0 || !number_words_english_value(words, n, &value)) return;
+    bool scales = true;
+    for (int i = 0; i < n; i++) scales &= words[i] >= number_words_index("hundred");
+    if (scales && digits_before(&rule->source, src, first, &num, &den)) {
+        if (value <= 1000000000000u / (num ? num : 1) && num * value % den == 0 && num * value / den < 1000000000000u)
+            pool_add(pool, num * value / den, "", "");
+        return;
+    }
+    /* a lone "one" is a pronoun as often (the red one), and its 一 is free anyway */
+    if (!(n == 1 && words[0] == 1)) pool_add(pool, value, "", "");
+}
+
 /* English source: adds to the pool the value of each run of number words
  * (three; twenty - five; two hundred and five), so that beside a digit
  * number the Chinese numerals that say them stay free: "Three boys ate 30
  * apples." keeps its 三个男孩 where 三 would otherwise have to go on to
  * 三十, "ten o'clock and 2 eggs" its 十点.  In numerals only: they are
  * not the source's digits (a "3" for "three" stays banned). */
-static void add_words_value(Pool *pool, const int *words, int n)
-{
-    uint64_t value;
-    /* a lone "one" is a pronoun as often (the red one), and its 一 is free anyway */
-    if (n > 0 && !(n == 1 && words[0] == 1) && number_words_english_value(words, n, &value))
-        pool_add(pool, value, "");
-}
-
 static void add_word_numbers(const NumberRule *rule, const int *src, int S, Pool *pool)
 {
     const Words *w = &rule->source_words;
-    int *words = xmalloc((size_t)S * sizeof *words), n = 0;
+    int *words = xmalloc((size_t)S * sizeof *words), n = 0, first = 0;
     char word[WORD_ROOM];
     for (int i = 0, end; i < S; i = end) {
         end = i + 1; /* the word src[i..end-1]: a piece and those that continue it */
@@ -762,15 +831,16 @@ static void add_word_numbers(const NumberRule *rule, const int *src, int S, Pool
         bool known = word_ending_at(w, src, end, word, &start) && start == i;
         int k = known ? number_words_index(word) : -1;
         if (k >= 0) {
+            if (n == 0) first = i;
             words[n++] = k;
             continue;
         }
         if (n > 0 && known && (strcmp(word, "-") == 0 || strcmp(word, "and") == 0))
             continue; /* twenty - five; two hundred and five */
-        add_words_value(pool, words, n);
+        add_words_value(rule, src, first, pool, words, n);
         n = 0;
     }
-    add_words_value(pool, words, n);
+    add_words_value(rule, src, first, pool, words, n);
     free(words);
 }
 
@@ -781,15 +851,16 @@ static void add_word_numbers(const NumberRule *rule, const int *src, int S, Pool
 static void add_numeral_numbers(const NumberRule *rule, const int *src, int S, Pool *pool)
 {
     size_t room = (size_t)S * (MAX_DIGITS + HAN_BYTES) + 1;
-    char *run = xmalloc(room), *decimals = xmalloc(room);
+    char *run = xmalloc(room), *decimals = xmalloc(room), *digits = xmalloc(room);
     for (int i = 0; i < S;) {
         bool sure, numerals;
         int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
         uint64_t value;
-        if (next > i && sure && numerals && number_words_chinese_value(run, &value, decimals))
-            pool_add(pool, value, decimals);
+        if (next > i && sure && numerals && number_words_chinese_value(run, &value, decimals, digits))
+            pool_add(pool, value, decimals, digits);
         i = next > i ? next : i + 1;
     }
+    free(digits);
     free(decimals);
     free(run);
 }
@@ -859,8 +930,9 @@ static void ban_words(const NumberRule *rule, const int *src, int S, const Pool 
                       float *logits)
 {
     if (pool->count == 0) return;
-    bool allowed[NUMBER_WORDS] = {false};
-    if (rule->source_numeral_count > 0) source_numeral_words(rule, src, S, allowed); /* the lone ones too */
+    bool allowed[NUMBER_WORDS] = {false}, unread = false;
+    if (rule->source_numeral_count > 0) source_numeral_words(rule, src, S, allowed, &unread); /* the lone ones too */
+    if (unread) return; /* the words of "this or that" are not ours to hold */
     pool_words(pool, allowed);
     ban_number_words(rule, allowed, history, len, logits);
 }

@@ -141,13 +141,159 @@ static uint64_t han_magnitude(const char *c)
 }
 
 enum { LIMIT_DIGITS = 12 };
+static const uint64_t LIMIT = 1000000000000u; /* 10^12 */
 
-bool number_words_chinese_value(const char *run, uint64_t *integer, char *decimals)
+/* One item of a run: an ASCII digit group (its thousands commas skipped,
+ * its point kept as a fraction: 2.5 is 25 / 10), a Han digit, or a
+ * magnitude. */
+typedef struct {
+    enum { GROUP, DIGIT, MAGNITUDE } kind;
+    uint64_t value;    /* the group's digits, the digit, or the magnitude */
+    uint64_t fraction; /* 10^(the group's digits after its point) */
+} Item;
+
+/* The item at *p (before end), *p moved past it; false if none is. */
+static bool next_item(const char **p, const char *end, Item *it)
+{
+    it->fraction = 1;
+    if (**p >= '0' && **p <= '9') {
+        it->kind = GROUP;
+        it->value = 0;
+        bool point = false;
+        int digits = 0;
+        for (; *p < end && ((**p >= '0' && **p <= '9') || **p == ',' || (**p == '.' && !point)); (*p)++) {
+            if (**p == ',' || **p == '.') {
+                point |= **p == '.';
+                continue;
+            }
+            if (++digits > LIMIT_DIGITS) return false;
+            it->value = it->value * 10 + (uint64_t)(**p - '0');
+            if (point) it->fraction *= 10;
+        }
+        return true;
+    }
+    if (end - *p < HAN_BYTES) return false;
+    int d = han_digit(*p);
+    uint64_t m = han_magnitude(*p);
+    *p += HAN_BYTES;
+    it->kind = d >= 0 ? DIGIT : MAGNITUDE;
+    it->value = d >= 0 ? (uint64_t)d : m;
+    return d >= 0 || m != 0;
+}
+
+/* num / den · m, where that is a whole number below LIMIT. */
+static bool times(uint64_t num, uint64_t den, uint64_t m, uint64_t *out)
+{
+    if (num >= LIMIT || m > LIMIT || (num * m) % den != 0 || num * m / den >= LIMIT) return false;
+    *out = num * m / den;
+    return true;
+}
+
+/* The integer part run[0..n-1], which has a magnitude: 二十九, 两千五百,
+ * 一千零五, 4万7千, 2.5万 (25,000), 2亿284万, and 一百五 (150: a digit
+ * after 百 千 万 亿 that ends the run counts in tens of it, but not after a
+ * 零).  False for two digits side by side, which say "this or that" (十七八
+ * 17 or 18, 两三千 2,000 or 3,000), and for a fraction that does not come
+ * out whole. */
+static bool read_with_magnitudes(const char *run, size_t n, uint64_t *value)
+{
+    uint64_t total = 0, myriads = 0, section = 0, pending = 0, fraction = 1, last_magnitude = 0;
+    bool have_pending = false, zero_gap = false, digit_after_magnitude = false;
+    Item it;
+    for (const char *p = run, *end = run + n; p < end;) {
+        if (!next_item(&p, end, &it)) return false;
+        if (it.kind == DIGIT && it.value == 0) { /* 一千零五: 零 only marks a gap */
+            if (have_pending) return false;
+            zero_gap = true;
+            continue;
+        }
+        if (it.kind != MAGNITUDE) {
+            if (have_pending) return false; /* 七八: this or that */
+            digit_after_magnitude = it.kind == DIGIT && last_magnitude >= 100 && !zero_gap;
+            pending = it.value;
+            fraction = it.fraction;
+            have_pending = true;
+            continue;
+        }
+        /* what the magnitude multiplies: the digits before it, or one */
+        uint64_t num = have_pending ? pending : fraction, add;
+        if (it.value < 10000) { /* 十 百 千 */
+            if (!times(num, fraction, it.value, &add)) return false;
+            section += add;
+        } else if (it.value == 10000) { /* 万: all since the last 万 or 亿 */
+            num = section * fraction + (have_pending ? pending : 0);
+            if (!times(num ? num : fraction, fraction, 10000, &add)) return false;
+            myriads += add;
+            section = 0;
+        } else { /* 亿: all so far */
+            num = (total + myriads + section) * fraction + (have_pending ? pending : 0);
+            if (!times(num ? num : fraction, fraction, 100000000, &add)) return false;
+            total = add;
+            myriads = section = 0;
+        }
+        pending = 0;
+        fraction = 1;
+        have_pending = zero_gap = false;
+        last_magnitude = it.value;
+        if (total + myriads + section >= LIMIT) return false;
+    }
+    if (have_pending && fraction != 1) return false; /* 3万2.5 */
+    if (have_pending && digit_after_magnitude) pending *= last_magnitude / 10; /* 一百五 */
+    *value = total + myriads + section + pending;
+    return *value < LIMIT;
+}
+
+/* The integer part run[0..n-1], which has no magnitude, digit by digit
+ * (一九九零, 二零零八, 2008, 0012; a group's point starts the decimals), into
+ * digits (room n + 1; leading zeros kept) and decimals.  False for two Han
+ * digits alone, which say "this or that" (七八 seven or eight, 两三). */
+static bool read_digit_by_digit(const char *run, size_t n, char *digits, char *decimals)
+{
+    size_t k = 0, han = 0;
+    bool zero = false;
+    Item it;
+    for (const char *p = run, *end = run + n; p < end;) {
+        const char *start = p;
+        if (!next_item(&p, end, &it) || it.kind == MAGNITUDE || decimals[0]) return false;
+        if (it.kind == DIGIT) {
+            digits[k++] = (char)('0' + it.value);
+            han++;
+            zero |= it.value == 0;
+            continue;
+        }
+        size_t d = 0;
+        bool after_point = false;
+        for (const char *q = start; q < p; q++) { /* the group's digits as written */
+            if (*q == ',' || *q == '.') {
+                after_point |= *q == '.';
+                continue;
+            }
+            if (after_point) decimals[d++] = *q;
+            else digits[k++] = *q;
+        }
+        decimals[d] = '\0';
+    }
+    digits[k] = '\0';
+    return k > 0 && k <= LIMIT_DIGITS && !(han == 2 && k == 2 && !zero);
+}
+
+bool number_words_chinese_value(const char *run, uint64_t *integer, char *decimals, char *digits)
 {
     const char *point = strstr(run, "点");
     size_t whole = point ? (size_t)(point - run) : strlen(run);
-    decimals[0] = '\0';
-    if (point) { /* 三点一四: each digit after the point read one by one */
+    decimals[0] = digits[0] = '\0';
+    bool magnitudes = false;
+    for (size_t i = 0; i < whole; i += (unsigned char)run[i] < 0x80 ? 1 : HAN_BYTES)
+        magnitudes |= (unsigned char)run[i] >= 0x80 && han_magnitude(run + i) != 0;
+    if (magnitudes) {
+        if (!read_with_magnitudes(run, whole, integer)) return false;
+    } else {
+        if (!read_digit_by_digit(run, whole, digits, decimals)) return false;
+        *integer = 0;
+        for (const char *d = digits; *d; d++) *integer = *integer * 10 + (uint64_t)(*d - '0');
+    }
+    if (point) { /* 三点一四: each digit after the point, one by one */
+        if (decimals[0]) return false;
         size_t k = 0;
         for (const char *p = point + HAN_BYTES; *p;) {
             int d = *p >= '0' && *p <= '9' ? *p - '0' : han_digit(p);
@@ -158,52 +304,5 @@ bool number_words_chinese_value(const char *run, uint64_t *integer, char *decima
         decimals[k] = '\0';
         if (k == 0) return false;
     }
-    bool units = false;
-    for (size_t i = 0; i < whole; i += (unsigned char)run[i] < 0x80 ? 1 : HAN_BYTES)
-        units |= (unsigned char)run[i] >= 0x80 && han_magnitude(run + i) != 0;
-    /* total: whole 亿s; myriads: whole 万s below them; section: below 万;
-     * pending: the digits not yet given a unit */
-    uint64_t total = 0, myriads = 0, section = 0, pending = 0, limit = 1000000000000u;
-    bool have_pending = false;
-    for (size_t i = 0; i < whole;) {
-        if (run[i] >= '0' && run[i] <= '9') { /* a group of ASCII digits: 10万, 4万7千 */
-            if (have_pending && units) return false;
-            size_t n = 0;
-            for (; i < whole && run[i] >= '0' && run[i] <= '9'; i++, n++) {
-                if (n >= LIMIT_DIGITS) return false;
-                pending = pending * 10 + (uint64_t)(run[i] - '0');
-            }
-            have_pending = true;
-            continue;
-        }
-        int d = han_digit(run + i);
-        uint64_t m = han_magnitude(run + i);
-        i += HAN_BYTES;
-        if (d >= 0) {
-            if (!units) { /* 一九九零: digit after digit */
-                if (pending >= limit / 10) return false;
-                pending = pending * 10 + (uint64_t)d;
-            } else {
-                pending = (uint64_t)d;
-            }
-            have_pending = true;
-        } else if (m == 0) {
-            return false;
-        } else if (m < 10000) { /* 十 百 千: 十二 is ten and two, 二十 two tens; 百 alone one hundred */
-            section += (have_pending ? pending : 1) * m;
-            pending = 0;
-            have_pending = false;
-        } else if (m == 10000) { /* 万: what came since the last 万 or 亿, times 10^4 */
-            myriads += (section + pending > 0 ? section + pending : 1) * m;
-            section = pending = 0;
-            have_pending = false;
-        } else { /* 亿: everything so far times 10^8 */
-            total += (myriads + section + pending > 0 ? myriads + section + pending : 1) * m;
-            myriads = section = pending = 0;
-            have_pending = false;
-        }
-        if (total + myriads + section + pending >= limit) return false;
-    }
-    *integer = total + myriads + section + pending;
-    return *integer < limit;
+    return true;
 }

@@ -46,15 +46,18 @@ void number_words_of(uint64_t integer, const char *decimals, bool *allowed);
 bool number_words_english_value(const int *words, int n, uint64_t *value);
 
 /* The value of `run`, a run of Chinese numerals (零 〇 一 二 两 ... 九 十 百
- * 千 万 亿, 点 between the integer and its decimals) and ASCII digits as a
- * Chinese text writes them: 二十九 29, 十万 100,000, 10万 100,000, 4万7千
- * 47,000, 2亿284万 228,400,000, 一九九零 1990 (digits one by one where no
- * 十 百 千 万 亿 is), 三点一四 3.14.  Fills *integer and decimals (room:
- * the run's length + 1) and returns true; a magnitude with no digit
- * before it counts one of it (百 100, 好几百's "hundreds").  False for a
- * run that reads as no number: 10^12 or more, nothing after 点, digits
- * both before and after a magnitude's place in a way no number is
- * written (1二). */
-bool number_words_chinese_value(const char *run, uint64_t *integer, char *decimals);
+ * 千 万 亿, 点 between the integer and its decimals) and ASCII digits (with
+ * thousands commas and a point) as a Chinese text writes them: 二十九 29,
+ * 十万 100,000, 10万 100,000, 4万7千 47,000, 2.5万 25,000, 2亿284万
+ * 202,840,000, 一百五 150 (and 两千五 2,500: a digit that ends the run
+ * right after 百 千 万 亿 counts in tens of it), 三点一四 3.14, and
+ * 一九九零 1990, 0012 (digit by digit where no 十 百 千 万 亿 is: then
+ * digits, room the run's length + 1, gets them as written, leading zeros
+ * kept; "" otherwise).  Fills *integer and decimals (room: the run's
+ * length + 1) and returns true; a magnitude with no digit before it
+ * counts one of it (百 100, 好几百's "hundreds").  False for a run that
+ * says no one number: two digits side by side for "this or that" (七八,
+ * 两三, 十七八, 两三千), 10^12 or more, nothing after 点. */
+bool number_words_chinese_value(const char *run, uint64_t *integer, char *decimals, char *digits);
 
 #endif

@@ -345,9 +345,9 @@ static void test_number_rule_makes_a_numeral_run_go_on(void **state)
 static void test_number_rule_reads_english_number_words(void **state)
 {
     (void)state;
-    enum { S_TWO = 26, S_TWENTY, S_TEN, S_DASH, S_FIVE, S_AND, S_ONE };
+    enum { S_TWO = 26, S_TWENTY, S_TEN, S_DASH, S_FIVE, S_THOUSAND, S_ONE };
     static const char *const han[7] = {"一", "二", "两", "十", "千", "万", "点"};
-    static const char *const words[7] = {"two", "twenty", "ten", "-", "five", "and", "one"};
+    static const char *const words[7] = {"two", "twenty", "ten", "-", "five", "thousand", "one"};
     NumberRule *r = digits_rule(NUMERALS_V, WORD, CONT, true);
     for (int i = 0; i < 7; i++) number_rule_set_numeral(r, HAN_ONE + i, han[i]);
     for (int id = 0; id < NUMERALS_V; id++) {
@@ -358,7 +358,8 @@ static void test_number_rule_reads_english_number_words(void **state)
     static const int two_20[] = {S_TWO, CAT, WORD + 2, CONT + 0}, only_20[] = {CAT, WORD + 2, CONT + 0},
                      ten_2[] = {S_TEN, CAT, WORD + 2}, only_2[] = {CAT, WORD + 2},
                      two_30[] = {S_TWO, CAT, WORD + 3, CONT + 0}, twenty_3[] = {S_TWENTY, CAT, WORD + 3},
-                     twenty_five_3[] = {S_TWENTY, S_DASH, S_FIVE, CAT, WORD + 3};
+                     twenty_five_3[] = {S_TWENTY, S_DASH, S_FIVE, CAT, WORD + 3},
+                     two_thousand[] = {WORD + 2, S_THOUSAND, CAT, WORD + 3};
     static const struct {
         const char *what;
         const int *src;
@@ -379,6 +380,7 @@ static void test_number_rule_reads_english_number_words(void **state)
          {HAN_TWO, HAN_TEN}, 2, HAN_TEN, false},
         {"20 written 二十: no digit 2 after it", only_20, 3, {HAN_TWO, HAN_TEN, CAT}, 3, WORD + 2, false},
         {"a lone 二 (第二, second) uses up no 2 for the digits", only_2, 2, {HAN_TWO, CAT}, 2, WORD + 2, true},
+        {"2 thousand: 二千 (2,000), not a thousand beside a 2", two_thousand, 4, {HAN_TWO}, 1, HAN_THOUSAND, true},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         float logits[NUMERALS_V] = {0};
@@ -458,8 +460,9 @@ static void test_number_rule_holds_english_number_words(void **state)
     } cases[] = {
         {"十二: twelve or 12 only", src_12, 2, {0}, 0, "x...xx.x..x..xxxx.."},
         {"六十: six may begin sixty", src_60, 2, {0}, 0, "...xxx.x..x..xxx..."},
-        {"六十, after six: only a piece that continues it, not to sixteen", src_60, 2, {EN_SIX}, 1,
-         "....x..x.....x....."},
+        {"六十, after six: only a piece that goes on toward sixty (##ty; not ##teen, ##nis, ##s)", src_60, 2,
+         {EN_SIX}, 1, "....x.............."},
+        {"六十, after sixty: whole, free", src_60, 2, {EN_SIX, EN_TY}, 2, "...xxx.x..x..xxx..."},
         {"十五: fifteen, not fifty; 15, not 5", src_15, 2, {0}, 0, "....xx.xx.x..xxxx.."},
         {"a lone 三: no number for sure, nothing banned", src_lone, 2, {0}, 0, "xxxxxxxxxxxxxxxxxxx"},
         {"十: ten, and tennis or tens after it", src_10, 1, {EN_TEN}, 1, "....xxxx..x..xxxx.."},
@@ -474,6 +477,17 @@ static void test_number_rule_holds_english_number_words(void **state)
     }
     assert_true(number_rule_applies(r, src_12, 2));
     assert_false(number_rule_applies(r, src_lone, 2));
+    /* 二三 "two or three" beside a 10: no one number, so the words are left free */
+    static const int this_or_that[] = {ZH_TWO, ZH_THREE, CAT, ZW + 1, ZC + 0};
+    float logits[ZH_EN_V] = {0};
+    number_rule_ban(r, this_or_that, NULL, 5, NULL, 0, logits);
+    assert_true(logits[EN_TWO] == 0 && logits[EN_TWENTY] == 0);
+    /* 二二二二二, a code read digit by digit: 22222 as written, no comma */
+    static const int code[] = {ZH_TWO, ZH_TWO, ZH_TWO, ZH_TWO, ZH_TWO};
+    static const int written[] = {ZW + 2, ZC + 2};
+    memset(logits, 0, sizeof logits);
+    number_rule_ban(r, code, NULL, 5, written, 2, logits);
+    assert_true(logits[ZC + 2] == 0);
     number_rule_free(r);
 }
 

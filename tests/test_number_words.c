@@ -109,34 +109,52 @@ static void test_chinese_runs_have_values(void **state)
         const char *run;
         bool ok;
         unsigned long long integer;
-        const char *decimals;
+        const char *decimals, *digits; /* digits: as written, for a run read digit by digit */
     } cases[] = {
-        {"二十九", true, 29, ""},
-        {"十二", true, 12, ""},
-        {"十", true, 10, ""},
-        {"百", true, 100, ""},            /* 好几百's hundreds */
-        {"十万", true, 100000, ""},
-        {"10万", true, 100000, ""},
-        {"4万7千", true, 47000, ""},
-        {"2亿284万", true, 202840000, ""},
-        {"一亿二千万", true, 120000000, ""},
-        {"两千五百", true, 2500, ""},
-        {"一千零五", true, 1005, ""},
-        {"一九九零", true, 1990, ""},     /* no magnitude: digit by digit */
-        {"二零零八", true, 2008, ""},
-        {"三点一四", true, 3, "14"},
-        {"三点", false, 0, ""},            /* nothing after the point */
-        {"点", false, 0, ""},
-        {"三点一点", false, 0, ""},
-        {"一万亿", false, 0, ""},          /* 10^12 */
+        {"二十九", true, 29, "", ""},
+        {"十二", true, 12, "", ""},
+        {"十", true, 10, "", ""},
+        {"百", true, 100, "", ""},            /* 好几百's hundreds */
+        {"十万", true, 100000, "", ""},
+        {"10万", true, 100000, "", ""},
+        {"4万7千", true, 47000, "", ""},
+        {"2.5万", true, 25000, "", ""},
+        {"1,000万", true, 10000000, "", ""},
+        {"2亿284万", true, 202840000, "", ""},
+        {"一亿二千万", true, 120000000, "", ""},
+        {"两千五百", true, 2500, "", ""},
+        {"一千零五", true, 1005, "", ""},
+        {"一百五", true, 150, "", ""},        /* shortened: 一百五十 */
+        {"两千五", true, 2500, "", ""},
+        {"三万五", true, 35000, "", ""},
+        {"一百零五", true, 105, "", ""},      /* after 零 no shortening */
+        {"十五", true, 15, "", ""},           /* nor after 十 */
+        {"一九九零", true, 1990, "", "1990"}, /* no magnitude: digit by digit */
+        {"二零零八", true, 2008, "", "2008"},
+        {"零一二", true, 12, "", "012"},      /* the leading zero kept as written */
+        {"二零一九零零一", true, 2019001, "", "2019001"},
+        {"三点一四", true, 3, "14", "3"},
+        {"十二点五", true, 12, "5", ""},
+        {"七八", false, 0, "", ""},            /* seven or eight */
+        {"两三", false, 0, "", ""},
+        {"十七八", false, 0, "", ""},          /* 17 or 18 */
+        {"两三千", false, 0, "", ""},
+        {"七八十", false, 0, "", ""},
+        {"2.555百", false, 0, "", ""},         /* 255.5: no whole number */
+        {"2.55百", true, 255, "", ""},
+        {"三点", false, 0, "", ""},            /* nothing after the point */
+        {"点", false, 0, "", ""},
+        {"三点一点", false, 0, "", ""},
+        {"一万亿", false, 0, "", ""},          /* 10^12 */
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         uint64_t integer = 0;
-        char decimals[64] = "x";
-        bool ok = number_words_chinese_value(cases[c].run, &integer, decimals);
-        if (ok != cases[c].ok || (ok && (integer != cases[c].integer || strcmp(decimals, cases[c].decimals) != 0)))
-            fail_msg("%s: expected %d %llu.%s, got %d %llu.%s", cases[c].run, cases[c].ok, cases[c].integer,
-                     cases[c].decimals, ok, (unsigned long long)integer, decimals);
+        char decimals[64] = "x", digits[64] = "x";
+        bool ok = number_words_chinese_value(cases[c].run, &integer, decimals, digits);
+        if (ok != cases[c].ok || (ok && (integer != cases[c].integer || strcmp(decimals, cases[c].decimals) != 0 ||
+                                         strcmp(digits, cases[c].digits) != 0)))
+            fail_msg("%s: expected %d %llu.%s (%s), got %d %llu.%s (%s)", cases[c].run, cases[c].ok, cases[c].integer,
+                     cases[c].decimals, cases[c].digits, ok, (unsigned long long)integer, decimals, digits);
     }
 }
 

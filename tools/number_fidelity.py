@@ -120,7 +120,10 @@ def whole_numbers(text):
     found, sure = [], []
     for m in HAN_RUN.finditer(text):
         run = m.group()
-        value = han_value(run)
+        try:
+            value = han_value(run)
+        except (decimal.Overflow, decimal.InvalidOperation):  # 亿亿亿…: no number anyone wrote
+            value = None
         if value is None:
             continue
         found.append(value)
