@@ -708,8 +708,8 @@ static void ban_number_words(const NumberRule *rule, bool *allowed, const int *h
 {
     const Words *w = &rule->target_words;
     allowed[1] = true;
-    char word[WORD_ROOM], with[2 * WORD_ROOM];
-    int start;
+    char word[WORD_ROOM] = "", with[2 * WORD_ROOM];
+    int start = len;
     bool in_word = len > 0 && word_ending_at(w, history, len, word, &start);
     int index = in_word ? number_words_index(word) : -1;
     /* The word must go on where, piece by piece, it was a number word no
