@@ -30,7 +30,9 @@ typedef struct {
     int V;
     char (*piece)[WORD_ROOM]; /* [V] "" for a piece of no number word */
     bool *continues;          /* [V] every piece's */
-    int *ids, count;          /* the pieces with text, in id order */
+    int count;                /* the pieces with text */
+    int *whole_ids, whole_count; /* of those, the ones that begin a word and are a number word (six) */
+    int *cont_ids, cont_count;   /* and the ones that continue a word (##ty) */
 } Words;
 
 struct NumberRule {
@@ -62,15 +64,17 @@ static void words_init(Words *w, int V)
     w->V = V;
     w->piece = xcalloc((size_t)V, sizeof *w->piece);
     w->continues = xcalloc((size_t)V, sizeof *w->continues);
-    w->ids = xmalloc((size_t)V * sizeof *w->ids);
-    w->count = 0;
+    w->whole_ids = xmalloc((size_t)V * sizeof *w->whole_ids);
+    w->cont_ids = xmalloc((size_t)V * sizeof *w->cont_ids);
+    w->count = w->whole_count = w->cont_count = 0;
 }
 
 static void words_free(Words *w)
 {
     free(w->piece);
     free(w->continues);
-    free(w->ids);
+    free(w->whole_ids);
+    free(w->cont_ids);
 }
 
 static void side_free(Side *s)
@@ -205,8 +209,11 @@ static void words_set(Words *w, int id, const char *text, bool continues)
     w->continues[id] = continues;
     bool joiner = !continues && (strcmp(text, "-") == 0 || strcmp(text, "and") == 0);
     if (strlen(text) >= WORD_ROOM || !(joiner || number_words_contains(text))) return;
-    if (!w->piece[id][0]) w->ids[w->count++] = id;
+    if (w->piece[id][0]) return; /* told twice */
     strcpy(w->piece[id], text);
+    w->count++;
+    if (continues) w->cont_ids[w->cont_count++] = id;
+    else if (number_words_index(text) >= 0) w->whole_ids[w->whole_count++] = id;
 }
 
 void number_rule_set_source_piece(NumberRule *rule, int id, const char *text, bool continues)
@@ -726,15 +733,23 @@ static void ban_number_words(const NumberRule *rule, bool *allowed, const int *h
     bool must_go_on = was_disallowed && !(index >= 0 && allowed[index]) && number_words_extends(word, allowed);
     bool *goes_on = must_go_on ? xcalloc((size_t)w->V, sizeof *goes_on) : NULL;
     int going_on = 0;
-    for (int j = 0; j < w->count; j++) {
-        int id = w->ids[j];
-        if (w->continues[id] && !in_word) continue;
-        snprintf(with, sizeof with, "%s%s", w->continues[id] ? word : "", w->piece[id]);
+    /* A word that begins as a number word no reading uses (twenty for 十二),
+     * unless an allowed one goes on from it (six for sixty). */
+    for (int j = 0; j < w->whole_count; j++) {
+        int id = w->whole_ids[j], k = number_words_index(w->piece[id]);
+        if (!allowed[k] && !number_words_extends(w->piece[id], allowed)) logits[id] = -INFINITY;
+    }
+    /* A piece that would make the word so far such a word; only where the
+     * word so far may still become a number word at all (most words may
+     * not: a few hundred pieces need not be tried at every step). */
+    for (int j = 0; in_word && number_words_extends(word, NULL) && j < w->cont_count; j++) {
+        int id = w->cont_ids[j];
+        snprintf(with, sizeof with, "%s%s", word, w->piece[id]);
         int k = number_words_index(with);
         bool toward = number_words_extends(with, allowed);
         if (k >= 0 && !allowed[k] && !toward) logits[id] = -INFINITY;
         /* where it must go on: only toward an allowed word (seven: ##ty for seventy, not ##s) */
-        if (must_go_on && w->continues[id] && ((k >= 0 && allowed[k]) || toward) && logits[id] > -INFINITY) {
+        if (must_go_on && ((k >= 0 && allowed[k]) || toward) && logits[id] > -INFINITY) {
             goes_on[id] = true;
             going_on++;
         }

@@ -33,7 +33,7 @@ static bool goes_on(const char *form, const char *prefix)
 bool number_words_extends(const char *prefix, const bool *allowed)
 {
     for (int i = 0; i < NUMBER_WORDS; i++) {
-        if (!allowed[i]) continue;
+        if (allowed && !allowed[i]) continue;
         if (goes_on(WORDS[i], prefix)) return true;
         /* the plurals number_words_index reads: hundreds .. billions, tens */
         char plural[16];

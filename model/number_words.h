@@ -26,8 +26,8 @@ int number_words_index(const char *word);
  * words or their plurals (six, ##ty, ##s)? */
 bool number_words_contains(const char *piece);
 
-/* Does one of the words (or plurals) marked in allowed[NUMBER_WORDS] begin
- * with `prefix` and go on after it (six for sixty)? */
+/* Does one of the words (or plurals) marked in allowed[NUMBER_WORDS] (NULL:
+ * any of them) begin with `prefix` and go on after it (six for sixty)? */
 bool number_words_extends(const char *prefix, const bool *allowed);
 
 /* Marks in allowed[NUMBER_WORDS] every word an English reading of the
