@@ -397,10 +397,10 @@ static void test_number_rule_reads_english_number_words(void **state)
  * 4 "cat", 5..14 the digits as word starts, 15..24 as "##" digits, both
  * sides; then the source's numerals 十 二 五 六 三 万 (25..30) and the
  * target's pieces twelve twenty two six ##ty ##teen ten ##nis fifteen
- * fifty one thousand hundred - ##s (25..39). */
-enum { ZH_EN_V = 40, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD };
+ * fifty one thousand hundred - ##s si ##x (25..41). */
+enum { ZH_EN_V = 42, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD };
 enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
-       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S };
+       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X };
 
 static NumberRule *zh_en_rule(void)
 {
@@ -410,7 +410,7 @@ static NumberRule *zh_en_rule(void)
         "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "twelve", "twenty", "two", "six", "ty", "teen", "ten", "nis", "fifteen", "fifty", "one", "thousand",
-        "hundred", "-", "s"};
+        "hundred", "-", "s", "si", "x"};
     for (int d = 0; d < 10; d++) {
         char text[2] = {(char)('0' + d), 0};
         number_rule_set_source(r, ZW + d, text, false);
@@ -420,7 +420,8 @@ static NumberRule *zh_en_rule(void)
     }
     for (int i = 0; i < 6; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
     for (int id = 0; id < ZH_EN_V; id++) {
-        bool continues = (id >= ZC && id < ZC + 10) || id == EN_TY || id == EN_TEEN || id == EN_NIS || id == EN_S;
+        bool continues = (id >= ZC && id < ZC + 10) || id == EN_TY || id == EN_TEEN || id == EN_NIS || id == EN_S ||
+                         id == EN_X;
         number_rule_set_target_piece(r, id, pieces[id], continues);
     }
     return r;
@@ -477,6 +478,10 @@ static void test_number_rule_holds_english_number_words(void **state)
     }
     assert_true(number_rule_applies(r, src_12, 2));
     assert_false(number_rule_applies(r, src_lone, 2));
+    /* 六十, after si: ##x makes six, no word of 60 but one sixty goes on from */
+    float after_si[ZH_EN_V] = {0};
+    number_rule_ban(r, src_60, NULL, 2, (const int[]){EN_SI}, 1, after_si);
+    assert_true(after_si[EN_X] == 0);
     /* 二三 "two or three" beside a 10: no one number, so the words are left free */
     static const int this_or_that[] = {ZH_TWO, ZH_THREE, CAT, ZW + 1, ZC + 0};
     float logits[ZH_EN_V] = {0};
