@@ -53,22 +53,23 @@
  *     may begin one or be a word (一起, 一个, 第一, 五月).  Such a run ends
  *     only where it reads a whole unused number, as digits do: 三十 is
  *     no end for 36.5, nor 五 for 512 (五号 was its translation), so once
- *     a run of two, a magnitude, or a lone 二 .. 九 that begins a reading
- *     is written, only the numerals that go on with it may follow.  一 and
+ *     a run of two, a magnitude, or a lone 二 .. 九 (or 零) that begins a
+ *     reading is written, only the numerals that go on with it may follow.  一 and
  *     两 alone are too often words for that (一起, 两个 for "two": "two
  *     kids aged 25" keeps its 两个); a lone 三 of 星期三 beside a 30 is
  *     not (星期三十个人: the rule cannot tell Wednesday from 30).  点 joins
  *     a run only where a decimal reading goes on with it (三点一四);
  *     anywhere else it is a word of its own, never banned (一点儿, 七点
  *     o'clock).  A run that ends reading a whole unused number uses it
- *     up.  Numbers with words after them are beyond it: "5 million" has
- *     the readings of 5 only, so 五百万 is banned.
+ *     up.
  *   - Number words (number_words.h).  Beside a digit number, an English
  *     source's runs of number words (three; twenty-five; two hundred and
  *     five) are numbers too, whose Chinese readings the output may write,
  *     in numerals only: "Three boys ate 30 apples." keeps 三个男孩 where its
  *     三 would otherwise have to go on to 三十, and "ten o'clock and 2 eggs"
- *     its 十点.  A lone "one" is no number here (the red one).  For an
+ *     its 十点; scale words after a digit number multiply it ("1.5
+ *     billion" is 1,500,000,000: 十五亿, never 十亿 beside a 1.5).  A lone
+ *     "one" is no number here (the red one).  For an
  *     English target, a Chinese source's runs of numerals, digits among
  *     them (十五, 10万, 4万7千, 三点一四), are its numbers: one that is
  *     surely a number (two tokens or more, or a 十 百 千 万 亿; a lone 三 may
@@ -79,8 +80,10 @@
  *     must be one a reading of a source number uses, lone numerals' too
  *     (十二 twelve, never twenty; 三 three).  A piece that would make such
  *     a word of another value is banned, unless an allowed word goes on
- *     from it (six for sixty), and then the word must go on, as a run of
- *     numerals must.
+ *     from it (six for sixty), and then the word must go on toward it, as
+ *     a run of numerals must.  A run of numerals that says "this or that"
+ *     (两三 two or three, 十七八) is no one number: where the source has
+ *     one, the words are left free.
  *   - A number written as a run of two numerals or more is used up for
  *     the digits too (五十 then 50 is 50 twice); a lone numeral, maybe a
  *     word, is not (第二 "second" beside 2:30).
