@@ -163,16 +163,21 @@ static const char *const HAN_DIGIT[10] = {"零", "一", "二", "三", "四", "�
 static const char MAGNITUDES[] = "十百千万亿";
 static const char POINT[] = "点";
 
-/* The numeral `text` as readings write it, or NULL for any other text. */
+/* The numeral `text` as readings write it, or NULL for any other text.
+ * translate asks this of every piece of a Chinese vocabulary at each
+ * start, most of them one character long: compared as 3 bytes, which the
+ * compiler does inline, instead of through strcmp (60,000 calls, 10% of
+ * the instructions of a start that translates nothing, callgrind). */
 static const char *numeral_as_read(const char *text)
 {
-    if (strcmp(text, "两") == 0) return HAN_DIGIT[2];
-    if (strcmp(text, "〇") == 0) return HAN_DIGIT[0];
-    if (strcmp(text, POINT) == 0) return POINT;
+    if (strlen(text) != HAN_BYTES) return NULL;
+    if (memcmp(text, "两", HAN_BYTES) == 0) return HAN_DIGIT[2];
+    if (memcmp(text, "〇", HAN_BYTES) == 0) return HAN_DIGIT[0];
+    if (memcmp(text, POINT, HAN_BYTES) == 0) return POINT;
     for (int d = 0; d < 10; d++)
-        if (strcmp(text, HAN_DIGIT[d]) == 0) return HAN_DIGIT[d];
+        if (memcmp(text, HAN_DIGIT[d], HAN_BYTES) == 0) return HAN_DIGIT[d];
     for (int i = 0; MAGNITUDES[i]; i += HAN_BYTES)
-        if (strlen(text) == HAN_BYTES && memcmp(text, MAGNITUDES + i, HAN_BYTES) == 0) return MAGNITUDES + i;
+        if (memcmp(text, MAGNITUDES + i, HAN_BYTES) == 0) return MAGNITUDES + i;
     return NULL;
 }
 

@@ -4,11 +4,18 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const WORDS[NUMBER_WORDS] = {
-    "zero",    "one",     "two",       "three",    "four",     "five",    "six",     "seven",
-    "eight",   "nine",    "ten",       "eleven",   "twelve",   "thirteen", "fourteen", "fifteen",
-    "sixteen", "seventeen", "eighteen", "nineteen", "twenty",   "thirty",  "forty",   "fifty",
-    "sixty",   "seventy", "eighty",    "ninety",   "hundred",  "thousand", "million", "billion"};
+/* The words, once: WORDS lists them, JOINED holds them in one string,
+ * each after a space (" zero one two ... billion"). */
+#define EACH_NUMBER_WORD(X)                                                                        \
+    X("zero") X("one") X("two") X("three") X("four") X("five") X("six") X("seven") X("eight")     \
+    X("nine") X("ten") X("eleven") X("twelve") X("thirteen") X("fourteen") X("fifteen")          \
+    X("sixteen") X("seventeen") X("eighteen") X("nineteen") X("twenty") X("thirty") X("forty")   \
+    X("fifty") X("sixty") X("seventy") X("eighty") X("ninety") X("hundred") X("thousand")        \
+    X("million") X("billion")
+#define AS_ELEMENT(word) word,
+#define AFTER_A_SPACE(word) " " word
+static const char *const WORDS[NUMBER_WORDS] = {EACH_NUMBER_WORD(AS_ELEMENT)};
+static const char JOINED[] = EACH_NUMBER_WORD(AFTER_A_SPACE);
 enum { TENS = 18, HUNDRED = 28, THOUSAND, MILLION, BILLION }; /* TENS + 2 is twenty */
 
 int number_words_index(const char *word)
@@ -43,11 +50,15 @@ bool number_words_extends(const char *prefix, const bool *allowed)
     return false;
 }
 
+/* A piece with no space is part of a word exactly when it is part of
+ * JOINED: one search instead of one per word.  translate asks this of
+ * every piece of both vocabularies at each start; searching word by word
+ * was 42% of the instructions of a start that translates nothing
+ * (callgrind, en-zh). */
 bool number_words_contains(const char *piece)
 {
-    for (int i = 0; i < NUMBER_WORDS; i++)
-        if (strstr(WORDS[i], piece) || (i >= HUNDRED && piece[0] == 's' && !piece[1])) return true;
-    return false;
+    if (strchr(piece, ' ')) return false;
+    return strstr(JOINED, piece) || strcmp(piece, "s") == 0; /* "s": the plurals hundreds .. billions */
 }
 
 /* 0 < r < 100: twelve; twenty five. */
