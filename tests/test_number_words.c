@@ -37,6 +37,10 @@ static void test_words_are_found_by_name(void **state)
     assert_true(number_words_contains("six") && number_words_contains("ty") && number_words_contains("teen"));
     assert_true(number_words_contains("s")); /* the plural's piece */
     assert_false(number_words_contains("cat") || number_words_contains("nis"));
+    /* part of two words side by side (zero one, sixty seventy) is part of none */
+    assert_false(number_words_contains("roon") || number_words_contains("ro o") ||
+                 number_words_contains("tyseven") || number_words_contains("ty s"));
+    assert_true(number_words_contains("billion") && number_words_contains("zero"));
     bool sixty[NUMBER_WORDS] = {[24] = true}, thousand[NUMBER_WORDS] = {[29] = true};
     assert_true(number_words_extends("six", sixty) && number_words_extends("sixt", sixty));
     assert_false(number_words_extends("sixty", sixty) || number_words_extends("seven", sixty));
