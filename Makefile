@@ -400,11 +400,16 @@ clean-aarch64:
 # nothing forces the clones.  Needs qemu-user-static (tools/deps.sh
 # --with-qemu installs it); tests/run_emulated.sh as for aarch64.
 AVX2_RUN ?= qemu-x86_64-static -cpu max
+# First the tests of the kernels, the layers and the vectors' clones, so a
+# run stopped at a time bound (.ci/run: a slow emulator) has run those.
+AVX2_FIRST = build/tests/test_gemm build/tests/test_gemm_f16 build/tests/test_gemm_i8 \
+             build/tests/test_f16 build/tests/test_layers build/tests/test_parallel build/tests/test_model
 
 test-avx2:
 	@sh tools/deps.sh --quiet --with-qemu
 	@$(MAKE) --no-print-directory $(PROGRAMS) $(TEST_BINS)
-	@TEST_GEMM_KERNEL=avx2 sh tests/run_emulated.sh build/avx2-run "$(AVX2_RUN)" $(PROGRAMS) $(TEST_BINS)
+	@TEST_GEMM_KERNEL=avx2 sh tests/run_emulated.sh build/avx2-run "$(AVX2_RUN)" $(PROGRAMS) \
+	    $(AVX2_FIRST) $(filter-out $(AVX2_FIRST),$(TEST_BINS))
 
 .PHONY: test-avx2
 
