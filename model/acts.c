@@ -1,6 +1,7 @@
 /* acts.c — sizing and carving the activations (see acts.h). */
 #include "acts.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,11 +53,27 @@ typedef struct {
     size_t used;
 } Carver;
 
+/* Every buffer starts on a cache line: the block does (first_line) and
+ * each size is rounded up to LINE_FLOATS.  The kernels load 16 floats at a
+ * time along rows; from a row that starts off a line every such load
+ * straddles two lines and costs two.  (Rows of 256 floats were, but a
+ * buffer of one float per row, the mean or rstd of a layer norm, shifted
+ * everything carved after it.) */
+enum { LINE_FLOATS = 64 / sizeof(float) };
+
 static float *carve(Carver *c, size_t n)
 {
     float *p = c->base ? c->base + c->used : NULL;
-    c->used += n;
+    c->used += (n + LINE_FLOATS - 1) / LINE_FLOATS * LINE_FLOATS;
     return p;
+}
+
+/* The first cache line in an allocation of LINE_FLOATS floats more than
+ * the block needs.  (calloc, not aligned_alloc and memset: a fresh large
+ * block comes zeroed from the kernel, its pages touched only when used.) */
+static float *first_line(void *allocation)
+{
+    return (float *)(((uintptr_t)allocation + 63) & ~(uintptr_t)63);
 }
 
 static void carve_norm(Carver *c, NormActs *a, size_t N, size_t D, bool gradient)
@@ -180,9 +197,11 @@ static size_t acts_start(Activations *a, const ModelArch *arch, ActsSize size)
     return measure.used;
 }
 
-/* Point every buffer of `a` (from acts_start) into `block` of `floats`. */
-static void acts_carve(Activations *a, const ModelArch *arch, float *block, size_t floats)
+/* Point every buffer of `a` (from acts_start) into `block` of `floats`,
+ * in `allocation` (first_line). */
+static void acts_carve(Activations *a, const ModelArch *arch, float *block, void *allocation, size_t floats)
 {
+    a->allocation = allocation;
     a->block = block;
     a->block_size = floats;
     Carver assign = {block, 0};
@@ -192,7 +211,8 @@ static void acts_carve(Activations *a, const ModelArch *arch, float *block, size
 void acts_alloc(Activations *a, const ModelArch *arch, ActsSize size)
 {
     size_t floats = acts_start(a, arch, size);
-    acts_carve(a, arch, xcalloc(floats, sizeof(float)), floats);
+    void *allocation = xcalloc(floats + LINE_FLOATS, sizeof(float));
+    acts_carve(a, arch, first_line(allocation), allocation, floats);
 }
 
 static bool covers(ActsSize have, ActsSize need)
@@ -215,13 +235,13 @@ bool acts_reserve(Activations *work, const ModelArch *arch, ActsSize size)
     if (work->block && covers(work->size, size)) return true;
     Activations fresh;
     size_t floats = acts_start(&fresh, arch, size);
-    float *block = calloc(floats, sizeof(float));
-    if (!block) {
+    void *allocation = calloc(floats + LINE_FLOATS, sizeof(float));
+    if (!allocation) {
         acts_free(&fresh);
         return false;
     }
     acts_free(work);
-    acts_carve(&fresh, arch, block, floats);
+    acts_carve(&fresh, arch, first_line(allocation), allocation, floats);
     *work = fresh;
     return true;
 }
@@ -257,7 +277,7 @@ void acts_zero_gradient(Activations *g)
 void acts_free(Activations *a)
 {
     if (!a) return;
-    free(a->block);
+    free(a->allocation);
     free(a->encoder);
     free(a->decoder);
     memset(a, 0, sizeof *a);

@@ -71,7 +71,8 @@ typedef struct {
 typedef struct {
     ActsSize size;
     int heads;            /* H, to locate each sequence's maps */
-    float *block;         /* everything below points into this one allocation */
+    void *allocation;     /* what holds block (owned; block is its first cache line) */
+    float *block;         /* everything below points into this one block */
     size_t block_size;    /* floats in block */
     float dropout;        /* probability of zeroing a value; 0 at inference */
     Rng *rng;             /* draws the dropout masks when dropout > 0 */

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -524,6 +525,23 @@ static void test_packed_batch_equals_single_sentences(void **state)
  * memory and the cross-attention keys and values it leaves are those of
  * separate buffers, bit for bit, with the norm after each block and
  * before it. */
+/* Every activation buffer starts on a 64-byte line, after buffers of one
+ * float per row (a layer norm's mean and rstd) too: the kernels' 16-float
+ * loads along a row would otherwise each straddle two lines. */
+static void test_activation_buffers_start_on_cache_lines(void **state)
+{
+    (void)state;
+    ModelArch a = tiny_arch(false, false);
+    Activations acts;
+    acts_alloc(&acts, &a, acts_size_full(&a, 7, 5, 7)); /* 7 and 5 rows: the means shift what follows */
+    const float *buffers[] = {acts.block, acts.src_x, acts.encoder[0].norm1.mean, acts.encoder[0].norm1.rstd,
+                              acts.encoder[0].norm2.out, acts.encoder[1].self_attn.q, acts.encoder_norm.out,
+                              acts.tgt_x, acts.decoder[0].norm3.rstd, acts.decoder[2].res3, acts.logits};
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
+        if ((uintptr_t)buffers[i] % 64) fail_msg("buffer %zu starts %zu bytes into a line", i, (size_t)((uintptr_t)buffers[i] % 64));
+    acts_free(&acts);
+}
+
 static void test_batched_encoder_layers_share_buffers(void **state)
 {
     (void)state;
@@ -597,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_cached_decoding_equals_teacher_forcing_pre),
         cmocka_unit_test(test_maps_are_distributions_and_causal),
         cmocka_unit_test(test_packed_batch_equals_single_sentences),
+        cmocka_unit_test(test_activation_buffers_start_on_cache_lines),
         cmocka_unit_test(test_batched_encoder_layers_share_buffers),
         cmocka_unit_test(test_decode_limit),
     };
