@@ -433,11 +433,13 @@ static bool unused_prefix(const Pool *pool, const char *p, int n, int except)
 }
 
 static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed, bool *unread);
+static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool *pool);
 
 bool number_rule_applies(const NumberRule *rule, const int *src, int S)
 {
     for (int i = 0; i < S; i++)
         if (digits_of(&rule->source, src[i])[0]) return true;
+    if (rule->source_words.count > 0 && add_word_numbers(rule, src, S, NULL) > 0) return true;
     bool allowed[NUMBER_WORDS] = {false}, unread;
     return rule->target_words.count > 0 && rule->source_numeral_count > 0 &&
            source_numeral_words(rule, src, S, allowed, &unread);
@@ -814,35 +816,40 @@ static bool digits_before(const Side *s, const int *src, int end, uint64_t *num,
     return true;
 }
 
-/* Adds the value of the run of number words words[0..n-1]; a run of
- * scale words right after a digit number multiplies it (1.5 billion:
- * 1,500,000,000, 十五亿; "5 million" is 5,000,000, never one million
- * beside a 5). */
-static void add_words_value(const NumberRule *rule, const int *src, int first, Pool *pool, const int *words, int n)
+/* Adds the value of the run of number words words[0..n-1] to `pool`
+ * (NULL: only counts it) and returns 1, or 0 where the run says none; a
+ * run of scale words right after a digit number multiplies it (1.5
+ * billion: 1,500,000,000, 十五亿; "5 million" is 5,000,000, never one
+ * million beside a 5). */
+static int add_words_value(const NumberRule *rule, const int *src, int first, Pool *pool, const int *words, int n)
 {
     uint64_t value, num, den;
-    if (n == 0 || !number_words_english_value(words, n, &value)) return;
+    if (n == 0 || !number_words_english_value(words, n, &value)) return 0;
     bool scales = true;
     for (int i = 0; i < n; i++) scales &= words[i] >= number_words_index("hundred");
     if (scales && digits_before(&rule->source, src, first, &num, &den)) {
-        if (value <= 1000000000000u / (num ? num : 1) && num * value % den == 0 && num * value / den < 1000000000000u)
-            pool_add(pool, num * value / den, "", "");
-        return;
+        if (!(value <= 1000000000000u / (num ? num : 1) && num * value % den == 0 && num * value / den < 1000000000000u))
+            return 0;
+        value = num * value / den;
+    } else if (n == 1 && words[0] == 1) {
+        return 0; /* a lone "one" is a pronoun as often (the red one), and its 一 is free anyway */
     }
-    /* a lone "one" is a pronoun as often (the red one), and its 一 is free anyway */
-    if (!(n == 1 && words[0] == 1)) pool_add(pool, value, "", "");
+    if (pool) pool_add(pool, value, "", "");
+    return 1;
 }
 
-/* English source: adds to the pool the value of each run of number words
- * (three; twenty - five; two hundred and five), so that beside a digit
- * number the Chinese numerals that say them stay free: "Three boys ate 30
- * apples." keeps its 三个男孩 where 三 would otherwise have to go on to
- * 三十, "ten o'clock and 2 eggs" its 十点.  In numerals only: they are
- * not the source's digits (a "3" for "three" stays banned). */
-static void add_word_numbers(const NumberRule *rule, const int *src, int S, Pool *pool)
+/* English source: adds to `pool` (NULL: only counts them) the value of
+ * each run of number words (three; twenty - five; two hundred and five)
+ * and returns how many.  They hold the numerals as digit numbers do
+ * ("seventy minutes" 七十分钟, no longer 七分钟), and beside a digit number
+ * the numerals that say them stay free: "Three boys ate 30 apples." keeps
+ * its 三个男孩 where 三 would otherwise have to go on to 三十, "ten o'clock
+ * and 2 eggs" its 十点.  In numerals only: they are not the source's
+ * digits (a "3" for "three" stays banned). */
+static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool *pool)
 {
     const Words *w = &rule->source_words;
-    int *words = xmalloc((size_t)S * sizeof *words), n = 0, first = 0;
+    int *words = xmalloc((size_t)S * sizeof *words), n = 0, first = 0, added = 0;
     char word[WORD_ROOM];
     for (int i = 0, end; i < S; i = end) {
         end = i + 1; /* the word src[i..end-1]: a piece and those that continue it */
@@ -857,11 +864,12 @@ static void add_word_numbers(const NumberRule *rule, const int *src, int S, Pool
         }
         if (n > 0 && known && (strcmp(word, "-") == 0 || strcmp(word, "and") == 0))
             continue; /* twenty - five; two hundred and five */
-        add_words_value(rule, src, first, pool, words, n);
+        added += add_words_value(rule, src, first, pool, words, n);
         n = 0;
     }
-    add_words_value(rule, src, first, pool, words, n);
+    added += add_words_value(rule, src, first, pool, words, n);
     free(words);
+    return added;
 }
 
 /* Chinese source, English target: adds to the pool each run of the
@@ -977,7 +985,7 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     source_numbers(&rule->source, src, spaced, S, &pool);
     if (rule->target_words.count > 0 && rule->source_numeral_count > 0) add_numeral_numbers(rule, src, S, &pool);
     pool.in_digits = pool.count;
-    if (pool.count > 0 && rule->source_words.count > 0) add_word_numbers(rule, src, S, &pool);
+    if (rule->source_words.count > 0) add_word_numbers(rule, src, S, &pool);
     if (pool.count > 0 && tgt->count > 0) ban_digits(rule, &pool, history, len, out_text, logits);
     if (rule->target_words.count > 0) ban_words(rule, src, S, &pool, history, len, logits);
     free(used);

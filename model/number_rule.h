@@ -62,10 +62,11 @@
  *     anywhere else it is a word of its own, never banned (一点儿, 七点
  *     o'clock).  A run that ends reading a whole unused number uses it
  *     up.
- *   - Number words (number_words.h).  Beside a digit number, an English
- *     source's runs of number words (three; twenty-five; two hundred and
- *     five) are numbers too, whose Chinese readings the output may write,
- *     in numerals only: "Three boys ate 30 apples." keeps 三个男孩 where its
+ *   - Number words (number_words.h).  An English source's runs of
+ *     number words (three; twenty-five; two hundred and five) are numbers
+ *     too, with a digit number beside them or not, whose Chinese readings
+ *     the output may write, in numerals only ("a ninety-year history" is
+ *     九十年, no longer 九年): "Three boys ate 30 apples." keeps 三个男孩 where its
  *     三 would otherwise have to go on to 三十, and "ten o'clock and 2 eggs"
  *     its 十点; scale words after a digit number multiply it ("1.5
  *     billion" is 1,500,000,000: 十五亿, never 十亿 beside a 1.5).  A lone

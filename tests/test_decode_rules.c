@@ -335,8 +335,8 @@ static void test_number_rule_makes_a_numeral_run_go_on(void **state)
     number_rule_free(r);
 }
 
-/* An English source's number words (number_words.h) beside its digits:
- * the numerals that say them stay free ("Three boys ate 30 apples." keeps
+/* An English source's number words (number_words.h), with digits beside
+ * them or not: the numerals that say them stay free ("Three boys ate 30 apples." keeps
  * 三个男孩; "ten o'clock and 2 eggs" its 十点), in numerals only (no "2"
  * for "two"); and a number written in numerals is used up for its digits
  * too (五十 then 50 was 50 twice), but not by a lone numeral, maybe a word
@@ -359,7 +359,8 @@ static void test_number_rule_reads_english_number_words(void **state)
                      ten_2[] = {S_TEN, CAT, WORD + 2}, only_2[] = {CAT, WORD + 2},
                      two_30[] = {S_TWO, CAT, WORD + 3, CONT + 0}, twenty_3[] = {S_TWENTY, CAT, WORD + 3},
                      twenty_five_3[] = {S_TWENTY, S_DASH, S_FIVE, CAT, WORD + 3},
-                     two_thousand[] = {WORD + 2, S_THOUSAND, CAT, WORD + 3};
+                     two_thousand[] = {WORD + 2, S_THOUSAND, CAT, WORD + 3},
+                     twenty_alone[] = {S_TWENTY, CAT}, one_alone[] = {S_ONE, CAT};
     static const struct {
         const char *what;
         const int *src;
@@ -381,6 +382,15 @@ static void test_number_rule_reads_english_number_words(void **state)
         {"20 written 二十: no digit 2 after it", only_20, 3, {HAN_TWO, HAN_TEN, CAT}, 3, WORD + 2, false},
         {"a lone 二 (第二, second) uses up no 2 for the digits", only_2, 2, {HAN_TWO, CAT}, 2, WORD + 2, true},
         {"2 thousand: 二千 (2,000), not a thousand beside a 2", two_thousand, 4, {HAN_TWO}, 1, HAN_THOUSAND, true},
+        /* words with no digit number beside them hold the numerals all the
+         * same ("ninety-year history" was 九年, "seventy minutes" 七分钟) */
+        {"twenty alone: 二 may begin", twenty_alone, 2, {0}, 0, HAN_TWO, true},
+        {"twenty alone: 十 (10) may not begin", twenty_alone, 2, {0}, 0, HAN_TEN, false},
+        {"twenty alone: after 二十 a word may follow", twenty_alone, 2, {HAN_TWO, HAN_TEN}, 2, CAT, true},
+        {"twenty alone: 二十 is no prefix of another number (二十千)", twenty_alone, 2, {HAN_TWO, HAN_TEN}, 2,
+         HAN_THOUSAND, false},
+        {"twenty alone: no digit 2 for twenty", twenty_alone, 2, {0}, 0, WORD + 2, false},
+        {"a lone one: no number, 十 is free", one_alone, 2, {0}, 0, HAN_TEN, true},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         float logits[NUMERALS_V] = {0};
@@ -388,6 +398,8 @@ static void test_number_rule_reads_english_number_words(void **state)
         if ((logits[cases[c].id] > -INFINITY) != cases[c].allowed)
             fail_msg("%s: token %d is %sbanned", cases[c].what, cases[c].id, cases[c].allowed ? "" : "not ");
     }
+    assert_true(number_rule_applies(r, twenty_alone, 2));
+    assert_false(number_rule_applies(r, one_alone, 2));
     number_rule_free(r);
 }
 
