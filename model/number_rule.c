@@ -208,11 +208,18 @@ void number_rule_set_source_numeral(NumberRule *rule, int id, const char *text)
     rule->source_numeral[id] = as_read;
 }
 
+/* A word between the number words of one number: twenty - five, two
+ * hundred and five, tens of thousands. */
+static bool is_joiner(const char *word)
+{
+    return strcmp(word, "-") == 0 || strcmp(word, "and") == 0 || strcmp(word, "of") == 0;
+}
+
 static void words_set(Words *w, int id, const char *text, bool continues)
 {
     ASSERT(id >= 0 && id < w->V);
     w->continues[id] = continues;
-    bool joiner = !continues && (strcmp(text, "-") == 0 || strcmp(text, "and") == 0);
+    bool joiner = !continues && is_joiner(text);
     if (strlen(text) >= WORD_ROOM || !(joiner || number_words_contains(text))) return;
     if (w->piece[id][0]) return; /* told twice */
     strcpy(w->piece[id], text);
@@ -432,7 +439,24 @@ static bool unused_prefix(const Pool *pool, const char *p, int n, int except)
     return false;
 }
 
-static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed, bool *unread);
+/* The English readings of the source's numbers (number_words_readings),
+ * for an English target. */
+typedef struct {
+    NumberReading *at;
+    int count, room;
+} Readings;
+
+static void readings_add(Readings *rs, uint64_t integer, const char *decimals)
+{
+    if (!rs) return;
+    if (rs->count + NUMBER_READINGS > rs->room) {
+        rs->room = 2 * rs->room + NUMBER_READINGS;
+        rs->at = xrealloc(rs->at, (size_t)rs->room * sizeof *rs->at);
+    }
+    rs->count += number_words_readings(integer, decimals, rs->at + rs->count);
+}
+
+static bool source_numeral_words(const NumberRule *rule, const int *src, int S, Readings *rs, bool *unread);
 static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool *pool);
 
 bool number_rule_applies(const NumberRule *rule, const int *src, int S)
@@ -440,9 +464,9 @@ bool number_rule_applies(const NumberRule *rule, const int *src, int S)
     for (int i = 0; i < S; i++)
         if (digits_of(&rule->source, src[i])[0]) return true;
     if (rule->source_words.count > 0 && add_word_numbers(rule, src, S, NULL) > 0) return true;
-    bool allowed[NUMBER_WORDS] = {false}, unread;
+    bool unread;
     return rule->target_words.count > 0 && rule->source_numeral_count > 0 &&
-           source_numeral_words(rule, src, S, allowed, &unread);
+           source_numeral_words(rule, src, S, NULL, &unread);
 }
 
 /* Where the output stands: outside a number, in one that ends with a
@@ -643,11 +667,11 @@ static int numeral_run(const NumberRule *rule, const int *src, int S, int i, cha
     return i;
 }
 
-/* Marks in allowed the words of the English readings of the source's runs
- * of numerals (numeral_run) and returns whether one of them is surely a
+/* Adds to rs (NULL: none) the English readings of the source's runs of
+ * numerals (numeral_run) and returns whether one of them is surely a
  * number; *unread: a run of two tokens or more says no one number (两三,
  * 十七八: this or that). */
-static bool source_numeral_words(const NumberRule *rule, const int *src, int S, bool *allowed, bool *unread)
+static bool source_numeral_words(const NumberRule *rule, const int *src, int S, Readings *rs, bool *unread)
 {
     size_t room = (size_t)S * (MAX_DIGITS + HAN_BYTES) + 1;
     char *run = xmalloc(room), *decimals = xmalloc(room), *digits = xmalloc(room);
@@ -658,7 +682,7 @@ static bool source_numeral_words(const NumberRule *rule, const int *src, int S, 
         int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
         uint64_t value;
         if (next > i && number_words_chinese_value(run, &value, decimals, digits)) {
-            number_words_of(value, decimals, allowed);
+            readings_add(rs, value, decimals);
             any_sure |= sure;
         } else if (next > i + 1) {
             *unread = true; /* 两三 "two or three", 十七八: no one number */
@@ -671,9 +695,9 @@ static bool source_numeral_words(const NumberRule *rule, const int *src, int S, 
     return any_sure;
 }
 
-/* The words the readings of the pool's numbers (digits as the source wrote
- * them: 2,500, 1.5) use, marked in allowed. */
-static void pool_words(const Pool *pool, bool *allowed)
+/* Adds to rs the readings of the pool's numbers (digits as the source
+ * wrote them: 2,500, 1.5). */
+static void pool_readings(const Pool *pool, Readings *rs)
 {
     for (int k = 0; k < pool->count; k++) {
         const char *p = pool->text + pool->start[k];
@@ -686,7 +710,7 @@ static void pool_words(const Pool *pool, bool *allowed)
         int k2 = 0;
         for (i++; i < n && k2 < MAX_DIGITS && p[i] >= '0' && p[i] <= '9'; i++) decimals[k2++] = p[i];
         decimals[k2] = '\0';
-        number_words_of(value, decimals, allowed);
+        readings_add(rs, value, decimals);
     }
 }
 
@@ -712,20 +736,122 @@ static bool word_ending_at(const Words *w, const int *ids, int end, char *word, 
     return n > 0;
 }
 
-/* English target: bans each piece that would make the output's word a
- * number word no reading of a source number uses, unless an allowed one
- * goes on from it (six for sixty); where the output's word is such a
- * word already, only a piece that continues it toward an allowed word may
- * follow (as a run of numerals must go on), unless none can.  "one" is
- * always free (the red one). */
-static void ban_number_words(const NumberRule *rule, bool *allowed, const int *history, int len, float *logits)
+/* ---- an English target's runs of number words ---------------------------- */
+
+/* Does a reading begin with run[0..n-1] (whole: is one)?  A lone "one" is
+ * always whole (the red one). */
+static bool run_reads(const Readings *rs, const int *run, int n, bool whole)
+{
+    if (whole && n == 1 && run[0] == 1) return true;
+    for (int r = 0; r < rs->count; r++) {
+        const NumberReading *x = &rs->at[r];
+        if (x->n < n || (whole && x->n != n)) continue;
+        int i = 0;
+        while (i < n && x->word[i] == run[i]) i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+/* A run is free to end, or to be followed by a new number, where it is
+ * empty or reads a whole number. */
+static bool run_free(const Readings *rs, const int *run, int n)
+{
+    return n == 0 || run_reads(rs, run, n, true);
+}
+
+/* Marks in next[NUMBER_WORDS] the words that may follow run[0..n-1]: the
+ * next word of every reading it begins, and the first word of every
+ * reading where it is free (a new number may begin). */
+static void next_words(const Readings *rs, const int *run, int n, bool *next)
+{
+    memset(next, 0, NUMBER_WORDS * sizeof *next);
+    bool fresh = run_free(rs, run, n);
+    for (int r = 0; r < rs->count; r++) {
+        const NumberReading *x = &rs->at[r];
+        if (fresh && x->n > 0) next[x->word[0]] = true;
+        if (x->n <= n) continue;
+        int i = 0;
+        while (i < n && x->word[i] == run[i]) i++;
+        if (i == n) next[x->word[n]] = true;
+    }
+}
+
+/* The run after number word k: run[0..*n-1] and k where a reading begins
+ * so; else k alone, where the run was free to end and a reading begins
+ * with k; else none (a word that came in free, a lone "one", holds
+ * nothing after it). */
+static void run_step(const Readings *rs, int *run, int *n, int k)
+{
+    run[*n] = k;
+    if (run_reads(rs, run, *n + 1, false)) {
+        (*n)++;
+        return;
+    }
+    bool fresh = run_free(rs, run, *n);
+    run[0] = k;
+    *n = fresh && run_reads(rs, run, 1, false) ? 1 : 0;
+}
+
+/* The run of number words the output wrote up to its word that begins at
+ * history[end] (joiners between them: twenty - five), into run (room: end
+ * words); returns its length. */
+static int run_before(const Words *w, const Readings *rs, const int *history, int end, int *run)
+{
+    char word[WORD_ROOM];
+    int first = end, start;
+    /* back to the first word of the run: number words and joiners */
+    while (first > 0 && word_ending_at(w, history, first, word, &start) &&
+           (number_words_index(word) >= 0 || is_joiner(word)))
+        first = start;
+    int n = 0;
+    for (int i = first; i < end;) {
+        int next = i + 1;
+        while (next < end && w->continues[history[next]]) next++;
+        word_ending_at(w, history, next, word, &start); /* checked above */
+        int k = number_words_index(word);
+        if (k >= 0) run_step(rs, run, &n, k);
+        i = next;
+    }
+    return n;
+}
+
+/* English target: holds the output's number words to the readings of the
+ * source's numbers (number_rule.h), in order: a run of number words
+ * (joiners between them) may only go on as a reading of one goes on
+ * ("five thousand" is no reading of 三万五千, nor "twenty" of 十二), and
+ * ends only where it reads a whole one ("thirty" for 三万五千 may not end).
+ * A piece may begin or continue a word only toward a word that may come
+ * next (six for sixty); where the output's word is a number word that may
+ * not come there, only a piece that continues it toward one may follow,
+ * unless none can.  "one" is always free (the red one). */
+static void ban_number_words(const NumberRule *rule, const Readings *rs, const int *history, int len, float *logits)
 {
     const Words *w = &rule->target_words;
-    allowed[1] = true;
     char word[WORD_ROOM] = "", with[2 * WORD_ROOM];
     int start = len;
     bool in_word = len > 0 && word_ending_at(w, history, len, word, &start);
     int index = in_word ? number_words_index(word) : -1;
+    /* the run before the output's last word, and after it where it ends
+     * there (its next piece begins a word) */
+    int *run = xmalloc(((size_t)len + 1) * sizeof *run);
+    int n = in_word ? run_before(w, rs, history, start, run) : 0, after = n;
+    bool allowed[NUMBER_WORDS], allowed_next[NUMBER_WORDS];
+    next_words(rs, run, n, allowed);
+    /* a word begun inside a run that must go on ("four hu" of 455) */
+    bool partial = in_word && index < 0 && !is_joiner(word) && !number_words_is_ordinal(word) &&
+                   !run_free(rs, run, n) &&
+                   (number_words_extends(word, allowed) || number_words_ordinal_extends(word, allowed));
+    if (index >= 0) run_step(rs, run, &after, index);
+    else if (!(in_word && is_joiner(word))) after = 0;
+    next_words(rs, run, after, allowed_next);
+    bool may_end = run_free(rs, run, after);
+    free(run);
+    /* where the run must go on, the words that go on with it (not "one"
+     * unless a reading goes on with one) */
+    bool going[NUMBER_WORDS];
+    memcpy(going, allowed_next, sizeof going);
+    allowed[1] = allowed_next[1] = true; /* else "one" is always free (the red one) */
     /* The word must go on where, piece by piece, it was a number word no
      * source number says (nine beside 2,019,001) and is not one that a
      * source number says yet, though it can still become one (nineteen):
@@ -740,11 +866,11 @@ static void ban_number_words(const NumberRule *rule, bool *allowed, const int *h
     bool must_go_on = was_disallowed && !(index >= 0 && allowed[index]) && number_words_extends(word, allowed);
     bool *goes_on = must_go_on ? xcalloc((size_t)w->V, sizeof *goes_on) : NULL;
     int going_on = 0;
-    /* A word that begins as a number word no reading uses (twenty for 十二),
-     * unless an allowed one goes on from it (six for sixty). */
+    /* A word that begins as a number word that may not come next (twenty
+     * for 十二), unless one that may goes on from it (six for sixty). */
     for (int j = 0; j < w->whole_count; j++) {
         int id = w->whole_ids[j], k = number_words_index(w->piece[id]);
-        if (!allowed[k] && !number_words_extends(w->piece[id], allowed)) logits[id] = -INFINITY;
+        if (!allowed_next[k] && !number_words_extends(w->piece[id], allowed_next)) logits[id] = -INFINITY;
     }
     /* A piece that would make the word so far such a word; only where the
      * word so far may still become a number word at all (most words may
@@ -765,6 +891,40 @@ static void ban_number_words(const NumberRule *rule, bool *allowed, const int *h
         for (int id = 0; id < w->V; id++)
             if (!goes_on[id]) logits[id] = -INFINITY;
     free(goes_on);
+    /* A run that reads no whole number yet goes on ("thirty" of 三万五千
+     * may not end): its last number word may only go on toward one that
+     * may stand there (not seventy##boards), and a new word may only be a
+     * number word that goes on with the run, or begin one or its ordinal
+     * (twenty - first), or one joiner; unless none of those is left. */
+    if ((may_end && !partial) || going_on > 0) return;
+    bool *goes = xcalloc((size_t)w->V, sizeof *goes);
+    bool after_joiner = in_word && is_joiner(word);
+    int left = 0;
+    for (int id = 0; id < w->V; id++) {
+        const char *p = w->piece[id];
+        if (!p[0]) continue;
+        if (w->continues[id]) {
+            if (index < 0 && !partial) continue; /* after a joiner: no piece goes on with it */
+            snprintf(with, sizeof with, "%s%s", word, p);
+            int k = number_words_index(with);
+            goes[id] = (k >= 0 && allowed[k]) || number_words_extends(with, allowed) ||
+                       number_words_ordinal_extends(with, allowed);
+        } else if (!partial) {
+            int k = number_words_index(p);
+            /* "and" only after a hundred .. billion, "of" after a plural:
+             * two hundred and five, tens of thousands; never eighty and
+             * four, eighty of four */
+            bool joins = is_joiner(p) && !after_joiner && (strcmp(p, "of") != 0 || number_words_plural(word)) &&
+                         (strcmp(p, "and") != 0 || index >= number_words_index("hundred"));
+            goes[id] = joins || (k >= 0 && going[k]) || number_words_extends(p, going) ||
+                       number_words_ordinal_extends(p, going);
+        }
+        left += goes[id] && logits[id] > -INFINITY;
+    }
+    if (left > 0)
+        for (int id = 0; id < w->V; id++)
+            if (!goes[id]) logits[id] = -INFINITY;
+    free(goes);
 }
 
 /* Adds a number of `value` (and `decimals`, "" for none) to the pool, as
@@ -850,6 +1010,7 @@ static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool 
 {
     const Words *w = &rule->source_words;
     int *words = xmalloc((size_t)S * sizeof *words), n = 0, first = 0, added = 0;
+    bool vague = false; /* thousands of, tens of thousands: no one number */
     char word[WORD_ROOM];
     for (int i = 0, end; i < S; i = end) {
         end = i + 1; /* the word src[i..end-1]: a piece and those that continue it */
@@ -860,14 +1021,16 @@ static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool 
         if (k >= 0) {
             if (n == 0) first = i;
             words[n++] = k;
+            vague |= number_words_plural(word);
             continue;
         }
         if (n > 0 && known && (strcmp(word, "-") == 0 || strcmp(word, "and") == 0))
             continue; /* twenty - five; two hundred and five */
-        added += add_words_value(rule, src, first, pool, words, n);
+        if (!vague) added += add_words_value(rule, src, first, pool, words, n);
         n = 0;
+        vague = false;
     }
-    added += add_words_value(rule, src, first, pool, words, n);
+    if (!vague) added += add_words_value(rule, src, first, pool, words, n);
     free(words);
     return added;
 }
@@ -958,11 +1121,14 @@ static void ban_words(const NumberRule *rule, const int *src, int S, const Pool 
                       float *logits)
 {
     if (pool->count == 0) return;
-    bool allowed[NUMBER_WORDS] = {false}, unread = false;
-    if (rule->source_numeral_count > 0) source_numeral_words(rule, src, S, allowed, &unread); /* the lone ones too */
-    if (unread) return; /* the words of "this or that" are not ours to hold */
-    pool_words(pool, allowed);
-    ban_number_words(rule, allowed, history, len, logits);
+    Readings rs = {NULL, 0, 0};
+    bool unread = false;
+    if (rule->source_numeral_count > 0) source_numeral_words(rule, src, S, &rs, &unread); /* the lone ones too */
+    if (!unread) { /* the words of "this or that" are not ours to hold */
+        pool_readings(pool, &rs);
+        ban_number_words(rule, &rs, history, len, logits);
+    }
+    free(rs.at);
 }
 
 void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced, int S, const int *history,

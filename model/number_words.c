@@ -4,18 +4,26 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The words, once: WORDS lists them, JOINED holds them in one string,
- * each after a space (" zero one two ... billion"). */
+/* The words and their ordinals, once: WORDS and ORDINALS list them,
+ * JOINED holds them in one string, each after a space (" zero one two
+ * ... billion"), with the plurals number_words_index reads. */
 #define EACH_NUMBER_WORD(X)                                                                        \
-    X("zero") X("one") X("two") X("three") X("four") X("five") X("six") X("seven") X("eight")     \
-    X("nine") X("ten") X("eleven") X("twelve") X("thirteen") X("fourteen") X("fifteen")          \
-    X("sixteen") X("seventeen") X("eighteen") X("nineteen") X("twenty") X("thirty") X("forty")   \
-    X("fifty") X("sixty") X("seventy") X("eighty") X("ninety") X("hundred") X("thousand")        \
-    X("million") X("billion")
-#define AS_ELEMENT(word) word,
-#define AFTER_A_SPACE(word) " " word
-static const char *const WORDS[NUMBER_WORDS] = {EACH_NUMBER_WORD(AS_ELEMENT)};
-static const char JOINED[] = EACH_NUMBER_WORD(AFTER_A_SPACE);
+    X("zero", "zeroth") X("one", "first") X("two", "second") X("three", "third")                   \
+    X("four", "fourth") X("five", "fifth") X("six", "sixth") X("seven", "seventh")                 \
+    X("eight", "eighth") X("nine", "ninth") X("ten", "tenth") X("eleven", "eleventh")              \
+    X("twelve", "twelfth") X("thirteen", "thirteenth") X("fourteen", "fourteenth")                 \
+    X("fifteen", "fifteenth") X("sixteen", "sixteenth") X("seventeen", "seventeenth")              \
+    X("eighteen", "eighteenth") X("nineteen", "nineteenth") X("twenty", "twentieth")               \
+    X("thirty", "thirtieth") X("forty", "fortieth") X("fifty", "fiftieth") X("sixty", "sixtieth")  \
+    X("seventy", "seventieth") X("eighty", "eightieth") X("ninety", "ninetieth")                   \
+    X("hundred", "hundredth") X("thousand", "thousandth") X("million", "millionth")                \
+    X("billion", "billionth")
+#define AS_WORD(word, ordinal) word,
+#define AS_ORDINAL(word, ordinal) ordinal,
+#define AFTER_A_SPACE(word, ordinal) " " word " " ordinal
+static const char *const WORDS[NUMBER_WORDS] = {EACH_NUMBER_WORD(AS_WORD)};
+static const char *const ORDINALS[NUMBER_WORDS] = {EACH_NUMBER_WORD(AS_ORDINAL)};
+static const char JOINED[] = EACH_NUMBER_WORD(AFTER_A_SPACE) " hundreds thousands millions billions tens";
 enum { TENS = 18, HUNDRED = 28, THOUSAND, MILLION, BILLION }; /* TENS + 2 is twenty */
 
 int number_words_index(const char *word)
@@ -28,6 +36,29 @@ int number_words_index(const char *word)
     for (int i = HUNDRED; i <= BILLION; i++)
         if (strlen(WORDS[i]) == n - 1 && strncmp(word, WORDS[i], n - 1) == 0) return i;
     return strcmp(word, "tens") == 0 ? 10 : -1;
+}
+
+bool number_words_is_ordinal(const char *word)
+{
+    for (int i = 0; i < NUMBER_WORDS; i++)
+        if (strcmp(word, ORDINALS[i]) == 0) return true;
+    return false;
+}
+
+bool number_words_ordinal_extends(const char *prefix, const bool *allowed)
+{
+    size_t n = strlen(prefix);
+    for (int i = 0; i < NUMBER_WORDS; i++)
+        if (allowed[i] && strncmp(ORDINALS[i], prefix, n) == 0) return true;
+    return false;
+}
+
+bool number_words_plural(const char *word)
+{
+    if (number_words_index(word) < 0) return false;
+    for (int i = 0; i < NUMBER_WORDS; i++)
+        if (strcmp(word, WORDS[i]) == 0) return false;
+    return true;
 }
 
 /* Does `form` go on after `prefix`, beginning with it? */
@@ -50,55 +81,93 @@ bool number_words_extends(const char *prefix, const bool *allowed)
     return false;
 }
 
-/* A piece with no space is part of a word exactly when it is part of
- * JOINED: one search instead of one per word.  translate asks this of
+/* A piece with no space is part of a word (or an ordinal) exactly when it
+ * is part of JOINED: one search instead of one per word.  translate asks this of
  * every piece of both vocabularies at each start; searching word by word
  * was 42% of the instructions of a start that translates nothing
  * (callgrind, en-zh). */
 bool number_words_contains(const char *piece)
 {
-    if (strchr(piece, ' ')) return false;
-    return strstr(JOINED, piece) || strcmp(piece, "s") == 0; /* "s": the plurals hundreds .. billions */
+    return !strchr(piece, ' ') && strstr(JOINED, piece); /* the plurals' pieces too: thousands, ##s */
+}
+
+/* Appends word k to a reading (room: NUMBER_READING_WORDS; a reading
+ * longer than that, a number's long decimals, is cut there). */
+static void say(NumberReading *r, int k)
+{
+    if (r->n < NUMBER_READING_WORDS) r->word[r->n++] = (signed char)k;
 }
 
 /* 0 < r < 100: twelve; twenty five. */
-static void under_hundred(int r, bool *allowed)
+static void under_hundred(int r, NumberReading *out)
 {
     if (r < 20) {
-        allowed[r] = true;
+        say(out, r);
         return;
     }
-    allowed[TENS + r / 10] = true;
-    if (r % 10) allowed[r % 10] = true;
+    say(out, TENS + r / 10);
+    if (r % 10) say(out, r % 10);
 }
 
 /* 0 < g < 1000: five hundred twelve. */
-static void under_thousand(int g, bool *allowed)
+static void under_thousand(int g, NumberReading *out)
 {
     if (g >= 100) {
-        allowed[g / 100] = allowed[HUNDRED] = true;
+        say(out, g / 100);
+        say(out, HUNDRED);
     }
-    if (g % 100) under_hundred(g % 100, allowed);
+    if (g % 100) under_hundred(g % 100, out);
 }
 
-void number_words_of(uint64_t integer, const char *decimals, bool *allowed)
+int number_words_readings(uint64_t integer, const char *decimals, NumberReading *out)
 {
-    if (integer >= 1000000000000u) return;
-    if (integer == 0) allowed[0] = true;
+    if (integer >= 1000000000000u) return 0;
+    int count = 0;
+    NumberReading *standard = &out[count++];
+    standard->n = 0;
+    if (integer == 0) say(standard, 0);
     static const int scale[4] = {BILLION, MILLION, THOUSAND, -1};
     uint64_t unit = 1000000000u;
     for (int i = 0; i < 4; i++, unit /= 1000) {
         int g = (int)(integer / unit % 1000);
         if (g == 0) continue;
-        under_thousand(g, allowed);
-        if (scale[i] >= 0) allowed[scale[i]] = true;
+        under_thousand(g, standard);
+        if (scale[i] >= 0) say(standard, scale[i]);
     }
-    if (integer >= 1100 && integer < 10000) { /* by hundreds: twenty-five hundred, nineteen ninety */
-        under_hundred((int)(integer / 100), allowed);
-        allowed[HUNDRED] = true;
-        if (integer % 100) under_hundred((int)(integer % 100), allowed);
+    if (standard->n >= 2 && standard->word[0] == 1 && standard->word[1] >= HUNDRED) {
+        /* a hundred, a thousand: "a" is no number word */
+        out[count] = *standard;
+        out[count].n--;
+        memmove(out[count].word, out[count].word + 1, (size_t)out[count].n);
+        count++;
     }
-    for (const char *d = decimals; *d; d++) allowed[*d - '0'] = true;
+    if (integer >= 1100 && integer < 10000) { /* by hundreds: twenty-five hundred */
+        NumberReading *by = &out[count++];
+        by->n = 0;
+        under_hundred((int)(integer / 100), by);
+        say(by, HUNDRED);
+        if (integer % 100) under_hundred((int)(integer % 100), by);
+        if (integer % 100 >= 10) { /* nineteen ninety (1905 is no twenty five) */
+            NumberReading *year = &out[count++];
+            year->n = 0;
+            under_hundred((int)(integer / 100), year);
+            under_hundred((int)(integer % 100), year);
+        }
+    }
+    if (decimals[0]) { /* three point one four: the digits after the point, a run of their own */
+        NumberReading *after = &out[count++];
+        after->n = 0;
+        for (const char *d = decimals; *d; d++) say(after, *d - '0');
+    }
+    return count;
+}
+
+void number_words_of(uint64_t integer, const char *decimals, bool *allowed)
+{
+    NumberReading readings[NUMBER_READINGS];
+    int count = number_words_readings(integer, decimals, readings);
+    for (int r = 0; r < count; r++)
+        for (int i = 0; i < readings[r].n; i++) allowed[readings[r].word[i]] = true;
 }
 
 bool number_words_english_value(const int *words, int n, uint64_t *value)

@@ -22,13 +22,45 @@ enum { NUMBER_WORDS = 32 };
  * singular; -1 for any other text. */
 int number_words_index(const char *word);
 
+/* Is `word` the ordinal of one of the words (first, twelfth)? */
+bool number_words_is_ordinal(const char *word);
+
+/* Does the ordinal of one of the words marked in allowed[NUMBER_WORDS]
+ * (first, twelfth, twentieth, hundredth) begin with `prefix`, or is it
+ * `prefix`?  The last word of "twenty-first" says the number's one. */
+bool number_words_ordinal_extends(const char *prefix, const bool *allowed);
+
+/* Is `word` one of the plurals number_words_index reads (thousands,
+ * tens)?  A source's "thousands of" says no one number. */
+bool number_words_plural(const char *word);
+
 /* Is `piece` (a vocabulary piece, without its "##") part of one of the
- * words or their plurals (six, ##ty, ##s)? */
+ * words, their plurals or their ordinals (six, ##ty, ##s, fir)? */
 bool number_words_contains(const char *piece);
 
 /* Does one of the words (or plurals) marked in allowed[NUMBER_WORDS] (NULL:
  * any of them) begin with `prefix` and go on after it (six for sixty)? */
 bool number_words_extends(const char *prefix, const bool *allowed);
+
+/* An English reading of a number: the indices of its words in order
+ * (number_words_index), "-" and "and" left out. */
+enum { NUMBER_READING_WORDS = 32, NUMBER_READINGS = 5 };
+typedef struct {
+    int n;
+    signed char word[NUMBER_READING_WORDS];
+} NumberReading;
+
+/* Writes to out (room: NUMBER_READINGS) the English readings of the
+ * number `integer`.`decimals` (decimals: its digits after the point, ""
+ * for none) and returns how many: the standard one (25 twenty five,
+ * 100,000 one hundred thousand, 2,400,000 two million four hundred
+ * thousand), it without its first "one" before a hundred .. billion (a
+ * hundred thousand), for 1,100 to 9,999 also by hundreds (2,500 twenty
+ * five hundred, 1990 nineteen hundred ninety and nineteen ninety), and
+ * the decimal digits one by one as a reading of their own (3.14: three,
+ * then one four after "point", which is no number word).  None for an
+ * integer of 10^12 or more. */
+int number_words_readings(uint64_t integer, const char *decimals, NumberReading *out);
 
 /* Marks in allowed[NUMBER_WORDS] every word an English reading of the
  * number `integer`.`decimals` uses (decimals: its digits after the point,

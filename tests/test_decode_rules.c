@@ -409,10 +409,10 @@ static void test_number_rule_reads_english_number_words(void **state)
  * 4 "cat", 5..14 the digits as word starts, 15..24 as "##" digits, both
  * sides; then the source's numerals 十 二 五 六 三 万 (25..30) and the
  * target's pieces twelve twenty two six ##ty ##teen ten ##nis fifteen
- * fifty one thousand hundred - ##s si ##x (25..41). */
-enum { ZH_EN_V = 42, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD };
+ * fifty one thousand hundred - ##s si ##x and of second (25..44). */
+enum { ZH_EN_V = 45, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD };
 enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
-       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X };
+       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND };
 
 static NumberRule *zh_en_rule(void)
 {
@@ -422,7 +422,7 @@ static NumberRule *zh_en_rule(void)
         "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "twelve", "twenty", "two", "six", "ty", "teen", "ten", "nis", "fifteen", "fifty", "one", "thousand",
-        "hundred", "-", "s", "si", "x"};
+        "hundred", "-", "s", "si", "x", "and", "of", "second"};
     for (int d = 0; d < 10; d++) {
         char text[2] = {(char)('0' + d), 0};
         number_rule_set_source(r, ZW + d, text, false);
@@ -479,8 +479,10 @@ static void test_number_rule_holds_english_number_words(void **state)
         {"十五: fifteen, not fifty; 15, not 5", src_15, 2, {0}, 0, "....xx.xx.x..xxxx.."},
         {"a lone 三: no number for sure, nothing banned", src_lone, 2, {0}, 0, "xxxxxxxxxxxxxxxxxxx"},
         {"十: ten, and tennis or tens after it", src_10, 1, {EN_TEN}, 1, "....xxxx..x..xxxx.."},
-        {"2万: twenty thousand or 20,000, and the digit 2's two", src_2myriad, 2, {0}, 0, ".xx.xx.x..xx.xxx.x."},
-        {"2万, after thousand: thousands too", src_2myriad, 2, {EN_THOUSAND}, 1, ".xx.xx.x..xx.xxx.x."},
+        {"2万: twenty thousand or 20,000, and the digit 2's two; no thousand first", src_2myriad, 2, {0}, 0,
+         ".xx.xx.x..x..xxx.x."},
+        {"2万, after twenty thousand: thousands too, and whole", src_2myriad, 2, {EN_TWENTY, EN_THOUSAND}, 2,
+         ".xx.xx.x..x..xxx.x."},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char got[N + 1];
@@ -505,6 +507,58 @@ static void test_number_rule_holds_english_number_words(void **state)
     memset(logits, 0, sizeof logits);
     number_rule_ban(r, code, NULL, 5, written, 2, logits);
     assert_true(logits[ZC + 2] == 0);
+    number_rule_free(r);
+}
+
+/* The words in the order of a reading (number_rule.h): 二万 is "twenty
+ * thousand", so neither "two" nor "thousand" may begin it, and "twenty"
+ * may not end it (twenty cats for 20,000): only "thousand" or one joiner
+ * may follow, and no piece that makes twenty another word; 二十二 may end
+ * "twenty-second"; "of" joins only after a plural (tens of thousands for
+ * 万), "and" only after a hundred .. billion. */
+static void test_number_rule_orders_english_number_words(void **state)
+{
+    (void)state;
+    NumberRule *r = zh_en_rule();
+    static const int ids[] = {EN_TWENTY, EN_TWO, EN_THOUSAND, EN_TEN, EN_ONE, EN_DASH, EN_AND, EN_OF, EN_SECOND,
+                              EN_S, EN_X, CAT, 3 /* </s> */};
+    enum { N = sizeof ids / sizeof *ids };
+    static const int src_20000[] = {ZH_TWO, ZH_MYRIAD}, src_22[] = {ZH_TWO, ZH_TEN, ZH_TWO},
+                     src_10000[] = {ZH_MYRIAD, CAT};
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[3], len;
+        const char *expect; /* twenty two thousand ten one - and of second ##s ##x cat </s> */
+    } cases[] = {
+        {"二万: twenty may begin, not two or thousand", src_20000, 2, {0}, 0, "x...xxxxxxxxx"},
+        {"二万, after twenty: thousand or a joiner, nothing else", src_20000, 2, {EN_TWENTY}, 1, "..x..x......."},
+        {"二万, after twenty -: thousand only", src_20000, 2, {EN_TWENTY, EN_DASH}, 2, "..x.........."},
+        {"二万, after twenty thousand: whole, free", src_20000, 2, {EN_TWENTY, EN_THOUSAND}, 2, "x...xxxxxxxxx"},
+        {"二十二, after twenty -: two or its ordinal", src_22, 3, {EN_TWENTY, EN_DASH}, 2, ".x......x...."},
+        {"万, after ten: thousand, a dash, ##s; no of, no and", src_10000, 2, {EN_TEN}, 1, "..x..x...x..."},
+        {"万, after tens: of too", src_10000, 2, {EN_TEN, EN_S}, 2, "..x..x.x....."},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char got[N + 1];
+        these_allowed(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, ids, N, got);
+        if (strcmp(got, cases[c].expect) != 0)
+            fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
+    }
+    number_rule_free(r);
+}
+
+/* An English source's plurals say no one number: "thousands of cats"
+ * holds nothing (成千上万 stays free), "thousand cats" holds 1,000. */
+static void test_number_rule_leaves_an_english_plural_free(void **state)
+{
+    (void)state;
+    NumberRule *r = number_rule_new(8, 8);
+    static const char *const pieces[8] = {"<pad>", "<unk>", "<s>", "</s>", "thousand", "s", "of", "cat"};
+    for (int id = 0; id < 8; id++) number_rule_set_source_piece(r, id, pieces[id], id == 5);
+    static const int thousands[] = {4, 5, 6, 7}, thousand[] = {4, 7};
+    assert_false(number_rule_applies(r, thousands, 4));
+    assert_true(number_rule_applies(r, thousand, 2));
     number_rule_free(r);
 }
 
@@ -930,6 +984,8 @@ int main(void)
         cmocka_unit_test(test_number_rule_bans_numerals_of_another_value),
         cmocka_unit_test(test_number_rule_makes_a_numeral_run_go_on),
         cmocka_unit_test(test_number_rule_holds_english_number_words),
+        cmocka_unit_test(test_number_rule_orders_english_number_words),
+        cmocka_unit_test(test_number_rule_leaves_an_english_plural_free),
         cmocka_unit_test(test_number_rule_reads_english_number_words),
         cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_separators_under_both_rules),

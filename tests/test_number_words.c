@@ -80,6 +80,53 @@ static void test_the_words_of_a_number(void **state)
     }
 }
 
+/* Each number's English readings in order (number_words_readings), the
+ * words joined by spaces, the readings by " / ". */
+static void test_the_readings_of_a_number(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned long long integer;
+        const char *decimals, *readings;
+    } cases[] = {
+        {0, "", "zero"},
+        {25, "", "twenty five"},
+        {100, "", "one hundred / hundred"},                                /* a hundred */
+        {1990, "", "one thousand nine hundred ninety / thousand nine hundred ninety / "
+                   "nineteen hundred ninety / nineteen ninety"},
+        {1905, "", "one thousand nine hundred five / thousand nine hundred five / nineteen hundred five"},
+        {2500, "", "two thousand five hundred / twenty five hundred"},  /* no "twenty five" for it */
+        {100000, "", "one hundred thousand / hundred thousand"},
+        {35000, "", "thirty five thousand"},
+        {3, "14", "three / one four"},                                   /* three point one four */
+        {1000000000000ULL, "", ""},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        NumberReading r[NUMBER_READINGS];
+        int count = number_words_readings(cases[c].integer, cases[c].decimals, r);
+        char got[512] = "";
+        for (int k = 0; k < count; k++)
+            for (int i = 0; i < r[k].n; i++)
+                snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : k ? " / " : "",
+                         WORD[(int)r[k].word[i]]);
+        if (strcmp(got, cases[c].readings) != 0)
+            fail_msg("%llu.%s: expected \"%s\", got \"%s\"", cases[c].integer, cases[c].decimals,
+                     cases[c].readings, got);
+    }
+    /* plurals and ordinals, which the rule reads beside the words */
+    assert_true(number_words_plural("thousands") && number_words_plural("tens"));
+    assert_false(number_words_plural("thousand") || number_words_plural("six") || number_words_plural("cats"));
+    assert_true(number_words_contains("thousands") && number_words_contains("first") &&
+                number_words_contains("ieth"));
+    assert_true(number_words_is_ordinal("twelfth") && number_words_is_ordinal("twentieth") &&
+                number_words_is_ordinal("first"));
+    assert_false(number_words_is_ordinal("twelve") || number_words_is_ordinal("fir"));
+    bool one[NUMBER_WORDS] = {[1] = true}, twenty[NUMBER_WORDS] = {[20] = true};
+    assert_true(number_words_ordinal_extends("fir", one) && number_words_ordinal_extends("first", one));
+    assert_false(number_words_ordinal_extends("sec", one) || number_words_ordinal_extends("fir", twenty));
+    assert_true(number_words_ordinal_extends("twentie", twenty));
+}
+
 static void test_english_runs_have_values(void **state)
 {
     (void)state;
@@ -167,6 +214,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_words_are_found_by_name),
         cmocka_unit_test(test_the_words_of_a_number),
+        cmocka_unit_test(test_the_readings_of_a_number),
         cmocka_unit_test(test_english_runs_have_values),
         cmocka_unit_test(test_chinese_runs_have_values),
     };

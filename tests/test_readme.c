@@ -117,7 +117,7 @@ static void test_readme_quotes_the_model_cards(void **state)
     assert_non_null(readme);
     assert_non_null(cards);
     /* docs/models.md: | **dev BLEU / chrF2, greedy** | **34.35 / 29.42** | **29.25 / 47.46** | */
-    char row[200], en_zh[32], zh_en[32];
+    char row[1000], en_zh[32], zh_en[32];
     text_after(cards, "| **dev BLEU / chrF2, greedy** | **", "\n", row, sizeof row);
     text_after(row, "", " ", en_zh, sizeof en_zh);
     text_after(row, "| **", " ", zh_en, sizeof zh_en);
