@@ -524,7 +524,7 @@ static void test_number_rule_orders_english_number_words(void **state)
                               EN_S, EN_X, CAT, 3 /* </s> */};
     enum { N = sizeof ids / sizeof *ids };
     static const int src_20000[] = {ZH_TWO, ZH_MYRIAD}, src_22[] = {ZH_TWO, ZH_TEN, ZH_TWO},
-                     src_10000[] = {ZH_MYRIAD, CAT};
+                     src_10000[] = {ZH_MYRIAD, CAT}, src_2_10000[] = {ZH_TWO, CAT, ZH_MYRIAD};
     static const struct {
         const char *what;
         const int *src;
@@ -538,6 +538,8 @@ static void test_number_rule_orders_english_number_words(void **state)
         {"二十二, after twenty -: two or its ordinal", src_22, 3, {EN_TWENTY, EN_DASH}, 2, ".x......x...."},
         {"万, after ten: thousand, a dash, ##s; no of, no and", src_10000, 2, {EN_TEN}, 1, "..x..x...x..."},
         {"万, after tens: of too", src_10000, 2, {EN_TEN, EN_S}, 2, "..x..x.x....."},
+        {"二 and 万, after ten: ten is not whole because two is one word long", src_2_10000, 3, {EN_TEN}, 1,
+         "..x..x...x..."},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char got[N + 1];
