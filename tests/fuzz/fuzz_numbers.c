@@ -19,8 +19,8 @@
  * numbers, the target's English pieces held to their words: number_words.h).
  * The vocabularies are small and made here, the same on both sides: pieces
  * of one and several digits, starting a word or continuing one, both
- * separators, pieces of English number words and a few other words, and
- * every numeral.  The input's bytes choose the rule, the source's ids and
+ * separators, pieces of English number words, their plurals, ordinals and
+ * joiners, a few other words, and every numeral.  The input's bytes choose the rule, the source's ids and
  * which came after a space, the output's ids, the tokens banned before the
  * rule, and the number to read. */
 #include "fuzz.h"
@@ -43,6 +43,7 @@ static const Piece PIECES[] = {
     {".", false},     {",", false},     {"元", false},   {"one", false},   {"two", false},  {"six", false},
     {"ten", false},   {"twelve", false}, {"twenty", false}, {"thousand", false}, {"hundred", false},
     {"-", false},     {"and", false},   {"ty", true},    {"teen", true},   {"s", true},     {"nis", true},
+    {"of", false},    {"first", false}, {"second", false}, {"thousands", false}, {"th", true}, {"ieth", true},
 };
 enum { N_PIECES = sizeof PIECES / sizeof *PIECES };
 static const char *const NUMERALS[] = {"零", "〇", "一", "二", "两", "三", "四", "五", "六", "七",
