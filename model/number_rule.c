@@ -11,7 +11,7 @@
 #include "number_words.h"
 
 enum { MAX_DIGITS = 15 };
-enum { WORD_ROOM = 16 }; /* the longest number word, "seventeen" or "thousands", and its 0, with room */
+enum { WORD_ROOM = 16 }; /* the longest number word or ordinal, "seventeenth", and its 0, with room */
 
 /* One vocabulary's digit and separator tokens. */
 typedef struct {
@@ -777,6 +777,16 @@ static void next_words(const Readings *rs, const int *run, int n, bool *next)
     }
 }
 
+/* Marks in ends[NUMBER_WORDS] the words of next[] that, after run[0..n-1]
+ * (room: n + 1), read a whole number: those whose ordinal may end it. */
+static void ending_words(const Readings *rs, int *run, int n, const bool *next, bool *ends)
+{
+    for (int k = 0; k < NUMBER_WORDS; k++) {
+        run[n] = k;
+        ends[k] = next[k] && run_reads(rs, run, n + 1, true);
+    }
+}
+
 /* The run after number word k: run[0..*n-1] and k where a reading begins
  * so; else k alone, where the run was free to end and a reading begins
  * with k; else none (a word that came in free, a lone "one", holds
@@ -816,15 +826,28 @@ static int run_before(const Words *w, const Readings *rs, const int *history, in
     return n;
 }
 
+/* Is `word` a plural that may not stand where it would, after a run of
+ * `before` words (ends: ending_words)?  A plural of thousand .. billion
+ * must end the run ("thousands" for 1,000, never "a thousands of two
+ * hundred" for 1,200); tens and hundreds may only begin one, to go on
+ * with "of" (tens of thousands, never "two hundreds of fifty"). */
+static bool vague_plural(const char *word, const bool *ends, int before)
+{
+    int k = number_words_index(word);
+    if (!number_words_plural(word)) return false;
+    return k > number_words_index("hundred") ? !ends[k] : before > 0;
+}
+
 /* English target: holds the output's number words to the readings of the
  * source's numbers (number_rule.h), in order: a run of number words
  * (joiners between them) may only go on as a reading of one goes on
  * ("five thousand" is no reading of 三万五千, nor "twenty" of 十二), and
- * ends only where it reads a whole one ("thirty" for 三万五千 may not end).
- * A piece may begin or continue a word only toward a word that may come
- * next (six for sixty); where the output's word is a number word that may
- * not come there, only a piece that continues it toward one may follow,
- * unless none can.  "one" is always free (the red one). */
+ * ends only where it reads a whole one ("thirty" for 三万五千 may not end),
+ * or with an ordinal that does (twenty-first for 21).  A piece may begin
+ * or continue a word only toward a word that may come next (six for
+ * sixty); where the output's word is a number word that may not come
+ * there, only a piece that continues it toward one may follow, unless
+ * none can.  "one" is free (the red one) but where a run must go on. */
 static void ban_number_words(const NumberRule *rule, const Readings *rs, const int *history, int len, float *logits)
 {
     const Words *w = &rule->target_words;
@@ -840,18 +863,22 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
     next_words(rs, run, n, allowed);
     /* a word begun inside a run that must go on ("four hu" of 455) */
     bool partial = in_word && index < 0 && !is_joiner(word) && !number_words_is_ordinal(word) &&
-                   !run_free(rs, run, n) &&
-                   (number_words_extends(word, allowed) || number_words_ordinal_extends(word, allowed));
+                   !run_free(rs, run, n) && number_words_extends(word, allowed);
+    /* the words whose ordinal ends the run where the last word stands
+     * (fourth for 4, not for 455) and after it (twenty-first) */
+    bool ends_here[NUMBER_WORDS], ends_next[NUMBER_WORDS];
+    ending_words(rs, run, n, allowed, ends_here);
     if (index >= 0) run_step(rs, run, &after, index);
     else if (!(in_word && is_joiner(word))) after = 0;
     next_words(rs, run, after, allowed_next);
     bool may_end = run_free(rs, run, after);
+    ending_words(rs, run, after, allowed_next, ends_next);
     free(run);
     /* where the run must go on, the words that go on with it (not "one"
      * unless a reading goes on with one) */
     bool going[NUMBER_WORDS];
     memcpy(going, allowed_next, sizeof going);
-    allowed[1] = allowed_next[1] = true; /* else "one" is always free (the red one) */
+    allowed[1] = allowed_next[1] = true; /* else "one" is free (the red one), but for a run that must go on */
     /* The word must go on where, piece by piece, it was a number word no
      * source number says (nine beside 2,019,001) and is not one that a
      * source number says yet, though it can still become one (nineteen):
@@ -871,6 +898,7 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
     for (int j = 0; j < w->whole_count; j++) {
         int id = w->whole_ids[j], k = number_words_index(w->piece[id]);
         if (!allowed_next[k] && !number_words_extends(w->piece[id], allowed_next)) logits[id] = -INFINITY;
+        if (vague_plural(w->piece[id], ends_next, after)) logits[id] = -INFINITY;
     }
     /* A piece that would make the word so far such a word; only where the
      * word so far may still become a number word at all (most words may
@@ -880,7 +908,7 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
         snprintf(with, sizeof with, "%s%s", word, w->piece[id]);
         int k = number_words_index(with);
         bool toward = number_words_extends(with, allowed);
-        if (k >= 0 && !allowed[k] && !toward) logits[id] = -INFINITY;
+        if ((k >= 0 && !allowed[k] && !toward) || vague_plural(with, ends_here, n)) logits[id] = -INFINITY;
         /* where it must go on: only toward an allowed word (seven: ##ty for seventy, not ##s) */
         if (must_go_on && ((k >= 0 && allowed[k]) || toward) && logits[id] > -INFINITY) {
             goes_on[id] = true;
@@ -907,17 +935,18 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
             if (index < 0 && !partial) continue; /* after a joiner: no piece goes on with it */
             snprintf(with, sizeof with, "%s%s", word, p);
             int k = number_words_index(with);
-            goes[id] = (k >= 0 && allowed[k]) || number_words_extends(with, allowed) ||
-                       number_words_ordinal_extends(with, allowed);
+            goes[id] = (k >= 0 && allowed[k] && !vague_plural(with, ends_here, n)) ||
+                       number_words_extends(with, allowed) || number_words_ordinal_extends(with, ends_here);
         } else if (!partial) {
             int k = number_words_index(p);
             /* "and" only after a hundred .. billion, "of" after a plural:
              * two hundred and five, tens of thousands; never eighty and
              * four, eighty of four */
-            bool joins = is_joiner(p) && !after_joiner && (strcmp(p, "of") != 0 || number_words_plural(word)) &&
+            bool joins = is_joiner(p) && !after_joiner &&
+                         (strcmp(p, "of") != 0 || (number_words_plural(word) && index <= number_words_index("hundred"))) &&
                          (strcmp(p, "and") != 0 || index >= number_words_index("hundred"));
-            goes[id] = joins || (k >= 0 && going[k]) || number_words_extends(p, going) ||
-                       number_words_ordinal_extends(p, going);
+            goes[id] = joins || (k >= 0 && going[k] && !vague_plural(p, ends_next, after)) || number_words_extends(p, going) ||
+                       number_words_ordinal_extends(p, ends_next);
         }
         left += goes[id] && logits[id] > -INFINITY;
     }
@@ -976,6 +1005,13 @@ static bool digits_before(const Side *s, const int *src, int end, uint64_t *num,
     return true;
 }
 
+/* Adds `value` to `pool` (NULL: only counts it); returns 1. */
+static int add_value(Pool *pool, uint64_t value)
+{
+    if (pool) pool_add(pool, value, "", "");
+    return 1;
+}
+
 /* Adds the value of the run of number words words[0..n-1] to `pool`
  * (NULL: only counts it) and returns 1, or 0 where the run says none; a
  * run of scale words right after a digit number multiplies it (1.5
@@ -994,13 +1030,13 @@ static int add_words_value(const NumberRule *rule, const int *src, int first, Po
     } else if (n == 1 && words[0] == 1) {
         return 0; /* a lone "one" is a pronoun as often (the red one), and its 一 is free anyway */
     }
-    if (pool) pool_add(pool, value, "", "");
-    return 1;
+    return add_value(pool, value);
 }
 
 /* English source: adds to `pool` (NULL: only counts them) the value of
- * each run of number words (three; twenty - five; two hundred and five)
- * and returns how many.  They hold the numerals as digit numbers do
+ * each run of number words (three; twenty - five; two hundred and five;
+ * words that make no one cardinal are two runs: twenty | thirty, and
+ * nineteen | ninety also the year 1990) and returns how many.  They hold the numerals as digit numbers do
  * ("seventy minutes" 七十分钟, no longer 七分钟), and beside a digit number
  * the numerals that say them stay free: "Three boys ate 30 apples." keeps
  * its 三个男孩 where 三 would otherwise have to go on to 三十, "ten o'clock
@@ -1011,26 +1047,44 @@ static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool 
     const Words *w = &rule->source_words;
     int *words = xmalloc((size_t)S * sizeof *words), n = 0, first = 0, added = 0;
     bool vague = false; /* thousands of, tens of thousands: no one number */
+    int year = -1;      /* nineteen ninety: the first half's 19, where the run is a year's second half */
+    int hundred = number_words_index("hundred");
     char word[WORD_ROOM];
-    for (int i = 0, end; i < S; i = end) {
-        end = i + 1; /* the word src[i..end-1]: a piece and those that continue it */
-        while (end < S && src[end] >= 0 && src[end] < w->V && w->continues[src[end]]) end++;
-        int start;
-        bool known = word_ending_at(w, src, end, word, &start) && start == i;
-        int k = known ? number_words_index(word) : -1;
-        if (k >= 0) {
+    for (int i = 0, end; i <= S; i = end) {
+        int k = -1;
+        bool known = false;
+        end = i + 1;
+        if (i < S) { /* the word src[i..end-1]: a piece and those that continue it */
+            while (end < S && src[end] >= 0 && src[end] < w->V && w->continues[src[end]]) end++;
+            int start;
+            known = word_ending_at(w, src, end, word, &start) && start == i;
+            k = known ? number_words_index(word) : -1;
+        }
+        if (k >= 0 && (n == 0 || number_words_may_follow(words[n - 1], k))) {
             if (n == 0) first = i;
             words[n++] = k;
             vague |= number_words_plural(word);
             continue;
         }
-        if (n > 0 && known && (strcmp(word, "-") == 0 || strcmp(word, "and") == 0))
-            continue; /* twenty - five; two hundred and five */
+        /* twenty - five; two hundred and five (never "twenty and thirty") */
+        if (n > 0 && known && (strcmp(word, "-") == 0 || (strcmp(word, "and") == 0 && words[n - 1] >= hundred)))
+            continue;
+        /* the run ends here: its number, and a year's where it is the
+         * second half of one (nineteen | ninety) */
+        uint64_t value;
+        bool two_digits = n > 0 && number_words_english_value(words, n, &value) && value >= 10 && value < 100;
         if (!vague) added += add_words_value(rule, src, first, pool, words, n);
+        if (!vague && year >= 0 && two_digits) added += add_value(pool, (uint64_t)year * 100 + value);
+        /* a run that a number word ends (nineteen | ninety) may be a year's first half */
+        year = k >= 0 && two_digits && value > 10 && k >= 10 && k < hundred ? (int)value : -1;
         n = 0;
         vague = false;
+        if (k >= 0) { /* it begins the next run */
+            first = i;
+            words[n++] = k;
+            vague = number_words_plural(word);
+        }
     }
-    if (!vague) added += add_words_value(rule, src, first, pool, words, n);
     free(words);
     return added;
 }

@@ -77,7 +77,8 @@
  *     be 星期三's) may be written in digits, with thousands commas from
  *     10,000 (十五 15, 10万 100,000), and makes the rule apply; and every
  *     English number word of the output (zero .. nineteen, twenty ..
- *     ninety, hundred .. billion and their plurals, "one" always free)
+ *     ninety, hundred .. billion and their plurals; "one" free but where
+ *     a run must go on)
  *     goes in the order of a reading of a source number, lone numerals'
  *     too (number_words_readings: 十二 twelve, never twenty; 三 three;
  *     三万五千 thirty-five thousand, never "five thousand"): a run of
@@ -86,14 +87,19 @@
  *     may begin only as a reading begins, go on only as one goes on, and,
  *     once it reads no whole number, end only where it does: "thirty"
  *     for 三万五千 must go on, as a run of numerals must, with a number
- *     word, one joiner, or an ordinal that ends it (twenty-first for
- *     二十一), unless none of those is left.  A piece that would make
+ *     word, one joiner, or an ordinal that ends the reading (twenty-first
+ *     for 二十一), unless none of those is left.  A plural of thousand ..
+ *     billion must end its run (thousands for 千), tens and hundreds may
+ *     only begin one (tens of thousands).  A piece that would make
  *     such a word of another value is banned, unless a word that may
  *     come there goes on from it (six for sixty), and then the word must
  *     go on toward it.  A run of numerals that says "this or that"
  *     (两三 two or three, 十七八) is no one number: where the source has
  *     one, the words are left free.  An English source's plurals
- *     (thousands of, tens of thousands) say no one number either.
+ *     (thousands of, tens of thousands) say no one number either, and
+ *     its words that make no one cardinal are two numbers ("twenty and
+ *     thirty" 20 and 30; "nineteen ninety" 19 and 90, and the year
+ *     1990).
  *   - A number written as a run of two numerals or more is used up for
  *     the digits too (五十 then 50 is 50 twice); a lone numeral, maybe a
  *     word, is not (第二 "second" beside 2:30).

@@ -170,6 +170,14 @@ void number_words_of(uint64_t integer, const char *decimals, bool *allowed)
         for (int i = 0; i < readings[r].n; i++) allowed[readings[r].word[i]] = true;
 }
 
+bool number_words_may_follow(int before, int k)
+{
+    if (before == 0 || k == 0) return false;                      /* zero stands alone */
+    if (before < TENS + 2) return k >= HUNDRED;                   /* five hundred, nineteen hundred */
+    if (before < HUNDRED) return k < 10 || k >= HUNDRED;          /* twenty five, twenty thousand */
+    return k < HUNDRED || k > before || before > HUNDRED;         /* hundred five, hundred thousand, thousand ... */
+}
+
 bool number_words_english_value(const int *words, int n, uint64_t *value)
 {
     uint64_t total = 0, current = 0, last_scale = 0;

@@ -71,6 +71,11 @@ int number_words_readings(uint64_t integer, const char *decimals, NumberReading 
  * Nothing is marked for an integer of 10^12 or more. */
 void number_words_of(uint64_t integer, const char *decimals, bool *allowed);
 
+/* May word k follow word `before` (indices) in one English cardinal?
+ * twenty five, five hundred, hundred thousand yes; twenty thirty,
+ * nineteen ninety (a year: two numbers here), five six, zero five no. */
+bool number_words_may_follow(int before, int k);
+
 /* The value of words[0..n-1] (indices as number_words_index gives them),
  * a run of English number words: three 3, twenty five 25, two hundred
  * five 205, one hundred thousand 100,000, hundred 100.  False for one

@@ -409,20 +409,21 @@ static void test_number_rule_reads_english_number_words(void **state)
  * 4 "cat", 5..14 the digits as word starts, 15..24 as "##" digits, both
  * sides; then the source's numerals 十 二 五 六 三 万 (25..30) and the
  * target's pieces twelve twenty two six ##ty ##teen ten ##nis fifteen
- * fifty one thousand hundred - ##s si ##x and of second (25..44). */
-enum { ZH_EN_V = 45, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD };
+ * fifty one thousand hundred - ##s si ##x and of second th ##ousand
+ * (25..46); 百 (31) is a source numeral too. */
+enum { ZH_EN_V = 47, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED };
 enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
-       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND };
+       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND, EN_TH, EN_OUSAND };
 
 static NumberRule *zh_en_rule(void)
 {
     NumberRule *r = number_rule_new(ZH_EN_V, ZH_EN_V);
-    static const char *const han[6] = {"十", "二", "五", "六", "三", "万"};
+    static const char *const han[7] = {"十", "二", "五", "六", "三", "万", "百"};
     static const char *const pieces[ZH_EN_V] = {
         "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "twelve", "twenty", "two", "six", "ty", "teen", "ten", "nis", "fifteen", "fifty", "one", "thousand",
-        "hundred", "-", "s", "si", "x", "and", "of", "second"};
+        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand"};
     for (int d = 0; d < 10; d++) {
         char text[2] = {(char)('0' + d), 0};
         number_rule_set_source(r, ZW + d, text, false);
@@ -430,10 +431,10 @@ static NumberRule *zh_en_rule(void)
         number_rule_set_target(r, ZW + d, text, false);
         number_rule_set_target(r, ZC + d, text, true);
     }
-    for (int i = 0; i < 6; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
+    for (int i = 0; i < 7; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
     for (int id = 0; id < ZH_EN_V; id++) {
         bool continues = (id >= ZC && id < ZC + 10) || id == EN_TY || id == EN_TEEN || id == EN_NIS || id == EN_S ||
-                         id == EN_X;
+                         id == EN_X || id == EN_OUSAND;
         number_rule_set_target_piece(r, id, pieces[id], continues);
     }
     return r;
@@ -524,7 +525,8 @@ static void test_number_rule_orders_english_number_words(void **state)
                               EN_S, EN_X, CAT, 3 /* </s> */};
     enum { N = sizeof ids / sizeof *ids };
     static const int src_20000[] = {ZH_TWO, ZH_MYRIAD}, src_22[] = {ZH_TWO, ZH_TEN, ZH_TWO},
-                     src_10000[] = {ZH_MYRIAD, CAT}, src_2_10000[] = {ZH_TWO, CAT, ZH_MYRIAD};
+                     src_10000[] = {ZH_MYRIAD, CAT}, src_2_10000[] = {ZH_TWO, CAT, ZH_MYRIAD},
+                     src_250[] = {ZH_TWO, ZH_HUNDRED, ZH_FIVE};
     static const struct {
         const char *what;
         const int *src;
@@ -540,6 +542,7 @@ static void test_number_rule_orders_english_number_words(void **state)
         {"万, after tens: of too", src_10000, 2, {EN_TEN, EN_S}, 2, "..x..x.x....."},
         {"二 and 万, after ten: ten is not whole because two is one word long", src_2_10000, 3, {EN_TEN}, 1,
          "..x..x...x..."},
+        {"二百五, after two hundred: fifty, a dash, and", src_250, 3, {EN_TWO, EN_HUNDRED}, 2, ".....xx......"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char got[N + 1];
@@ -547,6 +550,44 @@ static void test_number_rule_orders_english_number_words(void **state)
         if (strcmp(got, cases[c].expect) != 0)
             fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
     }
+    /* 二万, after twenty th: the word begun goes on toward thousand, nothing else */
+    float logits[ZH_EN_V] = {0};
+    number_rule_ban(r, src_20000, NULL, 2, (const int[]){EN_TWENTY, EN_TH}, 2, logits);
+    assert_true(logits[EN_OUSAND] == 0 && logits[CAT] == -INFINITY && logits[EN_X] == -INFINITY &&
+                logits[3] == -INFINITY);
+    /* 二万, after twenty, where an earlier rule banned thousand and every
+     * joiner: nothing that goes on is left, so nothing more is banned */
+    memset(logits, 0, sizeof logits);
+    logits[EN_THOUSAND] = logits[EN_DASH] = logits[EN_AND] = logits[EN_OF] = logits[EN_TH] = -INFINITY;
+    number_rule_ban(r, src_20000, NULL, 2, (const int[]){EN_TWENTY}, 1, logits);
+    assert_true(logits[CAT] == 0 && logits[3] == 0);
+    number_rule_free(r);
+}
+
+/* An English source's number words that are no one cardinal are two
+ * numbers: "twenty and thirty" is 20 and 30 (not 50: 二十 may end),
+ * "nineteen ninety" 19, 90 and the year 1990 (一九九零 may be written). */
+static void test_number_rule_splits_english_runs(void **state)
+{
+    (void)state;
+    enum { V = 16 };
+    NumberRule *r = number_rule_new(V, V);
+    static const char *const src_pieces[V] = {"<pad>", "<unk>", "<s>", "</s>", "twenty", "and", "thirty",
+                                              "nineteen", "ninety", "cat", "", "", "", "", "", ""};
+    static const char *const han[6] = {"一", "二", "三", "九", "十", "零"};
+    for (int id = 4; id < 10; id++) number_rule_set_source_piece(r, id, src_pieces[id], false);
+    for (int i = 0; i < 6; i++) number_rule_set_numeral(r, 10 + i, han[i]);
+    enum { ONE = 10, TWO, THREE, NINE, TEN, ZERO, CAT_ID = 9 };
+    static const int twenty_and_thirty[] = {4, 5, 6, CAT_ID}, nineteen_ninety[] = {7, 8, CAT_ID};
+    float logits[V] = {0};
+    number_rule_ban(r, twenty_and_thirty, NULL, 4, (const int[]){TWO, TEN}, 2, logits);
+    assert_true(logits[CAT_ID] == 0); /* 二十 is whole */
+    memset(logits, 0, sizeof logits);
+    number_rule_ban(r, nineteen_ninety, NULL, 3, (const int[]){ONE, NINE, NINE}, 3, logits);
+    assert_true(logits[ZERO] == 0); /* 一九九 goes on to 一九九零 */
+    memset(logits, 0, sizeof logits);
+    number_rule_ban(r, nineteen_ninety, NULL, 3, (const int[]){NINE, TEN}, 2, logits);
+    assert_true(logits[CAT_ID] == 0); /* 九十 is whole */
     number_rule_free(r);
 }
 
@@ -988,6 +1029,7 @@ int main(void)
         cmocka_unit_test(test_number_rule_holds_english_number_words),
         cmocka_unit_test(test_number_rule_orders_english_number_words),
         cmocka_unit_test(test_number_rule_leaves_an_english_plural_free),
+        cmocka_unit_test(test_number_rule_splits_english_runs),
         cmocka_unit_test(test_number_rule_reads_english_number_words),
         cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_separators_under_both_rules),

@@ -113,6 +113,14 @@ static void test_the_readings_of_a_number(void **state)
             fail_msg("%llu.%s: expected \"%s\", got \"%s\"", cases[c].integer, cases[c].decimals,
                      cases[c].readings, got);
     }
+    /* which word may follow which in one cardinal (indices: 5 five, 19
+     * nineteen, 20 twenty, 21 thirty, 27 ninety, 28 hundred, 29 thousand) */
+    assert_true(number_words_may_follow(20, 5) && number_words_may_follow(5, 28) &&
+                number_words_may_follow(28, 29) && number_words_may_follow(29, 28) &&
+                number_words_may_follow(28, 20) && number_words_may_follow(19, 28));
+    assert_false(number_words_may_follow(20, 21) || number_words_may_follow(19, 27) ||
+                 number_words_may_follow(5, 6) || number_words_may_follow(0, 5) || number_words_may_follow(28, 28) ||
+                 number_words_may_follow(20, 19));
     /* plurals and ordinals, which the rule reads beside the words */
     assert_true(number_words_plural("thousands") && number_words_plural("tens"));
     assert_false(number_words_plural("thousand") || number_words_plural("six") || number_words_plural("cats"));
