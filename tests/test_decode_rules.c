@@ -410,10 +410,11 @@ static void test_number_rule_reads_english_number_words(void **state)
  * sides; then the source's numerals 十 二 五 六 三 万 (25..30) and the
  * target's pieces twelve twenty two six ##ty ##teen ten ##nis fifteen
  * fifty one thousand hundred - ##s si ##x and of second th ##ousand
- * (25..46); 百 (31) is a source numeral too. */
-enum { ZH_EN_V = 47, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED };
+ * hundredth (25..47); 百 (31) is a source numeral too. */
+enum { ZH_EN_V = 48, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED };
 enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
-       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND, EN_TH, EN_OUSAND };
+       EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND, EN_TH, EN_OUSAND,
+       EN_HUNDREDTH };
 
 static NumberRule *zh_en_rule(void)
 {
@@ -423,7 +424,7 @@ static NumberRule *zh_en_rule(void)
         "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "twelve", "twenty", "two", "six", "ty", "teen", "ten", "nis", "fifteen", "fifty", "one", "thousand",
-        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand"};
+        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand", "hundredth"};
     for (int d = 0; d < 10; d++) {
         char text[2] = {(char)('0' + d), 0};
         number_rule_set_source(r, ZW + d, text, false);
@@ -550,6 +551,11 @@ static void test_number_rule_orders_english_number_words(void **state)
         if (strcmp(got, cases[c].expect) != 0)
             fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
     }
+    /* 二百五, after two: an ordinal ends the run only where it ends the
+     * reading (two hundredth is no 250) */
+    float after_two[ZH_EN_V] = {0};
+    number_rule_ban(r, src_250, NULL, 3, (const int[]){EN_TWO}, 1, after_two);
+    assert_true(after_two[EN_HUNDRED] == 0 && after_two[EN_HUNDREDTH] == -INFINITY);
     /* 二万, after twenty th: the word begun goes on toward thousand, nothing else */
     float logits[ZH_EN_V] = {0};
     number_rule_ban(r, src_20000, NULL, 2, (const int[]){EN_TWENTY, EN_TH}, 2, logits);
@@ -565,7 +571,8 @@ static void test_number_rule_orders_english_number_words(void **state)
 }
 
 /* An English source's number words that are no one cardinal are two
- * numbers: "twenty and thirty" is 20 and 30 (not 50: 二十 may end),
+ * numbers: "twenty and thirty" is 20 and 30 (not 50: 二十 may end), as is
+ * "twenty and five" ("and" joins after a hundred .. billion only),
  * "nineteen ninety" 19, 90 and the year 1990 (一九九零 may be written). */
 static void test_number_rule_splits_english_runs(void **state)
 {
@@ -573,18 +580,22 @@ static void test_number_rule_splits_english_runs(void **state)
     enum { V = 16 };
     NumberRule *r = number_rule_new(V, V);
     static const char *const src_pieces[V] = {"<pad>", "<unk>", "<s>", "</s>", "twenty", "and", "thirty",
-                                              "nineteen", "ninety", "cat", "", "", "", "", "", ""};
-    static const char *const han[6] = {"一", "二", "三", "九", "十", "零"};
-    for (int id = 4; id < 10; id++) number_rule_set_source_piece(r, id, src_pieces[id], false);
-    for (int i = 0; i < 6; i++) number_rule_set_numeral(r, 10 + i, han[i]);
-    enum { ONE = 10, TWO, THREE, NINE, TEN, ZERO, CAT_ID = 9 };
-    static const int twenty_and_thirty[] = {4, 5, 6, CAT_ID}, nineteen_ninety[] = {7, 8, CAT_ID};
+                                              "nineteen", "ninety", "cat", "five", "", "", "", "", ""};
+    static const char *const han[5] = {"一", "二", "九", "十", "五"};
+    for (int id = 4; id <= 10; id++) number_rule_set_source_piece(r, id, src_pieces[id], false);
+    for (int i = 0; i < 5; i++) number_rule_set_numeral(r, 11 + i, han[i]);
+    enum { CAT_ID = 9, ONE = 11, TWO, NINE, TEN, FIVE };
+    static const int twenty_and_thirty[] = {4, 5, 6, CAT_ID}, nineteen_ninety[] = {7, 8, CAT_ID},
+                     twenty_and_five[] = {4, 5, 10, CAT_ID};
     float logits[V] = {0};
     number_rule_ban(r, twenty_and_thirty, NULL, 4, (const int[]){TWO, TEN}, 2, logits);
     assert_true(logits[CAT_ID] == 0); /* 二十 is whole */
     memset(logits, 0, sizeof logits);
-    number_rule_ban(r, nineteen_ninety, NULL, 3, (const int[]){ONE, NINE, NINE}, 3, logits);
-    assert_true(logits[ZERO] == 0); /* 一九九 goes on to 一九九零 */
+    number_rule_ban(r, twenty_and_five, NULL, 4, (const int[]){TWO, TEN}, 2, logits);
+    assert_true(logits[CAT_ID] == 0); /* "and" joins after a hundred only: 20 and 5, not 25 */
+    memset(logits, 0, sizeof logits);
+    number_rule_ban(r, nineteen_ninety, NULL, 3, (const int[]){ONE}, 1, logits);
+    assert_true(logits[NINE] == 0); /* 一九 goes on toward 一九九零 */
     memset(logits, 0, sizeof logits);
     number_rule_ban(r, nineteen_ninety, NULL, 3, (const int[]){NINE, TEN}, 2, logits);
     assert_true(logits[CAT_ID] == 0); /* 九十 is whole */
