@@ -410,8 +410,9 @@ static void test_number_rule_reads_english_number_words(void **state)
  * sides; then the source's numerals 十 二 五 六 三 万 (25..30) and the
  * target's pieces twelve twenty two six ##ty ##teen ten ##nis fifteen
  * fifty one thousand hundred - ##s si ##x and of second th ##ousand
- * hundredth (25..47); 百 (31) is a source numeral too. */
-enum { ZH_EN_V = 48, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED };
+ * hundredth (25..47); 百 千 (31, 32) are source numerals too. */
+enum { ZH_EN_V = 48, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED,
+       ZH_THOUSAND };
 enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
        EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND, EN_TH, EN_OUSAND,
        EN_HUNDREDTH };
@@ -419,7 +420,7 @@ enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS
 static NumberRule *zh_en_rule(void)
 {
     NumberRule *r = number_rule_new(ZH_EN_V, ZH_EN_V);
-    static const char *const han[7] = {"十", "二", "五", "六", "三", "万", "百"};
+    static const char *const han[8] = {"十", "二", "五", "六", "三", "万", "百", "千"};
     static const char *const pieces[ZH_EN_V] = {
         "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
@@ -432,7 +433,7 @@ static NumberRule *zh_en_rule(void)
         number_rule_set_target(r, ZW + d, text, false);
         number_rule_set_target(r, ZC + d, text, true);
     }
-    for (int i = 0; i < 7; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
+    for (int i = 0; i < 8; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
     for (int id = 0; id < ZH_EN_V; id++) {
         bool continues = (id >= ZC && id < ZC + 10) || id == EN_TY || id == EN_TEEN || id == EN_NIS || id == EN_S ||
                          id == EN_X || id == EN_OUSAND;
@@ -527,7 +528,7 @@ static void test_number_rule_orders_english_number_words(void **state)
     enum { N = sizeof ids / sizeof *ids };
     static const int src_20000[] = {ZH_TWO, ZH_MYRIAD}, src_22[] = {ZH_TWO, ZH_TEN, ZH_TWO},
                      src_10000[] = {ZH_MYRIAD, CAT}, src_2_10000[] = {ZH_TWO, CAT, ZH_MYRIAD},
-                     src_250[] = {ZH_TWO, ZH_HUNDRED, ZH_FIVE};
+                     src_250[] = {ZH_TWO, ZH_HUNDRED, ZH_FIVE}, src_1200[] = {ZH_THOUSAND, ZH_TWO};
     static const struct {
         const char *what;
         const int *src;
@@ -544,6 +545,8 @@ static void test_number_rule_orders_english_number_words(void **state)
         {"二 and 万, after ten: ten is not whole because two is one word long", src_2_10000, 3, {EN_TEN}, 1,
          "..x..x...x..."},
         {"二百五, after two hundred: fifty, a dash, and", src_250, 3, {EN_TWO, EN_HUNDRED}, 2, ".....xx......"},
+        {"千二, after thousand: two, a dash or and, no thousands (a thousands of two hundred)", src_1200, 2,
+         {EN_THOUSAND}, 1, ".x...xx......"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char got[N + 1];
@@ -577,10 +580,11 @@ static void test_number_rule_orders_english_number_words(void **state)
 static void test_number_rule_splits_english_runs(void **state)
 {
     (void)state;
-    enum { V = 16 };
+    enum { V = 17 };
     NumberRule *r = number_rule_new(V, V);
+    number_rule_set_target(r, 16, "1", false); /* a digit: the rule holds numerals beside digits */
     static const char *const src_pieces[V] = {"<pad>", "<unk>", "<s>", "</s>", "twenty", "and", "thirty",
-                                              "nineteen", "ninety", "cat", "five", "", "", "", "", ""};
+                                              "nineteen", "ninety", "cat", "five", "", "", "", "", "", ""};
     static const char *const han[5] = {"一", "二", "九", "十", "五"};
     for (int id = 4; id <= 10; id++) number_rule_set_source_piece(r, id, src_pieces[id], false);
     for (int i = 0; i < 5; i++) number_rule_set_numeral(r, 11 + i, han[i]);
@@ -590,6 +594,9 @@ static void test_number_rule_splits_english_runs(void **state)
     float logits[V] = {0};
     number_rule_ban(r, twenty_and_thirty, NULL, 4, (const int[]){TWO, TEN}, 2, logits);
     assert_true(logits[CAT_ID] == 0); /* 二十 is whole */
+    memset(logits, 0, sizeof logits);
+    number_rule_ban(r, twenty_and_thirty, NULL, 4, (const int[]){FIVE}, 1, logits);
+    assert_true(logits[TEN] == -INFINITY); /* 五十 is no number of it (20 + 30 was one) */
     memset(logits, 0, sizeof logits);
     number_rule_ban(r, twenty_and_five, NULL, 4, (const int[]){TWO, TEN}, 2, logits);
     assert_true(logits[CAT_ID] == 0); /* "and" joins after a hundred only: 20 and 5, not 25 */
