@@ -1195,13 +1195,14 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
      * wrong between greedy, beam and batched decoding, for a few hundred
      * bytes of parsing next to a decoder step's millions of products.
      * Room for every token's digits or separator on either side, plus one
-     * token more. */
-    int most = (S > len ? S : len) + 1;
+     * token more; and for the source's numbers, one a token and a year's
+     * (nineteen | ninety: 19, 90 and 1990) one more for two tokens. */
+    int most = (S > len ? S : len) + 1, numbers = 2 * most;
     size_t room = (size_t)most * (MAX_DIGITS + 1);
-    char *src_text = xmalloc(room), *out_text = xmalloc(room + MAX_DIGITS + 1);
-    int *offsets = xmalloc((size_t)most * 2 * sizeof *offsets);
-    bool *used = xcalloc((size_t)most, sizeof *used);
-    Pool pool = {src_text, offsets, offsets + most, 0, used, 0, 0};
+    char *src_text = xmalloc((size_t)numbers * (MAX_DIGITS + 1)), *out_text = xmalloc(room + MAX_DIGITS + 1);
+    int *offsets = xmalloc((size_t)numbers * 2 * sizeof *offsets);
+    bool *used = xcalloc((size_t)numbers, sizeof *used);
+    Pool pool = {src_text, offsets, offsets + numbers, 0, used, 0, 0};
     source_numbers(&rule->source, src, spaced, S, &pool);
     if (rule->target_words.count > 0 && rule->source_numeral_count > 0) add_numeral_numbers(rule, src, S, &pool);
     pool.in_digits = pool.count;

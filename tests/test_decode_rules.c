@@ -606,6 +606,14 @@ static void test_number_rule_splits_english_runs(void **state)
     memset(logits, 0, sizeof logits);
     number_rule_ban(r, nineteen_ninety, NULL, 3, (const int[]){NINE, TEN}, 2, logits);
     assert_true(logits[CAT_ID] == 0); /* 九十 is whole */
+    /* nineteen ninety eight times over: three numbers for every two
+     * tokens (19, 90, 1990), more than one a token (the pool once had room
+     * for one a token, and the fuzzer wrote past it: make asan's replay) */
+    int years[16];
+    for (int i = 0; i < 16; i++) years[i] = i % 2 ? 8 : 7;
+    memset(logits, 0, sizeof logits);
+    number_rule_ban(r, years, NULL, 16, (const int[]){NINE, TEN}, 2, logits);
+    assert_true(logits[CAT_ID] == 0);
     number_rule_free(r);
 }
 
