@@ -100,8 +100,9 @@ deps:
 # names (translate finds PREFIX/share/translate/configs from the program's
 # own folder, whatever the working directory; tests/test_cli_models.c runs
 # an installed copy).  Not installed: configs/seed-example.yaml, whose
-# 104 MB of random weights are written beside it on first use (a share/
-# folder is often not writable: run it from the source tree), and tiny.yaml.
+# 104 MB of random weights are written to its weights path (weights/) on
+# first use (a share/ folder is often not writable: run it from the source
+# tree), and tiny.yaml.
 INSTALL_MODELS = en-zh zh-en
 install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/translate/configs \
