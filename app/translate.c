@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/input_file.h"
 #include "../common/output_file.h"
 #include "../model/parallel.h"
 #include "attention_json.h"
@@ -50,13 +51,10 @@ static bool is_standard_input(const char *path)
            in.st_dev == out.st_dev && in.st_ino == out.st_ino;
 }
 
-/* The same for every file a session has read. */
-static int check_session_inputs(const Session *s, const char *option, const char *path, Error *err)
+/* Every file a session has read, in inputs[] (room for 11): -i, and each
+ * model's config, weights, vocabularies and table.  Returns how many. */
+static size_t session_inputs(const Session *s, const char **inputs)
 {
-    if (s->reads_stdin && path && !cli_written_directly(path) && is_standard_input(path))
-        return error_set(err, "%s: %s would overwrite standard input, an input of this run", path,
-                         option);
-    const char *inputs[11]; /* -i, and each model's config, weights, vocabularies and table */
     size_t n = 0;
     if (s->opt->input_path) inputs[n++] = s->opt->input_path;
     for (int i = 0; i < 2; i++) {
@@ -68,6 +66,17 @@ static int check_session_inputs(const Session *s, const char *option, const char
         inputs[n++] = c->target_vocab_path;
         if (c->simplify_path) inputs[n++] = c->simplify_path;
     }
+    return n;
+}
+
+/* The same for every file a session has read. */
+static int check_session_inputs(const Session *s, const char *option, const char *path, Error *err)
+{
+    if (s->reads_stdin && path && !cli_written_directly(path) && is_standard_input(path))
+        return error_set(err, "%s: %s would overwrite standard input, an input of this run", path,
+                         option);
+    const char *inputs[11];
+    size_t n = session_inputs(s, inputs);
     return translate_outputs_check_not_an_input(option, path, inputs, n, err);
 }
 
@@ -85,6 +94,11 @@ static ExitStatus check_outputs_early(const Session *s)
                              {"--html", o->html_path}, {"--logits", o->logits_path}, {"--attention", second}};
     Error err = {{0}};
     ExitStatus status = EXIT_OK;
+    const char *inputs[11];
+    if (translate_outputs_check_stdout(s->reads_stdin, inputs, session_inputs(s, inputs), &err)) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        status = EXIT_WRITE;
+    }
     for (size_t i = 0; i < sizeof outs / sizeof *outs && !status; i++)
         if (outs[i][1] && check_session_inputs(s, outs[i][0], outs[i][1], &err)) {
             fprintf(stderr, "translate: %s\n", err.message);
@@ -215,6 +229,18 @@ static bool reads_standard_input(const TranslateOptions *opt, int n_texts, char 
     return n_texts == 0 || (n_texts == 1 && strcmp(texts[0], "-") == 0);
 }
 
+/* Is the config the lines' own source (`-c /dev/stdin` reading standard
+ * input, or -i naming the config)?  The lines then were the YAML's, or,
+ * from a pipe, none at all (the config had read them): a usage error. */
+static bool config_is_the_input(const char *config, const TranslateOptions *opt, bool reads_stdin)
+{
+    struct stat in, c;
+    if (reads_stdin)
+        return fstat(STDIN_FILENO, &in) == 0 && stat(config, &c) == 0 && in.st_dev == c.st_dev &&
+               in.st_ino == c.st_ino;
+    return opt->input_path && input_file_same(config, opt->input_path);
+}
+
 /* Where the lines come from: -i FILE, -i - or a lone TEXT '-' (stdin), no
  * TEXT (stdin), or the TEXT arguments (NULL).  *in_name names it. */
 static ExitStatus open_input(const TranslateOptions *opt, int n_texts, char **texts, FILE **in,
@@ -283,6 +309,17 @@ static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
     FILE *in = NULL;
     const char *in_name;
     s.reads_stdin = reads_standard_input(opt, n_texts, texts);
+    if (chosen && config_is_the_input(chosen, opt, s.reads_stdin)) {
+        const char *name = opt->config_path ? opt->config_path : chosen;
+        if (s.reads_stdin)
+            cli_say("translate", "-c %s: the config and the lines to translate would both come from standard "
+                    "input: give the lines another way (-i FILE, TEXT)", name);
+        else
+            cli_say("translate", "-c %s: the config is also -i's file of lines to translate (%s)", name,
+                    opt->input_path);
+        translate_session_close(&s);
+        return EXIT_USAGE;
+    }
     ExitStatus status = translate_session_start(&s);
     if (status == EXIT_OK) status = check_outputs_early(&s);
     if (status == EXIT_OK) status = open_input(opt, n_texts, texts, &in, &in_name);

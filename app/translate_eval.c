@@ -95,7 +95,10 @@ ExitStatus translate_eval_run(const TranslateOptions *opt, const char *config_pa
                             tr.config.target_vocab_path, tr.config.simplify_path, opt->compare_path};
     size_t n_inputs = sizeof inputs / sizeof *inputs; /* (NULL ones count as none) */
     OutputFile *hyps = NULL;
-    if (opt->compare_path && evaluate_file(opt->compare_path, &data, opt->eval_path, tr.config.target_lang,
+    if (translate_outputs_check_stdout(false, inputs, n_inputs, &err)) {
+        fprintf(stderr, "translate: %s\n", err.message);
+        st = EXIT_WRITE;
+    } else if (opt->compare_path && evaluate_file(opt->compare_path, &data, opt->eval_path, tr.config.target_lang,
                                            &theirs, &their_scores, &err)) {
         fprintf(stderr, "translate: --compare %s\n", err.message);
         st = EXIT_INPUT;

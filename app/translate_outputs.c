@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -61,6 +63,26 @@ int translate_outputs_check_not_an_input(const char *option, const char *path, c
     for (size_t i = 0; i < n; i++)
         if (inputs[i] && cli_same_file(path, inputs[i]))
             return error_set(err, "%s: %s would overwrite %s, an input of this run", path, option,
+                             inputs[i]);
+    return 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int translate_outputs_check_stdout(bool reads_stdin, const char *const *inputs, size_t n, Error *err)
+{
+    struct stat out, in;
+    /* A terminal, a pipe or a device is no file anybody reads back. */
+    if (fstat(STDOUT_FILENO, &out) != 0 || !S_ISREG(out.st_mode)) return 0;
+    if (reads_stdin && fstat(STDIN_FILENO, &in) == 0 && same_file(&in, &out))
+        return error_set(err, "standard output is the file standard input reads: the translations would "
+                              "be read back and translated again (send them to another file)");
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && stat(inputs[i], &in) == 0 && same_file(&in, &out))
+            return error_set(err, "standard output is %s, an input of this run (send it to another file)",
                              inputs[i]);
     return 0;
 }

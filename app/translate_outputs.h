@@ -33,5 +33,12 @@ ExitStatus translate_outputs_finish_file(OutputFile *out, bool refused, bool sto
  * message; inputs[0..n-1] may hold NULLs.  0, or -1 with err naming both. */
 int translate_outputs_check_not_an_input(const char *option, const char *path, const char *const *inputs,
                                          size_t n, Error *err);
+/* Nor may standard output be such a file (`translate < notes.txt >>
+ * notes.txt`, `translate "hi" >> CONFIG.yaml`): appended to the file the
+ * lines come from, the translations were read back and translated again,
+ * without end, until the disk was full.  `reads_stdin`: the lines come
+ * from standard input, whose file counts as an input.  0, or -1 with err
+ * naming the input. */
+int translate_outputs_check_stdout(bool reads_stdin, const char *const *inputs, size_t n, Error *err);
 
 #endif

@@ -390,6 +390,125 @@ static void test_an_output_never_replaces_the_file_on_stdin(void **state)
     }
 }
 
+/* A copy of configs/tiny.yaml in the temporary folder, its paths made
+ * absolute (so that it can live anywhere); *text receives its contents
+ * (free it). */
+static const char *tiny_config_copy(const char *name, char **text)
+{
+    size_t len;
+    char *tiny = read_file(TINY, &len), cwd[4096];
+    assert_non_null(tiny);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char *config = malloc(len + 8 * strlen(cwd) + 1), *at = config;
+    assert_non_null(config);
+    for (const char *p = tiny; *p;)
+        if (strncmp(p, "../tests/", 9) == 0) {
+            at += sprintf(at, "%s/tests/", cwd);
+            p += 9;
+        } else {
+            *at++ = *p++;
+        }
+    *at = '\0';
+    free(tiny);
+    *text = config;
+    return temp_file(name, config, strlen(config));
+}
+
+/* Standard output appended to a file the run reads: the translations
+ * went back into the lines to translate, without end (the file grew until
+ * the disk was full), or into the config.  Refused before a line is read,
+ * the file as it was. */
+static void test_standard_output_is_never_an_input(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    const char *text = "How are you?\nI love china\n";
+    const char *path = temp_file("appended.txt", text, strlen(text));
+    const char *tsv_text = "How are you?\t你好吗？\n";
+    const char *tsv = temp_file("appended.tsv", tsv_text, strlen(tsv_text));
+    const char *from_stdin[] = {"./translate", "-q", "-c", TINY, NULL};
+    const char *one_at_a_time[] = {"./translate", "-q", "-c", TINY, "--maxi-batch", "1", NULL};
+    const char *from_file[] = {"./translate", "-q", "-c", TINY, "-i", path, NULL};
+    const char *eval[] = {"./translate", "-q", "-c", TINY, "--eval", tsv, NULL};
+    const struct { const char **argv; const char *appended, *says; } runs[] = {
+        {from_stdin, path, "standard output is the file standard input reads"},
+        {one_at_a_time, path, "standard output is the file standard input reads"},
+        {from_file, path, "an input of this run"},
+        {eval, tsv, "an input of this run"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        const char *expected = runs[i].appended == path ? text : tsv_text;
+        int in = open_or_die(path, O_RDONLY), out = open_or_die(runs[i].appended, O_WRONLY | O_APPEND);
+        RunResult r = run_with(runs[i].argv, in, out, 0);
+        close(in);
+        close(out);
+        if (r.status != 4) fail_msg("run %zu: status %d, stderr: %s", i, r.status, r.err);
+        expect_in(r.err, runs[i].says);
+        assert_int_equal(count_lines(r.err), 1);
+        expect_file_is(runs[i].appended, expected);
+        run_result_free(&r);
+    }
+    /* the config itself: a copy (a failure would append to it) */
+    char *config;
+    const char *copy = tiny_config_copy("appended.yaml", &config);
+    const char *one[] = {"./translate", "-q", "-c", copy, "How are you?", NULL};
+    int out = open_or_die(copy, O_WRONLY | O_APPEND);
+    RunResult r = run_with(one, CLOSED, out, 0);
+    close(out);
+    if (r.status != 4) fail_msg("config: status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "an input of this run");
+    expect_file_is(copy, config);
+    run_result_free(&r);
+    free(config);
+}
+
+/* -c /dev/stdin while the lines come from standard input too: the YAML's
+ * lines were translated (from a file), or none at all (from a pipe, which
+ * the config had read to its end), and the run said nothing. */
+static void test_the_config_and_the_lines_never_share_standard_input(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    char *config;
+    const char *copy = tiny_config_copy("from-stdin.yaml", &config);
+    const char *argv[] = {"./translate", "-q", "-c", "/dev/stdin", NULL};
+    const char *dash[] = {"./translate", "-q", "-c", "/dev/stdin", "-i", "-", NULL};
+    const char *same_file[] = {"./translate", "-q", "-c", copy, "-i", copy, NULL};
+    for (int i = 0; i < 5; i++) {
+        int in;
+        if (i < 2) {
+            in = open_or_die(copy, O_RDONLY);
+        } else {
+            int p[2];
+            assert_int_equal(pipe(p), 0);
+            assert_int_equal(write(p[1], config, strlen(config)), (ssize_t)strlen(config));
+            close(p[1]);
+            in = p[0];
+        }
+        const char **run = i == 4 ? same_file : i % 2 ? dash : argv;
+        const char *out_path = temp_file("from-stdin.out", "", 0);
+        int out = open_or_die(out_path, O_WRONLY | O_TRUNC);
+        RunResult r = run_with(run, in, out, 0);
+        close(in);
+        close(out);
+        if (r.status != 2) fail_msg("run %d: status %d, stdout: %s, stderr: %s", i, r.status, r.out, r.err);
+        expect_in(r.err, i == 4 ? "the config is also -i's file" : "would both come from standard input");
+        assert_int_equal(count_lines(r.err), 1);
+        expect_file_is(out_path, "");
+        run_result_free(&r);
+    }
+    /* a config from another pipe, or -c /dev/stdin with the lines as
+     * arguments, is as before */
+    int in = open_or_die(copy, O_RDONLY), out = open_or_die("/dev/null", O_WRONLY);
+    const char *texts[] = {"./translate", "-q", "-c", "/dev/stdin", "How are you?", NULL};
+    RunResult r = run_with(texts, in, out, 0);
+    close(in);
+    close(out);
+    if (r.status != 0) fail_msg("TEXT: status %d, stderr: %s", r.status, r.err);
+    run_result_free(&r);
+    free(config);
+}
+
 /* Standard input that cannot be read: -o keeps its old contents, in
  * maxi-batches and one line at a time. */
 static void test_unreadable_stdin_keeps_the_output_file(void **state)
@@ -844,6 +963,8 @@ int main(void)
         cmocka_unit_test(test_failed_logits_write_stops_and_keeps_the_output_file),
         cmocka_unit_test(test_unreadable_stdin_keeps_the_output_file),
         cmocka_unit_test(test_an_output_never_replaces_the_file_on_stdin),
+        cmocka_unit_test(test_standard_output_is_never_an_input),
+        cmocka_unit_test(test_the_config_and_the_lines_never_share_standard_input),
         cmocka_unit_test(test_a_translation_cut_at_the_length_limit_says_so),
         cmocka_unit_test(test_a_non_blocking_stdin_waits_for_its_lines),
     };
