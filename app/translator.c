@@ -14,6 +14,7 @@
 
 #include "../common/utf8.h"
 #include "../common/util.h"
+#include "../model/safetensors.h"
 #include "../model/search.h"
 #include "../model/model.h"
 #include "../model/vector.h"
@@ -24,6 +25,22 @@ static bool file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+/* May --init-weights --force replace what is at `path`: nothing, an empty
+ * file, a model (a safetensors file), or a device or FIFO (written as it
+ * is, common/output_file.h)?  Not notes, data or a config that the
+ * config's `weights:` names by mistake: --force replaced those with 36 MB
+ * of random weights, status 0 (train --overwrite never did). */
+static bool replaceable_by_weights(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return true;
+    SafeFile f;
+    Error ignored = {{0}};
+    if (safetensors_open(path, &f, &ignored)) return false;
+    safetensors_close(&f);
+    return true;
 }
 
 /* Untrained demo configs name a seed: the first run writes the model.
@@ -223,6 +240,12 @@ ExitStatus translator_init_weights(Translator *tr, const char *config_path, bool
     Config *cfg = &tr->config;
     if (!overwrite && file_exists(cfg->weights_path)) {
         error_set(err, "%s exists; add --force to overwrite it", cfg->weights_path);
+        translator_close(tr);
+        return EXIT_WRITE;
+    }
+    if (!replaceable_by_weights(cfg->weights_path)) {
+        error_set(err, "%s exists and is not a model (not a safetensors file): --force replaces only "
+                  "models; name another file as the config's model.weights", cfg->weights_path);
         translator_close(tr);
         return EXIT_WRITE;
     }

@@ -694,6 +694,32 @@ static void test_init_weights_force_replaces_the_file_only_when_complete(void **
     remove_copy(config);
 }
 
+/* --force replaces a model, never what the config's weights: names by
+ * mistake (notes, data, another config): it did, with status 0. */
+static void test_init_weights_force_replaces_only_a_model(void **state)
+{
+    (void)state;
+    char config[600], weights[700];
+    copy_shipped_model("init-not-a-model", false, config, sizeof config);
+    snprintf(weights, sizeof weights, "%.*s/weights/en-zh.safetensors",
+             (int)(strlen(config) - strlen("/configs/en-zh.yaml")), config);
+    const char *notes = "my notes\tmeine Notizen\n";
+    write_text(weights, notes);
+    const char *argv[] = {"./translate", "-c", config, "--init-weights", "--force", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 4) fail_msg("status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "is not a model");
+    assert_int_equal(count_lines(r.err), 1);
+    expect_file_is(weights, notes);
+    run_result_free(&r);
+    /* an empty file is replaced, as a missing one is written */
+    write_text(weights, "");
+    r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("empty: status %d, stderr: %s", r.status, r.err);
+    run_result_free(&r);
+    remove_copy(config);
+}
+
 /* Without random_init_seed (the shipped configs), --init-weights uses the
  * documented default seed 1: the same file every time. */
 static void test_init_weights_without_a_seed_uses_the_default(void **state)
@@ -951,6 +977,7 @@ int main(void)
         cmocka_unit_test(test_stdin_that_is_a_directory_is_an_error),
         cmocka_unit_test(test_closed_stdin_is_an_error),
         cmocka_unit_test(test_init_weights_force_replaces_the_file_only_when_complete),
+        cmocka_unit_test(test_init_weights_force_replaces_only_a_model),
         cmocka_unit_test(test_init_weights_without_a_seed_uses_the_default),
         cmocka_unit_test(test_overflowing_model_fails_the_sentence),
         cmocka_unit_test(test_overflowing_model_keeps_one_line_per_input),
