@@ -249,6 +249,17 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
         } else {
             o->target = xstrdup(path);
         }
+        /* A file its permissions keep from being written (chmod a-w, or not
+         * ours to write) is not replaced either: a rename needs only the
+         * folder's permission, and replaced such files as `> FILE` would
+         * have failed to write them (and, as root, a model the user had
+         * made read-only to keep it). */
+        if (exists && ((st.st_mode & 0222) == 0 || access(o->target, W_OK) != 0)) {
+            error_set(err, "%s: cannot write: the file is read-only (chmod u+w %s to let it be replaced)",
+                      path, path);
+            output_free(o);
+            return NULL;
+        }
         mode_t mask = umask(0);
         umask(mask);
         mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;

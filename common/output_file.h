@@ -14,7 +14,9 @@
  *    target clears those (output_file_remove_stale) before it makes its
  *    own.
  *    The new file keeps the old one's permission bits (a new file gets
- *    0666 minus the umask, as fopen would).
+ *    0666 minus the umask, as fopen would).  A file those bits keep from
+ *    being written (no write bit at all, or none for us) is an error, not
+ *    replaced: `chmod a-w` protects a file, root's too.
  *  - Anything else that opens for writing — a character or block device
  *    (/dev/null, a terminal), a FIFO — is written directly: renaming over
  *    it would replace the device node or the pipe with a regular file.

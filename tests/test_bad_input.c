@@ -768,9 +768,10 @@ static void test_html_path_is_a_directory_or_unwritable(void **state)
     (void)state;
     expect_unwritable_output("--html", temp_dir(), "cannot write: Is a directory");
     expect_unwritable_output("--html", "/nonexistent-dir/a.html", "cannot write: No such file");
-    /* a file that is there, in a folder that takes no new file: the
-     * temporary's "No such file", said to be the temporary's */
-    expect_unwritable_output("--html", "/proc/version", "cannot write: cannot create a temporary file beside it: No such file");
+    /* a file that is there and read-only (in a folder that takes no new
+     * file either: its temporary's "No such file" came first, said to be
+     * the temporary's, until read-only files were refused) */
+    expect_unwritable_output("--html", "/proc/version", "cannot write: the file is read-only");
     if (geteuid() != 0) { /* root writes anywhere */
         char dir[600];
         snprintf(dir, sizeof dir, "%s/readonly", temp_dir());

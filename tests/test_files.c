@@ -366,6 +366,33 @@ static void test_abort_leaves_the_old_file_and_no_temporary(void **state)
     expect_in(err.message, "cannot write: Is a directory");
 }
 
+/* A file made read-only (chmod a-w) is not replaced: the rename needs only
+ * the folder's permission, and -o, --logits or train replaced it (keeping
+ * its mode 0444), even where `> FILE` could not write it. */
+static void test_a_read_only_file_is_not_replaced(void **state)
+{
+    (void)state;
+    const char *path = temp_file("read-only.txt", "precious\n", 9);
+    assert_int_equal(chmod(path, 0444), 0);
+    Error err = {{0}};
+    assert_null(output_file_open(path, 0, &err));
+    expect_in(err.message, "read-only.txt: cannot write: the file is read-only");
+    expect_file_is(path, "precious\n");
+    assert_false(temp_left_for("read-only.txt"));
+    /* through translate: status 4, one line */
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "-o", path, "How are you?", NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 4) fail_msg("status %d, stderr: %s", r.status, r.err);
+    expect_in(r.err, "the file is read-only");
+    assert_int_equal(count_lines(r.err), 1);
+    expect_file_is(path, "precious\n");
+    run_result_free(&r);
+    assert_int_equal(chmod(path, 0644), 0); /* and writable again, it is replaced */
+    r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 0);
+    run_result_free(&r);
+}
+
 /* A user's hidden file beside an output, named like a temporary one
  * (".out.txt.backup": a dot, the output's name, six letters), is the
  * user's: writing -o once removed it as a dead writer's leftover. */
@@ -1041,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_outputs_to_a_full_device_are_status_4),
         cmocka_unit_test(test_large_writes_to_a_full_device_fail_cleanly),
         cmocka_unit_test(test_a_symlink_is_followed_and_stays_a_link),
+        cmocka_unit_test(test_a_read_only_file_is_not_replaced),
         cmocka_unit_test(test_an_output_that_is_standard_output_appends),
         cmocka_unit_test(test_two_concurrent_writers_leave_a_whole_file),
         cmocka_unit_test(test_nested_writers_never_share_a_temporary),
