@@ -325,8 +325,25 @@ static int check_distinct_outputs(const TranslateOptions *o)
     return status;
 }
 
+/* An input named '' is a usage error, as an output is: `-i ''` had been
+ * status 1 with "translate: : cannot open". */
+static int check_named_inputs(const TranslateOptions *o)
+{
+    const struct {
+        const char *option, *path;
+    } ins[] = {{"-i", o->input_path}, {"-c", o->config_path}, {"--eval", o->eval_path},
+               {"--compare", o->compare_path}};
+    for (size_t i = 0; i < sizeof ins / sizeof *ins; i++)
+        if (ins[i].path && !ins[i].path[0]) {
+            fprintf(stderr, "translate: %s needs a file name, not ''\n", ins[i].option);
+            return -1;
+        }
+    return 0;
+}
+
 int translate_options_parse(int argc, char **argv, TranslateOptions *opt)
 {
     int status = parse_options(argc, argv, opt);
+    if (!status) status = check_named_inputs(opt);
     return status ? status : check_distinct_outputs(opt);
 }

@@ -1146,6 +1146,11 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
      * line was translated) */
     expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "-a", "", "I love China.", NULL},
                        "--attention needs a file name, not ''");
+    /* and an input's (-i '' was status 1, "translate: : cannot open") */
+    expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "-i", "", NULL},
+                       "-i needs a file name, not ''");
+    expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "--eval", "", NULL},
+                       "--eval needs a file name, not ''");
     /* different files, and standard output named twice, are fine */
     RunResult r = run((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, "-o", same, "-a", other,
                                        "--logits", "-", "I love China.", NULL},
