@@ -270,6 +270,26 @@ static ExitStatus open_input(const TranslateOptions *opt, int n_texts, char **te
     return EXIT_OK;
 }
 
+/* Reading the lines from a terminal, say so once: with no sentence given,
+ * translate waits for one, and where an option took the sentence for its
+ * file (`translate -a "I love china"`) nothing said why until Ctrl-D,
+ * when a file named after the sentence appeared.  The outputs the run
+ * will write are named. */
+static void say_reading_the_terminal(const TranslateOptions *opt)
+{
+    if (opt->quiet || !isatty(STDIN_FILENO)) return;
+    char files[1024] = "";
+    size_t at = 0;
+    const char *outs[][2] = {{"-o", opt->output_path}, {"--attention", opt->attention_path},
+                             {"--html", opt->html_path}, {"--logits", opt->logits_path}};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs && at < sizeof files; i++)
+        if (outs[i][1])
+            at += (size_t)snprintf(files + at, sizeof files - at, "%s %s writes '%s'", at ? "," : ";",
+                                   outs[i][0], outs[i][1]);
+    cli_say("translate", "reading the lines to translate from the terminal, one a line, until Ctrl-D%s",
+            files);
+}
+
 /* -o FILE (not "-"): the translations go to a temporary file beside it
  * (common/output_file.h), committed at the end. */
 static ExitStatus open_output(Session *s)
@@ -324,6 +344,7 @@ static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
     if (status == EXIT_OK) status = check_outputs_early(&s);
     if (status == EXIT_OK) status = open_input(opt, n_texts, texts, &in, &in_name);
     if (status == EXIT_OK) status = open_output(&s);
+    if (status == EXIT_OK && in == stdin) say_reading_the_terminal(opt);
     if (status != EXIT_OK) {
         if (in && in != stdin) fclose(in);
         translate_session_close(&s);

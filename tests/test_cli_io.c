@@ -6,6 +6,7 @@
  *
  * The programs run with their file descriptors set up by run_with() below
  * (run_program in testutil.c always gives them pipes). */
+#define _XOPEN_SOURCE 700 /* posix_openpt and its kin, for a terminal */
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -509,6 +510,62 @@ static void test_the_config_and_the_lines_never_share_standard_input(void **stat
     free(config);
 }
 
+/* With no sentence given and a terminal on standard input, translate
+ * waits for lines: it says so, naming the files it will write, so that a
+ * sentence an option took for its file name (`-a "I love china"`) is seen
+ * at once, not as a file of that name after Ctrl-D.  Run on a
+ * pseudo-terminal: one line, then Ctrl-D. */
+static void test_reading_a_terminal_says_so(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(master >= 0);
+    assert_int_equal(grantpt(master), 0);
+    assert_int_equal(unlockpt(master), 0);
+    const char *terminal = ptsname(master);
+    assert_non_null(terminal);
+    char sentence_file[700];
+    snprintf(sentence_file, sizeof sentence_file, "%s/I love china", temp_dir());
+    int err[2];
+    assert_int_equal(pipe(err), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setsid();
+        int slave = open(terminal, O_RDWR);
+        int null = open("/dev/null", O_WRONLY);
+        if (slave < 0 || null < 0) _exit(127);
+        dup2(slave, 0);
+        dup2(null, 1);
+        dup2(err[1], 2);
+        close(err[0]);
+        const char *argv[] = {"./translate", "-c", TINY, "-a", sentence_file, NULL};
+        execv(test_program(argv[0]), (char *const *)argv);
+        _exit(127);
+    }
+    close(err[1]);
+    assert_int_equal(write(master, "How are you?\n\004", 14), 14);
+    char said[8192] = "";
+    size_t len = 0;
+    for (ssize_t n; len + 1 < sizeof said && (n = read(err[0], said + len, sizeof said - 1 - len)) > 0;)
+        len += (size_t)n;
+    said[len] = '\0';
+    close(err[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    close(master);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("status %d, stderr: %s", status, said);
+    expect_in(said, "reading the lines to translate from the terminal");
+    expect_in(said, "--attention writes '");
+    expect_in(said, "I love china'");
+    /* not on a pipe or with -q: nothing to wait for there */
+    const char *quiet[] = {"./translate", "-q", "-c", TINY, NULL};
+    RunResult r = run_program(quiet, "How are you?\n", 0);
+    expect_not_in(r.err, "terminal");
+    run_result_free(&r);
+}
+
 /* Standard input that cannot be read: -o keeps its old contents, in
  * maxi-batches and one line at a time. */
 static void test_unreadable_stdin_keeps_the_output_file(void **state)
@@ -992,6 +1049,7 @@ int main(void)
         cmocka_unit_test(test_an_output_never_replaces_the_file_on_stdin),
         cmocka_unit_test(test_standard_output_is_never_an_input),
         cmocka_unit_test(test_the_config_and_the_lines_never_share_standard_input),
+        cmocka_unit_test(test_reading_a_terminal_says_so),
         cmocka_unit_test(test_a_translation_cut_at_the_length_limit_says_so),
         cmocka_unit_test(test_a_non_blocking_stdin_waits_for_its_lines),
     };
