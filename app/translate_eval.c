@@ -58,6 +58,12 @@ ExitStatus translate_eval_run(const TranslateOptions *opt, const char *config_pa
         translator_close(&tr);
         return EXIT_INPUT;
     }
+    if (pairs.count == 0) { /* "0 sentences: BLEU 0.00", status 0, was no score of anything */
+        cli_say("translate", "%s: no sentence pairs to score (empty or blank lines only)", opt->eval_path);
+        corpus_free(&pairs);
+        translator_close(&tr);
+        return EXIT_INPUT;
+    }
     /* The sources read as translating reads a line (model.simplify): the
      * set's Traditional characters as Simplified. */
     for (size_t i = 0; tr.simplifier && i < pairs.count; i++) simplify_in_place(tr.simplifier, &pairs.source[i]);

@@ -702,6 +702,24 @@ static void test_eval_names_what_it_cannot_translate(void **state)
     run_result_free(&r);
 }
 
+/* A TSV with no pair (empty, or blank lines only) is status 1, said: it
+ * printed "0 sentences: BLEU 0.00" with status 0, a score of nothing. */
+static void test_eval_of_no_pairs_is_an_error(void **state)
+{
+    (void)state;
+    const char *texts[] = {"", "\n\n  \n"};
+    for (int i = 0; i < 2; i++) {
+        const char *path = temp_file("eval-empty.tsv", texts[i], strlen(texts[i]));
+        const char *argv[] = {"./translate", "-q", "-c", TINY, "--eval", path, NULL};
+        RunResult r = run(argv, NULL, 0);
+        if (r.status != 1) fail_msg("%s: status %d, stdout %s", i ? "blank" : "empty", r.status, r.out);
+        expect_in(r.err, "no sentence pairs to score");
+        assert_int_equal(count_lines(r.err), 1);
+        assert_string_equal(r.out, "");
+        run_result_free(&r);
+    }
+}
+
 /* A source of exactly max_len tokens is translated by --eval as by a
  * line (one more is not): only what no line could take is "not
  * translatable". */
@@ -818,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_weights_too_small_for_their_architecture),
         cmocka_unit_test(test_weights_path_is_a_directory),
         cmocka_unit_test(test_eval_names_what_it_cannot_translate),
+        cmocka_unit_test(test_eval_of_no_pairs_is_an_error),
         cmocka_unit_test(test_eval_translates_a_source_of_max_len_tokens),
         cmocka_unit_test(test_tsv_with_a_nul_byte_or_a_huge_line),
         cmocka_unit_test(test_attention_path_is_a_directory),
