@@ -190,6 +190,7 @@ static int parse_options(int argc, char **argv, TranslateOptions *opt)
         {"int8", no_argument, 0, OPT_INT8},
         {0, 0, 0, 0}};
     int c;
+    unsigned files_seen = 0; /* bit k: file_options[k] (below) was given */
     opterr = 0; /* its messages are ours: one line (cli_option_error) */
     while ((c = getopt_long(argc, argv, ":c:a:t:b:n:qhVi:o:", longs, NULL)) != -1) {
         switch (c) {
@@ -266,8 +267,17 @@ static int parse_options(int argc, char **argv, TranslateOptions *opt)
         } file_options[] = {{'c', "-c"}, {'a', "-a/--attention"}, {OPT_HTML, "--html"}, {OPT_LOGITS, "--logits"},
                             {OPT_EVAL, "--eval"}, {OPT_HYPS, "--hyps"}, {OPT_COMPARE, "--compare"},
                             {'i', "-i/--input"}, {'o', "-o/--output"}};
-        for (size_t k = 0; k < sizeof file_options / sizeof *file_options; k++)
-            if (c == file_options[k].option && cli_file_value("translate", file_options[k].name, optarg)) return -1;
+        for (size_t k = 0; k < sizeof file_options / sizeof *file_options; k++) {
+            if (c != file_options[k].option) continue;
+            if (cli_file_value("translate", file_options[k].name, optarg)) return -1;
+            /* given twice, the first was dropped unsaid: `-o a -o b` wrote b
+             * alone, `-c A -c B` used B */
+            if (files_seen & 1u << k) {
+                fprintf(stderr, "translate: %s given twice: one file each\n", file_options[k].name);
+                return -1;
+            }
+            files_seen |= 1u << k;
+        }
     }
     if (!opt->n_best) opt->n_best = 1;
     if (opt->beam && opt->n_best > opt->beam) {

@@ -1151,6 +1151,13 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
                        "-i needs a file name, not ''");
     expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "--eval", "", NULL},
                        "--eval needs a file name, not ''");
+    /* a file option given twice: the first was dropped unsaid (-o a -o b
+     * wrote b alone) */
+    expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "-o", same, "-o", other, "I love China.",
+                                        NULL},
+                       "-o/--output given twice");
+    expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "-c", TINY, "I love China.", NULL},
+                       "-c given twice");
     /* different files, and standard output named twice, are fine */
     RunResult r = run((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, "-o", same, "-a", other,
                                        "--logits", "-", "I love China.", NULL},
