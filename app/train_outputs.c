@@ -57,8 +57,9 @@ int train_outputs_weights_path_problem(const char *path, Error *err)
     size_t n = strlen(path);
     if (n && path[n - 1] == '/') return error_set(err, "%s names a folder: the weights need a file name", path);
     struct stat sb;
-    if (stat(path, &sb) == 0)
-        return S_ISDIR(sb.st_mode) ? error_set(err, "%s is a folder: name a file for the weights", path) : 0;
+    if (stat(path, &sb) == 0) /* read-only: said now, not after the first epoch, at the first save */
+        return S_ISDIR(sb.st_mode) ? error_set(err, "%s is a folder: name a file for the weights", path)
+                                   : output_file_check_writable(path, err);
     if (errno == ENOENT && lstat(path, &sb) == 0) /* a symbolic link to nothing (common/output_file.h) */
         return error_set(err, "%s is a link to nothing: name a file for the weights", path);
     if (errno == ENOENT) return 0;
@@ -80,9 +81,9 @@ int train_outputs_weights_not_replaceable(const char *path, const char *run_id, 
     if (regular && safetensors_open(path, &f, &ignored) == 0) {
         const char *id = safetensors_meta(&f, "train_run");
         ours = run_id[0] && id && strcmp(id, run_id) == 0;
-        model = true;
         safetensors_close(&f);
     }
+    model = regular && safetensors_looks_like(path); /* a broken one too: --overwrite may replace it */
     if (ours || (overwrite && (model || sb.st_size == 0))) return 0;
     if (model || sb.st_size == 0 || !regular)
         return error_set(err, "%s exists and was not written by this training run: train into a new "

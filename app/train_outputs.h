@@ -33,7 +33,7 @@ int train_outputs_weights_path_problem(const char *path, Error *err);
 /* 0 when train may write the weights `path`: no file is there, or the one
  * there names this run's lineage (`run_id`, "" for none yet) in its
  * __metadata__, or (`overwrite`) it is an empty file or a safetensors
- * file: --overwrite is for an earlier run's model, never for data, a
+ * file (safetensors_looks_like: a broken one too): --overwrite is for an earlier run's model, never for data, a
  * config or a vocabulary named as the weights by mistake (`--out
  * notes.tsv --overwrite` replaced the notes with weights).  Else -1 and a
  * message that says how to go on. */

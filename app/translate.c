@@ -51,8 +51,9 @@ static bool is_standard_input(const char *path)
            in.st_dev == out.st_dev && in.st_ino == out.st_ino;
 }
 
-/* Every file a session has read, in inputs[] (room for 11): -i, and each
+/* Every file a session has read, in inputs[SESSION_INPUTS]: -i, and each
  * model's config, weights, vocabularies and table.  Returns how many. */
+enum { SESSION_INPUTS = 1 + 2 * 5 };
 static size_t session_inputs(const Session *s, const char **inputs)
 {
     size_t n = 0;
@@ -75,9 +76,20 @@ static int check_session_inputs(const Session *s, const char *option, const char
     if (s->reads_stdin && path && !cli_written_directly(path) && is_standard_input(path))
         return error_set(err, "%s: %s would overwrite standard input, an input of this run", path,
                          option);
-    const char *inputs[11];
+    const char *inputs[SESSION_INPUTS];
     size_t n = session_inputs(s, inputs);
     return translate_outputs_check_not_an_input(option, path, inputs, n, err);
+}
+
+/* Does anything of this run go to standard output: the translations
+ * (no -o, or -o - or /dev/stdout), or an output named so? */
+static bool writes_standard_output(const TranslateOptions *o)
+{
+    if (!o->output_path) return true;
+    const char *outs[] = {o->output_path, o->attention_path, o->html_path, o->logits_path};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+        if (outs[i] && (strcmp(outs[i], "-") == 0 || output_file_names_standard_stream(outs[i]))) return true;
+    return false;
 }
 
 /* Every output against every file the session has read, before any line
@@ -94,8 +106,9 @@ static ExitStatus check_outputs_early(const Session *s)
                              {"--html", o->html_path}, {"--logits", o->logits_path}, {"--attention", second}};
     Error err = {{0}};
     ExitStatus status = EXIT_OK;
-    const char *inputs[11];
-    if (translate_outputs_check_stdout(s->reads_stdin, inputs, session_inputs(s, inputs), &err)) {
+    const char *inputs[SESSION_INPUTS];
+    if (writes_standard_output(o) &&
+        translate_outputs_check_stdout(s->reads_stdin, inputs, session_inputs(s, inputs), &err)) {
         fprintf(stderr, "translate: %s\n", err.message);
         status = EXIT_WRITE;
     }
@@ -278,14 +291,15 @@ static ExitStatus open_input(const TranslateOptions *opt, int n_texts, char **te
 static void say_reading_the_terminal(const TranslateOptions *opt)
 {
     if (opt->quiet || !isatty(STDIN_FILENO)) return;
-    char files[1024] = "";
+    char files[1024] = "", *second = translate_options_second_attention_path(opt);
     size_t at = 0;
     const char *outs[][2] = {{"-o", opt->output_path}, {"--attention", opt->attention_path},
-                             {"--html", opt->html_path}, {"--logits", opt->logits_path}};
+                             {"--attention", second}, {"--html", opt->html_path}, {"--logits", opt->logits_path}};
     for (size_t i = 0; i < sizeof outs / sizeof *outs && at < sizeof files; i++)
-        if (outs[i][1])
+        if (outs[i][1] && !cli_written_directly(outs[i][1])) /* a file, not "-" or a device */
             at += (size_t)snprintf(files + at, sizeof files - at, "%s %s writes '%s'", at ? "," : ";",
                                    outs[i][0], outs[i][1]);
+    free(second);
     cli_say("translate", "reading the lines to translate from the terminal, one a line, until Ctrl-D%s",
             files);
 }
@@ -330,12 +344,13 @@ static ExitStatus run(const TranslateOptions *opt, int n_texts, char **texts)
     const char *in_name;
     s.reads_stdin = reads_standard_input(opt, n_texts, texts);
     if (chosen && config_is_the_input(chosen, opt, s.reads_stdin)) {
-        const char *name = opt->config_path ? opt->config_path : chosen;
+        /* --from/--to chose it: named as the config it is */
+        const char *option = opt->from || opt->to ? "--from/--to" : "-c";
         if (s.reads_stdin)
-            cli_say("translate", "-c %s: the config and the lines to translate would both come from standard "
-                    "input: give the lines another way (-i FILE, TEXT)", name);
+            cli_say("translate", "%s %s: the config and the lines to translate would both come from standard "
+                    "input: give the lines another way (-i FILE, TEXT)", option, chosen);
         else
-            cli_say("translate", "-c %s: the config is also -i's file of lines to translate (%s)", name,
+            cli_say("translate", "%s %s: the config is also -i's file of lines to translate (%s)", option, chosen,
                     opt->input_path);
         translate_session_close(&s);
         return EXIT_USAGE;

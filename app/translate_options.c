@@ -270,6 +270,10 @@ static int parse_options(int argc, char **argv, TranslateOptions *opt)
         for (size_t k = 0; k < sizeof file_options / sizeof *file_options; k++) {
             if (c != file_options[k].option) continue;
             if (cli_file_value("translate", file_options[k].name, optarg)) return -1;
+            if (!optarg[0]) { /* else found only after translating everything (-i '': ": cannot open") */
+                fprintf(stderr, "translate: %s needs a file name, not ''\n", file_options[k].name);
+                return -1;
+            }
             /* given twice, the first was dropped unsaid: `-o a -o b` wrote b
              * alone, `-c A -c B` used B */
             if (files_seen & 1u << k) {
@@ -308,7 +312,7 @@ char *translate_options_second_attention_path(const TranslateOptions *o)
 /* Two outputs of one run on one file would leave only the one committed
  * last (-o X -a X kept the JSON and lost the translations): refused, a
  * usage error.  Standard output or a device may be named more than once.
- * An empty name is refused here too. */
+ * (An empty name is refused with the options, parse_options.) */
 static int check_distinct_outputs(const TranslateOptions *o)
 {
     char *second = translate_options_second_attention_path(o);
@@ -318,11 +322,6 @@ static int check_distinct_outputs(const TranslateOptions *o)
                 {"--logits", o->logits_path}, {"--hyps", o->hyps_path}, {"--attention (its .zh-en file)", second}};
     enum { N = sizeof outs / sizeof *outs };
     int status = 0;
-    for (int i = 0; i < N && !status; i++)
-        if (outs[i].path && !outs[i].path[0]) { /* else found only after translating everything */
-            fprintf(stderr, "translate: %s needs a file name, not ''\n", outs[i].option);
-            status = -1;
-        }
     for (int i = 0; i < N && !status; i++)
         for (int j = i + 1; j < N && !status; j++) {
             const char *a = outs[i].path, *b = outs[j].path;
@@ -335,25 +334,8 @@ static int check_distinct_outputs(const TranslateOptions *o)
     return status;
 }
 
-/* An input named '' is a usage error, as an output is: `-i ''` had been
- * status 1 with "translate: : cannot open". */
-static int check_named_inputs(const TranslateOptions *o)
-{
-    const struct {
-        const char *option, *path;
-    } ins[] = {{"-i", o->input_path}, {"-c", o->config_path}, {"--eval", o->eval_path},
-               {"--compare", o->compare_path}};
-    for (size_t i = 0; i < sizeof ins / sizeof *ins; i++)
-        if (ins[i].path && !ins[i].path[0]) {
-            fprintf(stderr, "translate: %s needs a file name, not ''\n", ins[i].option);
-            return -1;
-        }
-    return 0;
-}
-
 int translate_options_parse(int argc, char **argv, TranslateOptions *opt)
 {
     int status = parse_options(argc, argv, opt);
-    if (!status) status = check_named_inputs(opt);
     return status ? status : check_distinct_outputs(opt);
 }

@@ -28,19 +28,15 @@ static bool file_exists(const char *path)
 }
 
 /* May --init-weights --force replace what is at `path`: nothing, an empty
- * file, a model (a safetensors file), or a device or FIFO (written as it
- * is, common/output_file.h)?  Not notes, data or a config that the
- * config's `weights:` names by mistake: --force replaced those with 36 MB
- * of random weights, status 0 (train --overwrite never did). */
+ * file, a model (safetensors_looks_like: a broken one too), or a device
+ * or FIFO (written as it is, common/output_file.h)?  Not notes, data or a
+ * config that the config's `weights:` names by mistake: --force replaced
+ * those with 36 MB of random weights, status 0, as train --overwrite
+ * never did. */
 static bool replaceable_by_weights(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return true;
-    SafeFile f;
-    Error ignored = {{0}};
-    if (safetensors_open(path, &f, &ignored)) return false;
-    safetensors_close(&f);
-    return true;
+    return stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || safetensors_looks_like(path);
 }
 
 /* Untrained demo configs name a seed: the first run writes the model.

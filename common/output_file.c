@@ -209,6 +209,29 @@ bool output_file_names_standard_stream(const char *path)
     return stat(path, &st) == 0 && standard_stream_of(&st) >= 0;
 }
 
+/* A regular file (`target`, what `path` names) that its permissions keep
+ * from being written is not replaced either: a rename needs only the
+ * folder's permission, and replaced such files where `> FILE` could not
+ * have written them (as root, too, a model the user had made read-only to
+ * keep it).  No write bit at all is `chmod a-w`, root's files too; else
+ * access(2) says (not ours: "Permission denied", "Read-only file system").
+ * 0, or -1 with err. */
+static int refuse_unwritable(const char *path, const char *target, const struct stat *st, Error *err)
+{
+    if ((st->st_mode & 0222) == 0)
+        return error_set(err, "%s: cannot write: the file is read-only (chmod u+w %s to let it be replaced)",
+                         path, path);
+    if (access(target, W_OK) != 0) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    return 0;
+}
+
+int output_file_check_writable(const char *path, Error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    return refuse_unwritable(path, path, &st, err);
+}
+
 OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
 {
     OutputFile *o = xcalloc(1, sizeof *o);
@@ -249,14 +272,7 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
         } else {
             o->target = xstrdup(path);
         }
-        /* A file its permissions keep from being written (chmod a-w, or not
-         * ours to write) is not replaced either: a rename needs only the
-         * folder's permission, and replaced such files as `> FILE` would
-         * have failed to write them (and, as root, a model the user had
-         * made read-only to keep it). */
-        if (exists && ((st.st_mode & 0222) == 0 || access(o->target, W_OK) != 0)) {
-            error_set(err, "%s: cannot write: the file is read-only (chmod u+w %s to let it be replaced)",
-                      path, path);
+        if (exists && refuse_unwritable(path, o->target, &st, err)) {
             output_free(o);
             return NULL;
         }

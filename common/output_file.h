@@ -16,7 +16,8 @@
  *    The new file keeps the old one's permission bits (a new file gets
  *    0666 minus the umask, as fopen would).  A file those bits keep from
  *    being written (no write bit at all, or none for us) is an error, not
- *    replaced: `chmod a-w` protects a file, root's too.
+ *    replaced: `chmod a-w` protects a file, root's too
+ *    (output_file_check_writable asks that of a path beforehand).
  *  - Anything else that opens for writing — a character or block device
  *    (/dev/null, a terminal), a FIFO — is written directly: renaming over
  *    it would replace the device node or the pipe with a regular file.
@@ -51,6 +52,11 @@ typedef struct OutputFile OutputFile;
  * returned file must be given to output_file_commit or output_file_abort,
  * which free it. */
 OutputFile *output_file_open(const char *path, unsigned flags, Error *err);
+/* Would output_file_open refuse the regular file at `path` for its
+ * permissions (above)?  0 (also for no file, or one that is not regular),
+ * or -1 with the error it would give: for a writer that comes late (train's
+ * first model), so that it is said before the work, not after. */
+int output_file_check_writable(const char *path, Error *err);
 /* Does `path` name the file standard output or standard error has open
  * (/dev/stdout, or the file itself, where `> FILE` sent it)?  Then
  * output_file_open writes it through that descriptor, after what is

@@ -369,6 +369,19 @@ static const char *read_problem(void)
     return errno ? strerror(errno) : "the file ended early (truncated while loading?)";
 }
 
+bool safetensors_looks_like(const char *path)
+{
+    struct stat st;
+    Error ignored = {{0}};
+    int fd = input_file_open(path, 0, &st, &ignored); /* a regular file only */
+    if (fd < 0) return false;
+    unsigned char prefix[9];
+    bool looks = read_at(fd, prefix, sizeof prefix, 0) == 0;
+    close(fd);
+    uint64_t n = looks ? read_u64_le(prefix) : 0;
+    return looks && n >= 2 && n <= SAFETENSORS_MAX_HEADER && prefix[8] == '{';
+}
+
 int safetensors_open_limited(const char *path, size_t max_header, SafeFile *file, Error *err)
 {
     ASSERT(path && file);

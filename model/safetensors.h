@@ -62,6 +62,14 @@ int safetensors_open(const char *path, SafeFile *file, Error *err);
 int safetensors_open_limited(const char *path, size_t max_header, SafeFile *file, Error *err);
 void safetensors_close(SafeFile *file); /* NULL-safe; leaves file zeroed */
 
+/* Does the regular file at `path` begin as a safetensors file does (an
+ * 8-byte header length within the limit, then "{")?  A model, if maybe a
+ * broken one (cut short, a bad header): what a writer of models may
+ * replace when told to (translate --init-weights --force, train
+ * --overwrite), unlike notes, data or a config named as the weights by
+ * mistake. */
+bool safetensors_looks_like(const char *path);
+
 const SafeTensor *safetensors_find(const SafeFile *file, const char *name);
 const char *safetensors_meta(const SafeFile *file, const char *key); /* NULL if absent */
 

@@ -449,6 +449,17 @@ static void test_standard_output_is_never_an_input(void **state)
         expect_file_is(runs[i].appended, expected);
         run_result_free(&r);
     }
+    /* with -o FILE nothing goes to standard output: no refusal */
+    char other[700];
+    snprintf(other, sizeof other, "%s/appended.out", temp_dir());
+    const char *to_file[] = {"./translate", "-q", "-c", TINY, "-o", other, NULL};
+    int in = open_or_die(path, O_RDONLY), appended = open_or_die(path, O_WRONLY | O_APPEND);
+    RunResult ok = run_with(to_file, in, appended, 0);
+    close(in);
+    close(appended);
+    if (ok.status != 0) fail_msg("-o FILE: status %d, stderr: %s", ok.status, ok.err);
+    expect_file_is(path, text);
+    run_result_free(&ok);
     /* the config itself: a copy (a failure would append to it) */
     char *config;
     const char *copy = tiny_config_copy("appended.yaml", &config);
@@ -773,6 +784,11 @@ static void test_init_weights_force_replaces_only_a_model(void **state)
     write_text(weights, "");
     r = run_program(argv, NULL, 0);
     if (r.status != 0) fail_msg("empty: status %d, stderr: %s", r.status, r.err);
+    run_result_free(&r);
+    /* and so is a model cut short (it loads no more, but is a model) */
+    assert_int_equal(truncate(weights, 300), 0);
+    r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("cut model: status %d, stderr: %s", r.status, r.err);
     run_result_free(&r);
     remove_copy(config);
 }

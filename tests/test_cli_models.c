@@ -1148,7 +1148,7 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
                        "--attention needs a file name, not ''");
     /* and an input's (-i '' was status 1, "translate: : cannot open") */
     expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "-i", "", NULL},
-                       "-i needs a file name, not ''");
+                       "-i/--input needs a file name, not ''");
     expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "--eval", "", NULL},
                        "--eval needs a file name, not ''");
     /* a file option given twice: the first was dropped unsaid (-o a -o b

@@ -572,6 +572,35 @@ static void test_existing_weights_are_not_replaced(void **state)
     RunResult r = run_program(argv, NULL, 0);
     if (r.status != 0) fail_msg("translate after --overwrite exited %d: %s", r.status, r.err);
     run_result_free(&r);
+    /* a model cut short is still a model: --overwrite replaces it */
+    model = read_file(weights, &model_len);
+    f = fopen(weights, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(model, 1, 200, f), 200);
+    assert_int_equal(fclose(f), 0);
+    free(model);
+    assert_int_equal(unlink(in_dir("guard", "model.safetensors.ckpt")), 0); /* else "exists: --resume" */
+    free(run_train_args(config, over, 0));
+    r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("translate after --overwrite of a cut model exited %d: %s", r.status, r.err);
+    run_result_free(&r);
+    /* made read-only (chmod a-w): refused before training, not at the
+     * first save after an epoch, and kept */
+    assert_int_equal(chmod(weights, 0444), 0);
+    char *kept = read_file(weights, &model_len);
+    assert_int_equal(unlink(in_dir("guard", "model.safetensors.ckpt")), 0); /* else "exists: --resume" */
+    err = run_train_args(config, over, 2);
+    expect_in(err, "model.safetensors: cannot write: the file is read-only");
+    expect_not_in(err, "epoch");
+    free(err);
+    assert_false(file_exists(in_dir("guard", "model.safetensors.ckpt"))); /* nothing started */
+    size_t kept_len;
+    now = read_file(weights, &kept_len);
+    assert_int_equal(kept_len, model_len);
+    assert_memory_equal(now, kept, kept_len);
+    free(now);
+    free(kept);
+    assert_int_equal(chmod(weights, 0644), 0);
 }
 
 /* A resumed run may replace the model its own lineage wrote, but not a
