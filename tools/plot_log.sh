@@ -16,8 +16,12 @@ awk -F, -v title="$title" '
 # text for the SVG: & and < would make it no XML (the title defaults to the path)
 function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
 NR == 1 { next }
-$1 == "step" && $4 != "nan" { n++; sx[n] = $2; sy[n] = $4; if ($2 > maxstep) maxstep = $2 }
-$1 == "eval" { e++; ex[e] = $2; el[e] = $8; eb[e] = $9; ec[e] = $10; if ($2 > maxstep) maxstep = $2 }
+# a number on the axis, or "nan" (not drawn): "inf" or a hand-edited 1e999
+# drew "-nan" coordinates and an "inf" axis
+function finite(v) { return v ~ /^[0-9.]+([eE][-+]?[0-9]+)?$/ && v + 0 < 1e300 ? v : "nan" }
+$1 == "step" && finite($4) != "nan" { n++; sx[n] = $2; sy[n] = $4; if ($2 > maxstep) maxstep = $2 }
+$1 == "eval" { e++; ex[e] = $2; el[e] = finite($8); eb[e] = finite($9); ec[e] = finite($10)
+               if ($2 > maxstep) maxstep = $2 }
 function px(step, x0, w) { return x0 + w * step / (maxstep > 0 ? maxstep : 1) }
 function py(v, lo, hi, y0, h) { return y0 + h - h * (v - lo) / (hi - lo) }
 function axes(x0, y0, w, h, lo, hi, ticks, label,    i, v, y) {
