@@ -662,6 +662,16 @@ static void test_train_torch_refuses_before_training(void **state)
     expect_in(err, "is not a config train_torch.py wrote");
     free(err);
     expect_file_is(path_in("refuse", "mine.yaml"), "keep\n");
+    remove(path_in("refuse", "mine.yaml"));
+    /* nor notes or a config named --out itself: --overwrite replaces a
+     * model only (they became models, status 0) */
+    write_text(path_in("refuse", "notes.txt"), "keep\n");
+    const char *onto_notes[] = {"-q", "--max-steps", "1", "--overwrite", "--out", path_in("refuse", "notes.txt"), NULL};
+    err = train_torch_status(0, dir, onto_notes, 2);
+    expect_in(err, "notes.txt exists and is not a model");
+    assert_null(strstr(err, "Traceback"));
+    free(err);
+    expect_file_is(path_in("refuse", "notes.txt"), "keep\n");
     /* a folder */
     const char *folder[] = {"-q", "--out", path_in("refuse", "export"), NULL};
     err = train_torch_status(0, dir, folder, 2);

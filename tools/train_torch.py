@@ -665,6 +665,24 @@ def check_outputs(args):
             if not f.readline().startswith(YAML_FIRST_LINE):
                 raise Failure(EXIT_USAGE, f"{yaml} exists and is not a config train_torch.py wrote "
                                           "(it would be replaced): name another --out")
+    # WEIGHTS itself: --overwrite replaces a model (a safetensors file, a
+    # broken one too) or an empty file, as ./train's does, never notes, data
+    # or a config named --out by mistake (they became models)
+    if os.path.isfile(args.out) and os.path.getsize(args.out) and not looks_like_safetensors(args.out):
+        raise Failure(EXIT_USAGE, f"{args.out} exists and is not a model (not a safetensors file): "
+                                  "--overwrite replaces only models; name another --out")
+
+
+def looks_like_safetensors(path):
+    """Does the file begin as a safetensors file does: an 8-byte
+    little-endian header length within the format's limit, then "{"?
+    (model/safetensors.c's safetensors_looks_like.)"""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(9)
+    except OSError:
+        return False
+    return len(head) == 9 and 2 <= int.from_bytes(head[:8], "little") <= 100_000_000 and head[8:] == b"{"
 
 
 def interrupted(signum, frame):
