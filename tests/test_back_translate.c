@@ -86,7 +86,7 @@ static void test_one_pair_per_sentence_chinese_unchanged(void **state)
 }
 
 /* OUT may not be a folder, nor a file the run reads: the sentences, the
- * config, the model's files. */
+ * config, the model's files, the program. */
 static void test_out_never_replaces_an_input(void **state)
 {
     (void)state;
@@ -107,6 +107,17 @@ static void test_out_never_replaces_an_input(void **state)
     char *text = read_file(mono, &len);
     assert_string_equal(text, MONO);
     free(text);
+    /* nor the program it runs (OUT=translate made ./translate a TSV): a
+     * stand-in, so that a failure replaces no real program */
+    const char *program = "#!/bin/sh\nexit 1\n";
+    const char *fake = temp_file("fake-translate", program, strlen(program));
+    assert_int_equal(chmod(fake, 0755), 0);
+    const char *args[] = {"--config", "configs/tiny.yaml", fake, NULL};
+    RunResult r = back_translate(args, data, fake);
+    if (r.status != 2) fail_msg("OUT the program: status %d: %s", r.status, r.err);
+    expect_in(r.err, "an input of this run");
+    run_result_free(&r);
+    expect_file_is(fake, program);
 }
 
 /* A translate that fails, or loses a line: exit 1, and the file already at

@@ -71,10 +71,12 @@ if [ -n "$commit" ]; then
     config=$scratch/model/configs/zh-en.yaml
 fi
 [ -r "$config" ] || { echo "back_translate.sh: $config: not readable" >&2; exit 2; }
-# The files the run reads, which OUT must not replace: the model's are
+# The files the run reads, which OUT must not replace (the program too:
+# OUT=translate made ./translate a TSV): the model's are
 # named in the config, relative to its folder.
 inputs="$mono
-$config"
+$config
+$TRANSLATE"
 for key in weights source_vocab target_vocab simplify; do
     # a value plain, or quoted as train_torch.py writes it ("a b.vocab")
     f=$(sed -n -e "s/^ *$key: *\"\([^\"]*\)\".*/\1/p; t" -e "s/^ *$key: *'\([^']*\)'.*/\1/p; t" \
