@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define DOC_BEFORE "# Models\n\ntext before\n<!-- eval:begin -->\nthe old table\n"
 #define DOC_AFTER "<!-- eval:end -->\n\ntext after\n"
@@ -105,6 +106,47 @@ static const char FAKE_SET[] = "\xef\xbb\xbf\r\n"
 
 /* (its languages quoted, as YAML allows and translate reads them) */
 static const char FAKE_CONFIG[] = "name: fake\nsource_language: \"zh\"\ntarget_language: 'en'\n";
+
+/* --doc through a symbolic link: the file it names gets the table, the
+ * link stays a link (a rename over it had replaced the link and left the
+ * doc as it was); the doc's mode stays; a read-only doc is refused, as
+ * translate's outputs are. */
+static void test_a_linked_or_read_only_doc(void **state)
+{
+    (void)state;
+    const char *doc = temp_file("real-doc.md", DOC_BEFORE DOC_AFTER, strlen(DOC_BEFORE DOC_AFTER));
+    assert_int_equal(chmod(doc, 0640), 0);
+    char link[700];
+    snprintf(link, sizeof link, "%s/doc-link.md", temp_dir());
+    unlink(link);
+    assert_int_equal(symlink("real-doc.md", link), 0); /* beside it */
+    const char *args[] = {"--doc", link, "--config", "configs/tiny.yaml", "--set", "tests/data/tiny.tsv",
+                          "--beams", "1", NULL};
+    RunResult r = eval_script(args, test_program("./translate"));
+    if (r.status != 0) {
+        print_in_full(&r);
+        fail_msg("eval.sh exited %d", r.status);
+    }
+    run_result_free(&r);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    char *text = slurp(doc);
+    expect_in(text, "| tiny | data/tiny.tsv (16) | greedy | ");
+    free(text);
+    assert_int_equal(stat(doc, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    /* read-only: refused before any run, the doc as it was */
+    const char *ro = temp_file("ro-doc.md", DOC_BEFORE DOC_AFTER, strlen(DOC_BEFORE DOC_AFTER));
+    assert_int_equal(chmod(ro, 0444), 0);
+    const char *ro_args[] = {"--doc", ro, "--config", "configs/tiny.yaml", "--set", "tests/data/tiny.tsv",
+                             "--beams", "1", NULL};
+    r = eval_script(ro_args, test_program("./translate"));
+    if (r.status != 2) fail_msg("read-only doc: status %d: %s", r.status, r.err);
+    expect_in(r.err, "the file is read-only");
+    run_result_free(&r);
+    expect_file_is(ro, DOC_BEFORE DOC_AFTER);
+}
 
 static void test_counts_capitals_and_unknown_words(void **state)
 {
@@ -216,6 +258,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_writes_the_table_between_the_markers),
+        cmocka_unit_test(test_a_linked_or_read_only_doc),
         cmocka_unit_test(test_counts_capitals_and_unknown_words),
         cmocka_unit_test(test_failures_leave_the_doc_unchanged),
     };

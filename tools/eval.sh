@@ -67,6 +67,13 @@ IFS=$nl
 for f in $configs$nl$sets; do IFS=$sp; [ -z "$f" ] || [ -r "$f" ] || die 2 "$f: cannot read it"; done
 IFS=$sp
 [ -r "$doc" ] || die 2 "$doc: cannot read it"
+# A link is followed, the file it names rewritten and the link kept (a
+# rename over the link had replaced it, the real doc left as it was), as
+# translate's outputs are; a read-only doc (chmod a-w, or not ours to
+# write) is left alone, as they are (common/output_file.h).
+if [ -L "$doc" ]; then doc=$(readlink -f -- "$doc") || die 2 "$doc: cannot follow the link"; fi
+{ [ -w "$doc" ] && [ -z "$(find "$doc" -prune ! -perm /222)" ]; } ||
+    die 2 "$doc: the file is read-only: not rewritten (chmod u+w $doc)"
 # Exactly one of each marker, in that order.
 marks=$(grep -n -x -F -e "$BEGIN_MARK" -e "$END_MARK" "$doc" | cut -d : -f 2- | tr '\n' ' ')
 [ "$marks" = "$BEGIN_MARK $END_MARK " ] ||
@@ -215,8 +222,9 @@ table=$tmp/table
     fi
 } >"$table"
 
-# The doc with the table between the markers, beside it, then renamed over it.
-awk -v table="$table" -v b="$BEGIN_MARK" -v e="$END_MARK" '
+# The doc with the table between the markers, beside it (a copy first,
+# for the doc's mode: a new file's had replaced it), then renamed over it.
+cp -p -- "$doc" "$newdoc" && awk -v table="$table" -v b="$BEGIN_MARK" -v e="$END_MARK" '
     $0 == b { print; while ((getline l < table) > 0) print l; skipping = 1; next }
     $0 == e { skipping = 0 }
     !skipping { print }' "$doc" >"$newdoc" &&
