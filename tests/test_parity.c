@@ -44,6 +44,48 @@ static void test_pre_norm_three_heads_zh_en(void **state) { (void)state; check_c
 static void test_shipped_en_zh_model(void **state) { (void)state; check_config("configs/en-zh.yaml"); }
 static void test_shipped_zh_en_model(void **state) { (void)state; check_config("configs/zh-en.yaml"); }
 
+/* What reference.py check cannot check is status 2 in one line, never a
+ * traceback (which had been status 1, "mismatch"): a JSON that is no
+ * attention document, an id out of the vocabulary; a run of no sentences
+ * (an empty input) has nothing to compare: status 0. */
+static void test_check_says_what_it_cannot_check(void **state)
+{
+    SKIP_WITHOUT_TORCH();
+    (void)state;
+    char json[512], logits[512];
+    snprintf(json, sizeof json, "%s/empty-run.json", temp_dir());
+    snprintf(logits, sizeof logits, "%s/empty-run.logits", temp_dir());
+    const char *empty_run[] = {"./translate", "-q", "-c", "configs/tiny.yaml", "--attention", json, "--logits",
+                               logits, NULL};
+    RunResult t = run_program(empty_run, "", 0);
+    if (t.status != 0) fail_msg("translate failed (%d): %s", t.status, t.err);
+    run_result_free(&t);
+    const char *check[] = {PYTHON_WITH_TORCH, "tools/reference.py", "check", json, logits, NULL};
+    RunResult r = run_program(check, NULL, 0);
+    if (r.status != 0) fail_msg("an empty run: status %d: %s", r.status, r.err);
+    expect_in(r.out, "no sentences");
+    run_result_free(&r);
+    /* a JSON array, and a document whose source id is -5 */
+    const char *array = temp_file("array.json", "[]", 2);
+    const char *bad_id = temp_file("bad-id.json",
+                                   "{\"model\": {\"weights_path\": \"tests/data/tiny.safetensors\"}, \"sentences\": "
+                                   "[{\"line\": 1, \"source\": {\"ids\": [-5]}, \"decoder_input\": {\"ids\": [2]}, "
+                                   "\"output\": {\"ids\": [3]}}]}",
+                                   strlen("{\"model\": {\"weights_path\": \"tests/data/tiny.safetensors\"}, \"sentences\": "
+                                          "[{\"line\": 1, \"source\": {\"ids\": [-5]}, \"decoder_input\": {\"ids\": [2]}, "
+                                          "\"output\": {\"ids\": [3]}}]}"));
+    const char *docs[] = {array, bad_id};
+    const char *says[] = {"not a JSON object", "source id -5 is not one of the model's"};
+    for (int i = 0; i < 2; i++) {
+        const char *argv[] = {PYTHON_WITH_TORCH, "tools/reference.py", "check", docs[i], logits, NULL};
+        r = run_program(argv, NULL, 0);
+        if (r.status != 2) fail_msg("%s: status %d: %s", docs[i], r.status, r.err);
+        expect_in(r.err, says[i]);
+        assert_null(strstr(r.err, "Traceback"));
+        run_result_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -53,6 +95,7 @@ int main(void)
         cmocka_unit_test(test_pre_norm_three_heads_zh_en),
         cmocka_unit_test(test_shipped_en_zh_model),
         cmocka_unit_test(test_shipped_zh_en_model),
+        cmocka_unit_test(test_check_says_what_it_cannot_check),
     };
     return cmocka_run_group_tests_name("parity with PyTorch", tests, NULL, NULL);
 }

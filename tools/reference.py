@@ -237,17 +237,55 @@ class Report:
         self.failures += 0 if ok else 1
 
 
-def check(attention_path, logits_path):
-    with open(attention_path) as f:
+def attention_document(path):
+    """translate's --attention document at `path`, its fields the check
+    reads present and of their kinds: a JSON array, a field missing or an id
+    out of range had ended in a traceback (status 1, "mismatch")."""
+    with open(path) as f:
         doc = json.load(f)
+
+    def need(ok, what):
+        if not ok:
+            raise Unusable(f"{path}: {what}: not an attention document of translate (docs/attention-json.md)")
+    need(isinstance(doc, dict), "not a JSON object")
+    need(isinstance(doc.get("decoding", {}), dict), "'decoding' is no object")
+    need(isinstance(doc.get("model"), dict) and isinstance(doc["model"].get("weights_path"), str),
+         "no model.weights_path")
+    need(isinstance(doc.get("sentences"), list), "no 'sentences' list")
+    for s in doc["sentences"]:
+        need(isinstance(s, dict) and all(isinstance(s.get(k), dict) and isinstance(s[k].get("ids"), list)
+                                         for k in ("source", "decoder_input", "output")),
+             "a sentence without source, decoder_input and output ids")
+    return doc
+
+
+def check(attention_path, logits_path):
+    doc = attention_document(attention_path)
     decoding = doc.get("decoding", {})  # format 1.2; earlier dumps do not say
     if decoding.get("int8"):
         raise Unusable(f"{attention_path}: made with --int8: its products read int8 weights, PyTorch reads the "
                        "file's; check a dump made without --int8")
-    model, meta = load_model(doc["model"]["weights_path"])
+    weights = doc["model"]["weights_path"]
+    try:
+        model, meta = load_model(weights)
+    except (ValueError, KeyError) as e:  # (a JSON or another file there: its error named no file)
+        raise Unusable(f"{weights}: cannot load it as a model: {e}") from None
     V = int(meta["target_vocab_size"])
-    logits_all = torch.frombuffer(bytearray(open(logits_path, "rb").read()), dtype=torch.float32)
+    S_V = int(meta["source_vocab_size"])
+    for s in doc["sentences"]:
+        for field, ids, size in (("source", s["source"]["ids"], S_V), ("decoder_input", s["decoder_input"]["ids"], V),
+                                 ("output", s["output"]["ids"], V)):
+            bad = [i for i in ids if not isinstance(i, int) or not 0 <= i < size]
+            if bad:
+                raise Unusable(f"{attention_path}: sentence {s.get('line', '?')}: {field} id {bad[0]!r} is not "
+                               "one of the model's")
+    with open(logits_path, "rb") as f:
+        raw = bytearray(f.read())
     want = sum(len(s["output"]["ids"]) for s in doc["sentences"]) * V
+    if not raw and not want:  # a run of no sentences (an empty input): nothing to compare
+        print("reference: no sentences: nothing to compare")
+        return 0
+    logits_all = torch.frombuffer(raw, dtype=torch.float32) if raw else torch.zeros(0)
     if logits_all.numel() != want:  # another run's logits (a shape error deep in the loop, before)
         raise Unusable(f"{logits_path}: {logits_all.numel()} floats, but {attention_path}'s sentences need "
                        f"{want} (their steps x {V}): not the logits of the same run")
