@@ -292,11 +292,13 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     put_visible(out, text);
     fprintf(out, "\" → ");
     tokens_line(out, tr->src_vocab, src->ids, S);
-    if (vocab_is_subword(tr->src_vocab))
-        fprintf(out, "   (%d tokens of %zu words; " PIECES_NOTE ")\n", S,
-                detokenize_words(tr->src_vocab, src->ids, (size_t)S, NULL, NULL));
-    else
-        fprintf(out, "   (%d tokens)\n", S);
+    if (vocab_is_subword(tr->src_vocab)) {
+        size_t words = detokenize_words(tr->src_vocab, src->ids, (size_t)S, NULL, NULL);
+        fprintf(out, "   (%d token%s of %zu word%s; " PIECES_NOTE ")\n", S, S == 1 ? "" : "s", words,
+                words == 1 ? "" : "s");
+    } else {
+        fprintf(out, "   (%d token%s)\n", S, S == 1 ? "" : "s");
+    }
     fprintf(out, "2. Tokens → ids: [");
     for (int i = 0; i < S; i++) fprintf(out, "%s%d", i ? ", " : "", src->ids[i]);
     fprintf(out, "]\n");
