@@ -27,10 +27,9 @@
 # renamed over it only once every line is translated: an interrupted run
 # (Ctrl-C, SIGTERM: translate is stopped too) leaves no partial file.  OUT
 # may not be a folder or one of the run's inputs (sentences.tsv, the
-# config, its weights, vocabularies and simplify table, $TRANSLATE).  Exit
-# status: 0 written; 1
-# translate failed or gave a different number of lines; 2 usage error or
-# a missing input.
+# config, its weights, vocabularies and simplify table, $TRANSLATE).
+# Exit status: 0 written; 1 translate failed or gave a different number of
+# lines; 2 usage error or a missing input.
 set -u
 TRANSLATE=${TRANSLATE:-./translate}
 data=${DATA:-../shared/data}
