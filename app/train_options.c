@@ -2,6 +2,7 @@
 #include "train_options.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -100,6 +101,11 @@ int train_options_parse(int argc, char **argv, TrainOptions *opt)
             if (!cli_plain_decimal(optarg) || errno || end == optarg || *end || !(opt->max_minutes > 0) ||
                 !isfinite(opt->max_minutes)) {
                 cli_say("train", "--max-minutes: expected a positive number of minutes, not '%s'", optarg);
+                return -1;
+            }
+            /* kept as a float (train.max_minutes): 1e-300 became 0, no limit at all */
+            if ((float)opt->max_minutes < FLT_MIN) {
+                cli_say("train", "--max-minutes: %s is too small (a float's smallest is %g)", optarg, (double)FLT_MIN);
                 return -1;
             }
             break;

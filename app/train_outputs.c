@@ -57,9 +57,16 @@ int train_outputs_weights_path_problem(const char *path, Error *err)
     size_t n = strlen(path);
     if (n && path[n - 1] == '/') return error_set(err, "%s names a folder: the weights need a file name", path);
     struct stat sb;
-    if (stat(path, &sb) == 0) /* read-only: said now, not after the first epoch, at the first save */
-        return S_ISDIR(sb.st_mode) ? error_set(err, "%s is a folder: name a file for the weights", path)
-                                   : output_file_check_writable(path, err);
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return error_set(err, "%s is a folder: name a file for the weights", path);
+        /* A FIFO blocked the first save in open(2) for a reader, past
+         * SIGTERM and Ctrl-C, the training lost; /dev/null took the model
+         * and put the checkpoint and log beside it, in /dev. */
+        if (!S_ISREG(sb.st_mode))
+            return error_set(err, "%s is not a regular file (%s): name a file for the weights", path,
+                             S_ISFIFO(sb.st_mode) ? "a FIFO" : "a device or the like");
+        return output_file_check_writable(path, err); /* read-only: said now, not at the first save */
+    }
     if (errno == ENOENT && lstat(path, &sb) == 0) /* a symbolic link to nothing (common/output_file.h) */
         return error_set(err, "%s is a link to nothing: name a file for the weights", path);
     if (errno == ENOENT) return 0;
@@ -73,9 +80,10 @@ int train_outputs_weights_not_replaceable(const char *path, const char *run_id, 
     SafeFile f;
     Error ignored = {{0}};
     bool ours = false, model = false;
-    /* Only a regular file can be a model (opening a FIFO could block); a
-     * device or a FIFO is written as it is (common/output_file.h), and only
-     * with --overwrite, as before. */
+    /* Only a regular file can be a model (opening a FIFO could block);
+     * train_outputs_weights_path_problem refuses anything else at the
+     * start, so a device or a FIFO here was made since: written as it is
+     * (common/output_file.h), and only with --overwrite. */
     bool regular = S_ISREG(sb.st_mode);
     if (!regular && overwrite) return 0;
     if (regular && safetensors_open(path, &f, &ignored) == 0) {

@@ -734,6 +734,8 @@ static void test_options_that_cannot_act_are_refused(void **state)
         const char *args[5], *want;
     } cases[] = {
         {{"--max-minutes", "0"}, "--max-minutes: expected a positive number of minutes, not '0'"},
+        /* kept as a float: 1e-300 became 0, no limit at all */
+        {{"--max-minutes", "1e-300"}, "--max-minutes: 1e-300 is too small"},
         {{"--init", "x.safetensors", "--export", dir}, "--init WEIGHTS starts a new run"},
         {{"--export", dir, "--overwrite"}, "--export DIR goes alone"},
         {{"--out", ""}, "train: --out: expected a file name"},
@@ -991,13 +993,16 @@ static void test_weights_path_that_cannot_be_a_file(void **state)
     err = run_train_args(config, (const char *[]){"--out", out, NULL}, 2);
     expect_in(err, "cannot write the weights there: Not a directory");
     free(err);
-    /* a folder, and a link to nothing: refused before training, --overwrite
-     * or not, and no log left beside them */
+    /* a folder, a link to nothing and a FIFO: refused before training,
+     * --overwrite or not, and no log left beside them (a FIFO blocked the
+     * first save in open(2), past SIGTERM, the training lost) */
     const char *dir = in_dir("folder-out", "dir"), *link = in_dir("folder-out", "dangling");
+    const char *fifo = in_dir("folder-out", "fifo.safetensors");
     assert_int_equal(mkdir(dir, 0755), 0);
     assert_int_equal(symlink("nowhere/model.safetensors", link), 0);
-    const char *paths[] = {dir, link}, *whats[] = {"is a folder", "is a link to nothing"};
-    for (int i = 0; i < 2; i++) {
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    const char *paths[] = {dir, link, fifo}, *whats[] = {"is a folder", "is a link to nothing", "(a FIFO)"};
+    for (int i = 0; i < 3; i++) {
         snprintf(out, sizeof out, "%s", paths[i]);
         err = run_train_args(config, (const char *[]){"--overwrite", "--out", out, NULL}, 2);
         expect_in(err, whats[i]);
