@@ -69,6 +69,15 @@ int train_log_open(Run *r)
         cli_say("train", "%s: cannot write: %s", path, strerror(errno));
         return EXIT_WRITE;
     }
+    /* Shorter than the checkpoint saw it (cut, or another run's since):
+     * appended to, it got a torn row ("stepstep,7,...") and lost others,
+     * unsaid.  Emptied, it starts again with its header, as a new log. */
+    if (r->opt->resume && S_ISREG(sb.st_mode) && sb.st_size > 0 && sb.st_size < r->progress.log_bytes) {
+        cli_say("train", "%s (the log) is %lld bytes, shorter than the %lld the checkpoint recorded: it "
+                         "was cut since; move it away to resume with a new log", path,
+                (long long)sb.st_size, r->progress.log_bytes);
+        return EXIT_USAGE;
+    }
     if (r->opt->resume && S_ISREG(sb.st_mode) && r->progress.log_bytes >= 0 &&
         sb.st_size > r->progress.log_bytes) {
         if (ftruncate(fileno(r->log), (off_t)r->progress.log_bytes) != 0) {

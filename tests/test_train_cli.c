@@ -1606,6 +1606,24 @@ static void test_resume_truncates_the_log(void **state)
     }
     assert_true(expect > 6);
     free(log);
+    /* a log cut since the checkpoint (mid-row): refused, not appended to
+     * (a torn "stepstep,7,..." row and lost rows, unsaid), and kept */
+    const char *path = in_dir("logcut", "model.safetensors.log.csv");
+    assert_int_equal(truncate(path, 300), 0);
+    char before[400];
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t got = fread(before, 1, sizeof before, f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(got, 300);
+    char *err = run_train_args(write_config_logging("logcut", common, "1"), (const char *[]){"--resume", NULL}, 2);
+    expect_in(err, "shorter than the");
+    expect_in(err, "move it away");
+    free(err);
+    log = read_file(path, &len);
+    assert_int_equal(len, 300);
+    assert_memory_equal(log, before, 300);
+    free(log);
 }
 
 /* The checkpoint's batch position means batches of its data, batch_tokens
