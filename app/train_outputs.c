@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "../common/output_file.h"
+#include "../model/model.h"
 #include "../model/safetensors.h"
 #include "cli.h"
 #include "exit_status.h"
@@ -91,13 +92,14 @@ int train_outputs_weights_not_replaceable(const char *path, const char *run_id, 
         ours = run_id[0] && id && strcmp(id, run_id) == 0;
         safetensors_close(&f);
     }
-    model = regular && safetensors_looks_like(path); /* a broken one too: --overwrite may replace it */
+    model = regular && model_file_replaceable(path); /* a broken one too; no checkpoint or export */
     if (ours || (overwrite && (model || sb.st_size == 0))) return 0;
     if (model || sb.st_size == 0 || !regular)
         return error_set(err, "%s exists and was not written by this training run: train into a new "
                               "file with --out FILE, or replace it with --overwrite", path);
-    return error_set(err, "%s exists and is not a model (not a safetensors file): --overwrite replaces "
-                          "only models; train into a new file with --out FILE", path);
+    return error_set(err, "%s exists and is not a model (no safetensors file, or a checkpoint or an "
+                          "export's): --overwrite replaces only models; train into a new file with --out FILE",
+                     path);
 }
 
 int train_outputs_check_checkpoint(const char *path)

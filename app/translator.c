@@ -28,7 +28,7 @@ static bool file_exists(const char *path)
 }
 
 /* May --init-weights --force replace what is at `path`: nothing, an empty
- * file, a model (safetensors_looks_like: a broken one too), or a device
+ * file, a model (model_file_replaceable: a broken one too, no checkpoint), or a device
  * or FIFO (written as it is, common/output_file.h)?  Not notes, data or a
  * config that the config's `weights:` names by mistake: --force replaced
  * those with 36 MB of random weights, status 0, as train --overwrite
@@ -36,7 +36,7 @@ static bool file_exists(const char *path)
 static bool replaceable_by_weights(const char *path)
 {
     struct stat st;
-    return stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || safetensors_looks_like(path);
+    return stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || model_file_replaceable(path);
 }
 
 /* Untrained demo configs name a seed: the first run writes the model.
@@ -240,8 +240,9 @@ ExitStatus translator_init_weights(Translator *tr, const char *config_path, bool
         return EXIT_WRITE;
     }
     if (!replaceable_by_weights(cfg->weights_path)) {
-        error_set(err, "%s exists and is not a model (not a safetensors file): --force replaces only "
-                  "models; name another file as the config's model.weights", cfg->weights_path);
+        error_set(err, "%s exists and is not a model (no safetensors file, or a checkpoint or an export's): "
+                  "--force replaces only models; name another file as the config's model.weights",
+                  cfg->weights_path);
         translator_close(tr);
         return EXIT_WRITE;
     }

@@ -312,6 +312,17 @@ int model_load_inference(Model *model, const char *path, const ModelArch *arch, 
 
 bool model_is_half(const Model *model) { return model->params.half_count > 0; }
 
+bool model_file_replaceable(const char *path)
+{
+    if (!safetensors_looks_like(path)) return false;
+    SafeFile f;
+    Error ignored = {{0}};
+    if (safetensors_open(path, &f, &ignored)) return true; /* a broken model */
+    bool ours = !safetensors_meta(&f, "checkpoint") && !safetensors_meta(&f, "export_id");
+    safetensors_close(&f);
+    return ours;
+}
+
 /* ---- saving -------------------------------------------------------------- */
 
 int model_save_with(const Model *model, const char *path, VocabHashes hashes, Dtype dtype,

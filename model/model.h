@@ -49,6 +49,14 @@ int model_load_inference(Model *model, const char *path, const ModelArch *arch, 
                          Error *err);
 /* Was it loaded so (matrices float16)? */
 bool model_is_half(const Model *model);
+/* Is the file at `path` a model that a writer of models may replace when
+ * told to (translate --init-weights --force, train --overwrite): one that
+ * begins as a safetensors file does (safetensors_looks_like: a model cut
+ * short too), but not a training checkpoint or an export's file, which
+ * are safetensors too (__metadata__ "checkpoint", "export_id"): replaced,
+ * another run's resumable state was lost. */
+bool model_file_replaceable(const char *path);
+
 
 /* The longest safetensors header a file of `arch` (plus extra_tensors more,
  * e.g. a checkpoint's optimizer state) can need: 512 bytes per tensor and

@@ -554,7 +554,7 @@ static void test_existing_weights_are_not_replaced(void **state)
      * config named as the weights by mistake) */
     const char *over[] = {"--overwrite", NULL};
     err = run_train_args(config, over, 2);
-    expect_in(err, "model.safetensors exists and is not a model (not a safetensors file)");
+    expect_in(err, "model.safetensors exists and is not a model (no safetensors file");
     free(err);
     now = read_file(weights, &len);
     assert_memory_equal(now, precious, strlen(precious));
@@ -601,6 +601,20 @@ static void test_existing_weights_are_not_replaced(void **state)
     free(now);
     free(kept);
     assert_int_equal(chmod(weights, 0644), 0);
+    /* another run's checkpoint named as the weights is no model either:
+     * --overwrite replaced it, that run's resumable state lost */
+    char ckpt[700];
+    snprintf(ckpt, sizeof ckpt, "%s", in_dir("guard", "mine.safetensors.ckpt"));
+    kept = read_file(ckpt, &model_len);
+    assert_non_null(kept);
+    err = run_train_args(config, (const char *[]){"--overwrite", "--out", ckpt, NULL}, 2);
+    expect_in(err, "is not a model (no safetensors file, or a checkpoint");
+    free(err);
+    now = read_file(ckpt, &kept_len);
+    assert_int_equal(kept_len, model_len);
+    assert_memory_equal(now, kept, kept_len);
+    free(now);
+    free(kept);
 }
 
 /* A resumed run may replace the model its own lineage wrote, but not a
