@@ -3,11 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/input_file.h"
+#include "../common/util.h"
 #include "cli.h"
 #include "exit_status.h"
 
@@ -34,7 +38,22 @@ static int check_log(const Run *r, int fd, const struct stat *sb)
                          "for train.log (or train into a new file with --out FILE)", path);
         return EXIT_USAGE;
     }
-    return 0;
+    /* A new run empties a log it finds, an earlier run's that died before
+     * its first checkpoint; but one beside another run's checkpoint
+     * (X.log.csv and X.ckpt, the defaults' names) is that run's, and went
+     * too: a config that named it as its train.log wiped it unsaid, and
+     * that run's --resume then logged after the new run's rows. */
+    size_t n = strlen(path), tail = strlen(".log.csv");
+    if (r->opt->resume || n <= tail || strcmp(path + n - tail, ".log.csv") != 0) return 0;
+    char *checkpoint = xmalloc(n - tail + sizeof ".ckpt");
+    sprintf(checkpoint, "%.*s.ckpt", (int)(n - tail), path);
+    struct stat cs;
+    bool theirs = stat(checkpoint, &cs) == 0 && !input_file_same(checkpoint, r->cfg.train.checkpoint_path);
+    if (theirs)
+        cli_say("train", "%s (the log) is the log of the run whose checkpoint is %s: name another file for "
+                         "train.log (or train into a new file with --out FILE)", path, checkpoint);
+    free(checkpoint);
+    return theirs ? EXIT_USAGE : 0;
 }
 
 int train_log_open(Run *r)

@@ -932,6 +932,24 @@ static void test_the_log_replaces_only_a_log(void **state)
     assert_int_equal(remove(in_dir("log-again", "model.safetensors")), 0);
     assert_int_equal(remove(in_dir("log-again", "model.safetensors.ckpt")), 0);
     run_train(again, NULL, 0);
+    /* but another run's log, its checkpoint beside it, named as this run's
+     * train.log: refused, not emptied (its run's --resume had then logged
+     * after this run's rows) */
+    char *theirs = realpath(in_dir("log-again", "model.safetensors.log.csv"), NULL);
+    assert_non_null(theirs);
+    size_t before_len, after_len;
+    char *before = read_file(theirs, &before_len);
+    char extra[900];
+    snprintf(extra, sizeof extra, "  epochs: 1\n  log: %s\n", theirs);
+    char *err = run_train_args(write_config("log-theirs", extra), NULL, 2);
+    expect_in(err, "(the log) is the log of the run whose checkpoint is");
+    free(err);
+    char *after = read_file(theirs, &after_len);
+    assert_int_equal(after_len, before_len);
+    assert_memory_equal(after, before, before_len);
+    free(after);
+    free(before);
+    free(theirs);
 }
 
 /* A run holds a lock on its log: a second run into the same files is
