@@ -42,13 +42,14 @@
 
 /* ---- outputs never replace inputs ------------------------------------- */
 
-/* Is `path` the file standard input reads (`< FILE`), which has no name
- * to compare? */
-static bool is_standard_input(const char *path)
+/* Does `path` name what standard input reads (a file, or a pipe through
+ * /dev/stdin)?  `regular`: only where that is a regular file (`< FILE`,
+ * which has no name to compare). */
+static bool names_standard_input(const char *path, bool regular)
 {
-    struct stat in, out;
-    return fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) && stat(path, &out) == 0 &&
-           in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+    struct stat in, other;
+    return fstat(STDIN_FILENO, &in) == 0 && (!regular || S_ISREG(in.st_mode)) && stat(path, &other) == 0 &&
+           in.st_dev == other.st_dev && in.st_ino == other.st_ino;
 }
 
 /* Every file a session has read, in inputs[SESSION_INPUTS]: -i, and each
@@ -73,7 +74,7 @@ static size_t session_inputs(const Session *s, const char **inputs)
 /* The same for every file a session has read. */
 static int check_session_inputs(const Session *s, const char *option, const char *path, Error *err)
 {
-    if (s->reads_stdin && path && !cli_written_directly(path) && is_standard_input(path))
+    if (s->reads_stdin && path && !cli_written_directly(path) && names_standard_input(path, true))
         return error_set(err, "%s: %s would overwrite standard input, an input of this run", path,
                          option);
     const char *inputs[SESSION_INPUTS];
@@ -247,10 +248,7 @@ static bool reads_standard_input(const TranslateOptions *opt, int n_texts, char 
  * from a pipe, none at all (the config had read them): a usage error. */
 static bool config_is_the_input(const char *config, const TranslateOptions *opt, bool reads_stdin)
 {
-    struct stat in, c;
-    if (reads_stdin)
-        return fstat(STDIN_FILENO, &in) == 0 && stat(config, &c) == 0 && in.st_dev == c.st_dev &&
-               in.st_ino == c.st_ino;
+    if (reads_stdin) return names_standard_input(config, false);
     return opt->input_path && input_file_same(config, opt->input_path);
 }
 
