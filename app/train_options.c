@@ -118,7 +118,17 @@ int train_options_parse(int argc, char **argv, TrainOptions *opt)
         default: cli_option_error("train", c, argv, false); return -1;
         }
     }
-    if (opt->simplify_table && (!*opt->simplify_table || opt->resume || opt->vocab_only || opt->recase ||
+    /* an empty name is a slip (an unset shell variable), never a file: said
+     * as such, before the checks of which options go together */
+    const struct { const char *name, *value; } files[] = {
+        {"--out", opt->out_path}, {"--init", opt->init_path}, {"--data", opt->data_path},
+        {"--export", opt->export_dir}, {"--simplify-table", opt->simplify_table}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        if (files[i].value && !*files[i].value) {
+            fprintf(stderr, "train: %s: expected a file name, not ''\n", files[i].name);
+            return -1;
+        }
+    if (opt->simplify_table && (opt->resume || opt->vocab_only || opt->recase ||
                                 opt->export_dir || opt->init_path || opt->out_path || opt->data_path ||
                                 opt->max_steps > 0 || opt->max_minutes > 0)) {
         fprintf(stderr, "train: --simplify-table FILE goes alone (with --overwrite at most) (try 'train --help')\n");
@@ -128,12 +138,12 @@ int train_options_parse(int argc, char **argv, TrainOptions *opt)
         fprintf(stderr, "train: --force goes with --resume (try 'train --help')\n");
         return -1;
     }
-    if (opt->init_path && (!*opt->init_path || opt->resume || opt->vocab_only || opt->recase || opt->export_dir)) {
+    if (opt->init_path && (opt->resume || opt->vocab_only || opt->recase || opt->export_dir)) {
         fprintf(stderr, "train: --init WEIGHTS starts a new run: not with --resume, --vocab, --recase or "
                         "--export (try 'train --help')\n");
         return -1;
     }
-    if (opt->export_dir && (!*opt->export_dir || opt->resume || opt->vocab_only || opt->out_path ||
+    if (opt->export_dir && (opt->resume || opt->vocab_only || opt->out_path ||
                             opt->overwrite || opt->max_minutes > 0)) {
         fprintf(stderr, "train: --export DIR goes alone (with --max-steps at most) (try 'train --help')\n");
         return -1;
@@ -151,10 +161,6 @@ int train_options_parse(int argc, char **argv, TrainOptions *opt)
     if (opt->data_path && !opt->vocab_only && !opt->recase) {
         fprintf(stderr, "train: --data TSV goes with --vocab or --recase (training reads the config's "
                         "sources) (try 'train --help')\n");
-        return -1;
-    }
-    if (opt->out_path && !*opt->out_path) {
-        fprintf(stderr, "train: --out: expected a file name\n");
         return -1;
     }
     if (optind != argc - 1) {

@@ -738,7 +738,8 @@ static void test_init_starts_from_given_weights(void **state)
 /* Options that could not act as given are refused, status 2, before any
  * data is read: a time limit of 0 minutes, --init or --overwrite with
  * --export (which trains nothing), an empty --out (ignored, it trained
- * into the config's own weights path). */
+ * into the config's own weights path) or any other empty file name (said
+ * as a wrong combination of options). */
 static void test_options_that_cannot_act_are_refused(void **state)
 {
     (void)state;
@@ -752,7 +753,12 @@ static void test_options_that_cannot_act_are_refused(void **state)
         {{"--max-minutes", "1e-300"}, "--max-minutes: 1e-300 is too small"},
         {{"--init", "x.safetensors", "--export", dir}, "--init WEIGHTS starts a new run"},
         {{"--export", dir, "--overwrite"}, "--export DIR goes alone"},
-        {{"--out", ""}, "train: --out: expected a file name"},
+        {{"--out", ""}, "train: --out: expected a file name, not ''"},
+        /* each file option: the empty name said as such, not as a wrong combination */
+        {{"--init", ""}, "train: --init: expected a file name, not ''"},
+        {{"--export", ""}, "train: --export: expected a file name, not ''"},
+        {{"--simplify-table", ""}, "train: --simplify-table: expected a file name, not ''"},
+        {{"--vocab", "--data", ""}, "train: --data: expected a file name, not ''"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *err = run_train_args(config, cases[i].args, 2);
