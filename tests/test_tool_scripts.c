@@ -1,14 +1,22 @@
-/* test_plot_scripts.c — tools/plot_log.sh and tools/plot_compare.sh, the
- * SVG plots of train's CSV logs (docs/en-zh-training.svg and the like): a log with a loss
+/* test_tool_scripts.c — the scripts in tools/ that have no test program of
+ * their own.
+ *
+ * tools/plot_log.sh and tools/plot_compare.sh, the SVG plots of train's CSV
+ * logs (docs/en-zh-training.svg and the like): a log with a loss
  * that is no finite number, or a huge one (a hand-edited or foreign CSV:
  * train's own checks every loss), is drawn without it, in bounded time and
  * size, as valid XML with no "nan" or "inf" coordinates; plot_compare's
  * one gridline per unit of loss had run without end for "inf", and drawn
- * 10^9 lines for a loss of 10^9. */
+ * 10^9 lines for a loss of 10^9.  A log that is not there is said so.
+ *
+ * tools/embed.sh (the viewer's files as C arrays) and
+ * tools/number_fidelity.py (docs/models.md's number figures): their
+ * errors name what is wrong. */
 #include "testutil.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HEADER "event,step,epoch,loss,lr,tokens_per_s,grad_norm,dev_loss,dev_bleu,dev_chrf,seconds,loss_smooth\n"
 
@@ -52,10 +60,67 @@ static void test_a_loss_that_is_no_finite_number_is_left_out(void **state)
     }
 }
 
+/* A log that is not there is said to be missing, not "not a training log"
+ * (which sent the user looking at a file's content). */
+static void test_a_missing_log_is_said_missing(void **state)
+{
+    (void)state;
+    const char *log_argv[] = {"/bin/sh", "tools/plot_log.sh", "/nonexistent/run.csv", NULL};
+    const char *compare_argv[] = {"/bin/sh", "tools/plot_compare.sh", "T", "a", "/nonexistent/run.csv", NULL};
+    const char *const *argvs[] = {log_argv, compare_argv};
+    for (int i = 0; i < 2; i++) {
+        RunResult r = run_program(argvs[i], NULL, 0);
+        assert_int_equal(r.status, 2);
+        expect_in(r.err, "/nonexistent/run.csv: cannot read it");
+        assert_int_equal(r.out_len, 0);
+        run_result_free(&r);
+    }
+}
+
+/* embed.sh with no FILE printed a C file of nothing, status 0 */
+static void test_embed_without_files_is_a_usage_error(void **state)
+{
+    (void)state;
+    RunResult r = run_program((const char *[]){"/bin/sh", "tools/embed.sh", NULL}, NULL, 0);
+    assert_int_equal(r.status, 2);
+    expect_in(r.err, "usage: embed.sh FILE...");
+    assert_int_equal(r.out_len, 0);
+    run_result_free(&r);
+}
+
+/* number_fidelity.py: bytes that are no UTF-8 are named with their file
+ * and line (Python's codec message named neither); a dev set with CRLF
+ * line ends reads as with LF. */
+static void test_number_fidelity_names_what_is_not_utf8(void **state)
+{
+    (void)state;
+    if (access(PYTHON_WITH_TORCH, X_OK) != 0)
+        SKIP_TEST("torch", "%s not installed (tools/deps.sh --with-torch installs it)", PYTHON_WITH_TORCH);
+    static const char dev_crlf[] = "I have 3 cats\t\xe6\x88\x91\xe6\x9c\x89" "3\r\nHi\tx\r\n";
+    static const char bad_dev[] = "I have 3 cats\tx\nHi\xfe\tx\n";
+    const char *dev = temp_file("numbers-crlf.tsv", dev_crlf, strlen(dev_crlf));
+    const char *bad = temp_file("numbers-bad.tsv", bad_dev, strlen(bad_dev));
+    const char *hyps = temp_file("numbers.hyps", "3\nhi\n", 5);
+    const char *ok_argv[] = {PYTHON_WITH_TORCH, "tools/number_fidelity.py", dev, "0", hyps, NULL};
+    RunResult r = run_program(ok_argv, NULL, 0);
+    if (r.status != 0) fail_msg("number_fidelity.py exited %d: %s", r.status, r.err);
+    expect_in(r.out, ": 1 sources with numbers; all of them written in 1,");
+    run_result_free(&r);
+    const char *bad_argv[] = {PYTHON_WITH_TORCH, "tools/number_fidelity.py", bad, "0", hyps, NULL};
+    r = run_program(bad_argv, NULL, 0);
+    assert_int_equal(r.status, 1);
+    expect_in(r.err, "numbers-bad.tsv: line 2: not UTF-8 (byte 0xfe)");
+    assert_null(strstr(r.err, "Traceback"));
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_loss_that_is_no_finite_number_is_left_out),
+        cmocka_unit_test(test_a_missing_log_is_said_missing),
+        cmocka_unit_test(test_embed_without_files_is_a_usage_error),
+        cmocka_unit_test(test_number_fidelity_names_what_is_not_utf8),
     };
-    return cmocka_run_group_tests_name("plot scripts", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("tool scripts", tests, NULL, NULL);
 }

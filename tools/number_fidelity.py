@@ -146,22 +146,33 @@ def main(argv):
         sys.exit(f"number_fidelity.py: COLUMN is 0 or 1, not {column!r}")
     column = int(column)
     try:
-        with open(dev, encoding="utf-8") as f:
-            rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+        rows = [line.split("\t") for line in read_text(dev).split("\n") if line.strip()]
         if any(len(row) <= column for row in rows):
             sys.exit(f"number_fidelity.py: {dev}: a line without column {column}")
         sources = [row[column] for row in rows]
         for path in argv[3:]:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            text = read_text(path)
             # one translation a line; the end of the last line is no line more
             # (a file one line short passed, the empty string standing in)
             hyps = text[:-1].split("\n") if text.endswith("\n") else text.split("\n") if text else []
             if len(hyps) != len(sources):
                 sys.exit(f"number_fidelity.py: {path}: {len(hyps)} lines for {len(sources)} sources")
             report(path, sources, hyps)
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         sys.exit(f"number_fidelity.py: {e}")
+
+
+def read_text(path):
+    """The file's text, its line ends made "\\n" as open() in text mode
+    makes them; bytes that are no UTF-8 end the run with the file and line
+    named (the codec's own message named neither)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        sys.exit(f"number_fidelity.py: {path}: line {line}: not UTF-8 (byte 0x{data[e.start]:02x})")
 
 
 def report(path, sources, hyps):

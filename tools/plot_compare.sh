@@ -17,6 +17,7 @@ n=$# i=0 labels=""
 for a do
     i=$((i + 1))
     if [ $((i % 2)) -eq 1 ]; then labels="$labels$sep$a"; continue; fi
+    [ -f "$a" ] && [ -r "$a" ] || { echo "plot_compare.sh: $a: cannot read it (no such file, or not a readable file)" >&2; exit 2; }
     head -n 1 "$a" 2>/dev/null | grep -q '^event,step,' ||
         { echo "plot_compare.sh: $a: not a training log (train's CSV)" >&2; exit 2; }
     set -- "$@" "$a"

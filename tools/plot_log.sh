@@ -9,6 +9,7 @@
 set -eu
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: plot_log.sh LOG.csv [TITLE] > OUT.svg" >&2; exit 2; }
 log=$1
+[ -f "$log" ] && [ -r "$log" ] || { echo "plot_log.sh: $log: cannot read it (no such file, or not a readable file)" >&2; exit 2; }
 head -n 1 "$log" 2>/dev/null | grep -q '^event,step,' ||
     { echo "plot_log.sh: $log: not a training log (train's CSV)" >&2; exit 2; }
 title=${2:-$log}
