@@ -71,7 +71,7 @@ ExitStatus translate_eval_run(const TranslateOptions *opt, const char *config_pa
     /* A line that cannot be translated is scored as an empty translation,
      * as a system that failed on it would be; each is named here with its
      * reason, as batch mode names it, and the run ends with status 1.  An
-     * invalid reference is scored as it is, but said. */
+     * invalid or empty reference is scored as it is, but said. */
     size_t untranslatable = 0;
     for (size_t i = 0; i < data.count; i++) {
         SourceIds src;
@@ -82,9 +82,13 @@ ExitStatus translate_eval_run(const TranslateOptions *opt, const char *config_pa
             untranslatable++;
         }
         translator_source_ids_free(&src);
-        if (!utf8_valid(data.target_text[i], strlen(data.target_text[i])))
+        const char *ref = data.target_text[i];
+        if (!utf8_valid(ref, strlen(ref)))
             cli_say("translate", "%s:%d: the reference is not valid UTF-8 (scored as it is)",
                     opt->eval_path, data.line[i]);
+        else if (!ref[strspn(ref, " ")]) /* a column lost: its scores came out low, unsaid */
+            cli_say("translate", "%s:%d: the reference is empty (scored against nothing)", opt->eval_path,
+                    data.line[i]);
     }
     /* --compare's file is read and scored first: a wrong one is an error
      * before the translating, not after. */
