@@ -242,8 +242,18 @@ static int parse_options(int argc, char **argv, TranslateOptions *opt)
             if (cli_parse_count("translate", "--no-repeat-ngram", optarg, 64, &opt->no_repeat_ngram)) return -1;
             break;
         case 'q': opt->quiet = true; break;
-        case OPT_FROM: opt->from = optarg; break;
-        case OPT_TO: opt->to = optarg; break;
+        case OPT_FROM:
+        case OPT_TO: {
+            /* twice with two languages, the last had won unsaid (`--from en --from zh`) */
+            const char **lang = c == OPT_FROM ? &opt->from : &opt->to;
+            if (*lang && strcmp(*lang, optarg) != 0) {
+                fprintf(stderr, "translate: %s given twice (%s, then %s): one language\n",
+                        c == OPT_FROM ? "--from" : "--to", *lang, optarg);
+                return -1;
+            }
+            *lang = optarg;
+            break;
+        }
         case 'i': opt->input_path = optarg; break;
         case 'o': opt->output_path = optarg; break;
         case OPT_LIST: opt->list_models = true; break;

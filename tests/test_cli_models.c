@@ -371,6 +371,11 @@ static void test_from_and_to_choose_the_model(void **state)
     expect_usage_error((const char *[]){"./translate", "--from", "fr", "x", NULL}, "take en or zh");
     expect_usage_error((const char *[]){"./translate", "--from", "en", "--to", "en", "x", NULL}, "same language");
     expect_usage_error((const char *[]){"./translate", "-c", TINY, "--to", "zh", "x", NULL}, "give one");
+    /* given twice with two languages, the last had won unsaid */
+    expect_usage_error((const char *[]){"./translate", "--from", "en", "--from", "zh", "x", NULL},
+                       "--from given twice (en, then zh)");
+    expect_usage_error((const char *[]){"./translate", "--to", "zh", "--to", "en", "x", NULL},
+                       "--to given twice (zh, then en)");
 }
 
 static void test_config_by_name(void **state)
