@@ -17,6 +17,8 @@
 #include "../common/output_file.h"
 #include "../common/token_ids.h"
 #include "../common/util.h"
+#include "../data/simplify.h"
+#include "../model/safetensors.h"
 
 #define EXPORT_FORMAT "translate-export"
 #define EXPORT_FORMAT_VERSION "2"
@@ -47,12 +49,32 @@ static bool is_export(const char *path)
     return ok;
 }
 
-/* 0 when `dir` is empty or holds an earlier export (whatever else a
- * training run put beside it, e.g. train_torch.py's default output); else
- * an Error: a folder of someone else's might hold files of our names. */
+/* Whether `path` is the init.safetensors of an export of ours: a model
+ * with an "export_id".  It is written first, so a folder holding it and no
+ * data.safetensors is an export that failed half way (a full disk, a
+ * table that could not be read), which a new export may finish; it had
+ * been refused as someone else's folder, so the user could not retry. */
+static bool is_export_init(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    SafeFile f;
+    Error ignored = {{0}};
+    if (safetensors_open(path, &f, &ignored) != 0) return false;
+    const char *id = safetensors_meta(&f, "export_id");
+    bool ours = id && *id;
+    safetensors_close(&f);
+    return ours;
+}
+
+/* 0 when `dir` is empty or holds an earlier export, whole or torn
+ * (whatever else a training run put beside it, e.g. train_torch.py's
+ * default output); else an Error: a folder of someone else's might hold
+ * files of our names. */
 static int check_dir(const char *dir, Error *err)
 {
     DIR *d = opendir(dir);
+    if (!d && errno == ENOENT) return 0; /* (export_check, before train creates it) */
     if (!d) return error_set(err, "%s: cannot open the folder: %s", dir, strerror(errno));
     const char *stranger = NULL;
     char first[256] = "";
@@ -64,11 +86,13 @@ static int check_dir(const char *dir, Error *err)
         }
     closedir(d);
     if (!stranger) return 0;
-    size_t n = strlen(dir) + sizeof "/" EXPORT_DATA;
-    char *data = xmalloc(n);
-    snprintf(data, n, "%s/%s", dir, EXPORT_DATA);
-    bool earlier = is_export(data);
-    free(data);
+    size_t n = strlen(dir) + 32;
+    char *path = xmalloc(n);
+    snprintf(path, n, "%s/%s", dir, EXPORT_DATA);
+    bool earlier = is_export(path);
+    snprintf(path, n, "%s/%s", dir, FILES[0]);
+    earlier = earlier || is_export_init(path);
+    free(path);
     if (!earlier)
         return error_set(err, "%s: not empty (%s) and not an earlier export (no %s of ours): export into an "
                               "empty or new folder", dir, stranger, EXPORT_DATA);
@@ -270,6 +294,21 @@ static ExitStatus copy_file(const char *from, const char *to, const char *what, 
     int status = output_file_write(to, 0, fill_bytes, &b, err);
     free(bytes);
     return status ? EXIT_WRITE : EXIT_OK;
+}
+
+ExitStatus export_check(const char *dir, const Config *cfg, Error *err)
+{
+    if (check_dir(dir, err)) return EXIT_USAGE;
+    if (cfg->simplify_path) { /* copied as it is: a broken one failed only in translate, after training */
+        Error why = {{0}};
+        Simplifier *table = simplify_load_table(cfg->simplify_path, &why);
+        if (!table) {
+            error_set(err, "model.simplify: %s", why.message);
+            return EXIT_DATA;
+        }
+        simplify_free(table);
+    }
+    return EXIT_OK;
 }
 
 ExitStatus export_write(const char *dir, const ExportInput *in, Error *err)

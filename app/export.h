@@ -38,7 +38,8 @@
  *                     Chinese source's Traditional → Simplified table;
  *                     train_torch.py copies it beside the weights it writes)
  * A DIR that exists must be empty or an earlier export (its
- * data.safetensors is one: what else a run put beside it stays): any
+ * data.safetensors is one, or, for an export that failed half way, its
+ * init.safetensors is one: what else a run put beside it stays): any
  * other folder is refused, since it might hold files of these names that
  * are someone else's.  Each file is replaced atomically (output_file.h). */
 #ifndef TRANSLATE_EXPORT_H
@@ -68,6 +69,12 @@ typedef struct {
     const AdamWSettings *adamw;    /* beta1, beta2, eps (lr and weight decay come from cfg) */
     const char *export_id;         /* this export's, in both safetensors files (see the top) */
 } ExportInput;
+
+/* Before the data are read (seconds, or minutes for many epochs): EXIT_OK
+ * when `dir` is new, empty or an earlier export, and the config's
+ * model.simplify (if any) is a table translate can read; else an Error
+ * and EXIT_USAGE (the folder) or EXIT_DATA (the table). */
+ExitStatus export_check(const char *dir, const Config *cfg, Error *err);
 
 /* Write the export into `dir` (which must exist: train creates it).
  * EXIT_OK, or with an Error: EXIT_USAGE (a folder refused, "DIR: ..."),

@@ -575,6 +575,7 @@ static int run(const TrainOptions *opt)
     }
     status = open_vocabularies(&r);
     if (!status && opt->init_path) status = load_init(&r); /* before the seconds of reading the data */
+    if (!status && opt->export_dir) status = train_export_check(&r.cfg, opt->export_dir); /* likewise */
     if (!status) status = open_data(&r);
     if (!status && !(status = open_trainer(&r)))
         status = opt->export_dir ? train_export_data(&r, &ADAMW_BASE) : start(&r);

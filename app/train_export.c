@@ -15,6 +15,14 @@
 #include "train_epochs.h"
 #include "train_outputs.h"
 
+int train_export_check(const Config *cfg, const char *dir)
+{
+    Error err = {{0}};
+    int status = export_check(dir, cfg, &err);
+    if (status) fprintf(stderr, "train: %s\n", err.message);
+    return status;
+}
+
 int train_export_data(Run *r, const AdamWSettings *adamw)
 {
     const char *dir = r->opt->export_dir;
@@ -101,6 +109,12 @@ int train_export_simplify_table(const Config *cfg, const char *path, bool overwr
     Simplifier *s = simplify_load(from, &err);
     if (!s) {
         fprintf(stderr, "train: %s\n", err.message);
+        return EXIT_DATA;
+    }
+    if (simplify_size(s) == 0) { /* an empty table, status 0, that translate then refused */
+        cli_say("train", "%s: no Traditional character with a Simplified form in it (train.simplify_with "
+                         "names CC-CEDICT's entries: is it that file?); %s not written", from, path);
+        simplify_free(s);
         return EXIT_DATA;
     }
     int status = simplify_save(s, path, &err) ? EXIT_WRITE : 0;

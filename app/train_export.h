@@ -12,6 +12,10 @@
 #include "config.h"
 #include "train_run.h"
 
+/* --export, before the data are read: the folder is new, empty or an
+ * earlier export, and the config's model.simplify a table (export.h:
+ * export_check).  0, or an exit status after its message. */
+int train_export_check(const Config *cfg, const char *dir);
 /* --export: what train has loaded (the data, every epoch's batches, the
  * model it would start from) and `adamw`, the AdamW constants the C
  * trainer uses, written to r->opt->export_dir (made if missing) for

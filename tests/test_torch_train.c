@@ -399,6 +399,49 @@ static void test_export_refuses_a_foreign_folder_and_other_options(void **state)
     free(yaml);
 }
 
+/* An export that failed half way (its init.safetensors written, no
+ * data.safetensors: a full disk, a kill) can be done again into the same
+ * folder; it had been refused as a stranger's folder, which the user
+ * could not get past but by deleting it.  A config whose model.simplify
+ * is no table is refused before anything is read or written (it was
+ * found after the data, three files written; a broken one was copied). */
+static void test_a_torn_export_can_be_exported_again(void **state)
+{
+    (void)state;
+    /* zh -> en: model.simplify reads a Chinese source */
+    const char *config = write_config("export-torn", "  source_column: 1\n  target_column: 0\n");
+    const char *dir = path_in("export-torn", "out");
+    export_to(config, dir);
+    assert_int_equal(unlink(path_in("export-torn", "out/data.safetensors")), 0);
+    export_to(config, dir);
+    assert_int_equal(access(path_in("export-torn", "out/data.safetensors"), F_OK), 0);
+
+    size_t len;
+    char *yaml = read_file(config, &len), *at = strstr(yaml, "  target_vocab: tgt.vocab\n");
+    assert_non_null(at);
+    memcpy(strstr(yaml, "source_language: en"), "source_language: zh", 19);
+    memcpy(strstr(yaml, "target_language: zh"), "target_language: en", 19);
+    at += strlen("  target_vocab: tgt.vocab\n");
+    const char *tables[] = {"missing.tsv", "notes.tsv"};
+    FILE *f = fopen(path_in("export-torn", "notes.tsv"), "w");
+    fputs("hello\tworld\n", f);
+    fclose(f);
+    for (int i = 0; i < 2; i++) {
+        f = fopen(config, "w");
+        fprintf(f, "%.*s  simplify: %s\n%s", (int)(at - yaml), yaml, tables[i], at);
+        assert_int_equal(fclose(f), 0);
+        const char *fresh = path_in("export-torn", i ? "fresh2" : "fresh1");
+        const char *argv[] = {"./train", "--export", fresh, config, NULL};
+        char *err = run_expect(argv, 3);
+        expect_in(err, "model.simplify: ");
+        expect_in(err, tables[i]);
+        assert_null(strstr(err, " pairs")); /* before the data */
+        free(err);
+        assert_int_not_equal(access(fresh, F_OK), 0);
+    }
+    free(yaml);
+}
+
 /* ---- PyTorch ------------------------------------------------------------------ */
 
 /* Adam's first step moves a weight by about ±lr whatever its gradient: one
@@ -861,6 +904,7 @@ int main(void)
         cmocka_unit_test(test_export_records_the_sources),
         cmocka_unit_test(test_export_holds_every_epochs_draw),
         cmocka_unit_test(test_export_refuses_a_foreign_folder_and_other_options),
+        cmocka_unit_test(test_a_torn_export_can_be_exported_again),
         cmocka_unit_test(test_one_step_matches_the_c_trainer),
         cmocka_unit_test(test_resume_continues_exactly),
         cmocka_unit_test(test_sigint_stops_a_run_started_in_the_background),

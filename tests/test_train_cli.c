@@ -1208,7 +1208,8 @@ static void test_max_steps_at_an_epochs_end_scores_once(void **state)
 
 /* train --simplify-table FILE: train.simplify_with's table, as a config's
  * model.simplify reads it; an existing file only with --overwrite, never
- * an input; a config without simplify_with has none to write. */
+ * an input; a config without simplify_with, or whose simplify_with has no
+ * character to convert, has none to write. */
 static void test_simplify_table(void **state)
 {
     (void)state;
@@ -1255,6 +1256,16 @@ static void test_simplify_table(void **state)
     err = run_train_args(write_config("no-simplify", ""), (const char *[]){"--simplify-table", table, NULL}, 2);
     expect_in(err, "no train.simplify_with to build the table from");
     free(err);
+    /* simplify_with naming no CC-CEDICT file (the training data): no
+     * character to convert, an error, nothing written (an empty table,
+     * status 0, that translate then refused) */
+    snprintf(extra, sizeof extra, "  simplify_with: %s/tests/data/tiny.tsv\n", cwd);
+    const char *wrong = write_config("simplify-wrong", extra);
+    const char *empty_table = in_dir("simplify-wrong", "zh.tsv");
+    err = run_train_args(wrong, (const char *[]){"--simplify-table", empty_table, NULL}, 3);
+    expect_in(err, "tiny.tsv: no Traditional character with a Simplified form in it");
+    free(err);
+    assert_false(file_exists(empty_table));
 }
 
 /* The dev loss and BLEU of a zh -> en run of one step on `dev`, its
