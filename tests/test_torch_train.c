@@ -616,6 +616,24 @@ static void test_resume_continues_exactly(void **state)
     char *err = train_torch_status(0, dir, other, 2);
     expect_in(err, "written with group 1, this run has 2");
     free(err);
+    /* The folder exported again from a config of another architecture
+     * (the same shapes, post-norm): its checkpoint is refused, not trained
+     * on as the other model (a traceback where the shapes differed). */
+    size_t len;
+    char *yaml = read_file(config, &len);
+    char *norm = strstr(yaml, "norm: pre");
+    assert_non_null(norm);
+    memcpy(norm, "norm: pos", 9);
+    FILE *f = fopen(config, "w");
+    fprintf(f, "%.*st%s", (int)(norm - yaml) + 9, yaml, norm + 9);
+    assert_int_equal(fclose(f), 0);
+    free(yaml);
+    export_to(config, dir);
+    const char *again[] = {"--max-steps", "6", "--resume", "--out", path_in("resume", "resumed.safetensors"), NULL};
+    err = train_torch_status(0, dir, again, 2);
+    expect_in(err, "written for another architecture than this export's (norm pre -> post)");
+    assert_null(strstr(err, "Traceback"));
+    free(err);
 }
 
 /* SIGINT ends a run with status 130, its checkpoint saved, also when the
@@ -881,13 +899,15 @@ static void test_the_simplify_table_goes_with_the_model(void **state)
     vocab_free(src);
     free(file);
     SKIP_WITHOUT_TORCH(); /* the rest trains with PyTorch */
-    const char *weights = path_in("zh-simplify", "out/a: b #2.safetensors");
+    /* (a name with ": ", " #" and a line break: the YAML holds each as text;
+     * the line break had ended its first line's comment, the rest a key) */
+    const char *weights = path_in("zh-simplify", "out/a: b\nx #2.safetensors");
     const char *args[] = {"-q", "--max-steps", "1", "--out", weights, NULL};
     train_torch(0, dir, args);
-    const char *out_yaml = path_in("zh-simplify", "out/a: b #2.yaml");
+    const char *out_yaml = path_in("zh-simplify", "out/a: b\nx #2.yaml");
     char *written = read_file(out_yaml, &len);
     assert_non_null(written);
-    expect_in(written, "  simplify: \"a: b #2.simplify.tsv\"\n");
+    expect_in(written, "  simplify: \"a: b\\nx #2.simplify.tsv\"\n");
     free(written);
     const char *argv[] = {"./translate", "-t", "1", "-c", out_yaml, "我們", NULL};
     RunResult r = run_program(argv, NULL, 0);

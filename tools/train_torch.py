@@ -339,8 +339,12 @@ def write_model(args, model, init_meta, meta, steps, world):
         # the three that YAML reads as line breaks escaped
         text = json.dumps(value, ensure_ascii=False)
         return text.replace("\u0085", "\\x85").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    lines = [f"{YAML_FIRST_LINE} from {args.export_dir} ({steps} steps, {world} process"
-             f"{'es' if world > 1 else ''}): ./translate -c {yaml}",
+    # the comment's paths: one holding a line break ended the comment, and
+    # the rest of it was read as a key translate refused
+    def in_comment(path):
+        return q(path) if any(c in path for c in "\n\r\x85\u2028\u2029") else path
+    lines = [f"{YAML_FIRST_LINE} from {in_comment(args.export_dir)} ({steps} steps, {world} process"
+             f"{'es' if world > 1 else ''}): ./translate -c {in_comment(yaml)}",
              f"name: {q(meta['name'])}", f"source_language: {q(meta['source_language'])}",
              f"target_language: {q(meta['target_language'])}", "", "model:",
              f"  weights: {q(os.path.basename(out))}"]
@@ -548,7 +552,7 @@ class Run:
                   "scaler": self.scaler.state_dict() if self.scaler else None, "step": self.step,
                   "epoch": self.epoch, "position": self.position, "group": self.group, "world": self.world,
                   "batches": self.train.count, "data": self.train.digest, "seed": self.seed,
-                  "rng": states}
+                  "architecture": self.architecture(), "rng": states}
             # Serialised in memory first: torch.save's writer, stopped by a
             # failed write (a full disk), aborts the process from C++.
             buf = io.BytesIO()
@@ -557,6 +561,10 @@ class Run:
             write_model(self.args, self.model, self.init_meta, self.meta, self.step, self.world)
         if self.world > 1:
             dist.barrier()
+
+    def architecture(self):
+        """The export's architecture as the checkpoint records it."""
+        return {k: self.init_meta[k] for k in ARCH_KEYS}
 
     def resume(self):
         path = self.checkpoint
@@ -573,7 +581,20 @@ class Run:
             if ck.get(key) != now:
                 raise Failure(EXIT_USAGE, f"{path}: written with {key} {ck[key]}, this run has {now}: "
                                           "its position in the epoch would name other batches")
-        self.model.load_state_dict(ck["model"])
+        # A DIR exported again from another config: weights of other shapes
+        # gave a traceback, and a pre-norm relu model went on as post-norm
+        # gelu without a word (the shapes are the same).
+        arch = ck.get("architecture")
+        if arch is not None and arch != self.architecture():
+            differ = ", ".join(f"{k} {arch.get(k)} -> {v}" for k, v in self.architecture().items() if arch.get(k) != v)
+            raise Failure(EXIT_USAGE, f"{path}: written for another architecture than this export's ({differ}): "
+                                      "resume with the export it was written for, or start afresh")
+        try:
+            self.model.load_state_dict(ck["model"])
+        except RuntimeError as e:  # a checkpoint from before it recorded the architecture
+            first = str(e).strip().splitlines()[-1].strip()
+            raise Failure(EXIT_USAGE, f"{path}: its weights do not fit this export's model ({first}): "
+                                      "resume with the export it was written for, or start afresh")
         self.opt.load_state_dict(ck["optimizer"])
         if self.scaler and ck["scaler"]:
             self.scaler.load_state_dict(ck["scaler"])
