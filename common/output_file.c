@@ -191,9 +191,13 @@ int output_file_remove_stale(const char *path)
 }
 
 /* STDOUT_FILENO or STDERR_FILENO when `st` is the file that descriptor
- * has open, else -1. */
+ * has open, else -1.  Never for a character device (/dev/null, a
+ * terminal), which any descriptor writes alike: a closed standard output
+ * is /dev/null opened read-only (cli_reserve_standard_fds), and `-o
+ * /dev/null >&-` failed writing through it. */
 static int standard_stream_of(const struct stat *st)
 {
+    if (S_ISCHR(st->st_mode)) return -1;
     const int fds[] = {STDOUT_FILENO, STDERR_FILENO};
     for (int i = 0; i < 2; i++) {
         struct stat fd_st;
@@ -235,12 +239,13 @@ int output_file_check_writable(const char *path, Error *err)
 OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
 {
     OutputFile *o = xcalloc(1, sizeof *o);
-    o->path = xstrdup(path);
+    bool dash = (flags & OUTPUT_FILE_DASH) && strcmp(path, "-") == 0;
+    o->path = xstrdup(dash ? "standard output" : path); /* as errors name it ("-: cannot write" said little) */
     o->fd = -1;
     struct stat st; /* what the path names, once for every case below */
     bool exists = stat(path, &st) == 0;
     int stat_errno = errno, stream;
-    if ((flags & OUTPUT_FILE_DASH) && strcmp(path, "-") == 0) {
+    if (dash) {
         o->fd = STDOUT_FILENO;
         o->borrowed = true;
     } else if (exists && (stream = standard_stream_of(&st)) >= 0) {

@@ -68,7 +68,8 @@ bool output_file_names_standard_stream(const char *path);
 FILE *output_file_stream(OutputFile *out);
 /* Was it opened as "-" (OUTPUT_FILE_DASH): standard output's descriptor? */
 bool output_file_is_stdout(const OutputFile *out);
-/* The caller's path, as given to output_file_open (for messages). */
+/* The caller's path, as given to output_file_open, for messages; "-" is
+ * "standard output". */
 const char *output_file_name(const OutputFile *out);
 /* Everything commit does before the rename: flushed and synced, every
  * write error reported.  For files that must change together (a model's
