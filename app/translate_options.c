@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/output_file.h"
 #include "../common/util.h"
@@ -344,8 +346,52 @@ static int check_distinct_outputs(const TranslateOptions *o)
     return status;
 }
 
+/* A document (-a's JSON, --html's page, --logits' floats) sent to standard
+ * output must be all that goes there: `-a - "I love china" | jq` got the
+ * translation's line before the JSON and could not parse it, and a page
+ * saved from `--html - > page.html` began with the translation, which
+ * put the browser in quirks mode and its offline guard (a <meta> in the
+ * <head>) into the <body>, where it guards nothing.  The translations go
+ * to standard output unless -o names a file; --explain's and --show's
+ * text always do. */
+static bool goes_to_standard_output(const char *path)
+{
+    if (strcmp(path, "-") == 0) return true;
+    /* /dev/stdout, or the file `>` opened; a device (/dev/null, a
+     * terminal) takes both without harm */
+    struct stat out, named;
+    return fstat(STDOUT_FILENO, &out) == 0 && !S_ISCHR(out.st_mode) && stat(path, &named) == 0 &&
+           out.st_dev == named.st_dev && out.st_ino == named.st_ino;
+}
+
+static int check_one_document_on_stdout(const TranslateOptions *o)
+{
+    const struct {
+        const char *option, *path;
+    } documents[] = {{"-a", o->attention_path}, {"--html", o->html_path}, {"--logits", o->logits_path}};
+    const char *text = NULL; /* what else writes there */
+    if (!o->output_path || goes_to_standard_output(o->output_path)) text = "the translations";
+    if (o->explain) text = "--explain";
+    if (o->show.kind != SHOW_NONE) text = "--show";
+    for (size_t i = 0; i < sizeof documents / sizeof *documents; i++) {
+        if (!documents[i].path || !goes_to_standard_output(documents[i].path)) continue;
+        if (text) {
+            bool translations = strcmp(text, "the translations") == 0;
+            cli_say("translate", "%s %s and %s both go to standard output, where they could not be read apart: "
+                                 "%s", documents[i].option, documents[i].path, text,
+                    translations ? "give -o FILE for the translations (-o /dev/null when the document is "
+                                   "all you need)"
+                                 : "name a file for one of them");
+            return -1;
+        }
+        text = documents[i].option;
+    }
+    return 0;
+}
+
 int translate_options_parse(int argc, char **argv, TranslateOptions *opt)
 {
     int status = parse_options(argc, argv, opt);
-    return status ? status : check_distinct_outputs(opt);
+    if (!status) status = check_distinct_outputs(opt);
+    return status ? status : check_one_document_on_stdout(opt);
 }

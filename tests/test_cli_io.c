@@ -109,7 +109,7 @@ static const char *const stdout_writers[][9] = {
     {"-q", "-c", TINY, "-o", "-", "How are you?", NULL},
     /* "-" is stdout's descriptor, its failure said once; logits longer
      * than the stream's buffer, so that they fail before the translation */
-    {"-q", "-c", TINY, "--logits", "-",
+    {"-q", "-c", TINY, "--logits", "-", "-o", "/dev/null",
      "How are you? How are you? How are you? How are you? How are you? How are you?", NULL},
     {"--help", NULL},
     {"--version", NULL},
@@ -147,6 +147,15 @@ static void test_closed_stdout_is_an_error(void **state)
 {
     (void)state;
     expect_stdout_error(CLOSED, "Bad file descriptor");
+    /* but not for an output named /dev/null: a closed standard output is
+     * /dev/null opened read-only, and -o /dev/null was written through it
+     * ("/dev/null: cannot write: Bad file descriptor", status 4) */
+    int in = open_or_die("/dev/null", O_RDONLY);
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "-o", "/dev/null", "How are you?", NULL};
+    RunResult r = run_with(argv, in, CLOSED, 0);
+    close(in);
+    if (r.status != 0) fail_msg("-o /dev/null with standard output closed: status %d: %s", r.status, r.err);
+    run_result_free(&r);
 }
 
 /* A reader that went away (SIGPIPE ignored): translate stops at once rather

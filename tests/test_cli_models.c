@@ -284,13 +284,14 @@ static void test_both_attention_documents_go_down_a_fifo(void **state)
 
 /* -a /dev/stdout with standard output sent to a file: the zh-en maps
  * follow the en-zh ones in that file, as with -a -; they went to a new
- * file /dev/stdout.zh-en (as root; status 4 for anyone else). */
+ * file /dev/stdout.zh-en (as root; status 4 for anyone else).  (The
+ * translations go to /dev/null: beside the JSON they are refused.) */
 static void test_both_attention_documents_go_where_dev_stdout_goes(void **state)
 {
     (void)state;
     char got[4096];
     snprintf(got, sizeof got, "%s/stdout.got", temp_dir());
-    RunResult r = run((const char *[]){"/bin/sh", "-c", "./translate -q -t 1 -b 1 -a /dev/stdout > \"$1\"", "sh",
+    RunResult r = run((const char *[]){"/bin/sh", "-c", "./translate -q -t 1 -b 1 -o /dev/null -a /dev/stdout > \"$1\"", "sh",
                                        got, NULL},
                       "I love China.\n\xE6\x88\x91\xE7\x88\xB1\xE4\xBD\xA0\xE3\x80\x82\n");
     int beside = access("/dev/stdout.zh-en", F_OK) == 0;
@@ -1163,12 +1164,33 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
                        "-o/--output given twice");
     expect_usage_error((const char *[]){"./translate", "-q", "-c", TINY, "-c", TINY, "I love China.", NULL},
                        "-c given twice");
-    /* different files, and standard output named twice, are fine */
+    /* different files are fine, and one document alone on standard output */
     RunResult r = run((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, "-o", same, "-a", other,
                                        "--logits", "-", "I love China.", NULL},
                       NULL);
     assert_int_equal(r.status, 0);
     run_result_free(&r);
+    /* A document on standard output beside anything else there: `-a - TEXT
+     * | jq` got the translation's line before the JSON, and a page saved
+     * from --html - began with it (quirks mode, its offline guard in the
+     * <body>); status 0 both. */
+    const char *shared[][5] = {{"-a", "-"}, {"--html", "-"}, {"--logits", "-"}, {"-a", "-", "-o", "-"},
+                               {"--html", "-", "-o", "/dev/null", "--explain"},
+                               {"-a", "-", "-o", "/dev/null", "--show"}, {"-a", "-", "--html", "-", "-o"}};
+    const char *said[] = {"-a - and the translations both go to standard output",
+                          "--html - and the translations", "--logits - and the translations",
+                          "-a - and the translations", "--html - and --explain", "-a - and --show",
+                          "--html - and -a both go to standard output"};
+    for (size_t i = 0; i < sizeof shared / sizeof *shared; i++) {
+        const char *argv[12] = {"./translate", "-q", "-b", "1", "-c", TINY};
+        int n = 6;
+        for (int k = 0; k < 5 && shared[i][k]; k++) argv[n++] = shared[i][k];
+        if (i == 5) argv[n++] = "cross";
+        if (i == 6) argv[n++] = same;
+        argv[n++] = "I love China.";
+        argv[n] = NULL;
+        expect_usage_error(argv, said[i]);
+    }
 }
 
 /* Reading standard input without -c, both default configs are read at
