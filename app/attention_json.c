@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "../common/output_file.h"
+#include "../common/utf8.h"
 #include "../common/util.h"
 #include "../model/number_rule.h"
 #include "../tokenizer/detokenize.h"
@@ -90,8 +91,15 @@ static cJSON *architecture(const Config *cfg, const ModelArch *a)
 {
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "name", cfg->name);
-    cJSON_AddStringToObject(m, "config_path", cfg->path);
-    cJSON_AddStringToObject(m, "weights_path", cfg->weights_path);
+    /* paths are bytes, JSON is UTF-8: a name that is not was copied as it
+     * was, and the document no longer parsed (json.load: UnicodeDecodeError) */
+    const struct { const char *key, *path; } paths[] = {{"config_path", cfg->path},
+                                                        {"weights_path", cfg->weights_path}};
+    for (size_t i = 0; i < 2; i++) {
+        char *text = utf8_copy_valid(paths[i].path);
+        cJSON_AddStringToObject(m, paths[i].key, text);
+        free(text);
+    }
     cJSON_AddStringToObject(m, "source_language", cfg->source_lang);
     cJSON_AddStringToObject(m, "target_language", cfg->target_lang);
     cJSON_AddNumberToObject(m, "d_model", a->d_model);

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 size_t utf8_decode(const unsigned char *s, size_t len, int32_t *cp)
 {
     unsigned char b = s[0];
@@ -70,4 +72,24 @@ size_t utf8_encode(int32_t cp, char *out)
     out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
     out[3] = (char)(0x80 | (cp & 0x3F));
     return 4;
+}
+
+char *utf8_copy_valid(const char *s)
+{
+    size_t len = strlen(s);
+    char *out = xmalloc(3 * len + 1), *o = out; /* one byte -> 3 at most */
+    int32_t cp;
+    for (size_t i = 0, n; i < len; i += n) {
+        n = (unsigned char)s[i] < 0x80 ? 1 : utf8_decode((const unsigned char *)s + i, len - i, &cp);
+        if (n == 0) {
+            memcpy(o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            n = 1;
+        } else {
+            memcpy(o, s + i, n);
+            o += n;
+        }
+    }
+    *o = '\0';
+    return out;
 }

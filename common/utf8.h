@@ -22,6 +22,11 @@ size_t utf8_encode(int32_t cp, char *out);
 /* Is all of s[0..len) well-formed UTF-8? */
 bool utf8_valid(const char *s, size_t len);
 
+/* A copy of the string s (free it) that is well-formed UTF-8: each byte
+ * that begins no well-formed sequence becomes U+FFFD.  For text that must
+ * be UTF-8 whatever it came from, such as a file name in a JSON document. */
+char *utf8_copy_valid(const char *s);
+
 /* The length of the UTF-8 byte-order mark s[0..len) starts with: 3, or 0
  * when it starts with none.  Editors on Windows put one before a file's
  * first line; the readers of TSV data, vocabularies and hypotheses skip it

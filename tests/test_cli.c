@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "../common/utf8.h"
 
 #define TINY "configs/tiny.yaml"
 
@@ -301,6 +304,38 @@ static void check_maps(const cJSON *maps, int layers, int heads, int rows, int c
     }
 }
 
+/* File names are bytes, JSON is UTF-8: a config in a folder whose name is
+ * not UTF-8 gave a document json.load refused (UnicodeDecodeError); its
+ * paths now say U+FFFD for such a byte. */
+static void test_attention_json_is_utf8_whatever_the_paths(void **state)
+{
+    (void)state;
+    char dir[512], link[600], cwd[512], target[600], config[700], path[512];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(dir, sizeof dir, "%s/bad\xff\xfe name", temp_dir());
+    mkdir(dir, 0755);
+    snprintf(link, sizeof link, "%s/configs", dir);
+    snprintf(target, sizeof target, "%s/configs", cwd);
+    unlink(link);
+    assert_int_equal(symlink(target, link), 0);
+    snprintf(config, sizeof config, "%s/tiny.yaml", link);
+    snprintf(path, sizeof path, "%s/utf8.json", temp_dir());
+    const char *argv[] = {"./translate", "-q", "-c", config, "--attention", path, "I love China.", NULL};
+    RunResult r = run(argv, NULL);
+    if (r.status != 0) fail_msg("status %d: %s", r.status, r.err);
+    size_t len;
+    char *text = read_file(path, &len);
+    assert_non_null(text);
+    assert_true(utf8_valid(text, len));
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    expect_in(get(get(doc, "model"), "config_path")->valuestring, "/bad\xEF\xBF\xBD\xEF\xBF\xBD name/configs/");
+    expect_in(get(get(doc, "model"), "weights_path")->valuestring, "/bad\xEF\xBF\xBD\xEF\xBF\xBD name/configs/");
+    cJSON_Delete(doc);
+    free(text);
+    run_result_free(&r);
+}
+
 static void test_attention_json_shapes_and_token_roles(void **state)
 {
     (void)state;
@@ -571,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_shipped_en_zh_translates_the_seed_example),
         cmocka_unit_test(test_shipped_zh_en_translates_the_seed_example),
         cmocka_unit_test(test_attention_json_shapes_and_token_roles),
+        cmocka_unit_test(test_attention_json_is_utf8_whatever_the_paths),
         cmocka_unit_test(test_attention_json_fields_say_what_happened),
         cmocka_unit_test(test_attention_json_has_a_map_per_layer_of_each_stack),
         cmocka_unit_test(test_attention_json_is_printed_as_one_document),
