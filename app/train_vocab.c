@@ -184,6 +184,16 @@ int train_vocab_check_replace(const Config *cfg, bool vocab_only, bool overwrite
     const char *paths[] = {cfg->source_vocab_path, cfg->target_vocab_path};
     for (int i = 0; i < 2; i++) {
         if (access(paths[i], F_OK) != 0) continue;
+        /* Every reader wants a regular file: /dev/null took one vocabulary
+         * (status 0, the other replaced alone) and a FIFO blocked the build
+         * until Ctrl-C. */
+        struct stat st;
+        if (stat(paths[i], &st) == 0 && !S_ISREG(st.st_mode)) {
+            cli_say("train", "%s is not a regular file (%s): a vocabulary must be a file translate can read; "
+                             "name a file in the config", paths[i],
+                    S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or the like");
+            return EXIT_USAGE;
+        }
         if (vocab_only && overwrite && !is_other_file(paths[i])) continue;
         if (vocab_only && overwrite) {
             cli_say("train", "%s exists and is not a vocabulary (its first line is not <pad>): "

@@ -897,9 +897,13 @@ static void test_vocab_pair_is_replaced_together(void **state)
     const char *config, *src;
     size_t before_len, after_len;
     char *before = vocabularies_changed("vocab-pair", &config, &src, &before_len);
-    replace_config_line(config, "  target_vocab:", "  target_vocab: /dev/full\n");
+    /* the second file cannot be written: /proc takes no new file, even
+     * from root (/dev/full did this before a vocabulary had to be a
+     * regular file) */
+    replace_config_line(config, "  target_vocab:", "  target_vocab: /proc/tgt.vocab\n");
     char *err = run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 4);
-    expect_in(err, "/dev/full: cannot write: No space left on device (neither vocabulary was replaced)");
+    expect_in(err, "/proc/tgt.vocab: cannot write: ");
+    expect_in(err, "(neither vocabulary was replaced)");
     free(err);
     char *after = read_file(src, &after_len);
     assert_int_equal(before_len, after_len);
@@ -997,6 +1001,21 @@ static void test_vocab_building_refuses_what_it_would_destroy(void **state)
     expect_in(err, "kept.safetensors exists and is not a vocabulary");
     free(err);
     expect_file_is(kept, "precious");
+
+    /* a device or a FIFO: no reader takes one (/dev/null took the source
+     * vocabulary, status 0, and the target one was replaced alone; a FIFO
+     * blocked until Ctrl-C) */
+    config = write_config("vocab-device", "  epochs: 1\n");
+    const char *fifo = in_dir("vocab-device", "fifo.vocab");
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    const char *lines[] = {"  source_vocab: /dev/null\n", "  source_vocab: fifo.vocab\n"};
+    for (int i = 0; i < 2; i++) {
+        replace_config_line(config, "  source_vocab:", lines[i]);
+        err = run_train_args(config, (const char *[]){"--vocab", "--overwrite", NULL}, 2);
+        expect_in(err, i ? "fifo.vocab is not a regular file (a FIFO)" : "/dev/null is not a regular file");
+        free(err);
+        assert_false(file_exists(in_dir("vocab-device", "tgt.vocab")));
+    }
 }
 
 /* A resumed run writes the model only when it beats the best dev BLEU so
