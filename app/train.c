@@ -87,21 +87,28 @@ static const AdamWSettings ADAMW_BASE = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1
 
 static int max_int(int a, int b) { return a > b ? a : b; }
 
-/* Activations are sized once, for the largest batch of any epoch: each
- * epoch's draw groups differently.  Returns the maxima in `most`.  That
- * draws every epoch's batches (about 17 ms an epoch for zh-en.yaml here),
- * so a run of thousands of epochs (stopped by max_minutes) waits a minute:
- * on a terminal the wait shows. */
+/* Activations are sized once, for the largest batch of any epoch the run
+ * can reach: each epoch's draw groups differently.  Returns the maxima in
+ * `most`.  That draws each of those epochs' batches (about 17 ms an epoch
+ * for zh-en.yaml here), so a run of thousands of epochs (stopped by
+ * max_minutes) waits a minute: on a terminal the wait shows.  Epochs past
+ * max_steps' are not drawn: `epochs: 100000` with max_steps 2 waited
+ * 10 s for its two steps, and epochs near INT_MAX hours. */
 static void largest_batches(Run *r, Batches *most, int *empty_epoch)
 {
     *most = (Batches){0};
     *empty_epoch = -1;
     int epochs = train_epochs_draws(r);
-    for (int e = 0; e < epochs; e++) {
+    long max_steps = r->cfg.train.max_steps, batches = 0;
+    if (!r->live && !r->opt->quiet && epochs >= 1000 && max_steps == 0) /* off a terminal, said once */
+        cli_say("train", "sizing the activations: drawing each of %d epochs' batches (a source's weight has "
+                         "a fraction: each epoch its own draw)", epochs);
+    for (int e = 0; e < epochs && !(max_steps > 0 && batches >= max_steps); e++) {
         if (r->live && epochs >= 100 && e % 50 == 0)
             fprintf(stderr, "\rtrain: sizing the activations: epoch %d of %d's draw", e + 1, epochs);
         train_epochs_select(r, e);
         if (r->batches.count == 0 && *empty_epoch < 0) *empty_epoch = e;
+        batches += (long)r->batches.count;
         most->max_src_rows = max_int(most->max_src_rows, r->batches.max_src_rows);
         most->max_tgt_rows = max_int(most->max_tgt_rows, r->batches.max_tgt_rows);
         most->max_pairs = max_int(most->max_pairs, r->batches.max_pairs);

@@ -201,6 +201,22 @@ static void test_weighted_sources_resume_exactly(void **state)
     free(err);
 }
 
+/* Epochs past what max_steps reaches are not drawn to size the
+ * activations: `epochs: 2000000000` with a weight that has a fraction
+ * (each epoch its own draw) and max_steps 2 ran for hours, silent off a
+ * terminal, before its first step. */
+static void test_max_steps_bounds_the_epochs_drawn(void **state)
+{
+    (void)state;
+    const char *config = write_sources_config("sources-many-epochs", "0.5",
+                                              "  batch_tokens: 60\n  epochs: 2000000000\n  max_steps: 2\n");
+    const char *argv[] = {"/usr/bin/timeout", "60", "./train", "-q", "-t", "1", config, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("train exited %d (124: still drawing after 60 s):\n%s", r.status, r.err);
+    run_result_free(&r);
+    assert_true(file_exists(in_dir("sources-many-epochs", "model.safetensors")));
+}
+
 static void test_existing_checkpoint_needs_resume(void **state)
 {
     (void)state;
@@ -1763,6 +1779,7 @@ int main(void)
         cmocka_unit_test(test_changed_batching_needs_force),
         cmocka_unit_test(test_sources_are_counted_on_stderr),
         cmocka_unit_test(test_weighted_sources_resume_exactly),
+        cmocka_unit_test(test_max_steps_bounds_the_epochs_drawn),
         cmocka_unit_test(test_the_log_replaces_only_a_log),
         cmocka_unit_test(test_a_second_run_into_the_same_files_is_refused),
         cmocka_unit_test(test_vocab_building_refuses_what_it_would_destroy),
