@@ -9,6 +9,7 @@
 #include "../data/dataset.h"
 #include "../eval/bootstrap.h"
 #include "../eval/evaluate.h"
+#include "../tokenizer/tokenizer.h"
 #include "cli.h"
 #include "translate_outputs.h"
 #include "translator.h"
@@ -28,6 +29,30 @@ static void print_comparison(const char *path, const EvalScores *their_scores,
         printf("  %s %+.2f, 95%% interval [%+.2f, %+.2f], this run higher in %d of %d: %s\n", rows[i].name,
                rows[i].r->difference, rows[i].r->low, rows[i].r->high, rows[i].r->b_higher,
                rows[i].r->resamples, bootstrap_verdict(rows[i].r));
+}
+
+/* The TSV's columns are English first, Chinese second (Tatoeba's
+ * layout), whichever way the model translates.  A file the other way
+ * round was translated from its target column and scored BLEU 0.00, status
+ * 0: refused when most sources read as the other language (by the
+ * same count that picks a model for a line: tokenizer_reads_as_han).
+ * 0, or -1 said. */
+static int check_columns(const char *path, const Corpus *pairs, int src_col, const char *source_lang)
+{
+    bool zh = strcmp(source_lang, "zh") == 0;
+    size_t wrong = 0, read = 0;
+    for (size_t i = 0; i < pairs->count; i++) {
+        int han = tokenizer_reads_as_han(pairs->source[i], strlen(pairs->source[i]));
+        if (han < 0) continue; /* no letter (numbers alone), or invalid: no vote */
+        read++;
+        wrong += (han == 1) != zh;
+    }
+    if (wrong * 2 <= read) return 0;
+    cli_say("translate", "%s: column %d, where --eval reads the %s sources, reads as %s in %zu of %zu lines: "
+                         "the TSV must have English in column 1 and Chinese in column 2 (Tatoeba's layout); "
+                         "swap its columns",
+            path, src_col + 1, zh ? "Chinese" : "English", zh ? "English" : "Chinese", wrong, read);
+    return -1;
 }
 
 /* --eval's progress line on a terminal (a large set takes minutes). */
@@ -60,6 +85,11 @@ ExitStatus translate_eval_run(const TranslateOptions *opt, const char *config_pa
     }
     if (pairs.count == 0) { /* "0 sentences: BLEU 0.00", status 0, was no score of anything */
         cli_say("translate", "%s: no sentence pairs to score (empty or blank lines only)", opt->eval_path);
+        corpus_free(&pairs);
+        translator_close(&tr);
+        return EXIT_INPUT;
+    }
+    if (check_columns(opt->eval_path, &pairs, src_col, tr.config.source_lang)) {
         corpus_free(&pairs);
         translator_close(&tr);
         return EXIT_INPUT;

@@ -45,6 +45,7 @@ static void usage(FILE *out)
             "                        a line in the other language fails\n"
             "      --eval TSV        translate the source column of TSV (e.g. dev.tsv) and\n"
             "                        print corpus BLEU and chrF2 against its target column\n"
+            "                        (English in column 1, Chinese in column 2)\n"
             "      --hyps FILE       with --eval: also write the translations to FILE\n"
             "      --compare FILE    with --eval: score FILE's translations of the same TSV\n"
             "                        (one line per sentence, as --hyps writes them) and say\n"

@@ -705,6 +705,31 @@ static void test_eval_names_what_it_cannot_translate(void **state)
     run_result_free(&r);
 }
 
+/* A TSV the other way round (Chinese first) was translated from its
+ * target column and scored BLEU 0.00, status 0: refused, status 1, the
+ * layout said.  One line of the other language among the right ones is
+ * scored (a name, an English word in a Chinese set). */
+static void test_eval_of_swapped_columns_is_an_error(void **state)
+{
+    (void)state;
+    static const char swapped[] = "我爱中国。\tI love China.\n你好。\tHello.\n";
+    const char *path = temp_file("eval-swapped.tsv", swapped, sizeof swapped - 1);
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "--eval", path, NULL};
+    RunResult r = run(argv, NULL, 0);
+    assert_int_equal(r.status, 1);
+    expect_in(r.err, "column 1, where --eval reads the English sources, reads as Chinese in 2 of 2 lines");
+    assert_int_equal(count_lines(r.err), 1);
+    assert_string_equal(r.out, "");
+    run_result_free(&r);
+    static const char mixed[] = "I love China.\t我爱中国。\n你好。\tHello.\nHello.\t你好。\n";
+    path = temp_file("eval-mixed.tsv", mixed, sizeof mixed - 1);
+    const char *scored[] = {"./translate", "-q", "-c", TINY, "--eval", path, NULL};
+    r = run(scored, NULL, 0);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "3 sentences: BLEU");
+    run_result_free(&r);
+}
+
 /* A TSV with no pair (empty, or blank lines only) is status 1, said: it
  * printed "0 sentences: BLEU 0.00" with status 0, a score of nothing. */
 static void test_eval_of_no_pairs_is_an_error(void **state)
@@ -840,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_weights_path_is_a_directory),
         cmocka_unit_test(test_eval_names_what_it_cannot_translate),
         cmocka_unit_test(test_eval_of_no_pairs_is_an_error),
+        cmocka_unit_test(test_eval_of_swapped_columns_is_an_error),
         cmocka_unit_test(test_eval_translates_a_source_of_max_len_tokens),
         cmocka_unit_test(test_tsv_with_a_nul_byte_or_a_huge_line),
         cmocka_unit_test(test_attention_path_is_a_directory),
