@@ -206,7 +206,8 @@ static char *join_path(const char *dir, const char *rel)
 /* "in 1..8192", ">= 0", "> 0" or "in [0, 1)" for messages. */
 static void range_text(const Key *k, char *buf, size_t n)
 {
-    if (k->type != T_FLOAT && k->hi >= INT_MAX)
+    /* an int's bound is said (">= 1" was, for 99999999999), a seed's is not */
+    if (k->type != T_FLOAT && k->hi > INT_MAX)
         snprintf(buf, n, ">= %.0f", k->lo);
     else if (k->type != T_FLOAT)
         snprintf(buf, n, "in %.0f..%.0f", k->lo, k->hi);

@@ -511,6 +511,9 @@ static void bad_train_sources_are_rejected(void **state)
         {VALID "train:\n  max_length_ratio: 0.5\n", "20:3",
          "train.max_length_ratio: 0.5 would drop every pair (must be 0, off, or >= 1)"},
         {VALID "train:\n  max_length_ratio: -1\n", "20:21", "train.max_length_ratio: -1 is out of range (must be >= 0)"},
+        /* past an int: the range said only ">= 1", which 99999999999 is */
+        {VALID "train:\n  batch_tokens: 99999999999\n", "20:17",
+         "train.batch_tokens: 99999999999 is out of range (must be in 1..2147483647)"},
         {VALID "train:\n  simplify_with: [a]\n", "20:18", "train.simplify_with: expected a single value, got a list"},
     };
 #undef SOURCES
@@ -634,7 +637,7 @@ static void out_of_range_values_are_rejected(void **state)
         {"decoding:\n  beam: 65\n", "2:9", "decoding.beam: 65 is out of range"},
         {"decoding:\n  length_penalty: -0.5\n", "2:19", "must be in [0, 10]"},
         {"decoding:\n  max_output_ratio: 0\n", "2:21", "must be > 0"},
-        {"decoding:\n  max_output_extra: -1\n", "2:21", "must be >= 0"},
+        {"decoding:\n  max_output_extra: -1\n", "2:21", "must be in 0..2147483647"},
         {"train:\n  source_column: 16\n", "2:18", "in 0..15"},
         {"train:\n  source_vocab_size: 4\n", "2:22", "must be >= 5"},
         {"train:\n  learning_rate: 0\n", "2:18", "must be > 0"},
