@@ -639,14 +639,14 @@ static void out_of_range_values_are_rejected(void **state)
         {"decoding:\n  max_output_ratio: 0\n", "2:21", "must be > 0"},
         {"decoding:\n  max_output_extra: -1\n", "2:21", "must be in 0..2147483647"},
         {"train:\n  source_column: 16\n", "2:18", "in 0..15"},
-        {"train:\n  source_vocab_size: 4\n", "2:22", "must be >= 5"},
+        {"train:\n  source_vocab_size: 4\n", "2:22", "must be in 5..2147483647"},
         {"train:\n  learning_rate: 0\n", "2:18", "must be > 0"},
         {"train:\n  learning_rate: 1e39\n", "2:18", "1e39 is too large"},
         {"train:\n  dropout: 1.0\n", "2:12", "must be in [0, 1)"},
         {"train:\n  label_smoothing: -0.1\n", "2:20", "must be in [0, 1)"},
         {"train:\n  weight_decay: -1\n", "2:17", "must be >= 0"},
         {"train:\n  clip_norm: -0.01\n", "2:14", "must be >= 0"},
-        {"train:\n  epochs: 0\n", "2:11", "must be >= 1"},
+        {"train:\n  epochs: 0\n", "2:11", "must be in 1..2147483647"},
         {"architecture:\n  d_model: 16\n  heads: 3\n  encoder_layers: 1\n  decoder_layers: 1\n"
          "  d_ff: 32\n  activation: relu\n  norm: post\n  max_len: 8\n"
          "  scale_attention: true\n  tied_output_embedding: true\n",
