@@ -346,6 +346,7 @@ static char separator_of(const Side *s, int id)
 typedef struct {
     char *text;
     int *start, *len;
+    int *src_from, *src_to; /* [count] a digit number's tokens, src[from..to-1]; -1 for the others */
     int count;
     bool *used;   /* [count] the output has written it */
     int text_used; /* bytes of text taken */
@@ -396,6 +397,7 @@ static void source_numbers(const Side *s, const int *ids, const bool *spaced, in
             continue;
         }
         int k = pool->count++, first = at, left = 0; /* left: the digits before the separator */
+        pool->src_from[k] = i;
         i = run_of(s, ids, n, i, pool->text, &at, &left);
         while (i + 1 < n && separator_of(s, ids[i]) && digits_of(s, ids[i + 1])[0] && left <= 3 &&
                written_tight(spaced, i)) {
@@ -412,6 +414,7 @@ static void source_numbers(const Side *s, const int *ids, const bool *spaced, in
         }
         pool->start[k] = first;
         pool->len[k] = at - first;
+        pool->src_to[k] = i;
     }
     pool->text_used = at;
 }
@@ -975,32 +978,54 @@ static void pool_add(Pool *pool, uint64_t value, const char *decimals, const cha
     if (decimals[0]) k += sprintf(text + k, ".%s", decimals);
     pool->start[pool->count] = pool->text_used;
     pool->len[pool->count] = k;
+    pool->src_from[pool->count] = pool->src_to[pool->count] = -1;
     pool->used[pool->count++] = false;
     pool->text_used += k;
 }
 
-/* The value of the digit number that ends at src[end - 1] (digits and
- * the points and commas between them: 1.5, 2,500) as num / den, or false
- * where none ends there. */
-static bool digits_before(const Side *s, const int *src, int end, uint64_t *num, uint64_t *den)
+/* Takes number k out of the pool: a digit number that was only part of a
+ * larger one (the 40 of "40 million", the 10 of 10万). */
+static void pool_remove(Pool *pool, int k)
 {
-    int i = end;
-    while (i > 0 && (digits_of(s, src[i - 1])[0] ||
-                     (separator_of(s, src[i - 1]) && i - 1 > 0 && digits_of(s, src[i - 2])[0])))
-        i--;
-    if (i == end) return false;
-    *num = 0;
-    *den = 1;
+    for (int j = k; j + 1 < pool->count; j++) {
+        pool->start[j] = pool->start[j + 1];
+        pool->len[j] = pool->len[j + 1];
+        pool->src_from[j] = pool->src_from[j + 1];
+        pool->src_to[j] = pool->src_to[j + 1];
+        pool->used[j] = pool->used[j + 1];
+    }
+    pool->count--;
+    if (k < pool->in_digits) pool->in_digits--;
+}
+
+/* The digit number of the source that ends right before src[end] (its
+ * last token src[end - 1]), or -1. */
+static int digit_number_ending_at(const Pool *pool, int end)
+{
+    for (int k = 0; k < pool->count; k++)
+        if (pool->src_from[k] >= 0 && pool->src_to[k] == end) return k;
+    return -1;
+}
+
+/* Number k's value (its commas skipped: 1.5, 2,500) as num / den; false
+ * for more than 12 digits or a second point (1.2.3). */
+static bool pool_value(const Pool *pool, int k, uint64_t *num, uint64_t *den)
+{
+    const char *p = pool->text + pool->start[k];
     int digits = 0;
     bool point = false;
-    for (; i < end; i++) {
-        char sep = separator_of(s, src[i]);
-        point |= sep == '.';
-        for (const char *d = digits_of(s, src[i]); *d; d++) {
-            if (++digits > 12) return false;
-            *num = *num * 10 + (uint64_t)(*d - '0');
-            if (point) *den *= 10;
+    *num = 0;
+    *den = 1;
+    for (int i = 0; i < pool->len[k]; i++) {
+        if (p[i] == ',') continue;
+        if (p[i] == '.') {
+            if (point) return false;
+            point = true;
+            continue;
         }
+        if (++digits > 12) return false;
+        *num = *num * 10 + (uint64_t)(p[i] - '0');
+        if (point) *den *= 10;
     }
     return true;
 }
@@ -1014,18 +1039,20 @@ static int add_value(Pool *pool, uint64_t value)
 
 /* Adds the value of the run of number words words[0..n-1] to `pool`
  * (NULL: only counts it) and returns 1, or 0 where the run says none; a
- * run of scale words right after a digit number multiplies it (1.5
- * billion: 1,500,000,000, 十五亿; "5 million" is 5,000,000, never one
- * million beside a 5). */
-static int add_words_value(const NumberRule *rule, const int *src, int first, Pool *pool, const int *words, int n)
+ * run of scale words right after a digit number multiplies it and takes
+ * its place (1.5 billion: 1,500,000,000, 十五亿; "40 million" is
+ * 40,000,000, 四千万, never a 40: the digits alone would say 40 dollars). */
+static int add_words_value(Pool *pool, const int *words, int n, int first)
 {
     uint64_t value, num, den;
     if (n == 0 || !number_words_english_value(words, n, &value)) return 0;
     bool scales = true;
     for (int i = 0; i < n; i++) scales &= words[i] >= number_words_index("hundred");
-    if (scales && digits_before(&rule->source, src, first, &num, &den)) {
+    int k = scales && pool ? digit_number_ending_at(pool, first) : -1;
+    if (k >= 0 && pool_value(pool, k, &num, &den)) {
         if (!(value <= 1000000000000u / (num ? num : 1) && num * value % den == 0 && num * value / den < 1000000000000u))
             return 0;
+        pool_remove(pool, k);
         value = num * value / den;
     } else if (n == 1 && words[0] == 1) {
         return 0; /* a lone "one" is a pronoun as often (the red one), and its 一 is free anyway */
@@ -1073,7 +1100,7 @@ static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool 
          * second half of one (nineteen | ninety) */
         uint64_t value;
         bool two_digits = n > 0 && number_words_english_value(words, n, &value) && value >= 10 && value < 100;
-        if (!vague) added += add_words_value(rule, src, first, pool, words, n);
+        if (!vague) added += add_words_value(pool, words, n, first);
         if (!vague && year >= 0 && two_digits) added += add_value(pool, (uint64_t)year * 100 + value);
         /* a run that a number word ends (nineteen | ninety) may be a year's first half */
         year = k >= 0 && two_digits && value > 10 && k >= 10 && k < hundred ? (int)value : -1;
@@ -1089,10 +1116,23 @@ static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool 
     return added;
 }
 
+/* Does src[from..to-1] hold a 十 百 千 万 亿? */
+static bool holds_magnitude(const NumberRule *rule, const int *src, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        if (src[i] >= 0 && src[i] < rule->source.V && rule->source_numeral[src[i]] &&
+            is_magnitude(rule->source_numeral[src[i]]))
+            return true;
+    return false;
+}
+
 /* Chinese source, English target: adds to the pool each run of the
  * source's numerals (and digits) that is surely a number and holds a
  * numeral (numeral_run), as the digits of its value: the output may write
- * 十五 as 15 and no other number (12 for 十二, never 20). */
+ * 十五 as 15 and no other number (12 for 十二, never 20).  The digits of a
+ * run with a magnitude are only part of its number, and leave the pool:
+ * 10万 is 100,000, never a 10 ("There are ten" for 10万人), 4万7千 47,000,
+ * never a 4 and a 7.  (Digits around a 点 stay: 3点5 may be 3.5 or 3:05.) */
 static void add_numeral_numbers(const NumberRule *rule, const int *src, int S, Pool *pool)
 {
     size_t room = (size_t)S * (MAX_DIGITS + HAN_BYTES) + 1;
@@ -1101,8 +1141,12 @@ static void add_numeral_numbers(const NumberRule *rule, const int *src, int S, P
         bool sure, numerals;
         int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
         uint64_t value;
-        if (next > i && sure && numerals && number_words_chinese_value(run, &value, decimals, digits))
+        if (next > i && sure && numerals && number_words_chinese_value(run, &value, decimals, digits)) {
+            if (holds_magnitude(rule, src, i, next))
+                for (int k = pool->count - 1; k >= 0; k--)
+                    if (pool->src_from[k] >= i && pool->src_to[k] <= next) pool_remove(pool, k);
             pool_add(pool, value, decimals, digits);
+        }
         i = next > i ? next : i + 1;
     }
     free(digits);
@@ -1200,9 +1244,9 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     int most = (S > len ? S : len) + 1, numbers = 2 * most;
     size_t room = (size_t)most * (MAX_DIGITS + 1);
     char *src_text = xmalloc((size_t)numbers * (MAX_DIGITS + 1)), *out_text = xmalloc(room + MAX_DIGITS + 1);
-    int *offsets = xmalloc((size_t)numbers * 2 * sizeof *offsets);
+    int *offsets = xmalloc((size_t)numbers * 4 * sizeof *offsets);
     bool *used = xcalloc((size_t)numbers, sizeof *used);
-    Pool pool = {src_text, offsets, offsets + numbers, 0, used, 0, 0};
+    Pool pool = {src_text, offsets, offsets + numbers, offsets + 2 * numbers, offsets + 3 * numbers, 0, used, 0, 0};
     source_numbers(&rule->source, src, spaced, S, &pool);
     if (rule->target_words.count > 0 && rule->source_numeral_count > 0) add_numeral_numbers(rule, src, S, &pool);
     pool.in_digits = pool.count;

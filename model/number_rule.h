@@ -68,14 +68,17 @@
  *     the output may write, in numerals only ("a ninety-year history" is
  *     九十年, no longer 九年): "Three boys ate 30 apples." keeps 三个男孩 where its
  *     三 would otherwise have to go on to 三十, and "ten o'clock and 2 eggs"
- *     its 十点; scale words after a digit number multiply it ("1.5
- *     billion" is 1,500,000,000: 十五亿, never 十亿 beside a 1.5).  A lone
+ *     its 十点; scale words after a digit number multiply it and take
+ *     its place ("1.5 billion" is 1,500,000,000: 十五亿, never 十亿 beside
+ *     a 1.5; "40 million dollars" is 四千万, never 40美元).  A lone
  *     "one" is no number here (the red one).  For an
  *     English target, a Chinese source's runs of numerals, digits among
  *     them (十五, 10万, 4万7千, 三点一四), are its numbers: one that is
  *     surely a number (two tokens or more, or a 十 百 千 万 亿; a lone 三 may
  *     be 星期三's) may be written in digits, with thousands commas from
- *     10,000 (十五 15, 10万 100,000), and makes the rule apply; and every
+ *     10,000 (十五 15, 10万 100,000), and makes the rule apply; the
+ *     digits of a run with a 十 百 千 万 亿 are no number of their own
+ *     (10万 is never a 10, nor "ten"; 4万7千 never a 4 and a 7); and every
  *     English number word of the output (zero .. nineteen, twenty ..
  *     ninety, hundred .. billion and their plurals; "one" free but where
  *     a run must go on)

@@ -382,6 +382,11 @@ static void test_number_rule_reads_english_number_words(void **state)
         {"20 written 二十: no digit 2 after it", only_20, 3, {HAN_TWO, HAN_TEN, CAT}, 3, WORD + 2, false},
         {"a lone 二 (第二, second) uses up no 2 for the digits", only_2, 2, {HAN_TWO, CAT}, 2, WORD + 2, true},
         {"2 thousand: 二千 (2,000), not a thousand beside a 2", two_thousand, 4, {HAN_TWO}, 1, HAN_THOUSAND, true},
+        /* the 2 of "2 thousand" is no number of its own ("40 million
+         * dollars" came out 40美元) */
+        {"2 thousand: 二 must go on to 二千", two_thousand, 4, {HAN_TWO}, 1, CAT, false},
+        {"2 thousand: no digit 2", two_thousand, 4, {0}, 0, WORD + 2, false},
+        {"2 thousand: the digit 3 beside it", two_thousand, 4, {0}, 0, WORD + 3, true},
         /* words with no digit number beside them hold the numerals all the
          * same ("ninety-year history" was 九年, "seventy minutes" 七分钟) */
         {"twenty alone: 二 may begin", twenty_alone, 2, {0}, 0, HAN_TWO, true},
@@ -482,10 +487,12 @@ static void test_number_rule_holds_english_number_words(void **state)
         {"十五: fifteen, not fifty; 15, not 5", src_15, 2, {0}, 0, "....xx.xx.x..xxxx.."},
         {"a lone 三: no number for sure, nothing banned", src_lone, 2, {0}, 0, "xxxxxxxxxxxxxxxxxxx"},
         {"十: ten, and tennis or tens after it", src_10, 1, {EN_TEN}, 1, "....xxxx..x..xxxx.."},
-        {"2万: twenty thousand or 20,000, and the digit 2's two; no thousand first", src_2myriad, 2, {0}, 0,
-         ".xx.xx.x..x..xxx.x."},
+        {"2万: twenty thousand or 20,000, no two (its 2 is part of 20,000); no thousand first", src_2myriad, 2,
+         {0}, 0, ".x..xx.x..x..xxx.x."},
         {"2万, after twenty thousand: thousands too, and whole", src_2myriad, 2, {EN_TWENTY, EN_THOUSAND}, 2,
-         ".xx.xx.x..x..xxx.x."},
+         ".x..xx.x..x..xxx.x."},
+        {"2万, after the digit 2: it goes on to 20,000 (no end, no word)", src_2myriad, 2, {ZW + 2}, 1,
+         "..................."},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char got[N + 1];
