@@ -12,6 +12,7 @@
 
 enum { MAX_DIGITS = 15 };
 enum { WORD_ROOM = 16 }; /* the longest number word or ordinal, "seventeenth", and its 0, with room */
+enum { READING_WORDS = NUMBER_WORD_POINT + 1 }; /* the words a reading holds: the number words and "point" */
 
 /* One vocabulary's digit and separator tokens. */
 typedef struct {
@@ -215,11 +216,26 @@ static bool is_joiner(const char *word)
     return strcmp(word, "-") == 0 || strcmp(word, "and") == 0 || strcmp(word, "of") == 0;
 }
 
+/* The "point" of a decimal (three point one four): part of a run of
+ * number words where a reading has it (NUMBER_WORD_POINT), unlike a
+ * joiner, which no reading holds. */
+static bool is_point(const char *word)
+{
+    return strcmp(word, "point") == 0;
+}
+
+/* The index of `word` in a reading: a number word's (number_words_index),
+ * NUMBER_WORD_POINT for "point", or -1. */
+static int reading_word(const char *word)
+{
+    return is_point(word) ? NUMBER_WORD_POINT : number_words_index(word);
+}
+
 static void words_set(Words *w, int id, const char *text, bool continues)
 {
     ASSERT(id >= 0 && id < w->V);
     w->continues[id] = continues;
-    bool joiner = !continues && is_joiner(text);
+    bool joiner = !continues && (is_joiner(text) || is_point(text));
     if (strlen(text) >= WORD_ROOM || !(joiner || number_words_contains(text))) return;
     if (w->piece[id][0]) return; /* told twice */
     strcpy(w->piece[id], text);
@@ -763,12 +779,12 @@ static bool run_free(const Readings *rs, const int *run, int n)
     return n == 0 || run_reads(rs, run, n, true);
 }
 
-/* Marks in next[NUMBER_WORDS] the words that may follow run[0..n-1]: the
+/* Marks in next[READING_WORDS] the words that may follow run[0..n-1]: the
  * next word of every reading it begins, and the first word of every
  * reading where it is free (a new number may begin). */
 static void next_words(const Readings *rs, const int *run, int n, bool *next)
 {
-    memset(next, 0, NUMBER_WORDS * sizeof *next);
+    memset(next, 0, READING_WORDS * sizeof *next);
     bool fresh = run_free(rs, run, n);
     for (int r = 0; r < rs->count; r++) {
         const NumberReading *x = &rs->at[r];
@@ -781,12 +797,15 @@ static void next_words(const Readings *rs, const int *run, int n, bool *next)
 }
 
 /* Marks in ends[NUMBER_WORDS] the words of next[] that, after run[0..n-1]
- * (room: n + 1), read a whole number: those whose ordinal may end it. */
+ * (room: n + 1), read a whole number: those whose ordinal may end it.
+ * None after a "point": no ordinal ends a decimal (three point fifth). */
 static void ending_words(const Readings *rs, int *run, int n, const bool *next, bool *ends)
 {
+    bool decimal = false;
+    for (int i = 0; i < n; i++) decimal |= run[i] == NUMBER_WORD_POINT;
     for (int k = 0; k < NUMBER_WORDS; k++) {
         run[n] = k;
-        ends[k] = next[k] && run_reads(rs, run, n + 1, true);
+        ends[k] = !decimal && next[k] && run_reads(rs, run, n + 1, true);
     }
 }
 
@@ -813,16 +832,16 @@ static int run_before(const Words *w, const Readings *rs, const int *history, in
 {
     char word[WORD_ROOM];
     int first = end, start;
-    /* back to the first word of the run: number words and joiners */
+    /* back to the first word of the run: number words, joiners and "point" */
     while (first > 0 && word_ending_at(w, history, first, word, &start) &&
-           (number_words_index(word) >= 0 || is_joiner(word)))
+           (reading_word(word) >= 0 || is_joiner(word)))
         first = start;
     int n = 0;
     for (int i = first; i < end;) {
         int next = i + 1;
         while (next < end && w->continues[history[next]]) next++;
         word_ending_at(w, history, next, word, &start); /* checked above */
-        int k = number_words_index(word);
+        int k = reading_word(word);
         if (k >= 0) run_step(rs, run, &n, k);
         i = next;
     }
@@ -862,7 +881,7 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
      * there (its next piece begins a word) */
     int *run = xmalloc(((size_t)len + 1) * sizeof *run);
     int n = in_word ? run_before(w, rs, history, start, run) : 0, after = n;
-    bool allowed[NUMBER_WORDS], allowed_next[NUMBER_WORDS];
+    bool allowed[READING_WORDS], allowed_next[READING_WORDS];
     next_words(rs, run, n, allowed);
     /* a word begun inside a run that must go on ("four hu" of 455) */
     bool partial = in_word && index < 0 && !is_joiner(word) && !number_words_is_ordinal(word) &&
@@ -871,7 +890,8 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
      * (fourth for 4, not for 455) and after it (twenty-first) */
     bool ends_here[NUMBER_WORDS], ends_next[NUMBER_WORDS];
     ending_words(rs, run, n, allowed, ends_here);
-    if (index >= 0) run_step(rs, run, &after, index);
+    bool point = in_word && is_point(word);
+    if (index >= 0 || point) run_step(rs, run, &after, point ? NUMBER_WORD_POINT : index);
     else if (!(in_word && is_joiner(word))) after = 0;
     next_words(rs, run, after, allowed_next);
     bool may_end = run_free(rs, run, after);
@@ -879,7 +899,7 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
     free(run);
     /* where the run must go on, the words that go on with it (not "one"
      * unless a reading goes on with one) */
-    bool going[NUMBER_WORDS];
+    bool going[READING_WORDS];
     memcpy(going, allowed_next, sizeof going);
     allowed[1] = allowed_next[1] = true; /* else "one" is free (the red one), but for a run that must go on */
     /* The word must go on where, piece by piece, it was a number word no
@@ -929,7 +949,11 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
      * (twenty - first), or one joiner; unless none of those is left. */
     if ((may_end && !partial) || going_on > 0) return;
     bool *goes = xcalloc((size_t)w->V, sizeof *goes);
-    bool after_joiner = in_word && is_joiner(word);
+    bool after_joiner = in_word && (is_joiner(word) || point);
+    /* a joiner only where a number word may follow it: "three-" for 3.5
+     * (only "point" goes on) let any word follow */
+    bool word_next = false;
+    for (int k = 0; k < NUMBER_WORDS; k++) word_next |= going[k];
     int left = 0;
     for (int id = 0; id < w->V; id++) {
         const char *p = w->piece[id];
@@ -945,11 +969,13 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
             /* "and" only after a hundred .. billion, "of" after a plural:
              * two hundred and five, tens of thousands; never eighty and
              * four, eighty of four */
-            bool joins = is_joiner(p) && !after_joiner &&
+            bool joins = is_joiner(p) && !after_joiner && word_next &&
                          (strcmp(p, "of") != 0 || (number_words_plural(word) && index <= number_words_index("hundred"))) &&
                          (strcmp(p, "and") != 0 || index >= number_words_index("hundred"));
-            goes[id] = joins || (k >= 0 && going[k] && !vague_plural(p, ends_next, after)) || number_words_extends(p, going) ||
-                       number_words_ordinal_extends(p, ends_next);
+            /* "point" where a reading has it next (three point five for 3.5) */
+            bool decimal_point = is_point(p) && !after_joiner && going[NUMBER_WORD_POINT];
+            goes[id] = joins || decimal_point || (k >= 0 && going[k] && !vague_plural(p, ends_next, after)) ||
+                       number_words_extends(p, going) || number_words_ordinal_extends(p, ends_next);
         }
         left += goes[id] && logits[id] > -INFINITY;
     }

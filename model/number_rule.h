@@ -84,14 +84,16 @@
  *     a run must go on)
  *     goes in the order of a reading of a source number, lone numerals'
  *     too (number_words_readings: 十二 twelve, never twenty; 三 three;
- *     三万五千 thirty-five thousand, never "five thousand"): a run of
- *     number words (with "-", "and" after a hundred .. billion, "of" after
- *     a plural between them: two hundred and five, tens of thousands)
- *     may begin only as a reading begins, go on only as one goes on, and,
- *     once it reads no whole number, end only where it does: "thirty"
- *     for 三万五千 must go on, as a run of numerals must, with a number
- *     word, one joiner, or an ordinal that ends the reading (twenty-first
- *     for 二十一), unless none of those is left.  A plural of thousand ..
+ *     三万五千 thirty-five thousand, never "five thousand"; 3.5 three point
+ *     five, never "three" alone): a run of number words (with "-", "and"
+ *     after a hundred .. billion, "of" after a plural between them, where
+ *     a number word may follow: two hundred and five, tens of thousands;
+ *     and "point" where a reading has it) may begin only as a reading
+ *     begins, go on only as one goes on, and, once it reads no whole
+ *     number, end only where it does: "thirty" for 三万五千 must go on, as
+ *     a run of numerals must, with a number word, one joiner, "point", or
+ *     an ordinal that ends the reading (twenty-first for 二十一, never
+ *     after a point), unless none of those is left.  A plural of thousand ..
  *     billion must end its run (thousands for 千), tens and hundreds may
  *     only begin one (tens of thousands).  A piece that would make
  *     such a word of another value is banned, unless a word that may

@@ -154,10 +154,11 @@ int number_words_readings(uint64_t integer, const char *decimals, NumberReading 
             under_hundred((int)(integer % 100), year);
         }
     }
-    if (decimals[0]) { /* three point one four: the digits after the point, a run of their own */
-        NumberReading *after = &out[count++];
-        after->n = 0;
-        for (const char *d = decimals; *d; d++) say(after, *d - '0');
+    /* three point one four: the integer alone would say another number
+     * ("I have three apples." for 3.5) */
+    for (int r = 0; decimals[0] && r < count; r++) {
+        say(&out[r], NUMBER_WORD_POINT);
+        for (const char *d = decimals; *d; d++) say(&out[r], *d - '0');
     }
     return count;
 }
@@ -167,7 +168,8 @@ void number_words_of(uint64_t integer, const char *decimals, bool *allowed)
     NumberReading readings[NUMBER_READINGS];
     int count = number_words_readings(integer, decimals, readings);
     for (int r = 0; r < count; r++)
-        for (int i = 0; i < readings[r].n; i++) allowed[readings[r].word[i]] = true;
+        for (int i = 0; i < readings[r].n; i++)
+            if (readings[r].word[i] != NUMBER_WORD_POINT) allowed[readings[r].word[i]] = true;
 }
 
 bool number_words_may_follow(int before, int k)

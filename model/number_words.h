@@ -43,8 +43,9 @@ bool number_words_contains(const char *piece);
 bool number_words_extends(const char *prefix, const bool *allowed);
 
 /* An English reading of a number: the indices of its words in order
- * (number_words_index), "-" and "and" left out. */
-enum { NUMBER_READING_WORDS = 32, NUMBER_READINGS = 5 };
+ * (number_words_index), "-" and "and" left out, NUMBER_WORD_POINT for the
+ * "point" of a decimal (no number word: nothing else reads it). */
+enum { NUMBER_READING_WORDS = 32, NUMBER_READINGS = 5, NUMBER_WORD_POINT = NUMBER_WORDS };
 typedef struct {
     int n;
     signed char word[NUMBER_READING_WORDS];
@@ -56,10 +57,10 @@ typedef struct {
  * 100,000 one hundred thousand, 2,400,000 two million four hundred
  * thousand), it without its first "one" before a hundred .. billion (a
  * hundred thousand), for 1,100 to 9,999 also by hundreds (2,500 twenty
- * five hundred, 1990 nineteen hundred ninety and nineteen ninety), and
- * the decimal digits one by one as a reading of their own (3.14: three,
- * then one four after "point", which is no number word).  None for an
- * integer of 10^12 or more. */
+ * five hundred, 1990 nineteen hundred ninety and nineteen ninety), each
+ * followed, for a decimal, by NUMBER_WORD_POINT and its digits one by one
+ * (3.14: three point one four; "three" alone is no reading of it).  None
+ * for an integer of 10^12 or more. */
 int number_words_readings(uint64_t integer, const char *decimals, NumberReading *out);
 
 /* Marks in allowed[NUMBER_WORDS] every word an English reading of the

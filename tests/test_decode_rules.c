@@ -415,12 +415,13 @@ static void test_number_rule_reads_english_number_words(void **state)
  * sides; then the source's numerals 十 二 五 六 三 万 (25..30) and the
  * target's pieces twelve twenty two six ##ty ##teen ten ##nis fifteen
  * fifty one thousand hundred - ##s si ##x and of second th ##ousand
- * hundredth (25..47); 百 千 (31, 32) are source numerals too. */
-enum { ZH_EN_V = 48, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED,
-       ZH_THOUSAND };
+ * hundredth (25..47); 百 千 (31, 32) are source numerals too; 48 is the
+ * source's 点 and the target's "point". */
+enum { ZH_EN_V = 49, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED,
+       ZH_THOUSAND, ZH_POINT = 48 };
 enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
        EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND, EN_TH, EN_OUSAND,
-       EN_HUNDREDTH };
+       EN_HUNDREDTH, EN_POINT };
 
 static NumberRule *zh_en_rule(void)
 {
@@ -430,7 +431,7 @@ static NumberRule *zh_en_rule(void)
         "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "twelve", "twenty", "two", "six", "ty", "teen", "ten", "nis", "fifteen", "fifty", "one", "thousand",
-        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand", "hundredth"};
+        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand", "hundredth", "point"};
     for (int d = 0; d < 10; d++) {
         char text[2] = {(char)('0' + d), 0};
         number_rule_set_source(r, ZW + d, text, false);
@@ -439,6 +440,7 @@ static NumberRule *zh_en_rule(void)
         number_rule_set_target(r, ZC + d, text, true);
     }
     for (int i = 0; i < 8; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
+    number_rule_set_source_numeral(r, ZH_POINT, "点");
     for (int id = 0; id < ZH_EN_V; id++) {
         bool continues = (id >= ZC && id < ZC + 10) || id == EN_TY || id == EN_TEEN || id == EN_NIS || id == EN_S ||
                          id == EN_X || id == EN_OUSAND;
@@ -577,6 +579,38 @@ static void test_number_rule_orders_english_number_words(void **state)
     logits[EN_THOUSAND] = logits[EN_DASH] = logits[EN_AND] = logits[EN_OF] = logits[EN_TH] = -INFINITY;
     number_rule_ban(r, src_20000, NULL, 2, (const int[]){EN_TWENTY}, 1, logits);
     assert_true(logits[CAT] == 0 && logits[3] == 0);
+    number_rule_free(r);
+}
+
+/* A decimal in words (number_rule.h): 二点二 is "two point two", and
+ * "two" alone is no reading of it ("I have three apples." for 3.5): after
+ * "two" only "point" goes on, no joiner (two-in), no other word. */
+static void test_number_rule_reads_a_decimal_in_words(void **state)
+{
+    (void)state;
+    NumberRule *r = zh_en_rule();
+    static const int ids[] = {EN_TWO, EN_TWENTY, EN_POINT, EN_DASH, EN_AND, EN_SECOND, CAT, 3 /* </s> */};
+    enum { N = sizeof ids / sizeof *ids };
+    static const int src_2_2[] = {ZH_TWO, ZH_POINT, ZH_TWO, CAT}, src_2_and_2_2[] = {ZH_TWO, CAT, ZH_TWO, ZH_POINT,
+                                                                                      ZH_TWO};
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[3], len;
+        const char *expect; /* two twenty point - and second cat </s> */
+    } cases[] = {
+        {"二点二: two may begin, not twenty; no run is open, the rest is free", src_2_2, 4, {0}, 0, "x.xxxxxx"},
+        {"二点二, after two: point only", src_2_2, 4, {EN_TWO}, 1, "..x....."},
+        {"二点二, after two point: two only", src_2_2, 4, {EN_TWO, EN_POINT}, 2, "x......."},
+        {"二点二, after two point two: whole, free", src_2_2, 4, {EN_TWO, EN_POINT, EN_TWO}, 3, "x.xxxxxx"},
+        {"二 and 二点二, after two: whole (the 2), free", src_2_and_2_2, 5, {EN_TWO}, 1, "x.xxxxxx"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char got[N + 1];
+        these_allowed(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, ids, N, got);
+        if (strcmp(got, cases[c].expect) != 0)
+            fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
+    }
     number_rule_free(r);
 }
 
@@ -1061,6 +1095,7 @@ int main(void)
         cmocka_unit_test(test_number_rule_makes_a_numeral_run_go_on),
         cmocka_unit_test(test_number_rule_holds_english_number_words),
         cmocka_unit_test(test_number_rule_orders_english_number_words),
+        cmocka_unit_test(test_number_rule_reads_a_decimal_in_words),
         cmocka_unit_test(test_number_rule_leaves_an_english_plural_free),
         cmocka_unit_test(test_number_rule_splits_english_runs),
         cmocka_unit_test(test_number_rule_reads_english_number_words),

@@ -98,7 +98,8 @@ static void test_the_readings_of_a_number(void **state)
         {2500, "", "two thousand five hundred / twenty five hundred"},  /* no "twenty five" for it */
         {100000, "", "one hundred thousand / hundred thousand"},
         {35000, "", "thirty five thousand"},
-        {3, "14", "three / one four"},                                   /* three point one four */
+        {3, "14", "three point one four"},         /* never "three" alone: I have three apples for 3.5 */
+        {100, "5", "one hundred point five / hundred point five"},
         {1000000000000ULL, "", ""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -108,7 +109,7 @@ static void test_the_readings_of_a_number(void **state)
         for (int k = 0; k < count; k++)
             for (int i = 0; i < r[k].n; i++)
                 snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : k ? " / " : "",
-                         WORD[(int)r[k].word[i]]);
+                         r[k].word[i] == NUMBER_WORD_POINT ? "point" : WORD[(int)r[k].word[i]]);
         if (strcmp(got, cases[c].readings) != 0)
             fail_msg("%llu.%s: expected \"%s\", got \"%s\"", cases[c].integer, cases[c].decimals,
                      cases[c].readings, got);
