@@ -114,6 +114,12 @@ static void test_chinese_number_after_a_byte_token_separator(void **state)
     got = detokenize(list, NULL, 3, "zh");
     assert_string_equal(got, "a1，b2");
     free(got);
+    /* a word the model began with a numeral and went on with digits (二
+     * ##5 ##5 . 2 ##0) ends in a number all the same: 二55.20, not 二55。20 */
+    const char *after_numeral[] = {"今天是", "二55", ".", "20", "度", "."};
+    got = detokenize(after_numeral, NULL, 6, "zh");
+    assert_string_equal(got, "今天是二55.20度。");
+    free(got);
     const char *mp3[] = {"mp3", ".", "5", "分钟"}; /* a word ending in a digit is no number: a full stop */
     got = detokenize(mp3, NULL, 4, "zh");
     assert_string_equal(got, "mp3。5分钟");

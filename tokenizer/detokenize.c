@@ -204,6 +204,16 @@ static const char *full_width(const char *t)
     return NULL;
 }
 
+/* The word `t` past the Han characters (any non-ASCII) it begins with:
+ * a word the model began with a numeral and went on with digits (二 ##5
+ * ##5 is the word 二55) still ends in the number 55, and a point after it
+ * is a decimal point, not a full stop (二55.20, not 二55。20). */
+static const char *after_han(const char *t)
+{
+    while ((unsigned char)*t >= 0x80) t++;
+    return t;
+}
+
 /* Chinese text has no spaces; the ASCII punctuation NFKC produced from
  * full-width forms is written full-width again, except inside numbers. */
 static char *detok_zh(const char *const *tok, const char *const *cased, size_t n)
@@ -230,8 +240,8 @@ static char *detok_zh(const char *const *tok, const char *const *cased, size_t n
             continue;
         } else if (is_one_of(t, ".")) {
             /* A full stop, but 3.5 and a.m. keep their dot. */
-            if (!digits_around(prev, next) && !in_abbreviation(tok, n, i)) word = "。";
-        } else if (full_width(t) && !(is_one_of(t, ",:") && digits_around(prev, next))) {
+            if (!digits_around(after_han(prev), next) && !in_abbreviation(tok, n, i)) word = "。";
+        } else if (full_width(t) && !(is_one_of(t, ",:") && digits_around(after_han(prev), next))) {
             word = full_width(t); /* but 1,000 and 10:30 (and 1,234,567 after "1,234") */
         }
         str_add(&out, word);
