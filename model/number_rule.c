@@ -363,6 +363,7 @@ typedef struct {
     char *text;
     int *start, *len;
     int *src_from, *src_to; /* [count] a digit number's tokens, src[from..to-1]; -1 for the others */
+    int *twin;              /* [count] the same number written another way (284万, 二百八十四万), or -1 */
     int count;
     bool *used;   /* [count] the output has written it */
     int text_used; /* bytes of text taken */
@@ -414,6 +415,7 @@ static void source_numbers(const Side *s, const int *ids, const bool *spaced, in
         }
         int k = pool->count++, first = at, left = 0; /* left: the digits before the separator */
         pool->src_from[k] = i;
+        pool->twin[k] = -1;
         i = run_of(s, ids, n, i, pool->text, &at, &left);
         while (i + 1 < n && separator_of(s, ids[i]) && digits_of(s, ids[i + 1])[0] && left <= 3 &&
                written_tight(spaced, i)) {
@@ -498,6 +500,13 @@ typedef struct {
     int n;
 } Output;
 
+/* The output wrote number k: it is used up, in either of its forms. */
+static void pool_use(Pool *pool, int k)
+{
+    pool->used[k] = true;
+    if (pool->twin[k] >= 0) pool->used[pool->twin[k]] = true;
+}
+
 /* The number being written ends: it uses up the source number it reads
  * (the separator after it, if any, was punctuation, not part of it). */
 static void finish(Pool *pool, Output *o)
@@ -505,18 +514,41 @@ static void finish(Pool *pool, Output *o)
     if (o->place == OUTSIDE) return;
     int n = o->place == AFTER_SEPARATOR ? o->n - 1 : o->n;
     int k = unused_equal(pool, o->p, n);
-    if (k >= 0) pool->used[k] = true;
+    if (k >= 0) pool_use(pool, k);
     o->place = OUTSIDE;
     o->n = 0;
 }
 
-/* Reads the output so far as the ban below wrote it: a separator or a
- * digit continues the number being written only where an unused source
- * number begins with the result. */
-static Output output_numbers(const Side *t, const int *ids, int n, Pool *pool, char *text)
+/* Does text[0..n-1] hold a Han character (a 万 or 亿 after digits)? */
+static bool holds_han(const char *text, int n)
 {
+    for (int i = 0; i < n; i++)
+        if ((unsigned char)text[i] >= 0x80) return true;
+    return false;
+}
+
+/* Does target token `id`, a 万 or 亿, go on with the digits being
+ * written toward an unused source number (284万 for "2.84 million")? */
+static bool magnitude_goes_on(const NumberRule *rule, const Pool *pool, const Output *o, int id)
+{
+    const char *c = id >= 0 && id < rule->target.V ? rule->numeral[id] : NULL;
+    if (!c || !is_magnitude(c) || o->place != IN_DIGITS) return false;
+    memcpy(o->p + o->n, c, HAN_BYTES); /* room: a token's worth after the last */
+    return unused_prefix(pool, o->p, o->n + HAN_BYTES, -1);
+}
+
+/* Reads the output so far as the ban below wrote it: a separator, a
+ * digit or a 万 亿 continues the number being written only where an
+ * unused source number begins with the result. */
+static Output output_numbers(const NumberRule *rule, const int *ids, int n, Pool *pool, char *text)
+{
+    const Side *t = &rule->target;
     Output o = {OUTSIDE, text, 0};
     for (int i = 0; i < n; i++) {
+        if (magnitude_goes_on(rule, pool, &o, ids[i])) {
+            o.n += HAN_BYTES;
+            continue;
+        }
         const char *d = digits_of(t, ids[i]);
         char sep = separator_of(t, ids[i]);
         int m = (int)strlen(d);
@@ -585,7 +617,7 @@ static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *
         int k = n > 0 ? reading_of(pool, readings, run, n, true) : -1;
         bool sure = n >= 2 * HAN_BYTES || magnitude;
         if (k >= 0 && sure != lone) /* the run read number k whole */
-            pool->used[k] = true;
+            pool_use(pool, k);
         n = 0;
         magnitude = false;
     }
@@ -600,14 +632,18 @@ typedef struct {
     char *run;      /* the run the output ends with, n bytes (room: one numeral more) */
     size_t n;
     bool a_number;
+    const Output *digits; /* the output's digits: a 万 亿 may go on with them (284万) */
 } Numerals;
 
 static void numerals_read(const NumberRule *rule, Pool *pool, const int *history, int len, Numerals *numerals)
 {
     numerals->readings = xmalloc((size_t)pool->count * NUMBER_RULE_READINGS_ROOM);
-    for (int k = 0; k < pool->count; k++)
-        number_rule_readings(pool->text + pool->start[k], pool->len[k],
-                             numerals->readings + (size_t)k * NUMBER_RULE_READINGS_ROOM);
+    for (int k = 0; k < pool->count; k++) {
+        char *r = numerals->readings + (size_t)k * NUMBER_RULE_READINGS_ROOM;
+        r[0] = 0; /* 284万 reads as its twin, 二百八十四万, does */
+        if (!holds_han(pool->text + pool->start[k], pool->len[k]))
+            number_rule_readings(pool->text + pool->start[k], pool->len[k], r);
+    }
     numerals->run = xmalloc((size_t)(len + 1) * HAN_BYTES);
     numerals->n = output_run(rule, history, len, pool, numerals->readings, numerals->run, &numerals->a_number, false);
 }
@@ -620,7 +656,7 @@ static void numerals_read(const NumberRule *rule, Pool *pool, const int *history
  * yet must go on (三十 is no reading of 36.5, nor 五 of 512), as a number
  * of digits must: every other token is banned, unless no numeral can go on
  * (no reading begins so, or an earlier rule banned the ones that would). */
-static void ban_numerals(const NumberRule *rule, Pool *pool, Numerals *numerals, float *logits)
+static void ban_numerals(const NumberRule *rule, const Pool *pool, const Numerals *numerals, float *logits)
 {
     const char *readings = numerals->readings;
     char *run = numerals->run;
@@ -633,8 +669,10 @@ static void ban_numerals(const NumberRule *rule, Pool *pool, Numerals *numerals,
         const char *c = rule->numeral[id];
         memcpy(run + n, c, HAN_BYTES);
         bool prefix = reading_of(pool, readings, run, n + HAN_BYTES, false) >= 0;
-        /* 点 where no reading goes on with it is a word, never banned */
-        if (!prefix && c != POINT && (n > 0 || is_magnitude(c))) logits[id] = -INFINITY;
+        /* 点 where no reading goes on with it is a word, never banned; nor
+         * a 万 亿 that goes on with digits (284万) */
+        bool with_digits = numerals->digits && magnitude_goes_on(rule, pool, numerals->digits, id);
+        if (!prefix && c != POINT && !with_digits && (n > 0 || is_magnitude(c))) logits[id] = -INFINITY;
         if (must_go_on && prefix && logits[id] > -INFINITY) {
             goes_on[id] = true;
             going_on++;
@@ -1004,7 +1042,7 @@ static void pool_add(Pool *pool, uint64_t value, const char *decimals, const cha
     if (decimals[0]) k += sprintf(text + k, ".%s", decimals);
     pool->start[pool->count] = pool->text_used;
     pool->len[pool->count] = k;
-    pool->src_from[pool->count] = pool->src_to[pool->count] = -1;
+    pool->src_from[pool->count] = pool->src_to[pool->count] = pool->twin[pool->count] = -1;
     pool->used[pool->count++] = false;
     pool->text_used += k;
 }
@@ -1018,9 +1056,12 @@ static void pool_remove(Pool *pool, int k)
         pool->len[j] = pool->len[j + 1];
         pool->src_from[j] = pool->src_from[j + 1];
         pool->src_to[j] = pool->src_to[j + 1];
+        pool->twin[j] = pool->twin[j + 1];
         pool->used[j] = pool->used[j + 1];
     }
     pool->count--;
+    for (int j = 0; j < pool->count; j++)
+        if (pool->twin[j] > k) pool->twin[j]--;
     if (k < pool->in_digits) pool->in_digits--;
 }
 
@@ -1063,12 +1104,34 @@ static int add_value(Pool *pool, uint64_t value)
     return 1;
 }
 
+/* Rewrites digit number k as `value` in digits and the largest of 万 亿
+ * it holds (2.84 million: 284万; 8.2 billion: 82亿; 12.5亿), as Chinese
+ * writes a large number; false (k untouched) below 10,000. */
+static bool pool_rewrite_with_magnitude(Pool *pool, int k, uint64_t value)
+{
+    uint64_t unit = value >= 100000000u ? 100000000u : value >= 10000u ? 10000u : 0;
+    if (!unit) return false;
+    char *text = pool->text + pool->text_used;
+    int n = sprintf(text, "%llu", (unsigned long long)(value / unit));
+    if (value % unit) { /* the rest as decimals, without trailing zeros */
+        n += sprintf(text + n, ".%0*llu", unit == 10000u ? 4 : 8, (unsigned long long)(value % unit));
+        while (text[n - 1] == '0') n--;
+    }
+    memcpy(text + n, MAGNITUDES + (unit == 10000u ? 3 : 4) * HAN_BYTES, HAN_BYTES); /* 万 亿 */
+    n += HAN_BYTES;
+    pool->start[k] = pool->text_used;
+    pool->len[k] = n;
+    pool->src_from[k] = pool->src_to[k] = -1;
+    pool->text_used += n;
+    return true;
+}
+
 /* Adds the value of the run of number words words[0..n-1] to `pool`
  * (NULL: only counts it) and returns 1, or 0 where the run says none; a
  * run of scale words right after a digit number multiplies it and takes
  * its place (1.5 billion: 1,500,000,000, 十五亿; "40 million" is
  * 40,000,000, 四千万, never a 40: the digits alone would say 40 dollars). */
-static int add_words_value(Pool *pool, const int *words, int n, int first)
+static int add_words_value(Pool *pool, const int *words, int n, int first, bool digit_forms)
 {
     uint64_t value, num, den;
     if (n == 0 || !number_words_english_value(words, n, &value)) return 0;
@@ -1078,8 +1141,16 @@ static int add_words_value(Pool *pool, const int *words, int n, int first)
     if (k >= 0 && pool_value(pool, k, &num, &den)) {
         if (!(value <= 1000000000000u / (num ? num : 1) && num * value % den == 0 && num * value / den < 1000000000000u))
             return 0;
-        pool_remove(pool, k);
         value = num * value / den;
+        /* for a Chinese target, written in digits and 万 亿 too (284万,
+         * the number's twin); else the digits leave */
+        if (digit_forms && pool_rewrite_with_magnitude(pool, k, value)) {
+            pool->twin[k] = pool->count;
+            add_value(pool, value);
+            pool->twin[pool->count - 1] = k;
+            return 1;
+        }
+        pool_remove(pool, k);
     } else if (n == 1 && words[0] == 1) {
         return 0; /* a lone "one" is a pronoun as often (the red one), and its 一 is free anyway */
     }
@@ -1126,7 +1197,7 @@ static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool 
          * second half of one (nineteen | ninety) */
         uint64_t value;
         bool two_digits = n > 0 && number_words_english_value(words, n, &value) && value >= 10 && value < 100;
-        if (!vague) added += add_words_value(pool, words, n, first);
+        if (!vague) added += add_words_value(pool, words, n, first, rule->numeral_count > 0);
         if (!vague && year >= 0 && two_digits) added += add_value(pool, (uint64_t)year * 100 + value);
         /* a run that a number word ends (nineteen | ninety) may be a year's first half */
         year = k >= 0 && two_digits && value > 10 && k >= 10 && k < hundred ? (int)value : -1;
@@ -1191,7 +1262,7 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
      * maybe a word, after them (output_run). */
     Numerals numerals = {0};
     if (rule->numeral_count > 0) numerals_read(rule, pool, history, len, &numerals);
-    Output o = output_numbers(tgt, history, len, pool, out_text);
+    Output o = output_numbers(rule, history, len, pool, out_text);
     /* Where the number being written may end: it reads a whole unused
      * source number (after a separator: without it, the separator then
      * punctuation). */
@@ -1222,16 +1293,21 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
         if (continues && logits[id] > -INFINITY) allowed++;
         if (!continues && !may_end) logits[id] = -INFINITY;
     }
+    /* 万 and 亿: continue the number where a source number goes on so (284万) */
+    for (int j = 0; j < rule->numeral_count; j++)
+        allowed += magnitude_goes_on(rule, pool, &o, rule->numeral_ids[j]) && logits[rule->numeral_ids[j]] > -INFINITY;
     /* Every other token ends the number: only as a whole source number,
      * unless no digit or separator can go on, here or by an earlier rule
      * (number_rule.h). */
     if (!may_end && allowed > 0)
         for (int id = 0; id < tgt->V; id++)
-            if (!tgt->digits[id][0] && !tgt->separator[id]) logits[id] = -INFINITY;
+            if (!tgt->digits[id][0] && !tgt->separator[id] && !magnitude_goes_on(rule, pool, &o, id))
+                logits[id] = -INFINITY;
     /* Chinese numerals: only with a source number's value. */
     if (rule->numeral_count > 0) {
         /* the lone numerals' uses, after the digits' */
         numerals.n = output_run(rule, history, len, pool, numerals.readings, numerals.run, &numerals.a_number, true);
+        numerals.digits = &o;
         ban_numerals(rule, pool, &numerals, logits);
     }
     free(numerals.run);
@@ -1270,9 +1346,10 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     int most = (S > len ? S : len) + 1, numbers = 2 * most;
     size_t room = (size_t)most * (MAX_DIGITS + 1);
     char *src_text = xmalloc((size_t)numbers * (MAX_DIGITS + 1)), *out_text = xmalloc(room + MAX_DIGITS + 1);
-    int *offsets = xmalloc((size_t)numbers * 4 * sizeof *offsets);
+    int *offsets = xmalloc((size_t)numbers * 5 * sizeof *offsets);
     bool *used = xcalloc((size_t)numbers, sizeof *used);
-    Pool pool = {src_text, offsets, offsets + numbers, offsets + 2 * numbers, offsets + 3 * numbers, 0, used, 0, 0};
+    Pool pool = {src_text, offsets, offsets + numbers, offsets + 2 * numbers, offsets + 3 * numbers,
+                 offsets + 4 * numbers, 0, used, 0, 0};
     source_numbers(&rule->source, src, spaced, S, &pool);
     if (rule->target_words.count > 0 && rule->source_numeral_count > 0) add_numeral_numbers(rule, src, S, &pool);
     pool.in_digits = pool.count;

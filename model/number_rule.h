@@ -70,7 +70,11 @@
  *     三 would otherwise have to go on to 三十, and "ten o'clock and 2 eggs"
  *     its 十点; scale words after a digit number multiply it and take
  *     its place ("1.5 billion" is 1,500,000,000: 十五亿, never 十亿 beside
- *     a 1.5; "40 million dollars" is 四千万, never 40美元).  A lone
+ *     a 1.5; "40 million dollars" is 四千万, never 40美元); from 10,000
+ *     such a number may also be written in digits and the largest 万 or
+ *     亿 it holds, as Chinese writes it (4000万, 15亿, 284万 for "2.84
+ *     million"): the digits then go on only with that 万 or 亿, and the
+ *     two forms are one number, used up by either.  A lone
  *     "one" is no number here (the red one).  For an
  *     English target, a Chinese source's runs of numerals, digits among
  *     them (十五, 10万, 4万7千, 三点一四), are its numbers: one that is

@@ -360,11 +360,12 @@ static void test_number_rule_reads_english_number_words(void **state)
                      two_30[] = {S_TWO, CAT, WORD + 3, CONT + 0}, twenty_3[] = {S_TWENTY, CAT, WORD + 3},
                      twenty_five_3[] = {S_TWENTY, S_DASH, S_FIVE, CAT, WORD + 3},
                      two_thousand[] = {WORD + 2, S_THOUSAND, CAT, WORD + 3},
+                     twenty_thousand[] = {WORD + 2, CONT + 0, S_THOUSAND, CAT},
                      twenty_alone[] = {S_TWENTY, CAT}, one_alone[] = {S_ONE, CAT};
     static const struct {
         const char *what;
         const int *src;
-        int S, history[3], len, id;
+        int S, history[4], len, id;
         bool allowed;
     } cases[] = {
         {"two and 20: after 二 (two) a word may follow", two_20, 4, {HAN_TWO}, 1, CAT, true},
@@ -387,6 +388,17 @@ static void test_number_rule_reads_english_number_words(void **state)
         {"2 thousand: 二 must go on to 二千", two_thousand, 4, {HAN_TWO}, 1, CAT, false},
         {"2 thousand: no digit 2", two_thousand, 4, {0}, 0, WORD + 2, false},
         {"2 thousand: the digit 3 beside it", two_thousand, 4, {0}, 0, WORD + 3, true},
+        /* from 10,000, in digits and 万 亿 too, as Chinese writes them
+         * ("2.84 million yen" 284万日元) */
+        {"20 thousand: 2 may begin 2万", twenty_thousand, 4, {0}, 0, WORD + 2, true},
+        {"20 thousand: after 2, 万", twenty_thousand, 4, {WORD + 2}, 1, HAN_MYRIAD, true},
+        {"20 thousand: after 2, no end", twenty_thousand, 4, {WORD + 2}, 1, CAT, false},
+        {"20 thousand: after 2, no 20", twenty_thousand, 4, {WORD + 2}, 1, CONT + 0, false},
+        {"20 thousand: 2万 is whole", twenty_thousand, 4, {WORD + 2, HAN_MYRIAD}, 2, CAT, true},
+        {"20 thousand: 2万 uses up 二万", twenty_thousand, 4, {WORD + 2, HAN_MYRIAD, CAT, HAN_TWO}, 4, HAN_MYRIAD,
+         false},
+        {"20 thousand: 二万 uses up 2万", twenty_thousand, 4, {HAN_TWO, HAN_MYRIAD, CAT}, 3, WORD + 2, false},
+        {"20 thousand: or 二万", twenty_thousand, 4, {HAN_TWO}, 1, HAN_MYRIAD, true},
         /* words with no digit number beside them hold the numerals all the
          * same ("ninety-year history" was 九年, "seventy minutes" 七分钟) */
         {"twenty alone: 二 may begin", twenty_alone, 2, {0}, 0, HAN_TWO, true},
