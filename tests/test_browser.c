@@ -577,6 +577,32 @@ static void test_a_kept_token_below_the_top_5_says_why(void **state)
     run_result_free(&r);
 }
 
+/* The sentence picker cuts a text longer than 60 characters between
+ * characters as a reader sees them: after the emoji, and after the whole
+ * family of three (one character of five code points joined by ZWJs), not
+ * in the middle of either.  It cut at UTF-16 unit 57, half of the emoji:
+ * a lone surrogate, shown as U+FFFD, on which --dump-dom died (SIGILL). */
+static void test_the_picker_cuts_whole_characters(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CHROMIUM();
+    char first[128], second[128], url[PATH_MAX + 16], want[256];
+    memset(first, 'x', 56);
+    strcpy(first + 56, "😀 the end");
+    memset(second, 'y', 56);
+    strcpy(second + 56, "👩\u200d👩\u200d👧 and more");
+    cJSON *picked = own_page("browser-picker", (const char *[]){"-c", "configs/tiny.yaml", NULL},
+                             (const char *[]){first, second}, url, sizeof url);
+    cJSON_Delete(picked);
+    RunResult r = run_chromium_on(url, "", "--dump-dom");
+    check_page(&r);
+    snprintf(want, sizeof want, ">1: %.60s...</option>", first); /* 56 x and 4 bytes */
+    expect_in(r.out, want);
+    snprintf(want, sizeof want, ">2: %.74s...</option>", second); /* 56 y, 3 × 4 + 2 × 3 bytes */
+    expect_in(r.out, want);
+    run_result_free(&r);
+}
+
 /* #selftest makes the page run its SVG, CSV and PNG exports; the test
  * awaits the page's promise that they are done. */
 static void test_exports_work(void **state)
@@ -854,6 +880,7 @@ int main(void)
         cmocka_unit_test(test_every_kind_layer_head_and_step),
         cmocka_unit_test(test_whole_words),
         cmocka_unit_test(test_a_kept_token_below_the_top_5_says_why),
+        cmocka_unit_test(test_the_picker_cuts_whole_characters),
         cmocka_unit_test(test_exports_work),
         cmocka_unit_test(test_exports_of_a_text_with_control_characters),
         cmocka_unit_test(test_screenshot),

@@ -702,12 +702,26 @@ function syncControls() {
     document.getElementById('words-control').classList.toggle('off', !hasPieces(entry));
 }
 
+/* `text` cut to `max` characters, '...' included, when it is longer.
+ * Characters as a reader sees them (grapheme clusters: an emoji with its
+ * ZWJ sequence or skin tone, a letter with its combining marks), never
+ * part of one: slice() counted UTF-16 units and left half of an emoji, a
+ * lone surrogate, shown as U+FFFD (and headless Chromium's --dump-dom
+ * died on it with SIGILL).  Code points where the browser has no
+ * Intl.Segmenter (Firefox before 125). */
+function shorten(text, max) {
+    const chars = typeof Intl !== 'undefined' && Intl.Segmenter
+        ? Array.from(new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text), (g) => g.segment)
+        : Array.from(text);
+    return chars.length > max ? chars.slice(0, max - 3).join('') + '...' : text;
+}
+
 function fillSentencePicker() {
     const picker = document.getElementById('sentence');
     picker.textContent = '';
     const models = new Set(sentences.map((e) => e.doc.model.name));
     sentences.forEach((entry, k) => {
-        const text = entry.s.text.length > 60 ? entry.s.text.slice(0, 57) + '...' : entry.s.text;
+        const text = shorten(entry.s.text, 60);
         const prefix = models.size > 1 ? `[${entry.doc.model.name}] ` : '';
         const option = html('option', '', `${entry.s.line}: ${prefix}${text}`);
         option.value = k;
