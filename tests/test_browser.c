@@ -280,12 +280,25 @@ static unsigned char *from_base64(const char *text, size_t *len)
     return out;
 }
 
+/* One thing done to a page once it has loaded: a DevTools command and its
+ * params as JSON text (typing through an input method is
+ * Input.imeSetComposition, which no script of the page can fake). */
+typedef struct {
+    const char *method, *params;
+} Step;
+
 /* Open `url` (a file:// address with its #fragment) in a fresh tab, wait
- * for its load event, then for the promise `wait_for` (a JavaScript
- * expression; undefined does not wait), and return the DOM then as r.out,
- * Chromium's log as r.err; with `screenshot`, also save the page as a PNG
- * there. */
-static RunResult open_url_and_wait(const char *url, const char *wait_for, const char *screenshot);
+ * for its load event, do `steps` (ended by {NULL}; NULL for none), then
+ * wait for the promise `wait_for` (a JavaScript expression; undefined does
+ * not wait), and return the DOM then as r.out, Chromium's log as r.err;
+ * with `screenshot`, also save the page as a PNG there. */
+static RunResult open_url_and_drive(const char *url, const Step *steps, const char *wait_for,
+                                    const char *screenshot);
+
+static RunResult open_url_and_wait(const char *url, const char *wait_for, const char *screenshot)
+{
+    return open_url_and_drive(url, NULL, wait_for, screenshot);
+}
 
 static RunResult open_and_wait(const char *fragment, const char *wait_for)
 {
@@ -294,9 +307,10 @@ static RunResult open_and_wait(const char *fragment, const char *wait_for)
     return open_url_and_wait(url, wait_for, NULL);
 }
 
-static RunResult open_url_and_wait(const char *url, const char *wait_for, const char *screenshot)
+static RunResult open_url_and_drive(const char *url, const Step *steps, const char *wait_for,
+                                    const char *screenshot)
 {
-    char profile[512], log[600], expression[1024];
+    char profile[512], log[600];
     new_profile(profile, sizeof profile);
     snprintf(log, sizeof log, "%s.log", profile + strlen("--user-data-dir="));
     Browser b;
@@ -318,10 +332,20 @@ static RunResult open_url_and_wait(const char *url, const char *wait_for, const 
     browser_call(&b, session, "Page.navigate", params, &msg);
     cJSON_Delete(msg);
     while (!b.loaded) cJSON_Delete(browser_next(&b));
-    snprintf(expression, sizeof expression,
-             "Promise.resolve(%s).then(() => document.documentElement.outerHTML)", wait_for);
+    for (const Step *step = steps; step && step->method; step++) {
+        params = cJSON_Parse(step->params);
+        if (!params) fail_msg("%s: its params are not JSON: %s", step->method, step->params);
+        const cJSON *result = browser_call(&b, session, step->method, params, &msg);
+        if (cJSON_GetObjectItemCaseSensitive(result, "exceptionDetails"))
+            fail_msg("%s threw: %s", step->method, cJSON_PrintUnformatted(result));
+        cJSON_Delete(msg);
+    }
+    size_t size = strlen(wait_for) + 128;
+    char *expression = malloc(size);
+    snprintf(expression, size, "Promise.resolve(%s).then(() => document.documentElement.outerHTML)", wait_for);
     params = cJSON_CreateObject();
     cJSON_AddStringToObject(params, "expression", expression);
+    free(expression);
     cJSON_AddBoolToObject(params, "awaitPromise", true);
     cJSON_AddBoolToObject(params, "returnByValue", true);
     const cJSON *result = browser_call(&b, session, "Runtime.evaluate", params, &msg);
@@ -730,18 +754,26 @@ static char *string_attribute(const char *dom, const char *marker, const char *n
     return out;
 }
 
-/* The live page opened with `fragment`, once its first translation
- * (window.webFirst) has settled; its screenshot to `screenshot` (or none). */
-static RunResult open_web_page(const char *fragment, const char *screenshot)
+/* The live page opened with `fragment`, `steps` done (open_url_and_drive)
+ * and the promise `wait_for` settled; its screenshot to `screenshot` (or none). */
+static RunResult drive_web_page(const char *fragment, const Step *steps, const char *wait_for,
+                                const char *screenshot)
 {
     char real[PATH_MAX];
     if (!realpath(WEB_PAGE, real)) fail_msg("no %s", WEB_PAGE);
     size_t size = strlen(real) + strlen(fragment) + 16; /* a fragment may be long (a text too long) */
     char *url = malloc(size);
     snprintf(url, size, "file://%s%s", real, fragment);
-    RunResult r = open_url_and_wait(url, "window.webFirst", screenshot);
+    RunResult r = open_url_and_drive(url, steps, wait_for, screenshot);
     free(url);
     return r;
+}
+
+/* The live page opened with `fragment`, once its first translation
+ * (window.webFirst) has settled. */
+static RunResult open_web_page(const char *fragment, const char *screenshot)
+{
+    return drive_web_page(fragment, NULL, "window.webFirst", screenshot);
 }
 
 /* Open the live page with `fragment`, wait for its first translation and
@@ -873,6 +905,40 @@ static void test_web_page_refuses_a_text_too_long(void **state)
     run_result_free(&r);
 }
 
+/* A refused text (a NUL) and one the engine fails on (200 tokens, more
+ * than max_len) after a translation: the error shows, and the last
+ * translation's maps, its text above them and its text in the address go,
+ * as for an emptied box; they stayed, and a reload brought the old text
+ * back.  Each probe: main hidden | #texts | the address holds "love". */
+static void test_web_page_clears_the_last_sentence_on_an_error(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    static const char *const wait_for =
+        "(() => {"
+        "  const probe = (name) => document.body.setAttribute('data-' + name, [document.querySelector('main').hidden,"
+        "      document.getElementById('texts').textContent, location.hash.includes('love')].join('|'));"
+        "  return window.webFirst.then(() => probe('first'))"
+        "    .then(() => window.webTranslate('a\\u0000b', 'en-zh')).then(() => probe('refused'))"
+        "    .then(() => window.webTranslate('I love china', 'en-zh'))"
+        "    .then(() => window.webTranslate('a '.repeat(200), 'en-zh')).then(() => probe('failed'));"
+        "})()";
+    RunResult r = drive_web_page("#dir=en-zh&still&text=I%20love%20china", NULL, wait_for, NULL);
+    if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
+    assert_int_equal(attribute(r.out, "id=\"errors\"", "data-count"), 0);
+    assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 2);
+    expect_in(r.out, "class=\"error\">200 tokens, more than max_len 128");
+    static const struct { const char *probe, *want; } probes[] = {
+        {"data-first", "false|I love china→"}, {"data-refused", "true||false"}, {"data-failed", "true||false"}};
+    for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++) {
+        char *got = string_attribute(r.out, "<body", probes[k].probe);
+        if (strncmp(got, probes[k].want, strlen(probes[k].want)) != 0)
+            fail_msg("%s: '%s', expected '%s'", probes[k].probe, got, probes[k].want);
+        free(got);
+    }
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -890,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_web_page_refuses_a_nul),
         cmocka_unit_test(test_web_page_refuses_a_text_too_long),
         cmocka_unit_test(test_web_page_ignores_an_unknown_direction),
+        cmocka_unit_test(test_web_page_clears_the_last_sentence_on_an_error),
     };
     return cmocka_run_group_tests(tests, make_page, free_page);
 }

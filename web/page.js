@@ -202,10 +202,7 @@
     function run(job) {
         if (busy) { queued = job; return Promise.resolve(); }
         if (job.text.trim() === '') { /* an emptied box shows nothing, not the last text's translation */
-            output.textContent = '';
-            progress.textContent = '';
-            explainPanel.hidden = true;
-            window.viewer.clear();
+            showNothing('');
             return Promise.resolve();
         }
         busy = true;
@@ -222,8 +219,7 @@
             show(job, reply);
             return reply;
         }, (error) => {
-            output.textContent = String(error.message || error);
-            output.className = 'error';
+            showNothing(String(error.message || error));
             throw error;
         }).finally(() => {
             clearInterval(ticker);
@@ -232,12 +228,24 @@
         });
     }
 
+    /* No translation to show: the box emptied (error ''), the text refused
+     * or the engine failed (the error).  The last translation goes with its
+     * maps, its text above them and its text in the address: they stayed
+     * after an error, taken for this text's, and a reload brought the old
+     * text back. */
+    function showNothing(error) {
+        output.textContent = error;
+        output.className = error ? 'error' : '';
+        progress.textContent = '';
+        explainPanel.hidden = true;
+        status.removeAttribute('data-translation');
+        window.viewer.clear();
+    }
+
     function show(job, reply) {
         const elapsed = performance.now() - started;
         if (reply.status !== 0) {
-            output.textContent = reply.error;
-            output.className = 'error';
-            progress.textContent = '';
+            showNothing(reply.error);
             return;
         }
         output.textContent = reply.translation;

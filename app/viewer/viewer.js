@@ -924,13 +924,18 @@ function showDocuments(docs, step) {
     controlsConnected = true;
     render();
 }
-/* Nothing to show (the live page's box was emptied): the maps and their
- * controls go, as before the first translation. */
+/* Nothing to show (the live page's box was emptied, its text refused or
+ * not translated): the maps and their controls go, as before the first
+ * translation, and so do the last sentence's text and model line above
+ * them, which would be taken for this text's. */
 function clearDocuments() {
     stopPlaying();
     sentences = [];
     for (const id of ['controls', 'grid-panel']) document.getElementById(id).hidden = true;
     document.querySelector('main').hidden = true;
+    document.getElementById('sentence-picker').hidden = true;
+    document.getElementById('texts').textContent = '';
+    document.getElementById('model-info').textContent = '';
     writeFragment(); /* the address keeps no text that is gone (a reload brought it back) */
 }
 window.viewer = {
