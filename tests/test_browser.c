@@ -939,6 +939,50 @@ static void test_web_page_clears_the_last_sentence_on_an_error(void **state)
     run_result_free(&r);
 }
 
+/* Typing through an input method: the unfinished pinyin "wo ai" is not
+ * translated however long it stays (it was, 0.4 s later, its maps drawn),
+ * and the committed 我爱 is, once.  The page first translates 你好 (from
+ * the #fragment), so the model is loaded and a translation of the pinyin
+ * would be quick; data-composing: the results and #texts 1.5 s into the
+ * composition. */
+static void test_web_page_waits_for_an_input_method(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    static const Step steps[] = {
+        {"Runtime.evaluate", "{\"awaitPromise\": true, \"expression\": \"window.webFirst.then(() => {"
+                             " const box = document.getElementById('web-input'); box.value = ''; box.focus(); })\"}"},
+        {"Input.imeSetComposition", "{\"text\": \"wo\", \"selectionStart\": 2, \"selectionEnd\": 2}"},
+        {"Input.imeSetComposition", "{\"text\": \"wo ai\", \"selectionStart\": 5, \"selectionEnd\": 5}"},
+        {"Runtime.evaluate", "{\"awaitPromise\": true, \"expression\": \"new Promise((done) => setTimeout(done, 1500))"
+                             ".then(() => document.body.setAttribute('data-composing', [document.getElementById("
+                             "'web-status').getAttribute('data-results'), document.getElementById('texts').textContent]"
+                             ".join('|')))\"}"},
+        {"Input.insertText", "{\"text\": \"我爱\"}"},
+        {NULL, NULL},
+    };
+    static const char *const wait_for = /* the second result, or 60 s */
+        "new Promise((done) => { const t0 = Date.now(); (function poll() {"
+        "  if (document.getElementById('web-status').getAttribute('data-results') === '2' || Date.now() - t0 > 60000)"
+        "    done(); else setTimeout(poll, 50); })(); })"
+        ".then(() => new Promise((done) => setTimeout(done, 1000)))"; /* and no third */
+    RunResult r = drive_web_page("#dir=zh-en&still&text=%E4%BD%A0%E5%A5%BD", steps, wait_for, NULL);
+    if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
+    assert_int_equal(attribute(r.out, "id=\"errors\"", "data-count"), 0);
+    char *composing = string_attribute(r.out, "<body", "data-composing");
+    if (strncmp(composing, "1|你好→", strlen("1|你好→")) != 0)
+        fail_msg("1.5 s into composing 'wo ai' the page had '%s' (results|texts), not the first result only", composing);
+    free(composing);
+    assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 2);
+    cJSON *native = native_document("configs/zh-en.yaml", "我爱");
+    const char *want = get(get(cJSON_GetArrayItem(get(native, "sentences"), 0), "output"), "text")->valuestring;
+    char *got = string_attribute(r.out, "id=\"web-status\"", "data-translation");
+    if (strcmp(got, want) != 0) fail_msg("the page translated '%s', ./translate 我爱 as '%s'", got, want);
+    free(got);
+    cJSON_Delete(native);
+    run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -957,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_web_page_refuses_a_text_too_long),
         cmocka_unit_test(test_web_page_ignores_an_unknown_direction),
         cmocka_unit_test(test_web_page_clears_the_last_sentence_on_an_error),
+        cmocka_unit_test(test_web_page_waits_for_an_input_method),
     };
     return cmocka_run_group_tests(tests, make_page, free_page);
 }

@@ -272,7 +272,14 @@
         if (replay.checked) window.viewer.play();
     }
 
-    input.addEventListener('input', () => schedule(PAUSE_MS));
+    /* An input method's unfinished text (the pinyin "wo ai" on its way to
+     * 我爱) is no sentence yet: a composition's input events are skipped,
+     * and its end schedules the translation (an input event after it, as
+     * some browsers send, only schedules it again). */
+    let composing = false;
+    input.addEventListener('compositionstart', () => { composing = true; clearTimeout(timer); });
+    input.addEventListener('compositionend', () => { composing = false; schedule(PAUSE_MS); });
+    input.addEventListener('input', (e) => { if (!composing && !e.isComposing) schedule(PAUSE_MS); });
     /* The walkthrough: 我想吃酸菜鱼 through the zh → en model, with --explain. */
     function seed() {
         input.value = SEED_TEXT;
