@@ -754,6 +754,15 @@ static char *string_attribute(const char *dom, const char *marker, const char *n
     return out;
 }
 
+/* Is the element with `marker` hidden (the attribute in its start tag)? */
+static bool element_hidden(const char *dom, const char *marker)
+{
+    const char *tag = strstr(dom, marker);
+    if (!tag) fail_msg("no element with %s in the page", marker);
+    const char *hidden = strstr(tag, " hidden");
+    return hidden && hidden < strchr(tag, '>');
+}
+
 /* The live page opened with `fragment`, `steps` done (open_url_and_drive)
  * and the promise `wait_for` settled; its screenshot to `screenshot` (or none). */
 static RunResult drive_web_page(const char *fragment, const Step *steps, const char *wait_for,
@@ -779,9 +788,10 @@ static RunResult open_web_page(const char *fragment, const char *screenshot)
 /* Open the live page with `fragment`, wait for its first translation and
  * check it against ./translate with `config`: the text, no error, the
  * cells of the default view (the last layer's cross-attention, every head
- * and the mean) and of the decoder's. */
+ * and the mean), and that the note on line breaks is shown if `note`
+ * (and only then). */
 static void check_web_translation(const char *fragment, const char *config, const char *text,
-                                  const char *screenshot)
+                                  const char *screenshot, bool note)
 {
     RunResult r = open_web_page(fragment, screenshot);
     if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
@@ -809,6 +819,8 @@ static void check_web_translation(const char *fragment, const char *config, cons
     assert_int_equal(status_of(r.out, "data-cells"), c.cells);
     assert_int_equal(status_of(r.out, "data-masked"), c.masked);
     assert_int_equal(status_of(r.out, "data-lines"), c.lines);
+    if (element_hidden(r.out, "id=\"web-note\"") == note)
+        fail_msg("the note on line breaks is %s for '%s'", note ? "hidden" : "shown", text);
     print_message("%s: '%s' in %ld ms in the engine; first translation %ld ms after opening the page\n",
                   config, want, attribute(r.out, "id=\"web-status\"", "data-ms"),
                   attribute(r.out, "id=\"web-status\"", "data-first-ms"));
@@ -822,7 +834,7 @@ static void test_web_page_translates_english(void **state)
     SKIP_WITHOUT_WEB_PAGE();
     unlink(WEB_SCREENSHOT);
     check_web_translation("#dir=en-zh&still&text=I%20love%20china", "configs/en-zh.yaml", "I love china",
-                          WEB_SCREENSHOT);
+                          WEB_SCREENSHOT, false);
     expect_screenshot(WEB_SCREENSHOT);
 }
 
@@ -833,7 +845,7 @@ static void test_web_page_ignores_an_unknown_direction(void **state)
     (void)state;
     SKIP_WITHOUT_WEB_PAGE();
     check_web_translation("#dir=constructor&still&text=I%20love%20china", "configs/en-zh.yaml", "I love china",
-                          NULL);
+                          NULL, false);
 }
 
 static void test_web_page_translates_chinese(void **state)
@@ -841,7 +853,7 @@ static void test_web_page_translates_chinese(void **state)
     (void)state;
     SKIP_WITHOUT_WEB_PAGE();
     check_web_translation("#dir=zh-en&still&text=%E6%88%91%E6%83%B3%E5%90%83%E9%85%B8%E8%8F%9C%E9%B1%BC",
-                          "configs/zh-en.yaml", "我想吃酸菜鱼", NULL);
+                          "configs/zh-en.yaml", "我想吃酸菜鱼", NULL, false);
 }
 
 /* One click (#seed clicks it): 我想吃酸菜鱼 through zh-en with the
@@ -903,6 +915,19 @@ static void test_web_page_refuses_a_text_too_long(void **state)
     assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 0);
     expect_in(r.out, "class=\"error\">longer than 65536 bytes (70000): not translated<");
     run_result_free(&r);
+}
+
+/* The box is one sentence, as a TEXT argument of ./translate is: two
+ * lines are translated together, as ./translate translates the one
+ * argument that holds both, and the page says that its line breaks were
+ * read as spaces (it said nothing, where ./translate's standard input
+ * translates each line alone). */
+static void test_web_page_says_two_lines_are_one_sentence(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    check_web_translation("#dir=en-zh&still&text=I%20love%20china%0AHow%20are%20you%3F", "configs/en-zh.yaml",
+                          "I love china\nHow are you?", NULL, true);
 }
 
 /* A refused text (a NUL) and one the engine fails on (200 tokens, more
@@ -1000,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_web_page_refuses_a_nul),
         cmocka_unit_test(test_web_page_refuses_a_text_too_long),
         cmocka_unit_test(test_web_page_ignores_an_unknown_direction),
+        cmocka_unit_test(test_web_page_says_two_lines_are_one_sentence),
         cmocka_unit_test(test_web_page_clears_the_last_sentence_on_an_error),
         cmocka_unit_test(test_web_page_waits_for_an_input_method),
     };

@@ -147,6 +147,8 @@
         '<span id="web-progress" class="dim"></span></div>' +
         '<textarea id="web-input" rows="2" placeholder="Type a sentence (English or Chinese)"></textarea>' +
         '<div id="web-translation" aria-live="polite"></div>' +
+        '<div id="web-note" class="dim" hidden>Line breaks are read as spaces: the box is one sentence, ' +
+        'as a TEXT argument of translate is (translate -i FILE translates each line alone).</div>' +
         '<div id="web-status" hidden data-results="0"></div>';
     const header = document.querySelector('header');
     header.parentNode.insertBefore(bar, header.nextSibling);
@@ -160,6 +162,7 @@
     const input = document.getElementById('web-input');
     const progress = document.getElementById('web-progress');
     const output = document.getElementById('web-translation');
+    const note = document.getElementById('web-note');
     const status = document.getElementById('web-status');
     const replay = document.getElementById('web-replay');
     let direction = models[0].name;
@@ -237,6 +240,7 @@
         output.textContent = error;
         output.className = error ? 'error' : '';
         progress.textContent = '';
+        note.hidden = true;
         explainPanel.hidden = true;
         status.removeAttribute('data-translation');
         window.viewer.clear();
@@ -250,6 +254,10 @@
         }
         output.textContent = reply.translation;
         output.className = '';
+        /* A line break is a space to the tokenizer: the box is one sentence,
+         * as a TEXT argument of ./translate is, and the page says so rather
+         * than translate each line (its maps are one sentence's). */
+        note.hidden = !/[\r\n]/.test(job.text);
         progress.textContent = `${job.model.name}: ${reply.ms.toFixed(0)} ms in the engine, ` +
             `${elapsed.toFixed(0)} ms in all` + (reply.unknown ? `; unknown words: ${reply.unknown}` : '');
         explainPanel.hidden = !reply.explain;
