@@ -190,14 +190,34 @@ int output_file_remove_stale(const char *path)
     return removed;
 }
 
-/* STDOUT_FILENO or STDERR_FILENO when `st` is the file that descriptor
- * has open, else -1.  Never for a character device (/dev/null, a
- * terminal), which any descriptor writes alike: a closed standard output
- * is /dev/null opened read-only (cli_reserve_standard_fds), and `-o
- * /dev/null >&-` failed writing through it. */
-static int standard_stream_of(const struct stat *st)
+/* 1 or 2 when `path` names that descriptor itself, through the links
+ * /dev/stdout -> /proc/self/fd/1 and the like; else -1. */
+static int descriptor_named(const char *path)
 {
-    if (S_ISCHR(st->st_mode)) return -1;
+    static const char *const names[][3] = {{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"},
+                                            {"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"}};
+    char link[256];
+    for (int depth = 0; depth < 8; depth++) {
+        for (int fd = 0; fd < 2; fd++)
+            for (int k = 0; k < 3; k++)
+                if (strcmp(path, names[fd][k]) == 0) return fd + 1;
+        ssize_t n = readlink(path, link, sizeof link - 1);
+        if (n <= 0 || link[0] != '/') return -1;
+        link[n] = '\0';
+        path = link;
+    }
+    return -1;
+}
+
+/* STDOUT_FILENO or STDERR_FILENO when `path` (`st`) is the file that
+ * descriptor has open, else -1.  A character device (/dev/null, a
+ * terminal) only where the path names the descriptor itself (/dev/stdout):
+ * any descriptor writes a device alike, and a closed standard output is
+ * /dev/null opened read-only (cli_reserve_standard_fds), so `-o /dev/null
+ * >&-` failed writing through it, while `-o /dev/stdout >&-` must fail. */
+static int standard_stream_of(const char *path, const struct stat *st)
+{
+    if (S_ISCHR(st->st_mode)) return descriptor_named(path);
     const int fds[] = {STDOUT_FILENO, STDERR_FILENO};
     for (int i = 0; i < 2; i++) {
         struct stat fd_st;
@@ -210,7 +230,7 @@ static int standard_stream_of(const struct stat *st)
 bool output_file_names_standard_stream(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && standard_stream_of(&st) >= 0;
+    return stat(path, &st) == 0 && standard_stream_of(path, &st) >= 0;
 }
 
 /* A regular file (`target`, what `path` names) that its permissions keep
@@ -248,7 +268,7 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err)
     if (dash) {
         o->fd = STDOUT_FILENO;
         o->borrowed = true;
-    } else if (exists && (stream = standard_stream_of(&st)) >= 0) {
+    } else if (exists && (stream = standard_stream_of(path, &st)) >= 0) {
         /* /dev/stdout (or the file itself) where standard output or error
          * goes: written through that descriptor, after what it has
          * written.  Replaced by a rename, `... >> run.log` lost the log's
