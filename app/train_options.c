@@ -125,7 +125,8 @@ int train_options_parse(int argc, char **argv, TrainOptions *opt)
         {"--export", opt->export_dir}, {"--simplify-table", opt->simplify_table}};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         if (files[i].value && !*files[i].value) {
-            fprintf(stderr, "train: %s: expected a file name, not ''\n", files[i].name);
+            fprintf(stderr, "train: %s: expected a %s name, not ''\n", files[i].name,
+                    files[i].value == opt->export_dir ? "folder" : "file");
             return -1;
         }
     if (opt->simplify_table && (opt->resume || opt->vocab_only || opt->recase ||

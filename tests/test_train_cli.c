@@ -772,7 +772,7 @@ static void test_options_that_cannot_act_are_refused(void **state)
         {{"--out", ""}, "train: --out: expected a file name, not ''"},
         /* each file option: the empty name said as such, not as a wrong combination */
         {{"--init", ""}, "train: --init: expected a file name, not ''"},
-        {{"--export", ""}, "train: --export: expected a file name, not ''"},
+        {{"--export", ""}, "train: --export: expected a folder name, not ''"},
         {{"--simplify-table", ""}, "train: --simplify-table: expected a file name, not ''"},
         {{"--vocab", "--data", ""}, "train: --data: expected a file name, not ''"},
     };
