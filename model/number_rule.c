@@ -461,20 +461,56 @@ static bool unused_prefix(const Pool *pool, const char *p, int n, int except)
 }
 
 /* The English readings of the source's numbers (number_words_readings),
- * for an English target. */
+ * for an English target, each the reading of one source number (its
+ * owner): a number the output has written in words or digits is used up,
+ * and its readings with it.  Owners 0..pool_owners-1 are the pool's
+ * numbers; a run of numerals read again (source_numeral_words) is the
+ * pool's number of its value where the pool has one not yet taken (一百零五
+ * is both the pool's 105 and a run of numerals: one number), else a number
+ * of its own (a lone 三). */
 typedef struct {
     NumberReading *at;
+    int *owner;      /* [count] */
     int count, room;
+    bool *used;      /* [owners] */
+    bool *taken;     /* [pool_owners] a run of numerals is that number */
+    int owners, pool_owners;
 } Readings;
 
-static void readings_add(Readings *rs, uint64_t integer, const char *decimals)
+static bool reading_equal(const NumberReading *a, const NumberReading *b)
+{
+    return a->n == b->n && memcmp(a->word, b->word, (size_t)a->n) == 0;
+}
+
+/* The pool's number whose first (standard) reading is x, not yet taken by
+ * a run of numerals, or a new owner. */
+static int owner_of(Readings *rs, const NumberReading *x)
+{
+    for (int r = 0; r < rs->count; r++) {
+        int o = rs->owner[r];
+        bool first = r == 0 || rs->owner[r - 1] != o;
+        if (first && o < rs->pool_owners && !rs->taken[o] && reading_equal(&rs->at[r], x)) {
+            rs->taken[o] = true;
+            return o;
+        }
+    }
+    return rs->owners++;
+}
+
+/* Adds the readings of integer.decimals as number `owner` (-1: owner_of). */
+static void readings_add(Readings *rs, uint64_t integer, const char *decimals, int owner)
 {
     if (!rs) return;
     if (rs->count + NUMBER_READINGS > rs->room) {
         rs->room = 2 * rs->room + NUMBER_READINGS;
         rs->at = xrealloc(rs->at, (size_t)rs->room * sizeof *rs->at);
+        rs->owner = xrealloc(rs->owner, (size_t)rs->room * sizeof *rs->owner);
     }
-    rs->count += number_words_readings(integer, decimals, rs->at + rs->count);
+    int first = rs->count, n = number_words_readings(integer, decimals, rs->at + first);
+    if (n == 0) return;
+    if (owner < 0) owner = owner_of(rs, &rs->at[first]);
+    for (int r = first; r < first + n; r++) rs->owner[r] = owner;
+    rs->count += n;
 }
 
 static bool source_numeral_words(const NumberRule *rule, const int *src, int S, Readings *rs, bool *unread);
@@ -739,7 +775,7 @@ static bool source_numeral_words(const NumberRule *rule, const int *src, int S, 
         int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
         uint64_t value;
         if (next > i && number_words_chinese_value(run, &value, decimals, digits)) {
-            readings_add(rs, value, decimals);
+            readings_add(rs, value, decimals, -1);
             any_sure |= sure;
         } else if (next > i + 1) {
             *unread = true; /* 两三 "two or three", 十七八: no one number */
@@ -767,7 +803,7 @@ static void pool_readings(const Pool *pool, Readings *rs)
         int k2 = 0;
         for (i++; i < n && k2 < MAX_DIGITS && p[i] >= '0' && p[i] <= '9'; i++) decimals[k2++] = p[i];
         decimals[k2] = '\0';
-        readings_add(rs, value, decimals);
+        readings_add(rs, value, decimals, k);
     }
 }
 
@@ -795,19 +831,38 @@ static bool word_ending_at(const Words *w, const int *ids, int end, char *word, 
 
 /* ---- an English target's runs of number words ---------------------------- */
 
-/* Does a reading begin with run[0..n-1] (whole: is one)?  A lone "one" is
- * always whole (the red one). */
+/* Does a reading of an unused number begin with run[0..n-1] (whole: is
+ * one)?  A lone "one" is always whole (the red one). */
 static bool run_reads(const Readings *rs, const int *run, int n, bool whole)
 {
     if (whole && n == 1 && run[0] == 1) return true;
     for (int r = 0; r < rs->count; r++) {
         const NumberReading *x = &rs->at[r];
-        if (x->n < n || (whole && x->n != n)) continue;
+        if (rs->used[rs->owner[r]] || x->n < n || (whole && x->n != n)) continue;
         int i = 0;
         while (i < n && x->word[i] == run[i]) i++;
         if (i == n) return true;
     }
     return false;
+}
+
+/* Is reading x the words run[0..n-1]? */
+static bool reading_is(const NumberReading *x, const int *run, int n)
+{
+    if (x->n != n) return false;
+    for (int i = 0; i < n; i++)
+        if (x->word[i] != run[i]) return false;
+    return true;
+}
+
+/* The first unused number that run[0..n-1] reads whole, or -1; a lone
+ * "one" reads none (maybe a pronoun, as a lone 一 may be a word). */
+static int run_owner(const Readings *rs, const int *run, int n)
+{
+    if (n == 0 || (n == 1 && run[0] == 1)) return -1;
+    for (int r = 0; r < rs->count; r++)
+        if (!rs->used[rs->owner[r]] && reading_is(&rs->at[r], run, n)) return rs->owner[r];
+    return -1;
 }
 
 /* A run is free to end, or to be followed by a new number, where it is
@@ -817,16 +872,51 @@ static bool run_free(const Readings *rs, const int *run, int n)
     return n == 0 || run_reads(rs, run, n, true);
 }
 
+/* The run run[0..n-1] ends: it uses up the number it reads whole. */
+static void run_end(Readings *rs, const int *run, int n)
+{
+    int o = run_owner(rs, run, n);
+    if (o >= 0) rs->used[o] = true;
+}
+
+/* The number word whose ordinal `word` is (fifth: five), or -1. */
+static int ordinal_index(const char *word)
+{
+    if (!number_words_is_ordinal(word)) return -1;
+    for (int k = 0; k < NUMBER_WORDS; k++) {
+        bool only[NUMBER_WORDS] = {false};
+        only[k] = true;
+        if (number_words_ordinal_extends(word, only)) return k; /* no ordinal begins another */
+    }
+    return -1;
+}
+
+/* The run run[0..n-1] (room: n + 1) ends with `word`, no number word: an
+ * ordinal that ends a reading with it uses up that number (twenty-first;
+ * a lone "fifth" is free), else the run uses up the one it reads. */
+static void run_end_with(Readings *rs, int *run, int n, const char *word)
+{
+    int k = n > 0 ? ordinal_index(word) : -1;
+    if (k >= 0) {
+        run[n] = k;
+        if (run_owner(rs, run, n + 1) >= 0) n++;
+    }
+    run_end(rs, run, n);
+}
+
 /* Marks in next[READING_WORDS] the words that may follow run[0..n-1]: the
- * next word of every reading it begins, and the first word of every
- * reading where it is free (a new number may begin). */
+ * next word of every reading of an unused number it begins, and the first
+ * word of every such reading where it is free (a new number may begin),
+ * but the number it reads whole: a new run ends it, and it is used up. */
 static void next_words(const Readings *rs, const int *run, int n, bool *next)
 {
     memset(next, 0, READING_WORDS * sizeof *next);
     bool fresh = run_free(rs, run, n);
+    int ending = fresh ? run_owner(rs, run, n) : -1;
     for (int r = 0; r < rs->count; r++) {
         const NumberReading *x = &rs->at[r];
-        if (fresh && x->n > 0) next[x->word[0]] = true;
+        if (rs->used[rs->owner[r]]) continue;
+        if (fresh && x->n > 0 && rs->owner[r] != ending) next[x->word[0]] = true;
         if (x->n <= n) continue;
         int i = 0;
         while (i < n && x->word[i] == run[i]) i++;
@@ -848,10 +938,11 @@ static void ending_words(const Readings *rs, int *run, int n, const bool *next, 
 }
 
 /* The run after number word k: run[0..*n-1] and k where a reading begins
- * so; else k alone, where the run was free to end and a reading begins
- * with k; else none (a word that came in free, a lone "one", holds
- * nothing after it). */
-static void run_step(const Readings *rs, int *run, int *n, int k)
+ * so; else the run ends (using up the number it reads) and k alone
+ * begins the next, where the run was free to end and a reading of an
+ * unused number begins with k; else none (a word that came in free, a
+ * lone "one", holds nothing after it). */
+static void run_step(Readings *rs, int *run, int *n, int k)
 {
     run[*n] = k;
     if (run_reads(rs, run, *n + 1, false)) {
@@ -859,28 +950,33 @@ static void run_step(const Readings *rs, int *run, int *n, int k)
         return;
     }
     bool fresh = run_free(rs, run, *n);
+    run_end(rs, run, *n);
     run[0] = k;
     *n = fresh && run_reads(rs, run, 1, false) ? 1 : 0;
 }
 
-/* The run of number words the output wrote up to its word that begins at
- * history[end] (joiners between them: twenty - five), into run (room: end
- * words); returns its length. */
-static int run_before(const Words *w, const Readings *rs, const int *history, int end, int *run)
+/* Reads the output's words history[0..end-1] as the ban below let them be
+ * written, from the first: a run of number words (joiners between them:
+ * twenty - five) goes on while a reading of an unused number does, and
+ * ends, using up the number it reads whole, where a word that is neither
+ * follows or a number word begins a new run.  Returns the length of the
+ * run still open at `end`, left in run (room: end words). */
+static int words_read(const Words *w, Readings *rs, const int *history, int end, int *run)
 {
     char word[WORD_ROOM];
-    int first = end, start;
-    /* back to the first word of the run: number words, joiners and "point" */
-    while (first > 0 && word_ending_at(w, history, first, word, &start) &&
-           (reading_word(word) >= 0 || is_joiner(word)))
-        first = start;
     int n = 0;
-    for (int i = first; i < end;) {
+    for (int i = 0, start; i < end;) {
         int next = i + 1;
-        while (next < end && w->continues[history[next]]) next++;
-        word_ending_at(w, history, next, word, &start); /* checked above */
-        int k = reading_word(word);
-        if (k >= 0) run_step(rs, run, &n, k);
+        while (next < end && history[next] >= 0 && history[next] < w->V && w->continues[history[next]]) next++;
+        bool known = word_ending_at(w, history, next, word, &start) && start == i;
+        int k = known ? reading_word(word) : -1;
+        if (k >= 0) {
+            run_step(rs, run, &n, k);
+        } else if (!(known && is_joiner(word))) {
+            if (known) run_end_with(rs, run, n, word);
+            else run_end(rs, run, n);
+            n = 0;
+        }
         i = next;
     }
     return n;
@@ -908,7 +1004,7 @@ static bool vague_plural(const char *word, const bool *ends, int before)
  * sixty); where the output's word is a number word that may not come
  * there, only a piece that continues it toward one may follow, unless
  * none can.  "one" is free (the red one) but where a run must go on. */
-static void ban_number_words(const NumberRule *rule, const Readings *rs, const int *history, int len, float *logits)
+static void ban_number_words(const NumberRule *rule, Readings *rs, const int *history, int len, float *logits)
 {
     const Words *w = &rule->target_words;
     char word[WORD_ROOM] = "", with[2 * WORD_ROOM];
@@ -916,9 +1012,12 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
     bool in_word = len > 0 && word_ending_at(w, history, len, word, &start);
     int index = in_word ? number_words_index(word) : -1;
     /* the run before the output's last word, and after it where it ends
-     * there (its next piece begins a word) */
+     * there (its next piece begins a word); the runs that ended before
+     * have used up their numbers */
     int *run = xmalloc(((size_t)len + 1) * sizeof *run);
-    int n = in_word ? run_before(w, rs, history, start, run) : 0, after = n;
+    int n = words_read(w, rs, history, in_word ? start : len, run);
+    if (!in_word) n = 0; /* the last word, no number word, ended the run */
+    int after = n;
     bool allowed[READING_WORDS], allowed_next[READING_WORDS];
     next_words(rs, run, n, allowed);
     /* a word begun inside a run that must go on ("four hu" of 455) */
@@ -929,8 +1028,12 @@ static void ban_number_words(const NumberRule *rule, const Readings *rs, const i
     bool ends_here[NUMBER_WORDS], ends_next[NUMBER_WORDS];
     ending_words(rs, run, n, allowed, ends_here);
     bool point = in_word && is_point(word);
-    if (index >= 0 || point) run_step(rs, run, &after, point ? NUMBER_WORD_POINT : index);
-    else if (!(in_word && is_joiner(word))) after = 0;
+    if (index >= 0 || point) {
+        run_step(rs, run, &after, point ? NUMBER_WORD_POINT : index);
+    } else if (!(in_word && is_joiner(word))) {
+        if (!number_words_extends(word, NULL)) run_end_with(rs, run, n, word); /* no "si" that may become six */
+        after = 0;
+    }
     next_words(rs, run, after, allowed_next);
     bool may_end = run_free(rs, run, after);
     ending_words(rs, run, after, allowed_next, ends_next);
@@ -1312,23 +1415,50 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
     }
     free(numerals.run);
     free(numerals.readings);
+    /* for the number words after this: a word ends the number being
+     * written, so it uses up the source number it reads (105 then "one
+     * hundred and five" is 105 twice) */
+    if (complete >= 0) pool_use(pool, complete);
 }
 
-/* For an English target: the words of the source's numbers, in digits
- * (pool) or Chinese numerals, and the ban on any other number word, where
- * the source surely has a number. */
-static void ban_words(const NumberRule *rule, const int *src, int S, const Pool *pool, const int *history, int len,
-                      float *logits)
+/* For an English target: the readings of the source's numbers, in digits
+ * (pool) or Chinese numerals, each its number's (Readings), into rs (free
+ * with readings_free); false where the source's words are not ours to
+ * hold: "this or that" (两三). */
+static bool source_readings(const NumberRule *rule, const int *src, int S, const Pool *pool, Readings *rs)
 {
-    if (pool->count == 0) return;
-    Readings rs = {NULL, 0, 0};
+    rs->owners = rs->pool_owners = pool->count;
+    rs->taken = xcalloc((size_t)pool->count + 1, sizeof *rs->taken);
+    rs->used = xcalloc((size_t)pool->count + (size_t)S + 1, sizeof *rs->used); /* one number a run at most */
+    pool_readings(pool, rs);
     bool unread = false;
-    if (rule->source_numeral_count > 0) source_numeral_words(rule, src, S, &rs, &unread); /* the lone ones too */
-    if (!unread) { /* the words of "this or that" are not ours to hold */
-        pool_readings(pool, &rs);
-        ban_number_words(rule, &rs, history, len, logits);
-    }
-    free(rs.at);
+    if (rule->source_numeral_count > 0) source_numeral_words(rule, src, S, rs, &unread); /* the lone ones too */
+    return !unread;
+}
+
+static void readings_free(Readings *rs)
+{
+    free(rs->at);
+    free(rs->owner);
+    free(rs->used);
+    free(rs->taken);
+}
+
+/* The numbers the output's words have used up, as a digit written next
+ * would find them: that digit ends the run the output is in too ("one
+ * hundred and five" then 105 is 105 twice).  Marks them used in the pool
+ * and in by_words[pool->count], and leaves rs as it was (ban_number_words
+ * reads the words again, after the digits). */
+static void words_use_pool(const NumberRule *rule, Readings *rs, Pool *pool, const int *history, int len,
+                           bool *by_words)
+{
+    int *run = xmalloc(((size_t)len + 1) * sizeof *run);
+    run_end(rs, run, words_read(&rule->target_words, rs, history, len, run));
+    for (int k = 0; k < pool->count; k++)
+        if (rs->used[k]) pool_use(pool, k);
+    memcpy(by_words, pool->used, (size_t)pool->count * sizeof *by_words);
+    memset(rs->used, 0, (size_t)rs->owners * sizeof *rs->used);
+    free(run);
 }
 
 void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced, int S, const int *history,
@@ -1354,8 +1484,20 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     if (rule->target_words.count > 0 && rule->source_numeral_count > 0) add_numeral_numbers(rule, src, S, &pool);
     pool.in_digits = pool.count;
     if (rule->source_words.count > 0) add_word_numbers(rule, src, S, &pool);
+    /* For an English target, its number words and digits use up the same
+     * numbers: the words before the digits, the digits (the number they
+     * are writing too) before the ban on words. */
+    Readings rs = {0};
+    bool words = rule->target_words.count > 0 && pool.count > 0 && source_readings(rule, src, S, &pool, &rs);
+    bool *by_words = words ? xcalloc((size_t)pool.count, sizeof *by_words) : NULL;
+    if (words) words_use_pool(rule, &rs, &pool, history, len, by_words);
     if (pool.count > 0 && tgt->count > 0) ban_digits(rule, &pool, history, len, out_text, logits);
-    if (rule->target_words.count > 0) ban_words(rule, src, S, &pool, history, len, logits);
+    if (words) {
+        for (int k = 0; k < pool.count; k++) rs.used[k] = pool.used[k] && !by_words[k];
+        ban_number_words(rule, &rs, history, len, logits);
+    }
+    free(by_words);
+    readings_free(&rs);
     free(used);
     free(offsets);
     free(out_text);

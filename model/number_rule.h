@@ -86,8 +86,8 @@
  *     English number word of the output (zero .. nineteen, twenty ..
  *     ninety, hundred .. billion and their plurals; "one" free but where
  *     a run must go on)
- *     goes in the order of a reading of a source number, lone numerals'
- *     too (number_words_readings: 十二 twelve, never twenty; 三 three;
+ *     goes in the order of a reading of an unused source number, lone
+ *     numerals' too (number_words_readings: 十二 twelve, never twenty; 三 three;
  *     三万五千 thirty-five thousand, never "five thousand"; 3.5 three point
  *     five, never "three" alone): a run of number words (with "-", "and"
  *     after a hundred .. billion, "of" after a plural between them, where
@@ -112,6 +112,23 @@
  *   - A number written as a run of two numerals or more is used up for
  *     the digits too (五十 then 50 is 50 twice); a lone numeral, maybe a
  *     word, is not (第二 "second" beside 2:30).
+ *   - For an English target, number words are used up as digits are:
+ *     a run of number words that ends (a word that is neither a number
+ *     word nor a joiner follows, or a number word that begins a new run)
+ *     uses up the source number it reads whole, for its words and its
+ *     digits alike, and digits use theirs up for the words: 一百零五 once
+ *     is "one hundred and five" or 105 once, never "one hundred and five
+ *     hundred and five", nor 3575 in words and then in digits.  A source
+ *     number read both as a run of numerals and as digits (一百零五 105,
+ *     ３５７５, ３万４３００ 34,300) is one number.  A new number may
+ *     begin right after a whole one ("two thirty" for 2点30分: two
+ *     numbers), only not the one it ends.  An ordinal that ends a run's
+ *     reading uses it up (twenty-first for 二十一); a lone "one" or
+ *     ordinal (the red one, second) uses up nothing.  A digit or word
+ *     written next ends the run or digit number in progress, so a word
+ *     right after 105 may not read 105 again, nor a digit right after
+ *     "twelve" write 12.  The output's words are read before its
+ *     digits: a number either wrote is used up for both.
  *   - Where no digit token (no numeral) may continue the current number
  *     (a vocabulary that lacks a digit piece it needs, or an earlier rule
  *     of decode_ban banned the one it needs: --no-repeat-ngram 2 on 1000),

@@ -497,14 +497,16 @@ static void test_number_rule_holds_english_number_words(void **state)
         {"六十: six may begin sixty", src_60, 2, {0}, 0, "...xxx.x..x..xxx..."},
         {"六十, after six: only a piece that goes on toward sixty (##ty; not ##teen, ##nis, ##s)", src_60, 2,
          {EN_SIX}, 1, "....x.............."},
-        {"六十, after sixty: whole, free", src_60, 2, {EN_SIX, EN_TY}, 2, "...xxx.x..x..xxx..."},
+        {"六十, after sixty: whole, and used up (no six for a second sixty)", src_60, 2, {EN_SIX, EN_TY}, 2,
+         "....xx.x..x..xxx..."},
         {"十五: fifteen, not fifty; 15, not 5", src_15, 2, {0}, 0, "....xx.xx.x..xxxx.."},
         {"a lone 三: no number for sure, nothing banned", src_lone, 2, {0}, 0, "xxxxxxxxxxxxxxxxxxx"},
-        {"十: ten, and tennis or tens after it", src_10, 1, {EN_TEN}, 1, "....xxxx..x..xxxx.."},
+        {"十, after ten: tennis or tens, but no second ten, nor 10 (a word or digit ends it: used up)", src_10, 1,
+         {EN_TEN}, 1, "....xx.x..x..xxx..."},
         {"2万: twenty thousand or 20,000, no two (its 2 is part of 20,000); no thousand first", src_2myriad, 2,
          {0}, 0, ".x..xx.x..x..xxx.x."},
-        {"2万, after twenty thousand: thousands too, and whole", src_2myriad, 2, {EN_TWENTY, EN_THOUSAND}, 2,
-         ".x..xx.x..x..xxx.x."},
+        {"2万, after twenty thousand: thousands too, and whole; used up, so no second twenty, nor 20,000", src_2myriad,
+         2, {EN_TWENTY, EN_THOUSAND}, 2, "....xx.x..x..xxx..."},
         {"2万, after the digit 2: it goes on to 20,000 (no end, no word)", src_2myriad, 2, {ZW + 2}, 1,
          "..................."},
     };
@@ -559,7 +561,8 @@ static void test_number_rule_orders_english_number_words(void **state)
         {"二万: twenty may begin, not two or thousand", src_20000, 2, {0}, 0, "x...xxxxxxxxx"},
         {"二万, after twenty: thousand or a joiner, nothing else", src_20000, 2, {EN_TWENTY}, 1, "..x..x......."},
         {"二万, after twenty -: thousand only", src_20000, 2, {EN_TWENTY, EN_DASH}, 2, "..x.........."},
-        {"二万, after twenty thousand: whole, free", src_20000, 2, {EN_TWENTY, EN_THOUSAND}, 2, "x...xxxxxxxxx"},
+        {"二万, after twenty thousand: whole, and used up (no second twenty)", src_20000, 2, {EN_TWENTY, EN_THOUSAND},
+         2, "....xxxxxxxxx"},
         {"二十二, after twenty -: two or its ordinal", src_22, 3, {EN_TWENTY, EN_DASH}, 2, ".x......x...."},
         {"万, after ten: thousand, a dash, ##s; no of, no and", src_10000, 2, {EN_TEN}, 1, "..x..x...x..."},
         {"万, after tens: of too", src_10000, 2, {EN_TEN, EN_S}, 2, "..x..x.x....."},
@@ -614,8 +617,55 @@ static void test_number_rule_reads_a_decimal_in_words(void **state)
         {"二点二: two may begin, not twenty; no run is open, the rest is free", src_2_2, 4, {0}, 0, "x.xxxxxx"},
         {"二点二, after two: point only", src_2_2, 4, {EN_TWO}, 1, "..x....."},
         {"二点二, after two point: two only", src_2_2, 4, {EN_TWO, EN_POINT}, 2, "x......."},
-        {"二点二, after two point two: whole, free", src_2_2, 4, {EN_TWO, EN_POINT, EN_TWO}, 3, "x.xxxxxx"},
+        {"二点二, after two point two: whole, and used up (no second two)", src_2_2, 4, {EN_TWO, EN_POINT, EN_TWO}, 3,
+         "..xxxxxx"},
         {"二 and 二点二, after two: whole (the 2), free", src_2_and_2_2, 5, {EN_TWO}, 1, "x.xxxxxx"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char got[N + 1];
+        these_allowed(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, ids, N, got);
+        if (strcmp(got, cases[c].expect) != 0)
+            fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
+    }
+    number_rule_free(r);
+}
+
+/* A number the output has said in words is used up, as its digits are
+ * (number_rule.h): 百 once is "one hundred" once, never "one hundred
+ * hundred" (一百零五个人来了。 was "One hundred and five hundred and five
+ * people came."); 十二 once is "twelve" or 12, not both, in either order,
+ * nor right after each other; twice, twice; an ordinal that ends a
+ * reading uses it up too (twenty-second), a lone "second" does not; and a
+ * new number may still follow a whole one at once (2点20, "two twenty"). */
+static void test_number_rule_uses_up_english_number_words(void **state)
+{
+    (void)state;
+    NumberRule *r = zh_en_rule();
+    static const int ids[] = {EN_TWELVE, EN_TWENTY, EN_TWO, EN_HUNDRED, EN_ONE, CAT, 3 /* </s> */, ZW + 1, ZW + 2};
+    enum { N = sizeof ids / sizeof *ids };
+    static const int src_100[] = {ZH_HUNDRED, CAT}, src_12[] = {ZH_TEN, ZH_TWO, CAT},
+                     src_12_twice[] = {ZH_TEN, ZH_TWO, CAT, ZH_TEN, ZH_TWO}, src_22[] = {ZH_TWO, ZH_TEN, ZH_TWO},
+                     src_time[] = {ZW + 2, ZH_POINT, ZW + 2, ZC + 0};
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[5], len;
+        const char *expect; /* twelve twenty two hundred one cat </s> 1 2 */
+    } cases[] = {
+        {"百, after one hundred: no second hundred", src_100, 2, {EN_ONE, EN_HUNDRED}, 2, "....xxx.."},
+        {"百, after one hundred cat: no hundred, no 100", src_100, 2, {EN_ONE, EN_HUNDRED, CAT}, 3, "....xxx.."},
+        {"十二, after twelve cat: no twelve, no 12", src_12, 3, {EN_TWELVE, CAT}, 2, "....xxx.."},
+        {"十二, after 12 cat: no twelve", src_12, 3, {ZW + 1, ZC + 2, CAT}, 3, "....xxx.."},
+        {"十二, right after 12: no twelve", src_12, 3, {ZW + 1, ZC + 2}, 2, "....xxx.."},
+        {"十二, right after twelve: no 12", src_12, 3, {EN_TWELVE}, 1, "....xxx.."},
+        {"十二 twice, after twelve cat: the other twelve or 12", src_12_twice, 5, {EN_TWELVE, CAT}, 2, "x...xxxx."},
+        {"十二 twice, after twelve cat 12 cat: none", src_12_twice, 5, {EN_TWELVE, CAT, ZW + 1, ZC + 2, CAT}, 5,
+         "....xxx.."},
+        {"二十二, after twenty-second cat: no twenty", src_22, 3, {EN_TWENTY, EN_DASH, EN_SECOND, CAT}, 4,
+         "....xxx.."},
+        {"二十二, after a lone second: twenty-two still", src_22, 3, {EN_SECOND, CAT}, 2, ".x..xxx.x"},
+        {"2点20, after two: twenty may begin the 20 (two numbers, a time; two the 2.20)", src_time, 4, {EN_TWO}, 1,
+         ".xx.xxx.x"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char got[N + 1];
@@ -1108,6 +1158,7 @@ int main(void)
         cmocka_unit_test(test_number_rule_holds_english_number_words),
         cmocka_unit_test(test_number_rule_orders_english_number_words),
         cmocka_unit_test(test_number_rule_reads_a_decimal_in_words),
+        cmocka_unit_test(test_number_rule_uses_up_english_number_words),
         cmocka_unit_test(test_number_rule_leaves_an_english_plural_free),
         cmocka_unit_test(test_number_rule_splits_english_runs),
         cmocka_unit_test(test_number_rule_reads_english_number_words),
