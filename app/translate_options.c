@@ -34,7 +34,8 @@ static void usage(FILE *out)
             "      --list-models     list the installed models: languages, size, scores\n"
             "  -i, --input FILE      translate each line of FILE ('-': standard input)\n"
             "  -o, --output FILE     write the translations to FILE ('-': standard output),\n"
-            "                        replaced only at the end, each line flushed as decided\n"
+            "                        replaced only at the end, each line flushed as decided;\n"
+            "                        --explain's and --show's text goes with them\n"
             "  -a, --attention FILE  also write every head's attention maps as JSON\n"
             "                        (schema: docs/attention-json.md)\n"
             "      --html FILE       also write a self-contained HTML page that shows\n"
@@ -353,8 +354,8 @@ static int check_distinct_outputs(const TranslateOptions *o)
  * saved from `--html - > page.html` began with the translation, which
  * put the browser in quirks mode and its offline guard (a <meta> in the
  * <head>) into the <body>, where it guards nothing.  The translations go
- * to standard output unless -o names a file; --explain's and --show's
- * text always do. */
+ * to standard output unless -o names a file, and --explain's and --show's
+ * text goes with them (translate_input.c). */
 static bool goes_to_standard_output(const char *path)
 {
     if (strcmp(path, "-") == 0) return true;
@@ -371,13 +372,12 @@ static int check_one_document_on_stdout(const TranslateOptions *o)
         const char *option, *path;
     } documents[] = {{"-a", o->attention_path}, {"--html", o->html_path}, {"--logits", o->logits_path}};
     const char *text = NULL; /* what else writes there */
-    if (!o->output_path || goes_to_standard_output(o->output_path)) text = "the translations";
-    if (o->explain) text = "--explain";
-    if (o->show.kind != SHOW_NONE) text = "--show";
+    if (!o->output_path || goes_to_standard_output(o->output_path))
+        text = o->explain ? "--explain" : o->show.kind != SHOW_NONE ? "--show" : "the translations";
+    bool translations = text != NULL; /* else text is another document */
     for (size_t i = 0; i < sizeof documents / sizeof *documents; i++) {
         if (!documents[i].path || !goes_to_standard_output(documents[i].path)) continue;
         if (text) {
-            bool translations = strcmp(text, "the translations") == 0;
             cli_say("translate", "%s %s and %s both go to standard output, where they could not be read apart: "
                                  "%s", documents[i].option, documents[i].path, text,
                     translations ? "give -o FILE for the translations (-o /dev/null when the document is "

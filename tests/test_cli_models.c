@@ -1175,8 +1175,7 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
      * from --html - began with it (quirks mode, its offline guard in the
      * <body>); status 0 both. */
     const char *shared[][5] = {{"-a", "-"}, {"--html", "-"}, {"--logits", "-"}, {"-a", "-", "-o", "-"},
-                               {"--html", "-", "-o", "/dev/null", "--explain"},
-                               {"-a", "-", "-o", "/dev/null", "--show"}, {"-a", "-", "--html", "-", "-o"}};
+                               {"--html", "-", "--explain"}, {"-a", "-", "--show"}, {"-a", "-", "--html", "-", "-o"}};
     const char *said[] = {"-a - and the translations both go to standard output",
                           "--html - and the translations", "--logits - and the translations",
                           "-a - and the translations", "--html - and --explain", "-a - and --show",
@@ -1191,6 +1190,18 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
         argv[n] = NULL;
         expect_usage_error(argv, said[i]);
     }
+    /* --explain's text goes with the translations: to -o FILE, beside -a - */
+    unlink(same);
+    r = run((const char *[]){"./translate", "-q", "-b", "1", "-c", TINY, "-o", same, "--explain", "-a", "-",
+                             "I love China.", NULL},
+            NULL);
+    if (r.status != 0) fail_msg("-o FILE --explain -a -: status %d: %s", r.status, r.err);
+    expect_in(r.out, "\"format\":");
+    char *file = read_file(same, NULL);
+    assert_non_null(file);
+    expect_in(file, "translation: ");
+    free(file);
+    run_result_free(&r);
 }
 
 /* Reading standard input without -c, both default configs are read at
