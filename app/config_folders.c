@@ -2,6 +2,7 @@
 #include "config_folders.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "../common/util.h"
 #include "cli.h"
+#include "explain.h"
 
 /* Where configs are looked for, in order: $TRANSLATE_HOME/configs, configs/
  * next to the program (a source checkout), ../share/translate/configs
@@ -34,7 +36,9 @@ static int config_dirs(char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64])
     return count;
 }
 
-/* NAME in the first config folder that has it, else NULL. */
+/* NAME in the first config folder that has it, else NULL.  One that is
+ * there but cannot be read is found (its error names it): skipped, the
+ * next folder's config of that name was used unsaid. */
 static char *find_config(const char *name)
 {
     char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64];
@@ -42,18 +46,25 @@ static char *find_config(const char *name)
     for (int i = 0; i < n; i++) {
         char *path = xmalloc(strlen(dirs[i]) + strlen(name) + 2);
         sprintf(path, "%s/%s", dirs[i], name);
-        if (access(path, R_OK) == 0) return path;
+        if (access(path, F_OK) == 0) return path;
         free(path);
     }
     return NULL;
 }
 
+/* The first config folder that is there (--list-models lists it), else
+ * the one beside the program: where a missing config is said to be
+ * missing (it named configs/ beside the program after make install,
+ * where configs are in ../share/translate/configs). */
 char *config_folders_default(const char *name)
 {
     char *path = find_config(name);
     if (path) return path;
     char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64];
-    const char *dir = dirs[config_dirs(dirs) > 2 ? 1 : 0];
+    int n = config_dirs(dirs), k = 0;
+    struct stat st;
+    while (k < n && !(stat(dirs[k], &st) == 0 && S_ISDIR(st.st_mode))) k++;
+    const char *dir = dirs[k < n ? k : n - 2];
     char *missing = xmalloc(strlen(dir) + strlen(name) + 2);
     sprintf(missing, "%s/%s", dir, name);
     return missing;
@@ -81,7 +92,11 @@ ExitStatus config_folders_list(void)
     int n_dirs = config_dirs(dirs);
     DIR *d = NULL;
     int k = 0;
-    while (k < n_dirs && !(d = opendir(dirs[k]))) k++;
+    while (k < n_dirs && !(d = opendir(dirs[k])) && errno == ENOENT) k++;
+    if (!d && k < n_dirs) { /* there, but not to be read: the next folder was listed unsaid */
+        cli_say("translate", "%s: cannot list the configs: %s", dirs[k], strerror(errno));
+        return EXIT_USAGE;
+    }
     if (!d) {
         /* every folder looked in, in order: "A, B and C" */
         char looked[MAX_CONFIG_DIRS * (sizeof dirs[0] + 8)];
@@ -120,7 +135,9 @@ ExitStatus config_folders_list(void)
         const ModelArch *a = &c.arch;
         char size[96], scores[160] = "no scores recorded";
         struct stat st;
-        if (stat(c.weights_path, &st) == 0)
+        if (stat(c.weights_path, &st) == 0 && !S_ISREG(st.st_mode)) /* a folder was "0.0 MB" */
+            snprintf(size, sizeof size, "weights not a file");
+        else if (stat(c.weights_path, &st) == 0)
             snprintf(size, sizeof size, "%.1f MB", (double)st.st_size / 1e6);
         else
             snprintf(size, sizeof size, "%s", c.random_init ? "untrained: random weights written on first use"
@@ -136,15 +153,28 @@ ExitStatus config_folders_list(void)
             snprintf(scores, sizeof scores, "BLEU %.2f, chrF2 %.2f on %s (%s)", c.scores.bleu,
                      c.scores.chrf2, set, how);
         }
-        /* By what -c takes, the file's name; its name: too when that differs. */
-        char label[2 * NAME_MAX + 16];
+        /* By what -c takes, the file's name; its name: too when that
+         * differs; each as --explain shows text (a line break or an escape
+         * sequence in either split the line or acted on the terminal). */
         size_t stem = strlen(names[i]) - 5;
-        if (strlen(c.name) == stem && strncmp(c.name, names[i], stem) == 0)
-            snprintf(label, sizeof label, "%.*s", (int)stem, names[i]);
-        else
-            snprintf(label, sizeof label, "%.*s (name: %s)", (int)stem, names[i], c.name);
+        names[i][stem] = '\0';
+        char *label = NULL;
+        size_t label_len = 0;
+        FILE *l = open_memstream(&label, &label_len);
+        if (!l) {
+            fputs("translate: out of memory\n", stderr);
+            exit(UTIL_EXIT_OUT_OF_MEMORY);
+        }
+        explain_put_visible(l, names[i]);
+        if (strcmp(c.name, names[i]) != 0) {
+            fputs(" (name: ", l);
+            explain_put_visible(l, c.name);
+            fputc(')', l);
+        }
+        fclose(l);
         printf("  %-14s %s -> %s  d_model %d, %d+%d layers, %d heads, %s; %s\n", label, c.source_lang,
                c.target_lang, a->d_model, a->encoder_layers, a->decoder_layers, a->heads, size, scores);
+        free(label);
         config_free(&c);
         free(names[i]);
     }

@@ -238,8 +238,8 @@ static void explain_steps(FILE *out, const Translator *tr, const Translation *t,
  * as \\xNN (ASCII) or \\u{NNNN}; a
  * backslash or a double quote gets a backslash before it, so that a typed
  * backslash-x-1-B never reads as an escaped ESC, nor a quote as the end of
- * the text.  For the config's name and path too. */
-static void put_visible(FILE *out, const char *text)
+ * the text.  For the config's name and path too (explain.h). */
+void explain_put_visible(FILE *out, const char *text)
 {
     const unsigned char *p = (const unsigned char *)text;
     size_t len = strlen(text);
@@ -271,9 +271,9 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
                      "show the computation, not a translation.\n\n",
                 (unsigned long long)tr->config.random_seed);
     fprintf(out, "Model ");
-    put_visible(out, tr->config.name); /* the user's config: text like the sentence's */
+    explain_put_visible(out, tr->config.name); /* the user's config: text like the sentence's */
     fprintf(out, " (");
-    put_visible(out, tr->config.path);
+    explain_put_visible(out, tr->config.path);
     fprintf(out, "): d_model %d, %d head%s of d_k %d, %d encoder + %d decoder layers, d_ff %d%s\n", D, H,
             H > 1 ? "s" : "", D / H, a->encoder_layers, a->decoder_layers, a->d_ff,
             tr->model.params.int8 ? "; the products read int8 weights (--int8)" : "");
@@ -289,7 +289,7 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     transformer_decode(&acts, &tr->model, b);
 
     fprintf(out, "1. Text → tokens: \"");
-    put_visible(out, text);
+    explain_put_visible(out, text);
     fprintf(out, "\" → ");
     tokens_line(out, tr->src_vocab, src->ids, S);
     if (vocab_is_subword(tr->src_vocab)) {

@@ -28,6 +28,12 @@ int explain_parse_show(const char *text, ShowChoice *out, Error *err);
  * another). */
 int explain_check_show(ShowChoice show, const ModelArch *arch, const char *config_path, Error *err);
 
+/* Write text to out as --explain shows the user's text: what would act on
+ * a terminal (controls, bidirectional overrides, line separators) and
+ * bytes that are not UTF-8 as \xNN or \u{NNNN}, a backslash or a double
+ * quote with a backslash before it.  Also for --list-models' names. */
+void explain_put_visible(FILE *out, const char *text);
+
 /* Print the walk-through of `src` (already encoded from `text`) and its
  * translation `t` (the best of tr->config.decode's search) to `out`: at
  * the end, which search produced it, each step's true top-k and the token

@@ -857,9 +857,23 @@ static void test_list_models_names_what_c_takes(void **state)
     f = fopen(other, "a");
     fputs("scores:\n  eval_data: x.tsv\n  bleu: 1\n  chrf2: 2\n", f);
     fclose(f);
+    /* a file name with a line break, a name: with an escape sequence (the
+     * line split in two, and the terminal turned red), weights that are a
+     * folder (listed as "0.0 MB") */
+    char odd[900], folder[1200], cwd[512];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(odd, sizeof odd, "%s/configs/odd\nname.yaml", home);
+    snprintf(folder, sizeof folder, "%s/%s/configs", cwd, home);
+    write_tiny_config_for(odd, folder, "en", "zh");
+    text = read_file(odd, NULL);
+    f = fopen(odd, "w");
+    fprintf(f, "name: \"evil\\e[31mred\"\n%s", text + 11);
+    fclose(f);
+    free(text);
     char *saved = getenv("TRANSLATE_HOME") ? strdup(getenv("TRANSLATE_HOME")) : NULL;
     setenv("TRANSLATE_HOME", home, 1);
     RunResult r = run((const char *[]){"./translate", "--list-models", NULL}, NULL);
+    unlink(odd);
     RunResult by_c = run((const char *[]){"./translate", "-q", "-c", "zh-en", "I love china", NULL}, NULL);
     f = fopen(en_zh, "a");
     fputs("scores:\n  eval_data: x.tsv\n  bleu: 12.5\n", f);
@@ -878,6 +892,8 @@ static void test_list_models_names_what_c_takes(void **state)
     expect_in(r.out, "  zh-en (name: tiny) zh -> en");
     expect_in(r.out, "  tiny (name: tiny-v2) en -> zh");
     expect_in(r.out, "BLEU 1.00, chrF2 2.00 on configs/x.tsv (greedy)\n");
+    expect_in(r.out, "  odd\\x0Aname (name: evil\\x1B[31mred) en -> zh");
+    expect_in(r.out, "weights not a file; no scores recorded\n");
     assert_int_equal(by_c.status, 0);
     assert_int_equal(half.status, 2);
     expect_in(half.err, "en-zh.yaml:");
