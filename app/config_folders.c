@@ -30,7 +30,8 @@ static int config_dirs(char dirs[MAX_CONFIG_DIRS][PATH_MAX + 64])
     if (slash) *slash = '\0';
     const char *home = getenv("TRANSLATE_HOME");
     int count = 0;
-    if (home) snprintf(dirs[count++], sizeof dirs[0], "%s/configs", home);
+    if (home && *home) /* set but empty (TRANSLATE_HOME= ...) is unset, not /configs */
+        snprintf(dirs[count++], sizeof dirs[0], "%s/configs", home);
     snprintf(dirs[count++], sizeof dirs[0], "%s/configs", exe);
     snprintf(dirs[count++], sizeof dirs[0], "%s/../share/translate/configs", exe);
     return count;
