@@ -99,7 +99,9 @@ static void largest_batches(Run *r, Batches *most, int *empty_epoch)
     *most = (Batches){0};
     *empty_epoch = -1;
     int epochs = train_epochs_draws(r);
-    long max_steps = r->cfg.train.max_steps, batches = 0;
+    /* (not under --resume --force: the checkpoint's step then counts
+     * another batching's batches, and its epoch may lie past the bound) */
+    long max_steps = r->opt->force ? 0 : r->cfg.train.max_steps, batches = 0;
     if (!r->live && !r->opt->quiet && epochs >= 1000 && max_steps == 0) /* off a terminal, said once */
         cli_say("train", "sizing the activations: drawing each of %d epochs' batches (a source's weight has "
                          "a fraction: each epoch its own draw)", epochs);
