@@ -89,7 +89,7 @@ static bool writes_standard_output(const TranslateOptions *o)
     if (!o->output_path) return true;
     const char *outs[] = {o->output_path, o->attention_path, o->html_path, o->logits_path};
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
-        if (outs[i] && (strcmp(outs[i], "-") == 0 || output_file_names_standard_stream(outs[i]))) return true;
+        if (outs[i] && (strcmp(outs[i], "-") == 0 || output_file_standard_stream(outs[i]) >= 0)) return true;
     return false;
 }
 

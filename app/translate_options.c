@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/output_file.h"
@@ -316,7 +315,7 @@ char *translate_options_second_attention_path(const TranslateOptions *o)
      * maps), and /dev/stdout, whatever standard output is (a file: `-a
      * /dev/stdout > maps.json` wrote the zh-en maps to /dev/stdout.zh-en) */
     if (!o->attention_path || o->config_path || o->from || o->to || cli_written_directly(o->attention_path) ||
-        output_file_names_standard_stream(o->attention_path))
+        output_file_standard_stream(o->attention_path) >= 0)
         return NULL;
     char *second = xmalloc(strlen(o->attention_path) + sizeof ".zh-en");
     sprintf(second, "%s.zh-en", o->attention_path);
@@ -358,12 +357,8 @@ static int check_distinct_outputs(const TranslateOptions *o)
  * text goes with them (translate_input.c). */
 static bool goes_to_standard_output(const char *path)
 {
-    if (strcmp(path, "-") == 0) return true;
-    /* /dev/stdout, or the file `>` opened; a device (/dev/null, a
-     * terminal) takes both without harm */
-    struct stat out, named;
-    return fstat(STDOUT_FILENO, &out) == 0 && !S_ISCHR(out.st_mode) && stat(path, &named) == 0 &&
-           out.st_dev == named.st_dev && out.st_ino == named.st_ino;
+    /* /dev/stdout, or the file `>` opened, as output_file_open writes them */
+    return strcmp(path, "-") == 0 || output_file_standard_stream(path) == STDOUT_FILENO;
 }
 
 static int check_one_document_on_stdout(const TranslateOptions *o)

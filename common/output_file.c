@@ -227,10 +227,10 @@ static int standard_stream_of(const char *path, const struct stat *st)
     return -1;
 }
 
-bool output_file_names_standard_stream(const char *path)
+int output_file_standard_stream(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && standard_stream_of(path, &st) >= 0;
+    return stat(path, &st) == 0 ? standard_stream_of(path, &st) : -1;
 }
 
 /* A regular file (`target`, what `path` names) that its permissions keep

@@ -57,11 +57,12 @@ OutputFile *output_file_open(const char *path, unsigned flags, Error *err);
  * or -1 with the error it would give: for a writer that comes late (train's
  * first model), so that it is said before the work, not after. */
 int output_file_check_writable(const char *path, Error *err);
-/* Does `path` name the file standard output or standard error has open
- * (/dev/stdout, or the file itself, where `> FILE` sent it)?  Then
- * output_file_open writes it through that descriptor, after what is
+/* STDOUT_FILENO or STDERR_FILENO when `path` names the file that
+ * descriptor has open (/dev/stdout, or the file itself, where `> FILE`
+ * sent it; a device only by the descriptor's own name), else -1.  Such a
+ * path output_file_open writes through that descriptor, after what is
  * there, never replacing it. */
-bool output_file_names_standard_stream(const char *path);
+int output_file_standard_stream(const char *path);
 /* Where the contents go.  Write errors are remembered (the first errno)
  * and reported by commit, so callers need not check each call — but may
  * stop early when ferror() says the stream failed. */
