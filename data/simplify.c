@@ -94,9 +94,11 @@ Simplifier *simplify_load(const char *path, Error *err)
         }
     }
     corpus_free(&c);
-    qsort(votes, n, sizeof *votes, by_char);
-    qsort(changed, n_changed, sizeof *changed, by_code_point);
-    qsort(self, n_self, sizeof *self, by_code_point);
+    /* qsort's array must not be NULL even when empty: a table with no
+     * character (refused below) has none of the three. */
+    if (n) qsort(votes, n, sizeof *votes, by_char);
+    if (n_changed) qsort(changed, n_changed, sizeof *changed, by_code_point);
+    if (n_self) qsort(self, n_self, sizeof *self, by_code_point);
     Simplifier *sp = xcalloc(1, sizeof *sp);
     sp->map = xmalloc((n ? n : 1) * sizeof *sp->map);
     /* Per traditional character: runs of equal (t, s); the longest run wins,

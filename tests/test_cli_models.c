@@ -1197,7 +1197,7 @@ static void test_two_outputs_on_one_file_are_usage_errors(void **state)
                           "-a - and the translations", "--html - and --explain", "-a - and --show",
                           "--html - and -a both go to standard output"};
     for (size_t i = 0; i < sizeof shared / sizeof *shared; i++) {
-        const char *argv[12] = {"./translate", "-q", "-b", "1", "-c", TINY};
+        const char *argv[16] = {"./translate", "-q", "-b", "1", "-c", TINY};
         int n = 6;
         for (int k = 0; k < 5 && shared[i][k]; k++) argv[n++] = shared[i][k];
         if (i == 5) argv[n++] = "cross";
