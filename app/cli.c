@@ -156,22 +156,36 @@ void cli_reserve_standard_fds(void)
     }
 }
 
-void cli_say(const char *prog, const char *fmt, ...)
+static void say(FILE *to, const char *prog, const char *fmt, va_list ap)
 {
     /* Formatted at its own length, not into an Error's 512 bytes: a long
      * path would cut off the end of the message, often the hint. */
-    va_list ap, again;
-    va_start(ap, fmt);
+    va_list again;
     va_copy(again, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
     char *line = xmalloc(n > 0 ? (size_t)n + 1 : 1);
     line[0] = '\0';
     if (n > 0) vsnprintf(line, (size_t)n + 1, fmt, again);
     va_end(again);
     error_one_line(line); /* as every Error */
-    fprintf(stderr, "%s: %s\n", prog, line);
+    fprintf(to, "%s: %s\n", prog, line);
     free(line);
+}
+
+void cli_say(const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(stderr, prog, fmt, ap);
+    va_end(ap);
+}
+
+void cli_say_to(FILE *to, const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(to, prog, fmt, ap);
+    va_end(ap);
 }
 
 ExitStatus cli_worse(ExitStatus a, ExitStatus b) { return a > b ? a : b; }

@@ -7,6 +7,7 @@
 #define TRANSLATE_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "exit_status.h"
 
@@ -50,6 +51,9 @@ void cli_set_threads(int threads);
  * error_set makes it (a file name may hold a newline or a CR), and never
  * cut short, however long. */
 void cli_say(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same on `to`: translate's batches hold a line's messages back until
+ * the lines before it are written (translate_input.c). */
+void cli_say_to(FILE *to, const char *prog, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Do a and b name one file: the same text, one existing file (links
  * followed), or one name in one folder ("x" and "./x"; a link to a file

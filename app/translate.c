@@ -139,7 +139,7 @@ static ExitStatus open_model_for_outputs(Session *s, ExitStatus status)
     if (!o->attention_path && !o->html_path && !o->logits_path) return status;
     Error err = {{0}};
     ExitStatus opening = EXIT_OK;
-    if (!translate_session_model_for(s, "", 0, &opening, &err)) fprintf(stderr, "translate: %s\n", err.message);
+    if (!translate_session_model_for(s, "", 0, &opening, &err, stderr)) fprintf(stderr, "translate: %s\n", err.message);
     return cli_worse(status, opening);
 }
 

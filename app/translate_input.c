@@ -44,28 +44,29 @@ static void print_translations(FILE *out, const TranslateOptions *opt, const Tra
 }
 
 /* The model for a line and its source ids, the first step of translating
- * it: NULL, with the line's error printed, when there is no model or the
- * text cannot be encoded (*status says why); else the note on unknown
- * words is printed.  Both ways of translating (one line, a batch) share it,
- * so a line gets the same messages either way. */
+ * it: NULL, with the line's error said, when there is no model or the
+ * text cannot be encoded (*status says why); else the notes on unknown
+ * words and Traditional characters are said.  `say`: where (stderr, or a
+ * batch's held-back messages of the line).  Both ways of translating (one
+ * line, a batch) share it, so a line gets the same messages either way. */
 static Translator *encode_line(Session *s, const char *text, size_t len, int line, SourceIds *src,
-                               ExitStatus *status)
+                               ExitStatus *status, FILE *say)
 {
     Error err = {{0}};
     *status = EXIT_OK;
     memset(src, 0, sizeof *src);
-    Translator *tr = translate_session_model_for(s, text, len, status, &err);
+    Translator *tr = translate_session_model_for(s, text, len, status, &err, say);
     if (tr) *status = translator_encode(tr, text, len, src, &err);
     if (*status != EXIT_OK) {
-        fprintf(stderr, "translate: line %d: %s\n", line, err.message);
+        fprintf(say, "translate: line %d: %s\n", line, err.message);
         translator_source_ids_free(src);
         return NULL;
     }
     if (src->unknown && !s->opt->quiet)
-        fprintf(stderr, "translate: line %d: note: %d unknown word%s mapped to <unk>: %s\n", line,
+        fprintf(say, "translate: line %d: note: %d unknown word%s mapped to <unk>: %s\n", line,
                 src->unknown, src->unknown > 1 ? "s" : "", src->unknown_list);
     if (src->simplified && !s->opt->quiet)
-        fprintf(stderr, "translate: line %d: note: %d Traditional character%s read as Simplified\n", line,
+        fprintf(say, "translate: line %d: note: %d Traditional character%s read as Simplified\n", line,
                 src->simplified, src->simplified > 1 ? "s" : "");
     return tr;
 }
@@ -111,7 +112,7 @@ static ExitStatus translate_one(Session *s, const char *text, size_t len, int li
         fputc('\n', s->out);
         return EXIT_INPUT;
     }
-    Translator *tr = encode_line(s, text, len, line, &src, &status);
+    Translator *tr = encode_line(s, text, len, line, &src, &status, stderr);
     if (!tr) {
         fputc('\n', s->out);
         return status;
@@ -190,9 +191,9 @@ static long next_line(Session *s, FILE *in, const char *in_name, char *buf, Exit
     return LINE_EOF;
 }
 
-static void say_too_long(int line)
+static void say_too_long(FILE *say, int line)
 {
-    fprintf(stderr, "translate: line %d: longer than %d bytes: not translated\n", line, MAX_LINE_BYTES);
+    fprintf(say, "translate: line %d: longer than %d bytes: not translated\n", line, MAX_LINE_BYTES);
 }
 
 /* Read past the end of the over-long line just answered; false when
@@ -220,30 +221,47 @@ static bool batched(const Session *s, FILE *in)
 
 /* One line of a maxi-batch. */
 typedef struct {
-    Translator *tr;         /* NULL: not translatable, its error printed */
+    Translator *tr;         /* NULL: not translatable, its error held back */
     SourceIds src;
     ExitStatus status;
+    char *held;             /* what encoding it said (malloc'd, may be NULL),
+                               said when it is written */
     char *text;             /* the translation (malloc'd), or NULL */
     bool cut;               /* it stopped at the length limit */
     Error err;              /* when translating it failed */
 } BatchLine;
 
+/* Encode line `line` of a maxi-batch, with the messages one line at a
+ * time gives it (a too-long line's error, else encode_line's, the note on
+ * the model it opens among them), but held back in l->held: the lines
+ * before it are not written yet, and their notes on their translations
+ * (cut short, empty) come first, as they do one line at a time. */
+static void encode_held_back(Session *s, const char *text, long len, int line, BatchLine *l)
+{
+    size_t size;
+    FILE *held = open_memstream(&l->held, &size);
+    FILE *say = held ? held : stderr; /* no memory for it: said now, out of place rather than lost */
+    if (len == LINE_TOO_LONG) {
+        say_too_long(say, line);
+        l->status = EXIT_INPUT;
+    } else {
+        l->tr = encode_line(s, text, (size_t)len, line, &l->src, &l->status, say);
+    }
+    if (held) fclose(held);
+}
+
 /* Translate the n lines buf[0..n-1] (numbered from first_line): encode
- * each in input order (its messages as one line would print them), decode
- * each model's lines together (translator_run_many), then write every
- * line's result in input order and flush once. */
+ * each in input order (its messages held back), decode each model's lines
+ * together (translator_run_many), then write every line's result in input
+ * order and flush once, each line's messages on stderr with it, in the
+ * order one line at a time says them: those of its encoding, then those
+ * of its translation.  Every line's are said, whatever became of the
+ * others. */
 static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int n, int first_line)
 {
     ExitStatus result = EXIT_OK;
     BatchLine *lines = xcalloc((size_t)n, sizeof *lines);
-    for (int i = 0; i < n; i++) {
-        if (lens[i] == LINE_TOO_LONG) {
-            say_too_long(first_line + i);
-            lines[i].status = EXIT_INPUT;
-            continue;
-        }
-        lines[i].tr = encode_line(s, buf[i], (size_t)lens[i], first_line + i, &lines[i].src, &lines[i].status);
-    }
+    for (int i = 0; i < n; i++) encode_held_back(s, buf[i], lens[i], first_line + i, &lines[i]);
     int mini = s->opt->mini_batch ? s->opt->mini_batch : TRANSLATE_MINI_BATCH;
     SourceIds *srcs = xcalloc((size_t)n, sizeof *srcs);
     char **texts = xcalloc((size_t)n, sizeof *texts);
@@ -269,6 +287,7 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
     }
     for (int i = 0; i < n; i++) {
         BatchLine *l = &lines[i];
+        if (l->held) fputs(l->held, stderr);
         if (l->tr && l->status != EXIT_OK)
             fprintf(stderr, "translate: line %d: %s\n", first_line + i, l->err.message);
         else if (l->cut)
@@ -279,6 +298,7 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
         fprintf(s->out, "%s\n", l->text ? l->text : "");
         result = cli_worse(result, l->status);
         free(l->text);
+        free(l->held);
         translator_source_ids_free(&l->src);
     }
     free(cut);
@@ -365,7 +385,7 @@ ExitStatus translate_input_all(Session *s, int n_texts, char **texts, FILE *in, 
     long n;
     for (int line = 1; (n = next_line(s, in, in_name, buf, &result)) != LINE_EOF; line++) {
         if (n == LINE_TOO_LONG) {
-            say_too_long(line);
+            say_too_long(stderr, line);
             fputc('\n', s->out);
             result = cli_worse(result, EXIT_INPUT);
         } else {

@@ -1,7 +1,8 @@
 /* translate_input.h — the input translated: each TEXT argument, or each
  * line of a file or standard input, one at a time or read ahead in
  * maxi-batches (issue 12), each line's translation (or, when it fails, its
- * error on stderr and an empty line) written in input order and flushed.
+ * error on stderr and an empty line) written in input order and flushed,
+ * its notes and errors on stderr with it, in the same order either way.
  * Lines that cannot be read whole are said and skipped, never stored. */
 #ifndef TRANSLATE_TRANSLATE_INPUT_H
 #define TRANSLATE_TRANSLATE_INPUT_H

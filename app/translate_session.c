@@ -17,7 +17,7 @@ int translate_session_model_index(const Session *s, const char *text, size_t len
 }
 
 Translator *translate_session_model_for(Session *s, const char *text, size_t len, ExitStatus *status,
-                                        Error *err)
+                                        Error *err, FILE *notes)
 {
     int which = translate_session_model_index(s, text, len);
     s->last_model = which;
@@ -29,8 +29,8 @@ Translator *translate_session_model_for(Session *s, const char *text, size_t len
     }
     if (!m->opened) {
         if (!s->one_model && !s->opt->quiet)
-            cli_say("translate", "note: using %s (%s)", m->path,
-                    which ? "input reads as Chinese" : "default");
+            cli_say_to(notes, "translate", "note: using %s (%s)", m->path,
+                       which ? "input reads as Chinese" : "default");
         ExitStatus st = m->have_config ? translator_open_config(&m->tr, &m->config, &m->open_error)
                                        : translator_open(&m->tr, m->path, &m->open_error);
         m->have_config = false;
@@ -46,8 +46,8 @@ Translator *translate_session_model_for(Session *s, const char *text, size_t len
                                      s->opt->no_repeat_ngram);
         if (s->opt->int8) translator_use_int8(tr);
         if (tr->created_weights && !s->opt->quiet)
-            cli_say("translate", "note: wrote an untrained random model (seed %llu) to %s: "
-                                 "its translations are noise",
+            cli_say_to(notes, "translate", "note: wrote an untrained random model (seed %llu) to %s: "
+                                           "its translations are noise",
                     (unsigned long long)tr->config.random_seed, tr->config.weights_path);
         if (s->opt->attention_path || s->opt->html_path)
             m->attention = attention_json_new(&tr->config, tr->model.params.int8);
@@ -78,7 +78,7 @@ ExitStatus translate_session_start(Session *s)
     Error err = {{0}};
     ExitStatus status = EXIT_OK;
     if (s->one_model) {
-        Translator *tr = translate_session_model_for(s, "", 0, &status, &err);
+        Translator *tr = translate_session_model_for(s, "", 0, &status, &err, stderr);
         if (tr && explain_check_show(o->show, &tr->config.arch, s->model[0].path, &err)) status = EXIT_USAGE;
         if (tr && (o->from || o->to) && config_folders_check_languages(&tr->config, &err)) status = EXIT_USAGE;
     }

@@ -66,9 +66,11 @@ ExitStatus translate_session_start(Session *s);
 int translate_session_model_index(const Session *s, const char *text, size_t len);
 /* The model for this text, opened when first needed, or NULL with *status
  * and err set: a model that failed to open, or whose weights file changed
- * under the run, fails every line that needs it from then on. */
+ * under the run, fails every line that needs it from then on.  `notes`:
+ * where the notes on opening it go (stderr, or a batch's held-back
+ * messages of the line that needs it). */
 Translator *translate_session_model_for(Session *s, const char *text, size_t len, ExitStatus *status,
-                                        Error *err);
+                                        Error *err, FILE *notes);
 /* Frees every model, opened or not, and the config paths. */
 void translate_session_close(Session *s);
 

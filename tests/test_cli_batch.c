@@ -304,6 +304,54 @@ static void test_an_empty_translation_is_said(void **state)
     }
 }
 
+/* The "translate: line N:" numbers of stderr's lines never go down: a
+ * line's notes and errors come together, in line order. */
+static void expect_lines_in_order(const char *err)
+{
+    int last = 0;
+    for (const char *at = err; (at = strstr(at, "translate: line ")) != NULL; at++) {
+        int line = atoi(at + strlen("translate: line "));
+        if (line < last) fail_msg("line %d's message after line %d's:\n%s", line, last, err);
+        last = line;
+    }
+}
+
+/* Each line's notes and errors on stderr come with it, in line order, as
+ * one line at a time gives them, the note on opening a model too: a
+ * maxi-batch said its lines' notes on reading (Traditional characters,
+ * <unk>, a line that cannot be encoded) as it encoded them, and those on
+ * its translations (cut short, empty) as it wrote them, so line 3's
+ * cut-short note came after line 6's.  With -c zh-en, and without -c, an
+ * English line's empty translation among them. */
+static void test_notes_come_in_line_order(void **state)
+{
+    (void)state;
+    static const char input[] = "I love China.\n_\n哈哈哈哈哈哈哈哈哈哈哈哈\n這是我的電腦。\nbad \xff byte\n"
+                                "我愛中國。\n哈哈哈哈哈哈哈哈哈哈哈哈哈\n";
+    const char *const bases[][6] = {{"./translate", "-b", "1", "-c", "configs/zh-en.yaml", NULL},
+                                    {"./translate", "-b", "1", NULL}};
+    const char *const line[] = {"--maxi-batch", "1", NULL};
+    const char *const shapes[][5] = {{NULL}, {"--maxi-batch", "3", NULL}, {"--mini-batch", "1", NULL}};
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+        RunResult want = run_with(bases[b], line, input, strlen(input));
+        assert_int_equal(want.status, 1); /* the bad byte */
+        expect_in(want.err, "translate: line 3: note: the translation stopped at the length limit");
+        expect_in(want.err, "translate: line 4: note: 3 Traditional characters read as Simplified\n");
+        expect_in(want.err, "translate: line 5: invalid UTF-8");
+        expect_lines_in_order(want.err);
+        if (b == 1) {
+            expect_in(want.err, "translate: line 2: note: the model ended the translation at once: it is empty\n"
+                                "translate: note: using ");
+        }
+        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+            RunResult got = run_with(bases[b], shapes[i], input, strlen(input));
+            expect_same(&got, &want, shapes[i][0] ? shapes[i][0] : "default");
+            run_result_free(&got);
+        }
+        run_result_free(&want);
+    }
+}
+
 static void test_every_line_is_answered(void **state)
 {
     (void)state;
@@ -334,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_batch_sizes_that_would_do_nothing_are_usage_errors),
         cmocka_unit_test(test_an_empty_translation_is_said),
         cmocka_unit_test(test_every_line_is_answered),
+        cmocka_unit_test(test_notes_come_in_line_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
