@@ -169,12 +169,12 @@ static bool stop_if_output_failed(Session *s, FILE *logits)
 
 /* ---- reading lines ------------------------------------------------------ */
 
-/* A directory, a closed descriptor, an I/O error: what was read of the
- * line is not a whole line, and the rest is lost.  Said once; the run
- * stops (*result EXIT_INPUT). */
-static void say_unreadable(Session *s, const char *in_name, ExitStatus *result)
+/* A directory, a closed descriptor, an I/O error (errno `error`): what
+ * was read of the line is not a whole line, and the rest is lost.  Said
+ * once; the run stops (*result EXIT_INPUT). */
+static void say_unreadable(Session *s, const char *in_name, int error, ExitStatus *result)
 {
-    cli_say("translate", "%s: cannot read: %s", in_name, strerror(errno ? errno : EIO));
+    cli_say("translate", "%s: cannot read: %s", in_name, strerror(error ? error : EIO));
     *result = cli_worse(*result, EXIT_INPUT);
     s->stopped = true;
 }
@@ -182,12 +182,14 @@ static void say_unreadable(Session *s, const char *in_name, ExitStatus *result)
 /* The next line of `in` into buf: its length; LINE_TOO_LONG once byte
  * MAX_LINE_BYTES + 1 is read (the caller says so, answers the line, then
  * calls skip_rest: so even a line that never ends is said at once); or
- * LINE_EOF at the end of input or when reading failed (said). */
-static long next_line(Session *s, FILE *in, const char *in_name, char *buf, ExitStatus *result)
+ * LINE_EOF at the end of input or when reading failed, *read_error then
+ * errno (else left 0), for the caller to say once the lines read before
+ * are answered: a batch's messages on them come first, in line order. */
+static long next_line(FILE *in, char *buf, int *read_error)
 {
     long n = line_read_or_stop(in, buf, MAX_LINE_BYTES);
     if (!ferror(in)) return n;
-    say_unreadable(s, in_name, result);
+    *read_error = errno ? errno : EIO;
     return LINE_EOF;
 }
 
@@ -202,7 +204,7 @@ static bool skip_rest(Session *s, FILE *in, const char *in_name, ExitStatus *res
 {
     line_skip_rest(in);
     if (!ferror(in)) return true;
-    say_unreadable(s, in_name, result);
+    say_unreadable(s, in_name, errno, result);
     return false;
 }
 
@@ -324,9 +326,10 @@ static bool input_waiting(FILE *in)
 }
 
 /* The lines of `in` read a maxi-batch at a time, until the input ends,
- * cannot be read (what was read before is still translated), or the
- * output fails.  An over-long line ends its batch, so that its message
- * comes in line order before the rest of it is read. */
+ * cannot be read (what was read before is still translated, and its
+ * messages come before that error's), or the output fails.  An over-long
+ * line ends its batch, so that its message comes in line order before the
+ * rest of it is read. */
 static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
 {
     int maxi = s->opt->maxi_batch ? s->opt->maxi_batch : TRANSLATE_MAXI_BATCH;
@@ -334,12 +337,13 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
     char **buf = xcalloc((size_t)maxi, sizeof *buf); /* each line copied at its length */
     long *lens = xcalloc((size_t)maxi, sizeof *lens);
     ExitStatus result = EXIT_OK;
+    int read_error = 0;
     bool more = true;
     for (int first = 1; more;) {
         int n = 0;
         bool too_long = false;
         while (!too_long && n < maxi && (n == 0 || input_waiting(in))) {
-            lens[n] = next_line(s, in, in_name, scratch, &result);
+            lens[n] = next_line(in, scratch, &read_error);
             if (lens[n] == LINE_EOF) {
                 more = false;
                 break;
@@ -363,6 +367,7 @@ static ExitStatus translate_batches(Session *s, FILE *in, const char *in_name)
         }
         if (too_long && !skip_rest(s, in, in_name, &result)) break;
     }
+    if (read_error) say_unreadable(s, in_name, read_error, &result);
     free(lens);
     free(buf);
     free(scratch);
@@ -382,8 +387,9 @@ ExitStatus translate_input_all(Session *s, int n_texts, char **texts, FILE *in, 
     }
     if (batched(s, in)) return translate_batches(s, in, in_name);
     char *buf = xmalloc(MAX_LINE_BYTES + 1);
+    int read_error = 0;
     long n;
-    for (int line = 1; (n = next_line(s, in, in_name, buf, &result)) != LINE_EOF; line++) {
+    for (int line = 1; (n = next_line(in, buf, &read_error)) != LINE_EOF; line++) {
         if (n == LINE_TOO_LONG) {
             say_too_long(stderr, line);
             fputc('\n', s->out);
@@ -397,6 +403,7 @@ ExitStatus translate_input_all(Session *s, int n_texts, char **texts, FILE *in, 
         }
         if (n == LINE_TOO_LONG && !skip_rest(s, in, in_name, &result)) break;
     }
+    if (read_error) say_unreadable(s, in_name, read_error, &result);
     free(buf);
     return result;
 }

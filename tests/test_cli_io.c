@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -232,6 +233,37 @@ static void test_closed_stdin_is_an_error(void **state)
 {
     (void)state;
     expect_stdin_error(CLOSED, "Bad file descriptor");
+}
+
+/* Standard input that fails after two lines (a socket whose other end
+ * closed with a byte unread: ECONNRESET once the lines are read): both
+ * are translated, with their notes (the untrained model's cut-short
+ * ones), and the error comes after them, in maxi-batches as one line at
+ * a time: a batch said it as it read it, before its lines' notes. */
+static void test_stdin_failing_after_lines_is_said_after_their_notes(void **state)
+{
+    (void)state;
+    make_tiny_weights();
+    const char *batched[] = {"./translate", "-c", TINY, NULL};
+    const char *line_at_a_time[] = {"./translate", "-c", TINY, "--maxi-batch", "1", NULL};
+    const char **argvs[] = {batched, line_at_a_time};
+    for (int i = 0; i < 2; i++) {
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair)) abort();
+        if (write(pair[0], "How are you?\nI love China.\n", 27) != 27 || write(pair[1], "x", 1) != 1) abort();
+        close(pair[0]);
+        int out = open_or_die("/dev/null", O_WRONLY);
+        RunResult r = run_with(argvs[i], pair[1], out, 0);
+        close(out);
+        close(pair[1]);
+        const char *what = i ? "--maxi-batch 1" : "batched";
+        if (r.status != 1) fail_msg("%s: status %d, stderr: %s", what, r.status, r.err);
+        expect_in(r.err, "translate: line 2: " CUT_SHORT_NOTE);
+        const char *error = strstr(r.err, "translate: standard input: cannot read: Connection reset by peer\n");
+        if (!error || error[strcspn(error, "\n") + 1] != '\0')
+            fail_msg("%s: the read error is not said last:\n%s", what, r.err);
+        run_result_free(&r);
+    }
 }
 
 /* ---- a run that stops early replaces no output file ----------------------- */
@@ -1068,6 +1100,7 @@ int main(void)
         cmocka_unit_test(test_stdout_reader_gone_stops_translating),
         cmocka_unit_test(test_stdin_that_is_a_directory_is_an_error),
         cmocka_unit_test(test_closed_stdin_is_an_error),
+        cmocka_unit_test(test_stdin_failing_after_lines_is_said_after_their_notes),
         cmocka_unit_test(test_init_weights_force_replaces_the_file_only_when_complete),
         cmocka_unit_test(test_init_weights_force_replaces_only_a_model),
         cmocka_unit_test(test_init_weights_without_a_seed_uses_the_default),
