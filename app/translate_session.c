@@ -48,7 +48,7 @@ Translator *translate_session_model_for(Session *s, const char *text, size_t len
         if (tr->created_weights && !s->opt->quiet)
             cli_say_to(notes, "translate", "note: wrote an untrained random model (seed %llu) to %s: "
                                            "its translations are noise",
-                    (unsigned long long)tr->config.random_seed, tr->config.weights_path);
+                       (unsigned long long)tr->config.random_seed, tr->config.weights_path);
         if (s->opt->attention_path || s->opt->html_path)
             m->attention = attention_json_new(&tr->config, tr->model.params.int8);
     } else if (translator_weights_changed(&m->tr, &m->open_error)) {
