@@ -284,8 +284,6 @@ static void test_batch_sizes_that_would_do_nothing_are_usage_errors(void **state
     run_result_free(&r);
 }
 
-/* Nothing read is lost at the end: a last line without '\n', and more
- * lines than one maxi-batch holds. */
 /* An empty translation (the shipped en-zh model, greedy, ends "_" at
  * once) is said on stderr, batched or not: else it looked like the empty
  * line of an input that failed, status 0 and nothing said. */
@@ -352,6 +350,8 @@ static void test_notes_come_in_line_order(void **state)
     }
 }
 
+/* Nothing read is lost at the end: a last line without '\n', and more
+ * lines than one maxi-batch holds. */
 static void test_every_line_is_answered(void **state)
 {
     (void)state;
