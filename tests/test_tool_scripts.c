@@ -114,6 +114,38 @@ static void test_number_fidelity_names_what_is_not_utf8(void **state)
     run_result_free(&r);
 }
 
+/* number_fidelity.py reads a scale word after digits as the scaled value:
+ * "2.84 million" is 2840000 (with numerals and words it was 2.84 and a
+ * million, digits only 2 and 84), 10万 is 100000 (digits only: 10), 3万4300
+ * is 34300, and digits only reads 100,000 as 100000 (100 and 000); 5千克
+ * is 5 kilograms, no 5000.  Translations that write each number the other
+ * way keep them all and invent none (each counted lost and invented). */
+static void test_number_fidelity_reads_scale_words(void **state)
+{
+    (void)state;
+    if (access(PYTHON_WITH_TORCH, X_OK) != 0)
+        SKIP_TEST("torch", "%s not installed (tools/deps.sh --with-torch installs it)", PYTHON_WITH_TORCH);
+    static const char dev_tsv[] = "It cost 2.84 million yen.\t它花了284万日元。\n"
+                                  "There are 100,000 people.\t有10万人。\n"
+                                  "It is 34,300 square metres.\t它有3万4300平方米。\n"
+                                  "It weighs 5 kilograms.\t它重5千克。\n";
+    static const char zh[] = "它花了284万日元。\n有10万人。\n它有3万4300平方米。\n它重5千克。\n";
+    static const char en[] = "It cost 2.84 million yen.\nThere are 100,000 people.\nIt is 34,300 square metres.\n"
+                             "It weighs 5 kilograms.\n";
+    const char *dev = temp_file("scales.tsv", dev_tsv, strlen(dev_tsv));
+    const char *hyps[2] = {temp_file("scales-zh.hyps", zh, strlen(zh)), temp_file("scales-en.hyps", en, strlen(en))};
+    for (int column = 0; column < 2; column++) { /* en-zh, then zh-en */
+        const char *argv[] = {PYTHON_WITH_TORCH, "tools/number_fidelity.py", dev, column ? "1" : "0", hyps[column],
+                              NULL};
+        RunResult r = run_program(argv, NULL, 0);
+        if (r.status != 0) fail_msg("number_fidelity.py exited %d: %s", r.status, r.err);
+        expect_in(r.out, ": 4 sources with numbers; all of them written in 4, a number the source lacks in 0; "
+                         "with numerals and words: 4 sources with numbers, all written in 4, one the source "
+                         "lacks in 0\n");
+        run_result_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -121,6 +153,7 @@ int main(void)
         cmocka_unit_test(test_a_missing_log_is_said_missing),
         cmocka_unit_test(test_embed_without_files_is_a_usage_error),
         cmocka_unit_test(test_number_fidelity_names_what_is_not_utf8),
+        cmocka_unit_test(test_number_fidelity_reads_scale_words),
     };
     return cmocka_run_group_tests_name("tool scripts", tests, NULL, NULL);
 }

@@ -7,18 +7,23 @@ DEV.tsv is a dev set (English first, Chinese second), SOURCE_COLUMN the
 column that was translated (0 for en-zh, 1 for zh-en), each HYPS one
 translation a line, as `translate --eval DEV --hyps FILE` writes them.
 Among the sources that hold a number (a run of digits, full-width ones
-counted as ASCII, as NFKC makes them), it counts the translations that
-write every one of them (as often as the source has it) and those that
-write a number the source does not have.  It is what docs/models.md's
+counted as ASCII, as NFKC makes them, with its thousands commas: 100,000
+is 100000; with its decimal point too when a scale word follows it, and
+then the scaled value: 2.84 million 2840000, 10万 100000, 3万4300 34300),
+it counts the translations that write every one of them (as often as the
+source has it) and those that write a number the source does not have.  It is what docs/models.md's
 copy_numbers figures came from; it reads text only, no model.
 
 It also counts them a second way, "with numerals and words", on both
 sides: a number is a run of digits with its thousands commas and decimal
 point (2,500 is 2500, 36.5 is 36.5), a run of Chinese numerals, digits
 among them, counts as the number it reads (三十六点五 36.5, 二千五百 2500,
-一亿二千万 120000000, 10万 100000, 一九九零 1990, 两 as 2), and a run of
+一亿二千万 120000000, 10万 100000, 一九九零 1990, 两 as 2), a run of
 English number words as the number it says (twenty-five 25, two hundred
-and five 205).  A lone 一 .. 九 or "one" may be a word (一起, the red
+and five 205), and digits followed by thousand, million or billion as the
+scaled value (2.84 million 2840000, not 2.84 and a million).  Each way, a
+千 right after digits that begins a unit (5千克 five kilograms, 10千米,
+5千瓦) scales nothing.  A lone 一 .. 九 or "one" may be a word (一起, the red
 one): it counts towards "written", never as a number to write or an
 invented one; so does a 点 that no digit follows (七点 o'clock).
 """
@@ -28,16 +33,38 @@ import re
 import sys
 
 FULL_WIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
-
-
-def numbers(text):
-    return collections.Counter(re.findall(r"[0-9]+", text.translate(FULL_WIDTH)))
-
-
 HAN_DIGITS = {c: d for d, c in enumerate("零一二三四五六七八九")} | {"两": 2, "〇": 0}
 HAN_MAGNITUDES = {"十": 10, "百": 100, "千": 1000, "万": 10 ** 4, "亿": 10 ** 8}
 DIGIT_GROUP = r"[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?"
-HAN_RUN = re.compile(f"(?:{DIGIT_GROUP}|[零〇一二两三四五六七八九十百千万亿]|点(?=[零〇一二两三四五六七八九0-9]))+")
+# Scale words after digits: 2.84 million, 10万, 3万4300 (one number), 5千;
+# not the 千 of a unit (5千克 is five kilograms, 10千米 ten kilometres).
+ENGLISH_SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9}
+ENGLISH_SCALED = re.compile(rf"\b({DIGIT_GROUP})[ \t\u00a0]*(thousand|million|billion)\b", re.IGNORECASE)
+HAN_SCALE = "(?:[百万亿]|千(?![克米瓦]))"
+HAN_SCALED = re.compile(f"{DIGIT_GROUP}(?:{HAN_SCALE}(?:{DIGIT_GROUP}(?={HAN_SCALE}))?)+(?:{DIGIT_GROUP})?")
+
+
+def english_scaled(match):
+    """The value of digits and the scale word after them, as digits."""
+    number = decimal.Decimal(match.group(1).replace(",", ""))
+    return as_text(number * ENGLISH_SCALES[match.group(2).lower()])
+
+
+def numbers(text):
+    """The numbers of `text` read "digits only": each run of digits (its
+    thousands commas dropped), or digits with the scale word after them as
+    the scaled value."""
+    text = re.sub(r"(?<=[0-9])，(?=[0-9])", ",", text.translate(FULL_WIDTH))
+    found = [english_scaled(m) for m in ENGLISH_SCALED.finditer(text)]
+    text = ENGLISH_SCALED.sub(" ", text)
+    found += [han_value(m.group()) for m in HAN_SCALED.finditer(text)]
+    text = HAN_SCALED.sub(" ", text)
+    found += [run.replace(",", "") for run in re.findall(r"[0-9]+(?:,[0-9]{3})*", text)]
+    return collections.Counter(found)
+
+
+HAN_RUN = re.compile(f"(?:{DIGIT_GROUP}|[零〇一二两三四五六七八九十百万亿]|(?<![0-9])千|{HAN_SCALE}"
+                     f"|点(?=[零〇一二两三四五六七八九0-9]))+")
 ENGLISH = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
           "sixteen seventeen eighteen nineteen".split()
 ENGLISH_VALUES = {w: i for i, w in enumerate(ENGLISH)} | \
@@ -117,7 +144,9 @@ def whole_numbers(text):
     """The numbers of `text` read "with numerals and words": (Counter of
     all, Counter of those that are surely numbers)."""
     text = re.sub(r"(?<=[0-9])，(?=[0-9])", ",", text.translate(FULL_WIDTH))
-    found, sure = [], []
+    found = [english_scaled(m) for m in ENGLISH_SCALED.finditer(text)]
+    sure = list(found)
+    text = ENGLISH_SCALED.sub(" ", text)
     for m in HAN_RUN.finditer(text):
         run = m.group()
         try:
