@@ -17,7 +17,8 @@ typedef enum {
                                that became NaN or Inf) */
     EXIT_WRITE = 4,         /* an output file (or standard output) could not be written */
     EXIT_MEMORY = UTIL_EXIT_OUT_OF_MEMORY, /* out of memory: common/util.c exits with it */
-    EXIT_INTERRUPTED = 130, /* train: stopped by SIGINT/SIGTERM/SIGHUP, checkpoint saved */
+    EXIT_INTERRUPTED = 130, /* train: stopped by SIGINT/SIGTERM/SIGHUP, checkpoint saved
+                               (before the first step: none, said) */
 } ExitStatus;
 
 #endif

@@ -26,8 +26,11 @@
  * A checkpoint (weights + optimizer + progress) is written every
  * `checkpoint_steps` steps and at every epoch's end; Ctrl-C (SIGINT),
  * SIGTERM or SIGHUP (the terminal closed) finishes the step under way,
- * writes one and exits; a reader of stderr that goes away (SIGPIPE) only
- * loses the messages.
+ * writes one and exits (before the first step: finishes the part of the
+ * opening under way, reading the data, building the vocabularies or
+ * sizing the activations, and exits saying that nothing, or only the
+ * vocabularies built, was saved); a reader of stderr that goes away
+ * (SIGPIPE) only loses the messages.
  * A weights file that exists and was not written by this run's lineage
  * (checkpoint.h: the run id) is never replaced, unless --overwrite says so:
  * the config's path is usually a trained model someone wants to keep;
@@ -42,7 +45,8 @@
  * file is the run: opened, trained, checkpointed and closed.
  * Exit status: 0 done, 2 usage or config error, 3 data or model file
  * error or the loss became NaN or Inf, 4 a file could not be written,
- * 5 out of memory, 130 interrupted (checkpoint saved). */
+ * 5 out of memory, 130 interrupted (checkpoint saved, or before the first
+ * step nothing but the vocabularies built). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -79,6 +83,41 @@
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { stop_requested = sig; }
 
+/* SIGINT, SIGTERM and SIGHUP (the terminal closed) ask the run to stop,
+ * from its first read of the data on: a training step finishes and is
+ * checkpointed (train_loop), and before the first step the part of the
+ * opening under way finishes (stopped_before_training).  SIGINT even where
+ * a shell's background job ignores it: kill -INT stops.  SIGHUP not where
+ * the caller ignores it: `nohup ./train` must outlive the terminal. */
+static void catch_stop_signals(void)
+{
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    struct sigaction hangup;
+    if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) signal(SIGHUP, on_signal);
+}
+
+/* Before the first step there is no checkpoint to write: a signal stops
+ * the run at the end of the part of its opening under way (reading the
+ * data, building the vocabularies; sizing the activations stops between
+ * two epochs' draws), and one line says what was saved: nothing, or the
+ * vocabularies this run built (`built`: whole, and the next run uses
+ * them).  Returns `status`, that part's, unless it succeeded (or was cut
+ * short) and a signal came: then EXIT_INTERRUPTED.  (It died of the
+ * signal, with no word.)  From start() on, which opens the log,
+ * train_loop's stop takes over: the step under way, and a checkpoint. */
+static int stopped_before_training(const Run *r, bool built, int status)
+{
+    if (!stop_requested || (status && status != EXIT_INTERRUPTED)) return status;
+    if (built)
+        cli_say("train", "interrupted before the first step: the vocabularies were saved (%s, %s), nothing else",
+                r->cfg.source_vocab_path, r->cfg.target_vocab_path);
+    else
+        cli_say("train", "interrupted before the first step: nothing was saved%s",
+                r->opt->resume ? " (the checkpoint is as it was)" : "");
+    return EXIT_INTERRUPTED;
+}
+
 /* AdamW's constants ("Attention Is All You Need" §5.3); the learning rate
  * and weight decay come from the config.  --export passes them on. */
 static const AdamWSettings ADAMW_BASE = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f};
@@ -93,7 +132,8 @@ static int max_int(int a, int b) { return a > b ? a : b; }
  * for zh-en.yaml here), so a run of thousands of epochs (stopped by
  * max_minutes) waits a minute: on a terminal the wait shows.  Epochs past
  * max_steps' are not drawn: `epochs: 100000` with max_steps 2 waited
- * 10 s for its two steps, and epochs near INT_MAX hours. */
+ * 10 s for its two steps, and epochs near INT_MAX hours.  A signal stops
+ * it between two epochs (its maxima then partial: the run ends). */
 static void largest_batches(Run *r, Batches *most, int *empty_epoch)
 {
     *most = (Batches){0};
@@ -105,7 +145,7 @@ static void largest_batches(Run *r, Batches *most, int *empty_epoch)
     if (!r->live && !r->opt->quiet && epochs >= 1000 && max_steps == 0) /* off a terminal, said once */
         cli_say("train", "sizing the activations: drawing each of %d epochs' batches (a source's weight has "
                          "a fraction: each epoch its own draw)", epochs);
-    for (int e = 0; e < epochs && !(max_steps > 0 && batches >= max_steps); e++) {
+    for (int e = 0; e < epochs && !(max_steps > 0 && batches >= max_steps) && !stop_requested; e++) {
         if (r->live && epochs >= 100 && e % 50 == 0)
             fprintf(stderr, "\rtrain: sizing the activations: epoch %d of %d's draw", e + 1, epochs);
         train_epochs_select(r, e);
@@ -207,6 +247,7 @@ static int open_data(Run *r)
     Batches most;
     int empty;
     largest_batches(r, &most, &empty);
+    if (stop_requested) return EXIT_INTERRUPTED; /* said by stopped_before_training */
     r->max_batch = most;
     /* Weights so small that an epoch draws no usable pair: it would train
      * nothing and score again the weights the epoch before scored (epoch 1:
@@ -562,7 +603,10 @@ static int run(const TrainOptions *opt)
     }
     if (r.cfg.has_train && opt->max_steps > 0) r.cfg.train.max_steps = opt->max_steps;
     if (r.cfg.has_train && opt->max_minutes > 0) r.cfg.train.max_minutes = (float)opt->max_minutes;
+    bool training = !opt->vocab_only && !opt->recase && !opt->export_dir && !opt->simplify_table;
+    if (training) catch_stop_signals();
     int status = 0;
+    bool built = false; /* the vocabularies, by this run */
     if (!r.cfg.has_train) {
         cli_say("train", "%s: no train: section", r.cfg.path);
         status = EXIT_USAGE;
@@ -572,12 +616,14 @@ static int run(const TrainOptions *opt)
         return status;
     } else if (opt->recase) {
         if (!(status = train_outputs_check_distinct(&r.cfg, opt)))
-            status = train_vocab_build(&r.cfg, opt->data_path, true);
+            status = train_vocab_build(&r.cfg, opt->data_path, true, NULL);
     } else if (!(status = train_outputs_check_distinct(&r.cfg, opt)) && !(status = train_outputs_make_dirs(&r.cfg)) &&
                (opt->vocab_only || access(r.cfg.source_vocab_path, F_OK) || access(r.cfg.target_vocab_path, F_OK))) {
-        if (!(status = train_vocab_check_replace(&r.cfg, opt->vocab_only, opt->overwrite)))
-            status = train_vocab_build(&r.cfg, opt->data_path, false); /* NULL: the config's sources */
+        if (!(status = train_vocab_check_replace(&r.cfg, opt->vocab_only, opt->overwrite))) /* data_path NULL: */
+            status = train_vocab_build(&r.cfg, opt->data_path, false, &stop_requested); /* the config's sources */
+        built = !status;
     }
+    if (training) status = stopped_before_training(&r, built, status);
     if (status || opt->vocab_only || opt->recase) {
         config_free(&r.cfg);
         return status;
@@ -585,16 +631,10 @@ static int run(const TrainOptions *opt)
     status = open_vocabularies(&r);
     if (!status && opt->init_path) status = load_init(&r); /* before the seconds of reading the data */
     if (!status && opt->export_dir) status = train_export_check(&r.cfg, opt->export_dir); /* likewise */
-    if (!status) status = open_data(&r);
-    if (!status && !(status = open_trainer(&r)))
-        status = opt->export_dir ? train_export_data(&r, &ADAMW_BASE) : start(&r);
+    if (!status) status = stopped_before_training(&r, built, open_data(&r));
+    if (!status) status = stopped_before_training(&r, built, open_trainer(&r));
+    if (!status) status = opt->export_dir ? train_export_data(&r, &ADAMW_BASE) : start(&r);
     if (!status && !opt->export_dir) {
-        signal(SIGINT, on_signal); /* even where a shell's background job ignores it: kill -INT stops */
-        signal(SIGTERM, on_signal);
-        /* The terminal closed: as Ctrl-C, unless the caller ignores it
-         * (`nohup ./train` must outlive the terminal). */
-        struct sigaction hangup;
-        if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) signal(SIGHUP, on_signal);
         r.run_start = util_now();
         status = train_loop(&r);
         if (!status) status = train_log_close(&r);

@@ -62,7 +62,8 @@ static void usage(FILE *out)
             "FILE.log.csv); a run holds a lock on it until it ends.\n"
             "Exit status: 0 done, 2 usage or config error, 3 data or model file error or\n"
             "the loss became NaN or Inf, 4 write error, 5 out of memory, 130 interrupted\n"
-            "(a checkpoint was saved: use --resume).\n");
+            "(a checkpoint was saved: use --resume; before the first step, none is, and\n"
+            "only vocabularies the run built are kept).\n");
 }
 
 int train_options_parse(int argc, char **argv, TrainOptions *opt)

@@ -102,7 +102,7 @@ static int write_vocab_pair(const Config *cfg, const VocabBuilder *src, const Vo
     return 0;
 }
 
-int train_vocab_build(const Config *cfg, const char *data_path, bool recasing)
+int train_vocab_build(const Config *cfg, const char *data_path, bool recasing, const volatile sig_atomic_t *stop)
 {
     Error err = {{0}};
     const TrainConfig *t = &cfg->train;
@@ -128,6 +128,7 @@ int train_vocab_build(const Config *cfg, const char *data_path, bool recasing)
         cli_say("train", "%s: no pairs to build the vocabularies from", data_path ? data_path : train_data_name(t));
         status = EXIT_DATA;
     }
+    if (!status && stop && *stop) status = EXIT_INTERRUPTED;
     if (status) {
         sources_free(&sources);
         return status;

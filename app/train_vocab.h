@@ -5,6 +5,7 @@
 #ifndef TRANSLATE_TRAIN_VOCAB_H
 #define TRANSLATE_TRAIN_VOCAB_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "config.h"
@@ -12,8 +13,11 @@
 /* Build both vocabularies from the data (data_path, or NULL for the
  * config's sources), or with `recasing` recompute the casings of the
  * existing ones (vocab_builder_recase).  0, or an exit status after its
- * message. */
-int train_vocab_build(const Config *cfg, const char *data_path, bool recasing);
+ * message; EXIT_INTERRUPTED, unsaid and nothing written, when `*stop`
+ * (NULL: never) was set by a signal while the data was read: the seconds
+ * of counting and merging are not spent (those under way finish, and
+ * their vocabularies are written). */
+int train_vocab_build(const Config *cfg, const char *data_path, bool recasing, const volatile sig_atomic_t *stop);
 /* Building the vocabularies writes the config's two vocabulary files.  A
  * model records the hashes of the vocabularies it was trained with and
  * refuses others, so replacing a file that exists would leave every model

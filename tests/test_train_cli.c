@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -378,6 +379,85 @@ static void test_interrupt_whose_save_fails_says_so(void **state)
     expect_in(err, "model.safetensors.ckpt: cannot write: File too large");
     expect_in(err, "its checkpoint could not be saved: there is none to resume from");
     if (strstr(err, "checkpoint saved")) fail_msg("said saved: %s", err);
+}
+
+/* ./train -t 1 CONFIG, its stderr read until `cue` is in it, then sent
+ * SIGINT; returns all it wrote on stderr (free it) once it has ended, after
+ * failing unless it exited with status 130.  60 s for each wait. */
+static char *interrupt_at(const char *config, const char *cue)
+{
+    int err_pipe[2];
+    assert_int_equal(pipe(err_pipe), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(err_pipe[1], 2);
+        close(err_pipe[0]);
+        close(err_pipe[1]);
+        signal(SIGINT, SIG_DFL); /* as from a terminal (run_tests.sh's background job ignores it) */
+        execl(test_program("./train"), "./train", "-t", "1", config, (char *)NULL);
+        _exit(127);
+    }
+    close(err_pipe[1]);
+    size_t size = 1 << 16, len = 0;
+    char *err = malloc(size);
+    err[0] = '\0';
+    bool sent = false;
+    struct pollfd p = {err_pipe[0], POLLIN, 0};
+    for (;;) {
+        if (poll(&p, 1, 60 * 1000) != 1) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            fail_msg("train wrote nothing for 60 s (%s): %s", sent ? "after SIGINT" : "no cue", err);
+        }
+        ssize_t n = read(err_pipe[0], err + len, size - 1 - len);
+        if (n <= 0) break;
+        len += (size_t)n;
+        err[len] = '\0';
+        if (!sent && strstr(err, cue)) {
+            kill(pid, SIGINT);
+            sent = true;
+        }
+    }
+    close(err_pipe[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!sent) fail_msg("train ended before '%s': %s", cue, err);
+    if (!WIFEXITED(status)) fail_msg("train died of signal %d with: %s", WTERMSIG(status), err);
+    if (WEXITSTATUS(status) != 130) fail_msg("train exited %d, not 130: %s", WEXITSTATUS(status), err);
+    return err;
+}
+
+/* Ctrl-C before the first step (here while the activations are sized: a
+ * fractional weight and many epochs make it draw each epoch's batches, for
+ * hours) stops the run there with a line that says what was saved, status
+ * 130: it died of the signal, no word on stderr.  The vocabularies the run
+ * has built are saved (whole: the next run uses them); nothing else is. */
+static void test_interrupt_before_the_first_step_says_so(void **state)
+{
+    (void)state;
+    const char *config = write_config("interrupted-early", "  batch_tokens: 60\n  epochs: 2000000000\n");
+    char cwd[512], line[1200];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(line, sizeof line, "  sources:\n    - path: %s/tests/data/tiny.tsv\n      weight: 0.5\n", cwd);
+    replace_config_line(config, "  train_data:", line);
+    char want[2000];
+    snprintf(want, sizeof want, "\ntrain: interrupted before the first step: the vocabularies were saved (%s, %s), "
+                                "nothing else\n", in_dir("interrupted-early", "src.vocab"),
+             in_dir("interrupted-early", "tgt.vocab"));
+    const char *cue = "sizing the activations";
+    for (int run = 0; run < 2; run++) { /* the second with the vocabularies the first built */
+        char *err = interrupt_at(config, cue);
+        const char *said = run == 0 ? want : "\ntrain: interrupted before the first step: nothing was saved\n";
+        size_t n = strlen(err), m = strlen(said);
+        if (n < m || strcmp(err + n - m, said) != 0) fail_msg("expected it to end with '%s':\n%s", said + 1, err);
+        free(err);
+        assert_true(file_exists(in_dir("interrupted-early", "src.vocab")));
+        assert_true(file_exists(in_dir("interrupted-early", "tgt.vocab")));
+        const char *none[] = {"model.safetensors", "model.safetensors.ckpt", "model.safetensors.log.csv"};
+        for (size_t k = 0; k < sizeof none / sizeof none[0]; k++)
+            if (file_exists(in_dir("interrupted-early", none[k]))) fail_msg("%s was written", none[k]);
+    }
 }
 
 /* translate with a training config not yet trained names the config and
@@ -1759,6 +1839,7 @@ int main(void)
         cmocka_unit_test(test_names_with_line_breaks_are_said_on_one_line),
         cmocka_unit_test(test_interrupt_saves_a_checkpoint),
         cmocka_unit_test(test_interrupt_whose_save_fails_says_so),
+        cmocka_unit_test(test_interrupt_before_the_first_step_says_so),
         cmocka_unit_test(test_translate_before_training_says_so),
         cmocka_unit_test(test_hangup_and_a_gone_reader_keep_the_run),
         cmocka_unit_test(test_closed_stderr_stays_out_of_the_log),
