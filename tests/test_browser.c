@@ -964,6 +964,42 @@ static void test_web_page_clears_the_last_sentence_on_an_error(void **state)
     run_result_free(&r);
 }
 
+/* The address holds only what means something: emptying the box before
+ * any translation wrote layer=Infinity&step=Infinity there (the view's
+ * "last layer" and "last step" before a sentence made them numbers), and
+ * a sentence and step with none shown.  Now, with no sentence shown: the
+ * kind, the head and the layer once a translation has made it a number
+ * (kept for the next), the direction, and no empty text. */
+static void test_web_page_address_holds_no_meaningless_values(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_WEB_PAGE();
+    static const char *const wait_for =
+        "(() => {"
+        "  const probe = (name) => document.body.setAttribute('data-' + name, location.hash);"
+        "  return window.webFirst.then(() => window.webTranslate('', 'en-zh')).then(() => probe('never'))"
+        "    .then(() => window.webTranslate('I love china', 'en-zh')).then(() => probe('shown'))"
+        "    .then(() => window.webTranslate('', 'en-zh')).then(() => probe('emptied'));"
+        "})()";
+    RunResult r = drive_web_page("#dir=en-zh&still", NULL, wait_for, NULL);
+    if (r.status != 0) fail_msg("chromium exited with %d:\n%s", r.status, r.err);
+    assert_int_equal(attribute(r.out, "id=\"errors\"", "data-count"), 0);
+    assert_int_equal(attribute(r.out, "id=\"web-status\"", "data-results"), 1);
+    static const struct { const char *probe, *want; } probes[] = {
+        {"data-never", "#kind=cross&head=mean&dir=en-zh&still"},
+        {"data-shown", "#sentence=1&kind=cross&layer=3&head=mean&step="},
+        {"data-emptied", "#kind=cross&layer=3&head=mean&dir=en-zh&still"},
+    };
+    for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++) {
+        char *got = string_attribute(r.out, "<body", probes[k].probe);
+        bool whole = k != 1; /* the step: as many as the translation's tokens */
+        if (whole ? strcmp(got, probes[k].want) != 0 : strncmp(got, probes[k].want, strlen(probes[k].want)) != 0)
+            fail_msg("%s: '%s', expected '%s'%s", probes[k].probe, got, probes[k].want, whole ? "" : "...");
+        free(got);
+    }
+    run_result_free(&r);
+}
+
 /* Typing through an input method: the unfinished pinyin "wo ai" is not
  * translated however long it stays (it was, 0.4 s later, its maps drawn),
  * and the committed 我爱 is, once.  The page first translates 你好 (from
@@ -1027,6 +1063,7 @@ int main(void)
         cmocka_unit_test(test_web_page_ignores_an_unknown_direction),
         cmocka_unit_test(test_web_page_says_two_lines_are_one_sentence),
         cmocka_unit_test(test_web_page_clears_the_last_sentence_on_an_error),
+        cmocka_unit_test(test_web_page_address_holds_no_meaningless_values),
         cmocka_unit_test(test_web_page_waits_for_an_input_method),
     };
     return cmocka_run_group_tests(tests, make_page, free_page);

@@ -185,10 +185,12 @@
     setDirection(direction);
 
     // The text and the direction stay in the #fragment beside the viewer's fields
-    // (a lone surrogate, which encodeURIComponent throws on, as U+FFFD).
+    // (a lone surrogate, which encodeURIComponent throws on, as U+FFFD; an
+    // emptied box as no text=).
     const wellFormed = (s) => s.replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD');
     window.viewer.setFragmentExtra(() =>
-        `&dir=${encodeURIComponent(direction)}&text=${encodeURIComponent(wellFormed(input.value))}` +
+        `&dir=${encodeURIComponent(direction)}` +
+        (input.value ? `&text=${encodeURIComponent(wellFormed(input.value))}` : '') +
         (replay.checked ? '' : '&still'));
 
     // ---- translating ----------------------------------------------------------------------------

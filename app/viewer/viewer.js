@@ -114,11 +114,21 @@ function readFragment() {
     state.selftest = params.has('selftest');
 }
 
+/* Only what means something: with no sentence shown (the live page's box
+ * emptied) no sentence and no step, and the layer only once a sentence
+ * has made it a number (Infinity, "the last", before: the live page
+ * emptied before its first translation wrote layer=Infinity&step=Infinity). */
 function writeFragment() {
-    const head = state.head === 'mean' ? 'mean' : state.head + 1;
-    const fragment = `sentence=${state.sentence + 1}&kind=${state.kind}&layer=${state.layer + 1}` +
-        `&head=${head}&step=${state.step}` + (state.words ? '&words' : '') + (state.selftest ? '&selftest' : '') +
-        fragmentExtra();
+    const shown = sentences.length > 0;
+    const fields = [];
+    if (shown) fields.push(`sentence=${state.sentence + 1}`);
+    fields.push(`kind=${state.kind}`);
+    if (Number.isFinite(state.layer)) fields.push(`layer=${state.layer + 1}`);
+    fields.push(`head=${state.head === 'mean' ? 'mean' : state.head + 1}`);
+    if (shown && Number.isFinite(state.step)) fields.push(`step=${state.step}`);
+    if (state.words) fields.push('words');
+    if (state.selftest) fields.push('selftest');
+    const fragment = fields.join('&') + fragmentExtra();
     // replaceState, not location.hash: no history entry per slider move.
     history.replaceState(null, '', '#' + fragment);
 }
