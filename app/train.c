@@ -595,11 +595,13 @@ static int run(const TrainOptions *opt)
         sprintf(t->log_path, "%s.log.csv", opt->out_path);
     }
     /* Whatever --overwrite says, and before a folder is made for it. */
-    if (r.cfg.has_train && !opt->vocab_only && !opt->recase && !opt->export_dir &&
-        train_outputs_weights_path_problem(r.cfg.weights_path, &err)) {
+    int problem = r.cfg.has_train && !opt->vocab_only && !opt->recase && !opt->export_dir
+                      ? train_outputs_weights_path_problem(r.cfg.weights_path, &err)
+                      : 0;
+    if (problem) {
         fprintf(stderr, "train: %s\n", err.message);
         config_free(&r.cfg);
-        return EXIT_USAGE;
+        return problem;
     }
     if (r.cfg.has_train && opt->max_steps > 0) r.cfg.train.max_steps = opt->max_steps;
     if (r.cfg.has_train && opt->max_minutes > 0) r.cfg.train.max_minutes = (float)opt->max_minutes;

@@ -56,22 +56,35 @@ int train_outputs_make_dirs(const Config *cfg)
 int train_outputs_weights_path_problem(const char *path, Error *err)
 {
     size_t n = strlen(path);
-    if (n && path[n - 1] == '/') return error_set(err, "%s names a folder: the weights need a file name", path);
+    if (n && path[n - 1] == '/') {
+        error_set(err, "%s names a folder: the weights need a file name", path);
+        return EXIT_USAGE;
+    }
     struct stat sb;
     if (stat(path, &sb) == 0) {
-        if (S_ISDIR(sb.st_mode)) return error_set(err, "%s is a folder: name a file for the weights", path);
+        if (S_ISDIR(sb.st_mode)) {
+            error_set(err, "%s is a folder: name a file for the weights", path);
+            return EXIT_USAGE;
+        }
         /* A FIFO blocked the first save in open(2) for a reader, past
          * SIGTERM and Ctrl-C, the training lost; /dev/null took the model
          * and put the checkpoint and log beside it, in /dev. */
-        if (!S_ISREG(sb.st_mode))
-            return error_set(err, "%s is not a regular file (%s): name a file for the weights", path,
-                             S_ISFIFO(sb.st_mode) ? "a FIFO" : "a device or the like");
-        return output_file_check_writable(path, err); /* read-only: said now, not at the first save */
+        if (!S_ISREG(sb.st_mode)) {
+            error_set(err, "%s is not a regular file (%s): name a file for the weights", path,
+                      S_ISFIFO(sb.st_mode) ? "a FIFO" : "a device or the like");
+            return EXIT_USAGE;
+        }
+        /* read-only: said now, not at the first save; a write error (it
+         * was status 2, where the checkpoint's was 4) */
+        return output_file_check_writable(path, err) ? EXIT_WRITE : 0;
     }
-    if (errno == ENOENT && lstat(path, &sb) == 0) /* a symbolic link to nothing (common/output_file.h) */
-        return error_set(err, "%s is a link to nothing: name a file for the weights", path);
+    if (errno == ENOENT && lstat(path, &sb) == 0) { /* a symbolic link to nothing (common/output_file.h) */
+        error_set(err, "%s is a link to nothing: name a file for the weights", path);
+        return EXIT_USAGE;
+    }
     if (errno == ENOENT) return 0;
-    return error_set(err, "%s: cannot write the weights there: %s", path, strerror(errno));
+    error_set(err, "%s: cannot write the weights there: %s", path, strerror(errno));
+    return EXIT_WRITE;
 }
 
 int train_outputs_weights_not_replaceable(const char *path, const char *run_id, bool overwrite, Error *err)

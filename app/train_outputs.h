@@ -28,7 +28,11 @@ int train_outputs_make_dirs(const Config *cfg);
 
 /* 0 when a model can be written at the weights path at all, whatever
  * --overwrite says: found before training, not at its first save.  Else
- * -1 with err saying why. */
+ * an exit status, with err saying why: EXIT_USAGE for a path that names
+ * no file a model could be (a folder, a FIFO or a device, a link to
+ * nothing), EXIT_WRITE for one that cannot be written (a read-only file;
+ * a path stat(2) refuses, as under a file or too long): a write that
+ * fails, as the checkpoint's (train_outputs_check_checkpoint). */
 int train_outputs_weights_path_problem(const char *path, Error *err);
 /* 0 when train may write the weights `path`: no file is there, or the one
  * there names this run's lineage (`run_id`, "" for none yet) in its

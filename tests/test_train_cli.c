@@ -681,11 +681,13 @@ static void test_existing_weights_are_not_replaced(void **state)
     if (r.status != 0) fail_msg("translate after --overwrite of a cut model exited %d: %s", r.status, r.err);
     run_result_free(&r);
     /* made read-only (chmod a-w): refused before training, not at the
-     * first save after an epoch, and kept */
+     * first save after an epoch, and kept; a file that cannot be written,
+     * status 4 (it was 2, a usage error, where a read-only checkpoint's
+     * is 4: test_unwritable_checkpoint_is_found_before_training) */
     assert_int_equal(chmod(weights, 0444), 0);
     char *kept = read_file(weights, &model_len);
     assert_int_equal(unlink(in_dir("guard", "model.safetensors.ckpt")), 0); /* else "exists: --resume" */
-    err = run_train_args(config, over, 2);
+    err = run_train_args(config, over, 4);
     expect_in(err, "model.safetensors: cannot write: the file is read-only");
     expect_not_in(err, "epoch");
     free(err);
@@ -1131,7 +1133,8 @@ static void test_resume_without_its_model_writes_one(void **state)
     assert_true(file_exists(in_dir("resume-no-model", "model.safetensors")));
 }
 
-/* A weights path that names a folder, or lies under a file. */
+/* A weights path that names a folder (status 2), or lies under a file (4:
+ * it cannot be written). */
 static void test_weights_path_that_cannot_be_a_file(void **state)
 {
     (void)state;
@@ -1142,8 +1145,8 @@ static void test_weights_path_that_cannot_be_a_file(void **state)
     expect_in(err, "names a folder: the weights need a file name");
     free(err);
     assert_false(file_exists(in_dir("folder-out", "zz")));
-    snprintf(out, sizeof out, "%s/model.safetensors", config); /* under config.yaml, a file */
-    err = run_train_args(config, (const char *[]){"--out", out, NULL}, 2);
+    snprintf(out, sizeof out, "%s/model.safetensors", config); /* under config.yaml, a file: */
+    err = run_train_args(config, (const char *[]){"--out", out, NULL}, 4); /* as for the checkpoint */
     expect_in(err, "cannot write the weights there: Not a directory");
     free(err);
     /* a folder, a link to nothing and a FIFO: refused before training,
@@ -1186,6 +1189,17 @@ static void test_unwritable_checkpoint_is_found_before_training(void **state)
         free(err);
         assert_false(file_exists(in_dir(i ? "ckpt-proc" : "ckpt-long", "model.safetensors")));
     }
+    /* a read-only checkpoint (chmod a-w), resumed: the same status as a
+     * read-only weights file (test_existing_weights_are_not_replaced) */
+    const char *config = write_config("ckpt-read-only", "  epochs: 2\n");
+    run_train(config, "--vocab", 0);
+    free(run_train_args(config, (const char *[]){"--max-steps", "1", NULL}, 0));
+    const char *ckpt = in_dir("ckpt-read-only", "model.safetensors.ckpt");
+    assert_int_equal(chmod(ckpt, 0444), 0);
+    char *err = run_train_args(config, (const char *[]){"--resume", "--max-steps", "2", NULL}, 4);
+    expect_in(err, "model.safetensors.ckpt: cannot write: the file is read-only");
+    free(err);
+    assert_int_equal(chmod(ckpt, 0644), 0);
 }
 
 /* The tiny config with `log_steps: 1000` replaced by `log_steps` (the
