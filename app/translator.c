@@ -64,11 +64,16 @@ static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt, bool chine
         for (int id = 0; id < vocab_size(v); id++) {
             int continues;
             const char *piece = vocab_piece(v, id, VOCAB_FOLDED, &continues);
-            bool separator = number_rule_is_separator(piece) && !continues;
+            /* ':' only on the target: a time's (7:05 for 七点零五分); a
+             * source's 7:05 stays two numbers, 7点05分 being one way to say it */
+            bool separator = (number_rule_is_separator(piece) || (side && number_rule_is_time_separator(piece))) &&
+                             !continues;
             if (side && chinese_target && !continues && number_rule_is_numeral(piece))
                 number_rule_set_numeral(rule, id, piece);
             if (!side && !chinese_target && !continues && number_rule_is_numeral(piece))
                 number_rule_set_source_numeral(rule, id, piece);
+            if (!side && !chinese_target && !continues && number_rule_is_minute_mark(piece))
+                number_rule_set_source_minute_mark(rule, id);
             if (side != chinese_target) /* the English side's pieces */
                 (side ? number_rule_set_target_piece : number_rule_set_source_piece)(rule, id, piece, continues);
             if (!number_rule_is_digits(piece) && !separator) continue;

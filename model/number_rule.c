@@ -47,6 +47,7 @@ struct NumberRule {
     Words source_words, target_words;
     const char **source_numeral; /* [source V] the numeral a source token is, as read, or NULL */
     int source_numeral_count;
+    bool *source_minute_mark;    /* [source V] 分: a time's minutes end with it (七点零五分) */
 };
 
 static void side_init(Side *s, int V)
@@ -98,6 +99,7 @@ NumberRule *number_rule_new(int src_vocab, int tgt_vocab)
     r->alone_a_word = xcalloc((size_t)tgt_vocab, sizeof *r->alone_a_word);
     r->source_numeral = xcalloc((size_t)src_vocab, sizeof *r->source_numeral);
     r->source_numeral_count = 0;
+    r->source_minute_mark = xcalloc((size_t)src_vocab, sizeof *r->source_minute_mark);
     words_init(&r->source_words, src_vocab);
     words_init(&r->target_words, tgt_vocab);
     return r;
@@ -112,6 +114,7 @@ void number_rule_free(NumberRule *rule)
     free(rule->numeral_ids);
     free(rule->alone_a_word);
     free(rule->source_numeral);
+    free(rule->source_minute_mark);
     words_free(&rule->source_words);
     words_free(&rule->target_words);
     free(rule);
@@ -131,10 +134,20 @@ bool number_rule_is_separator(const char *text)
     return text[0] && !text[1] && strchr(".,", text[0]);
 }
 
+bool number_rule_is_time_separator(const char *text)
+{
+    return strcmp(text, ":") == 0;
+}
+
+bool number_rule_is_minute_mark(const char *text)
+{
+    return strcmp(text, "分") == 0;
+}
+
 static void side_set(Side *s, int id, const char *text, bool continues)
 {
     ASSERT(id >= 0 && id < s->V);
-    if (number_rule_is_separator(text)) {
+    if (number_rule_is_separator(text) || number_rule_is_time_separator(text)) {
         if (!s->separator[id]) s->sep_ids[s->sep_count++] = id;
         s->separator[id] = text[0];
         return;
@@ -147,12 +160,19 @@ static void side_set(Side *s, int id, const char *text, bool continues)
 
 void number_rule_set_source(NumberRule *rule, int id, const char *text, bool continues)
 {
+    ASSERT(!number_rule_is_time_separator(text)); /* a source's 7:05 is two numbers (7点05分) */
     side_set(&rule->source, id, text, continues);
 }
 
 void number_rule_set_target(NumberRule *rule, int id, const char *text, bool continues)
 {
     side_set(&rule->target, id, text, continues);
+}
+
+void number_rule_set_source_minute_mark(NumberRule *rule, int id)
+{
+    ASSERT(id >= 0 && id < rule->source.V);
+    rule->source_minute_mark[id] = true;
 }
 
 /* ---- Chinese numerals ---------------------------------------------------------- */
@@ -497,20 +517,48 @@ static int owner_of(Readings *rs, const NumberReading *x)
     return rs->owners++;
 }
 
-/* Adds the readings of integer.decimals as number `owner` (-1: owner_of). */
-static void readings_add(Readings *rs, uint64_t integer, const char *decimals, int owner)
+/* Room in rs for one number's readings more. */
+static void readings_room(Readings *rs)
 {
-    if (!rs) return;
     if (rs->count + NUMBER_READINGS > rs->room) {
         rs->room = 2 * rs->room + NUMBER_READINGS;
         rs->at = xrealloc(rs->at, (size_t)rs->room * sizeof *rs->at);
         rs->owner = xrealloc(rs->owner, (size_t)rs->room * sizeof *rs->owner);
     }
+}
+
+/* Adds the readings of integer.decimals as number `owner` (-1: owner_of). */
+static void readings_add(Readings *rs, uint64_t integer, const char *decimals, int owner)
+{
+    if (!rs) return;
+    readings_room(rs);
     int first = rs->count, n = number_words_readings(integer, decimals, rs->at + first);
     if (n == 0) return;
     if (owner < 0) owner = owner_of(rs, &rs->at[first]);
     for (int r = first; r < first + n; r++) rs->owner[r] = owner;
     rs->count += n;
+}
+
+/* Adds the reading of the time hour:minute as number `owner`: the hour's
+ * words and the minutes' ("seven fifteen" for 7:15, "seven" for 7:00).
+ * None for minutes 1 to 9: English says 7:05 "seven oh five", and "oh" is
+ * no number word, while "seven five" and "seven zero five" are no time;
+ * such a time is written in digits only. */
+static void readings_add_time(Readings *rs, int hour, int minute, int owner)
+{
+    if (minute > 0 && minute < 10) return;
+    NumberReading h[NUMBER_READINGS], m[NUMBER_READINGS];
+    if (number_words_readings((uint64_t)hour, "", h) < 1) return;
+    if (minute > 0 && (number_words_readings((uint64_t)minute, "", m) < 1 || h[0].n + m[0].n > NUMBER_READING_WORDS))
+        return;
+    readings_room(rs);
+    NumberReading *x = &rs->at[rs->count];
+    *x = h[0];
+    if (minute > 0) {
+        memcpy(x->word + x->n, m[0].word, (size_t)m[0].n);
+        x->n += m[0].n;
+    }
+    rs->owner[rs->count++] = owner;
 }
 
 static bool source_numeral_words(const NumberRule *rule, const int *src, int S, Readings *rs, bool *unread);
@@ -760,6 +808,41 @@ static int numeral_run(const NumberRule *rule, const int *src, int S, int i, cha
     return i;
 }
 
+/* Does a time, hour 点 minutes 分 (七点零五分, 7点05分, 十二点三十分),
+ * begin at src[i]?  Returns the index after its 分 and sets *hour and
+ * *minute, or returns i.  Without the 分, N点M stays what numeral_run
+ * reads (三点一四 is 3.14; 2点20 may be 2.20 or a time, as ever). */
+static int time_at(const NumberRule *rule, const int *src, int S, int i, int *hour, int *minute)
+{
+    const Side *s = &rule->source;
+    enum { PART = 64 }; /* a part is a few numerals or digits: 二十三, 05 */
+    int at = i, value[2];
+    for (int part = 0; part < 2; part++) {
+        char text[PART + 1], decimals[PART + 1], digits[PART + 1];
+        size_t n = 0;
+        for (; at < S && src[at] >= 0 && src[at] < s->V; at++) {
+            const char *c = rule->source_numeral[src[at]], *d = digits_of(s, src[at]);
+            if (c == POINT || (!c && !d[0])) break;
+            size_t m = c ? HAN_BYTES : strlen(d);
+            if (n + m > PART) return i;
+            memcpy(text + n, c ? c : d, m);
+            n += m;
+        }
+        text[n] = '\0';
+        bool marked = at < S && src[at] >= 0 && src[at] < s->V &&
+                      (part == 0 ? rule->source_numeral[src[at]] == POINT : rule->source_minute_mark[src[at]]);
+        uint64_t v;
+        if (n == 0 || !marked || !number_words_chinese_value(text, &v, decimals, digits) || decimals[0] ||
+            v > (part == 0 ? 24u : 59u))
+            return i;
+        value[part] = (int)v;
+        at++;
+    }
+    *hour = value[0];
+    *minute = value[1];
+    return at;
+}
+
 /* Adds to rs (NULL: none) the English readings of the source's runs of
  * numerals (numeral_run) and returns whether one of them is surely a
  * number; *unread: a run of two tokens or more says no one number (两三,
@@ -772,6 +855,12 @@ static bool source_numeral_words(const NumberRule *rule, const int *src, int S, 
     *unread = false;
     for (int i = 0; i < S;) {
         bool sure, numerals;
+        int hour, minute, after_time = time_at(rule, src, S, i, &hour, &minute);
+        if (after_time > i) { /* a time: the pool's (add_numeral_numbers), read there */
+            any_sure = true;
+            i = after_time;
+            continue;
+        }
         int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
         uint64_t value;
         if (next > i && number_words_chinese_value(run, &value, decimals, digits)) {
@@ -796,7 +885,13 @@ static void pool_readings(const Pool *pool, Readings *rs)
         const char *p = pool->text + pool->start[k];
         uint64_t value = 0;
         char decimals[MAX_DIGITS + 1] = "";
-        int i = 0, n = pool->len[k], digits = 0;
+        int i = 0, n = pool->len[k], digits = 0, hour, minute;
+        if (memchr(p, ':', (size_t)n)) { /* a time, H:MM (add_numeral_numbers); the next number's text follows */
+            char time[8] = "";
+            memcpy(time, p, (size_t)(n < 7 ? n : 7));
+            if (sscanf(time, "%d:%d", &hour, &minute) == 2) readings_add_time(rs, hour, minute, k);
+            continue;
+        }
         for (; i < n && p[i] != '.'; i++)
             if (p[i] != ',' && digits++ < 12) value = value * 10 + (uint64_t)(p[i] - '0');
         if (digits > 12) continue;
@@ -1326,6 +1421,14 @@ static bool holds_magnitude(const NumberRule *rule, const int *src, int from, in
     return false;
 }
 
+/* Takes out of the pool the source's digit numbers within src[from..to-1]:
+ * only part of a larger number there (10万, 7点05分). */
+static void remove_digits_within(Pool *pool, int from, int to)
+{
+    for (int k = pool->count - 1; k >= 0; k--)
+        if (pool->src_from[k] >= from && pool->src_to[k] <= to) pool_remove(pool, k);
+}
+
 /* Chinese source, English target: adds to the pool each run of the
  * source's numerals (and digits) that is surely a number and holds a
  * numeral (numeral_run), as the digits of its value: the output may write
@@ -1339,12 +1442,19 @@ static void add_numeral_numbers(const NumberRule *rule, const int *src, int S, P
     char *run = xmalloc(room), *decimals = xmalloc(room), *digits = xmalloc(room);
     for (int i = 0; i < S;) {
         bool sure, numerals;
+        int hour, minute, after_time = time_at(rule, src, S, i, &hour, &minute);
+        if (after_time > i) { /* one number, H:MM; its digits (7点05分) only part of it */
+            char time[16];
+            snprintf(time, sizeof time, "%d:%02d", hour, minute);
+            remove_digits_within(pool, i, after_time);
+            pool_add(pool, 0, "", time);
+            i = after_time;
+            continue;
+        }
         int next = numeral_run(rule, src, S, i, run, &sure, &numerals);
         uint64_t value;
         if (next > i && sure && numerals && number_words_chinese_value(run, &value, decimals, digits)) {
-            if (holds_magnitude(rule, src, i, next))
-                for (int k = pool->count - 1; k >= 0; k--)
-                    if (pool->src_from[k] >= i && pool->src_to[k] <= next) pool_remove(pool, k);
+            if (holds_magnitude(rule, src, i, next)) remove_digits_within(pool, i, next);
             pool_add(pool, value, decimals, digits);
         }
         i = next > i ? next : i + 1;

@@ -109,6 +109,16 @@
  *     its words that make no one cardinal are two numbers ("twenty and
  *     thirty" 20 and 30; "nineteen ninety" 19 and 90, and the year
  *     1990).
+ *   - For an English target, a Chinese source's time, an hour and
+ *     minutes between 点 and 分 (七点零五分, 7点05分, 十二点三十分; hour
+ *     0..24, minutes 0..59), is one number, H:MM, never the decimal its
+ *     点 would make (七点零五 alone is 7.05 as ever): it is written 7:05
+ *     (the target's ":" joins it, as "." joins 1.5) or, with minutes 0 or
+ *     10 to 59, in words, the hour's then the minutes' (seven fifteen;
+ *     English says 7:05 "seven oh five", and "oh" is no number word, so
+ *     that one is digits only).  Its digits (7 and 05 of 7点05分) are no
+ *     numbers of their own, as 10万's 10 is none: "at 7." no longer drops
+ *     the minutes, nor "at five" the hour.
  *   - A number written as a run of two numerals or more is used up for
  *     the digits too (五十 then 50 is 50 twice); a lone numeral, maybe a
  *     word, is not (第二 "second" beside 2:30).
@@ -154,10 +164,18 @@ void number_rule_free(NumberRule *rule); /* NULL-safe */
 
 /* Token `id` of the source (target) vocabulary is the digits `text` (1 to
  * 15 of '0'..'9'), continuing the word before it when `continues`, or the
- * separator `text` ("." or ",", a piece that starts a word).  Ids
- * never set are neither. */
+ * separator `text` ("." or ","; for the target ":" too, a time's: a piece
+ * that starts a word).  Ids never set are neither. */
 void number_rule_set_source(NumberRule *rule, int id, const char *text, bool continues);
 void number_rule_set_target(NumberRule *rule, int id, const char *text, bool continues);
+
+/* Is `text` the ":" of a time (7:05)?  A separator of the target only
+ * (number_rule_set_target): a Chinese source's time (七点零五分) is written
+ * H:MM.  Is `text` 分, which ends a Chinese time's minutes?  Source token
+ * `id` is that 分 (set for an English target). */
+bool number_rule_is_time_separator(const char *text);
+bool number_rule_is_minute_mark(const char *text);
+void number_rule_set_source_minute_mark(NumberRule *rule, int id);
 
 /* Target token `id` is the Chinese numeral `text`, one of the characters
  * number_rule_is_numeral accepts (a piece that starts a word). */

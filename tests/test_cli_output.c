@@ -575,6 +575,25 @@ static void test_copy_numbers_reads_the_spaces(void **state)
     run_result_free(&e);
 }
 
+/* A Chinese time, hour 点 minutes 分, is one number H:MM (number_rule.h):
+ * the rule read 七点零五分 as the decimal 7.05 and made the output say it
+ * ("seven point zero-five" greedy, "7.05 o'clock" beam 4), and 7点05分
+ * came out "at 7." (the 7 alone a source number). */
+static void test_copy_numbers_reads_a_time(void **state)
+{
+    (void)state;
+    static const char *const beams[] = {"1", "4"}, *const times[] = {"火车七点零五分开。", "火车7点05分开。"};
+    for (int b = 0; b < 2; b++)
+        for (int t = 0; t < 2; t++) {
+            const char *argv[] = {"./translate", "-q", "-c", "configs/zh-en.yaml", "-b", beams[b], times[t], NULL};
+            char *out = output_of(argv);
+            expect_in(out, "7:05");
+            expect_not_in(out, "point");
+            expect_not_in(out, "7.05");
+            free(out);
+        }
+}
+
 /* ---- item 10: --show ------------------------------------------------------------- */
 
 /* Display columns of a UTF-8 line, with a table of our own (East Asian
@@ -695,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_explain_under_the_no_repeat_rule),
         cmocka_unit_test(test_explain_under_copy_numbers),
         cmocka_unit_test(test_copy_numbers_reads_the_spaces),
+        cmocka_unit_test(test_copy_numbers_reads_a_time),
         cmocka_unit_test(test_display_width_rule),
         cmocka_unit_test(test_show_aligns_chinese_labels_by_width),
         cmocka_unit_test(test_show_windows_a_map_wider_than_the_terminal),

@@ -428,9 +428,10 @@ static void test_number_rule_reads_english_number_words(void **state)
  * target's pieces twelve twenty two six ##ty ##teen ten ##nis fifteen
  * fifty one thousand hundred - ##s si ##x and of second th ##ousand
  * hundredth (25..47); 百 千 (31, 32) are source numerals too; 48 is the
- * source's 点 and the target's "point". */
-enum { ZH_EN_V = 49, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED,
-       ZH_THOUSAND, ZH_POINT = 48 };
+ * source's 点 and the target's "point"; 49 the source's 分 and the
+ * target's ":". */
+enum { ZH_EN_V = 50, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED,
+       ZH_THOUSAND, ZH_POINT = 48, ZH_MINUTE = 49, EN_COLON = 49 };
 enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
        EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND, EN_TH, EN_OUSAND,
        EN_HUNDREDTH, EN_POINT };
@@ -443,7 +444,7 @@ static NumberRule *zh_en_rule(void)
         "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "twelve", "twenty", "two", "six", "ty", "teen", "ten", "nis", "fifteen", "fifty", "one", "thousand",
-        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand", "hundredth", "point"};
+        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand", "hundredth", "point", ":"};
     for (int d = 0; d < 10; d++) {
         char text[2] = {(char)('0' + d), 0};
         number_rule_set_source(r, ZW + d, text, false);
@@ -453,6 +454,8 @@ static NumberRule *zh_en_rule(void)
     }
     for (int i = 0; i < 8; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
     number_rule_set_source_numeral(r, ZH_POINT, "点");
+    number_rule_set_source_minute_mark(r, ZH_MINUTE);
+    number_rule_set_target(r, EN_COLON, ":", false);
     for (int id = 0; id < ZH_EN_V; id++) {
         bool continues = (id >= ZC && id < ZC + 10) || id == EN_TY || id == EN_TEEN || id == EN_NIS || id == EN_S ||
                          id == EN_X || id == EN_OUSAND;
@@ -673,6 +676,54 @@ static void test_number_rule_uses_up_english_number_words(void **state)
         if (strcmp(got, cases[c].expect) != 0)
             fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
     }
+    number_rule_free(r);
+}
+
+/* A time, hour 点 minutes 分 (number_rule.h), is one number H:MM, no
+ * decimal: 火车七点零五分开。 was "seven point zero-five" (greedy) and
+ * "7.05 o'clock" (beam 4).  二点十五分 is 2:15 or "two fifteen": the 2
+ * must go on with ":", "two" with "fifteen", never "point" (2.15); the
+ * 15 alone is none of its numbers.  二点零五分 is 2:05 in digits only
+ * (English says "two oh five"; "oh" is no number word), and 2点05分 too,
+ * its digits 2 and 05 only part of it.  Without the 分, 二点十五 stays as
+ * it was. */
+static void test_number_rule_reads_a_time(void **state)
+{
+    (void)state;
+    NumberRule *r = zh_en_rule();
+    static const int ids[] = {EN_TWO, EN_FIFTEEN, EN_POINT, EN_COLON, CAT, 3 /* </s> */, ZW + 0, ZW + 1, ZW + 2,
+                              ZC + 5};
+    enum { N = sizeof ids / sizeof *ids };
+    static const int t_2_15[] = {ZH_TWO, ZH_POINT, ZH_TEN, ZH_FIVE, ZH_MINUTE, CAT},
+                     t_2_05[] = {ZH_TWO, ZH_POINT, ZW + 0, ZH_FIVE, ZH_MINUTE},
+                     d_2_05[] = {ZW + 2, ZH_POINT, ZW + 0, ZC + 5, ZH_MINUTE};
+    static const struct {
+        const char *what;
+        const int *src;
+        int S, history[4], len;
+        const char *expect; /* two fifteen point : cat </s> 0 1 2 ##5 */
+    } cases[] = {
+        {"二点十五分: two or 2 may begin it, not fifteen nor 1", t_2_15, 6, {0}, 0, "x.xxxx..x."},
+        {"二点十五分, after two: fifteen only (no point)", t_2_15, 6, {EN_TWO}, 1, ".x........"},
+        {"二点十五分, after 2: \":\" only (no point, no end)", t_2_15, 6, {ZW + 2}, 1, "...x......"},
+        {"二点十五分, after 2: : the 1 of 15", t_2_15, 6, {ZW + 2, EN_COLON}, 2, ".......x.."},
+        {"二点十五分, after two fifteen: whole, used up", t_2_15, 6, {EN_TWO, EN_FIFTEEN}, 2, "..xxxx...."},
+        {"二点零五分: 2 only, no two", t_2_05, 5, {0}, 0, "..xxxx..x."},
+        {"二点零五分, after 2: : 0", t_2_05, 5, {ZW + 2, EN_COLON}, 2, "......x..."},
+        {"2点05分: 2 may not end there (the 2 is the hour of 2:05)", d_2_05, 5, {ZW + 2}, 1, "...x......"},
+        {"2点05分, after 2:0: ##5", d_2_05, 5, {ZW + 2, EN_COLON, ZW + 0}, 3, ".........x"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char got[N + 1];
+        these_allowed(r, cases[c].src, cases[c].S, cases[c].history, cases[c].len, ids, N, got);
+        if (strcmp(got, cases[c].expect) != 0)
+            fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
+    }
+    /* without the 分, 二点十五 is what it was: after two, "point" may go on */
+    static const int no_mark[] = {ZH_TWO, ZH_POINT, ZH_TEN, ZH_FIVE, CAT};
+    float logits[ZH_EN_V] = {0};
+    number_rule_ban(r, no_mark, NULL, 5, (const int[]){EN_TWO}, 1, logits);
+    assert_true(logits[CAT] == 0 || logits[EN_POINT] == 0);
     number_rule_free(r);
 }
 
@@ -1165,6 +1216,7 @@ int main(void)
         cmocka_unit_test(test_both_rules_leave_a_token),
         cmocka_unit_test(test_separators_under_both_rules),
         cmocka_unit_test(test_number_rule_reads_where_the_text_had_spaces),
+        cmocka_unit_test(test_number_rule_reads_a_time),
         cmocka_unit_test(test_is_digits),
         cmocka_unit_test(test_greedy_and_beam_never_repeat_an_ngram),
         cmocka_unit_test(test_batched_greedy_follows_the_rule_too),

@@ -44,6 +44,7 @@ static const Piece PIECES[] = {
     {"ten", false},   {"twelve", false}, {"twenty", false}, {"thousand", false}, {"hundred", false},
     {"-", false},     {"and", false},   {"ty", true},    {"teen", true},   {"s", true},     {"nis", true},
     {"of", false},    {"first", false}, {"second", false}, {"thousands", false}, {"th", true}, {"ieth", true},
+    {":", false},     {"分", false},
 };
 enum { N_PIECES = sizeof PIECES / sizeof *PIECES };
 static const char *const NUMERALS[] = {"零", "〇", "一", "二", "两", "三", "四", "五", "六", "七",
@@ -58,8 +59,11 @@ static NumberRule *make_rule(bool chinese_target)
     for (int id = 0; id < N_PIECES; id++) {
         const Piece *p = &PIECES[id];
         bool separator = number_rule_is_separator(p->text) && !p->continues;
+        bool time_separator = number_rule_is_time_separator(p->text) && !p->continues; /* the target's only */
         (chinese_target ? number_rule_set_source_piece : number_rule_set_target_piece)(rule, id, p->text,
                                                                                       p->continues);
+        if (!chinese_target && number_rule_is_minute_mark(p->text)) number_rule_set_source_minute_mark(rule, id);
+        if (time_separator) number_rule_set_target(rule, id, p->text, p->continues);
         if (!number_rule_is_digits(p->text) && !separator) continue;
         number_rule_set_source(rule, id, p->text, p->continues);
         number_rule_set_target(rule, id, p->text, p->continues);
