@@ -31,7 +31,12 @@
  *
  * The no-repeat-n-gram rule (decode_ban_repeats), when asked, removes
  * tokens from what a hypothesis may propose; their log-probabilities, the
- * top-5 recorded and the scores are the model's own.
+ * top-5 recorded and the scores are the model's own.  The number rule
+ * (number_rule.h) removes tokens too, and raises one: the minus sign it
+ * has the output write where the model would begin a negative number
+ * without it ranks with that number's first token's log-probability (the
+ * log-probabilities and top-5 recorded stay the model's; the raw score,
+ * and so an n-best line's SCORE, counts the raised one).
  *
  * Several sources at once: beam_decode_many, in beam_many.c (plain
  * output: no maps, top-5 or n-best list), with the same scoring, ranking,
@@ -168,8 +173,13 @@ int beam_rank_candidates(Ranker *r, const float *logits, int live, const float *
         for (int k = 0; k < r->width; k++) {
             int id = r->ids[k];
             if (allowed != row && allowed[id] == -INFINITY && row[id] > -INFINITY) continue; /* banned */
-            float lp = row[id] - lse;
-            keep_best(r->cand, &n, r->beam, (Candidate){b, id, lp, raw[b] + lp});
+            /* ranked by the model's own log-probability, but for a token a
+             * rule raised to stand for one it banned (the number rule's 负
+             * for the 十 of -10): it ranks as the token whose place it took,
+             * else the hypothesis that writes the sign always loses to one
+             * that drops the number; the log-probability kept is the model's */
+            float lp = row[id] - lse, ranked = (allowed[id] > row[id] ? allowed[id] : row[id]) - lse;
+            keep_best(r->cand, &n, r->beam, (Candidate){b, id, lp, raw[b] + ranked});
         }
     }
     return n;

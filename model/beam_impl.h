@@ -18,7 +18,8 @@ typedef struct {
     int parent;    /* slot of the hypothesis it extends */
     int token;
     float logprob; /* of token */
-    float raw;     /* the parent's raw score + logprob */
+    float raw;     /* the parent's raw score + logprob (a minus sign the number
+                      rule raised: that of the token it stands for, beam.c) */
 } Candidate;
 
 /* What ranking needs besides the hypotheses: the rules and scratch space. */
