@@ -48,7 +48,13 @@ struct NumberRule {
     const char **source_numeral; /* [source V] the numeral a source token is, as read, or NULL */
     int source_numeral_count;
     bool *source_minute_mark;    /* [source V] 分: a time's minutes end with it (七点零五分) */
+    /* Minus signs (number_rule_set_source_sign, _target_sign) */
+    bool *source_minus;          /* [source V] "-" */
+    signed char *target_sign;    /* [target V] SIGN_ALONE ("-", 负) or SIGN_AFTER_ZERO (零下's 下), or 0 */
+    int sign_id;                 /* the target's 负, which the rule writes for a negative number, or -1 */
 };
+
+enum { SIGN_ALONE = 1, SIGN_AFTER_ZERO = 2 };
 
 static void side_init(Side *s, int V)
 {
@@ -100,6 +106,9 @@ NumberRule *number_rule_new(int src_vocab, int tgt_vocab)
     r->source_numeral = xcalloc((size_t)src_vocab, sizeof *r->source_numeral);
     r->source_numeral_count = 0;
     r->source_minute_mark = xcalloc((size_t)src_vocab, sizeof *r->source_minute_mark);
+    r->source_minus = xcalloc((size_t)src_vocab, sizeof *r->source_minus);
+    r->target_sign = xcalloc((size_t)tgt_vocab, sizeof *r->target_sign);
+    r->sign_id = -1;
     words_init(&r->source_words, src_vocab);
     words_init(&r->target_words, tgt_vocab);
     return r;
@@ -115,6 +124,8 @@ void number_rule_free(NumberRule *rule)
     free(rule->alone_a_word);
     free(rule->source_numeral);
     free(rule->source_minute_mark);
+    free(rule->source_minus);
+    free(rule->target_sign);
     words_free(&rule->source_words);
     words_free(&rule->target_words);
     free(rule);
@@ -173,6 +184,24 @@ void number_rule_set_source_minute_mark(NumberRule *rule, int id)
 {
     ASSERT(id >= 0 && id < rule->source.V);
     rule->source_minute_mark[id] = true;
+}
+
+bool number_rule_is_sign(const char *text)
+{
+    return strcmp(text, "-") == 0 || strcmp(text, "负") == 0 || strcmp(text, "下") == 0;
+}
+
+void number_rule_set_source_sign(NumberRule *rule, int id, const char *text)
+{
+    ASSERT(id >= 0 && id < rule->source.V && number_rule_is_sign(text));
+    rule->source_minus[id] = strcmp(text, "-") == 0; /* an English source's: 负 and 下 are Chinese */
+}
+
+void number_rule_set_target_sign(NumberRule *rule, int id, const char *text)
+{
+    ASSERT(id >= 0 && id < rule->target.V && number_rule_is_sign(text));
+    rule->target_sign[id] = strcmp(text, "下") == 0 ? SIGN_AFTER_ZERO : SIGN_ALONE;
+    if (strcmp(text, "负") == 0) rule->sign_id = id;
 }
 
 /* ---- Chinese numerals ---------------------------------------------------------- */
@@ -389,6 +418,7 @@ typedef struct {
     int text_used; /* bytes of text taken */
     int in_digits; /* numbers 0..in_digits-1 may be written in digits; the
                       rest, an English source's words, only in numerals */
+    bool *negative; /* [count] a minus sign before it in the source (-10): written only after one */
 } Pool;
 
 /* The digits of the run of digit tokens at ids[i] (the first any digit
@@ -418,13 +448,26 @@ static bool written_tight(const bool *spaced, int i)
     return !spaced || (!spaced[i] && !spaced[i + 1]);
 }
 
+/* Is ids[i], the first digit token of a number, right after a minus sign
+ * (minus[]): a "-" that begins a word (the first token, or white space
+ * before it) with none between it and the digits: "-10", "It is -10
+ * degrees"; not the range 1990-2000, COVID-19, nor "5 - 3".  Without
+ * `spaced`, a "-" that no digit comes right before. */
+static bool minus_before(const Side *s, const bool *minus, const int *ids, const bool *spaced, int i)
+{
+    if (i < 1 || ids[i - 1] < 0 || ids[i - 1] >= s->V || !minus[ids[i - 1]]) return false;
+    if (spaced) return !spaced[i] && (i == 1 || spaced[i - 1]);
+    return i == 1 || !digits_of(s, ids[i - 2])[0];
+}
+
 /* Fills `pool` (text room: n · (MAX_DIGITS + 1); start and len n) with
- * the numbers of src[0..n-1].  A separator joins the runs around it where
+ * the numbers of src[0..n-1], each marked negative where a minus sign
+ * comes before it (minus_before; minus NULL: none is).  A separator joins the runs around it where
  * it reads as part of one number: written between them with no space
  * (written_tight: not "110, 120", "Question 1. 2"), "." after at most 3
  * digits (1.5, 30.2, not "1990.5"), "," between at most 3 digits and
  * exactly 3 (1,000, not "1,2"). */
-static void source_numbers(const Side *s, const int *ids, const bool *spaced, int n, Pool *pool)
+static void source_numbers(const Side *s, const bool *minus, const int *ids, const bool *spaced, int n, Pool *pool)
 {
     int at = 0;
     pool->count = 0;
@@ -436,6 +479,7 @@ static void source_numbers(const Side *s, const int *ids, const bool *spaced, in
         int k = pool->count++, first = at, left = 0; /* left: the digits before the separator */
         pool->src_from[k] = i;
         pool->twin[k] = -1;
+        pool->negative[k] = minus && minus_before(s, minus, ids, spaced, i);
         i = run_of(s, ids, n, i, pool->text, &at, &left);
         while (i + 1 < n && separator_of(s, ids[i]) && digits_of(s, ids[i + 1])[0] && left <= 3 &&
                written_tight(spaced, i)) {
@@ -463,20 +507,33 @@ static bool number_is(const Pool *pool, int k, const char *p, int n, bool whole)
     return (whole ? pool->len[k] == n : pool->len[k] >= n) && memcmp(pool->text + pool->start[k], p, (size_t)n) == 0;
 }
 
-/* The first unused number that reads p[0..n-1], or -1 (digits: the
- * numbers said in words are not among them). */
-static int unused_equal(const Pool *pool, const char *p, int n)
+/* May number k be written by a number that began after a minus sign
+ * (`sign`) or not?  A negative one only after one; any other either way
+ * (零下10度 for "10 degrees below zero", the range 3-5). */
+static bool sign_fits(const Pool *pool, int k, bool sign)
 {
-    for (int k = 0; k < pool->in_digits; k++)
-        if (!pool->used[k] && number_is(pool, k, p, n, true)) return k;
+    return sign || !pool->negative[k];
+}
+
+/* The first unused number that reads p[0..n-1], or -1 (digits: the
+ * numbers said in words are not among them); after a sign, a negative
+ * one first. */
+static int unused_equal(const Pool *pool, const char *p, int n, bool sign)
+{
+    for (int pass = sign ? 0 : 1; pass < 2; pass++)
+        for (int k = 0; k < pool->in_digits; k++)
+            if (!pool->used[k] && (pass == 1 || pool->negative[k]) && sign_fits(pool, k, sign) &&
+                number_is(pool, k, p, n, true))
+                return k;
     return -1;
 }
 
-/* Does an unused number other than `except` begin with p[0..n-1]? */
-static bool unused_prefix(const Pool *pool, const char *p, int n, int except)
+/* Does an unused number other than `except` that a number begun after a
+ * sign (or not: `sign`) may write begin with p[0..n-1]? */
+static bool unused_prefix(const Pool *pool, const char *p, int n, int except, bool sign)
 {
     for (int k = 0; k < pool->in_digits; k++)
-        if (k != except && !pool->used[k] && number_is(pool, k, p, n, false)) return true;
+        if (k != except && !pool->used[k] && sign_fits(pool, k, sign) && number_is(pool, k, p, n, false)) return true;
     return false;
 }
 
@@ -582,7 +639,20 @@ typedef struct {
     Place place;
     char *p;
     int n;
+    bool sign; /* the number began right after a minus sign (signed_at) */
 } Output;
+
+/* Does the output ids[0..i-1] end with a minus sign, "-", 负 or 零下, so
+ * that a number begun at ids[i] may be a negative one? */
+static bool signed_at(const NumberRule *rule, const int *ids, int i)
+{
+    const Side *t = &rule->target;
+    int last = i > 0 ? ids[i - 1] : -1, before = i > 1 ? ids[i - 2] : -1;
+    if (last < 0 || last >= t->V) return false;
+    return rule->target_sign[last] == SIGN_ALONE ||
+           (rule->target_sign[last] == SIGN_AFTER_ZERO && before >= 0 && before < t->V &&
+            rule->numeral[before] == HAN_DIGIT[0]);
+}
 
 /* The output wrote number k: it is used up, in either of its forms. */
 static void pool_use(Pool *pool, int k)
@@ -597,7 +667,7 @@ static void finish(Pool *pool, Output *o)
 {
     if (o->place == OUTSIDE) return;
     int n = o->place == AFTER_SEPARATOR ? o->n - 1 : o->n;
-    int k = unused_equal(pool, o->p, n);
+    int k = unused_equal(pool, o->p, n, o->sign);
     if (k >= 0) pool_use(pool, k);
     o->place = OUTSIDE;
     o->n = 0;
@@ -618,7 +688,7 @@ static bool magnitude_goes_on(const NumberRule *rule, const Pool *pool, const Ou
     const char *c = id >= 0 && id < rule->target.V ? rule->numeral[id] : NULL;
     if (!c || !is_magnitude(c) || o->place != IN_DIGITS) return false;
     memcpy(o->p + o->n, c, HAN_BYTES); /* room: a token's worth after the last */
-    return unused_prefix(pool, o->p, o->n + HAN_BYTES, -1);
+    return unused_prefix(pool, o->p, o->n + HAN_BYTES, -1, o->sign);
 }
 
 /* Reads the output so far as the ban below wrote it: a separator, a
@@ -627,7 +697,7 @@ static bool magnitude_goes_on(const NumberRule *rule, const Pool *pool, const Ou
 static Output output_numbers(const NumberRule *rule, const int *ids, int n, Pool *pool, char *text)
 {
     const Side *t = &rule->target;
-    Output o = {OUTSIDE, text, 0};
+    Output o = {OUTSIDE, text, 0, false};
     for (int i = 0; i < n; i++) {
         if (magnitude_goes_on(rule, pool, &o, ids[i])) {
             o.n += HAN_BYTES;
@@ -639,14 +709,15 @@ static Output output_numbers(const NumberRule *rule, const int *ids, int n, Pool
         if (m) {
             memcpy(o.p + o.n, d, (size_t)m);
             bool goes_on = (o.place == IN_DIGITS && t->continues[ids[i]]) ||
-                           (o.place == AFTER_SEPARATOR && unused_prefix(pool, o.p, o.n + m, -1));
+                           (o.place == AFTER_SEPARATOR && unused_prefix(pool, o.p, o.n + m, -1, o.sign));
             if (!goes_on) {
                 finish(pool, &o);
                 memcpy(o.p, d, (size_t)m);
+                o.sign = signed_at(rule, ids, i);
             }
             o.n += m;
             o.place = IN_DIGITS;
-        } else if (sep && o.place == IN_DIGITS && (o.p[o.n] = sep, unused_prefix(pool, o.p, o.n + 1, -1))) {
+        } else if (sep && o.place == IN_DIGITS && (o.p[o.n] = sep, unused_prefix(pool, o.p, o.n + 1, -1, o.sign))) {
             o.n++;
             o.place = AFTER_SEPARATOR;
         } else {
@@ -658,11 +729,12 @@ static Output output_numbers(const NumberRule *rule, const int *ids, int n, Pool
 
 /* Does an unused source number have a reading (readings: number k's at
  * k * NUMBER_RULE_READINGS_ROOM, ended by a 0) that begins with run[0..n-1]
- * (`whole`: that is run[0..n-1])?  Its index, or -1. */
-static int reading_of(const Pool *pool, const char *readings, const char *run, size_t n, bool whole)
+ * (`whole`: that is run[0..n-1]), a negative one only for a run begun
+ * after a sign (`sign`)?  Its index, or -1. */
+static int reading_of(const Pool *pool, const char *readings, const char *run, size_t n, bool whole, bool sign)
 {
     for (int k = 0; k < pool->count; k++) {
-        if (pool->used[k]) continue;
+        if (pool->used[k] || !sign_fits(pool, k, sign)) continue;
         for (const char *r = readings + (size_t)k * NUMBER_RULE_READINGS_ROOM; *r; r = strchr(r, '\n') + 1) {
             size_t m = (size_t)(strchr(r, '\n') - r);
             if ((whole ? m == n : m >= n) && memcmp(r, run, n) == 0) return k;
@@ -680,32 +752,35 @@ static int reading_of(const Pool *pool, const char *readings, const char *run, s
  * "second" not the 2 of 2:30).  Returns the length in bytes of the run
  * the output ends with, left in run (room: HAN_BYTES · (len + 1));
  * *a_number says whether that run is a number rather than maybe a word:
- * two numerals or more, or one that is not 一 or 两 (一起, 两个). */
+ * two numerals or more, or one that is not 一 or 两 (一起, 两个); *sign
+ * whether it began right after a minus sign (signed_at): only such a run
+ * reads a negative number. */
 static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *pool, const char *readings, char *run,
-                         bool *a_number, bool lone)
+                         bool *a_number, bool *sign, bool lone)
 {
     size_t n = 0;
     bool magnitude = false;
-    *a_number = false;
+    *a_number = *sign = false;
     for (int i = 0; i < len; i++) {
         const char *c = ids[i] >= 0 && ids[i] < rule->target.V ? rule->numeral[ids[i]] : NULL;
         if (c) {
             memcpy(run + n, c, HAN_BYTES);
-            if (c != POINT || (n > 0 && reading_of(pool, readings, run, n + HAN_BYTES, false) >= 0)) {
+            if (n == 0) *sign = signed_at(rule, ids, i);
+            if (c != POINT || (n > 0 && reading_of(pool, readings, run, n + HAN_BYTES, false, *sign) >= 0)) {
                 *a_number = n > 0 || !rule->alone_a_word[ids[i]];
                 magnitude |= is_magnitude(c);
                 n += HAN_BYTES;
                 continue;
             }
         }
-        int k = n > 0 ? reading_of(pool, readings, run, n, true) : -1;
+        int k = n > 0 ? reading_of(pool, readings, run, n, true, *sign) : -1;
         bool sure = n >= 2 * HAN_BYTES || magnitude;
         if (k >= 0 && sure != lone) /* the run read number k whole */
             pool_use(pool, k);
         n = 0;
         magnitude = false;
     }
-    if (n == 0) *a_number = false;
+    if (n == 0) *a_number = *sign = false;
     return n;
 }
 
@@ -716,6 +791,10 @@ typedef struct {
     char *run;      /* the run the output ends with, n bytes (room: one numeral more) */
     size_t n;
     bool a_number;
+    bool sign;            /* the run began after a minus sign */
+    bool here;            /* the output ends with one: a run begun now would have */
+    float *raise;         /* the highest logit of a numeral banned for writing a
+                             negative number without its sign (ban_digits) */
     const Output *digits; /* the output's digits: a 万 亿 may go on with them (284万) */
 } Numerals;
 
@@ -729,7 +808,8 @@ static void numerals_read(const NumberRule *rule, Pool *pool, const int *history
             number_rule_readings(pool->text + pool->start[k], pool->len[k], r);
     }
     numerals->run = xmalloc((size_t)(len + 1) * HAN_BYTES);
-    numerals->n = output_run(rule, history, len, pool, numerals->readings, numerals->run, &numerals->a_number, false);
+    numerals->n = output_run(rule, history, len, pool, numerals->readings, numerals->run, &numerals->a_number,
+                             &numerals->sign, false);
 }
 
 /* Bans each numeral that would make the output's run of numerals no
@@ -739,24 +819,32 @@ static void numerals_read(const NumberRule *rule, Pool *pool, const int *history
  * may be a word.  A run that is a number (output_run) but no whole reading
  * yet must go on (三十 is no reading of 36.5, nor 五 of 512), as a number
  * of digits must: every other token is banned, unless no numeral can go on
- * (no reading begins so, or an earlier rule banned the ones that would). */
+ * (no reading begins so, or an earlier rule banned the ones that would).
+ * A negative number's reading may begin only after a minus sign: a
+ * numeral that would begin one without it (but a lone 一 or 两, words as
+ * often) is banned, and its logit offered to the sign (numerals->raise). */
 static void ban_numerals(const NumberRule *rule, const Pool *pool, const Numerals *numerals, float *logits)
 {
     const char *readings = numerals->readings;
     char *run = numerals->run;
     size_t n = numerals->n;
-    bool must_go_on = numerals->a_number && reading_of(pool, readings, run, n, true) < 0;
+    bool sign = n > 0 ? numerals->sign : numerals->here;
+    bool must_go_on = numerals->a_number && reading_of(pool, readings, run, n, true, sign) < 0;
     bool *goes_on = must_go_on ? xcalloc((size_t)rule->target.V, sizeof *goes_on) : NULL;
     int going_on = 0;
     for (int j = 0; j < rule->numeral_count; j++) {
         int id = rule->numeral_ids[j];
         const char *c = rule->numeral[id];
         memcpy(run + n, c, HAN_BYTES);
-        bool prefix = reading_of(pool, readings, run, n + HAN_BYTES, false) >= 0;
+        bool prefix = reading_of(pool, readings, run, n + HAN_BYTES, false, sign) >= 0;
         /* 点 where no reading goes on with it is a word, never banned; nor
          * a 万 亿 that goes on with digits (284万) */
         bool with_digits = numerals->digits && magnitude_goes_on(rule, pool, numerals->digits, id);
-        if (!prefix && c != POINT && !with_digits && (n > 0 || is_magnitude(c))) logits[id] = -INFINITY;
+        bool unsigned_negative = !prefix && n == 0 && !sign && c != POINT && !with_digits &&
+                                 !rule->alone_a_word[id] && reading_of(pool, readings, run, HAN_BYTES, false, true) >= 0;
+        if (unsigned_negative && logits[id] > *numerals->raise) *numerals->raise = logits[id];
+        if (!prefix && c != POINT && !with_digits && (n > 0 || is_magnitude(c) || unsigned_negative))
+            logits[id] = -INFINITY;
         if (must_go_on && prefix && logits[id] > -INFINITY) {
             goes_on[id] = true;
             going_on++;
@@ -1241,6 +1329,7 @@ static void pool_add(Pool *pool, uint64_t value, const char *decimals, const cha
     pool->start[pool->count] = pool->text_used;
     pool->len[pool->count] = k;
     pool->src_from[pool->count] = pool->src_to[pool->count] = pool->twin[pool->count] = -1;
+    pool->negative[pool->count] = false;
     pool->used[pool->count++] = false;
     pool->text_used += k;
 }
@@ -1256,6 +1345,7 @@ static void pool_remove(Pool *pool, int k)
         pool->src_to[j] = pool->src_to[j + 1];
         pool->twin[j] = pool->twin[j + 1];
         pool->used[j] = pool->used[j + 1];
+        pool->negative[j] = pool->negative[j + 1];
     }
     pool->count--;
     for (int j = 0; j < pool->count; j++)
@@ -1346,6 +1436,7 @@ static int add_words_value(Pool *pool, const int *words, int n, int first, bool 
             pool->twin[k] = pool->count;
             add_value(pool, value);
             pool->twin[pool->count - 1] = k;
+            pool->negative[pool->count - 1] = pool->negative[k]; /* -2.84 million: -284万 */
             return 1;
         }
         pool_remove(pool, k);
@@ -1480,9 +1571,15 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
      * source number (after a separator: without it, the separator then
      * punctuation). */
     int end_n = o.place == AFTER_SEPARATOR ? o.n - 1 : o.n;
-    int complete = o.place == OUTSIDE ? -1 : unused_equal(pool, o.p, end_n);
+    int complete = o.place == OUTSIDE ? -1 : unused_equal(pool, o.p, end_n, o.sign);
     bool may_end = o.place == OUTSIDE || complete >= 0;
     int allowed = 0;
+    /* A number begun now begins after a minus sign or not; one that would
+     * write a negative number without it is banned, and the highest logit
+     * of those goes to the sign (负) instead: where the model would begin
+     * -10 as 10 or 十, it writes 负 first (number_rule.h). */
+    bool here = signed_at(rule, history, len);
+    float raise = -INFINITY;
     /* Digit tokens: continue the number, or (where it may end) begin a new one. */
     for (int j = 0; j < tgt->count; j++) {
         int id = tgt->ids[j];
@@ -1491,10 +1588,13 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
         bool ok = false;
         if ((o.place == IN_DIGITS && tgt->continues[id]) || o.place == AFTER_SEPARATOR) {
             memcpy(o.p + o.n, d, (size_t)m); /* room: the token after the last */
-            ok = unused_prefix(pool, o.p, o.n + m, -1);
+            ok = unused_prefix(pool, o.p, o.n + m, -1, o.sign);
         }
-        if (!ok && !(o.place == IN_DIGITS && tgt->continues[id]))
-            ok = may_end && unused_prefix(pool, d, m, complete);
+        if (!ok && !(o.place == IN_DIGITS && tgt->continues[id])) {
+            ok = may_end && unused_prefix(pool, d, m, complete, here);
+            if (!ok && may_end && !here && unused_prefix(pool, d, m, complete, true) && logits[id] > raise)
+                raise = logits[id];
+        }
         if (!ok) logits[id] = -INFINITY;
         else if (logits[id] > -INFINITY) allowed++; /* not banned by a rule before this one either */
     }
@@ -1502,7 +1602,8 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
      * one ("1." of 1.5), or follow it as punctuation where it may end. */
     for (int j = 0; j < tgt->sep_count; j++) {
         int id = tgt->sep_ids[j];
-        bool continues = o.place == IN_DIGITS && (o.p[o.n] = tgt->separator[id], unused_prefix(pool, o.p, o.n + 1, -1));
+        bool continues = o.place == IN_DIGITS &&
+                         (o.p[o.n] = tgt->separator[id], unused_prefix(pool, o.p, o.n + 1, -1, o.sign));
         if (continues && logits[id] > -INFINITY) allowed++;
         if (!continues && !may_end) logits[id] = -INFINITY;
     }
@@ -1519,10 +1620,15 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
     /* Chinese numerals: only with a source number's value. */
     if (rule->numeral_count > 0) {
         /* the lone numerals' uses, after the digits' */
-        numerals.n = output_run(rule, history, len, pool, numerals.readings, numerals.run, &numerals.a_number, true);
+        numerals.n = output_run(rule, history, len, pool, numerals.readings, numerals.run, &numerals.a_number,
+                                &numerals.sign, true);
         numerals.digits = &o;
+        numerals.here = here;
+        numerals.raise = &raise;
         ban_numerals(rule, pool, &numerals, logits);
     }
+    int sign = rule->sign_id;
+    if (sign >= 0 && raise > logits[sign] && logits[sign] > -INFINITY) logits[sign] = raise;
     free(numerals.run);
     free(numerals.readings);
     /* for the number words after this: a word ends the number being
@@ -1587,10 +1693,11 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     size_t room = (size_t)most * (MAX_DIGITS + 1);
     char *src_text = xmalloc((size_t)numbers * (MAX_DIGITS + 1)), *out_text = xmalloc(room + MAX_DIGITS + 1);
     int *offsets = xmalloc((size_t)numbers * 5 * sizeof *offsets);
-    bool *used = xcalloc((size_t)numbers, sizeof *used);
+    bool *used = xcalloc((size_t)numbers, sizeof *used), *negative = xcalloc((size_t)numbers, sizeof *negative);
     Pool pool = {src_text, offsets, offsets + numbers, offsets + 2 * numbers, offsets + 3 * numbers,
-                 offsets + 4 * numbers, 0, used, 0, 0};
-    source_numbers(&rule->source, src, spaced, S, &pool);
+                 offsets + 4 * numbers, 0, used, 0, 0, negative};
+    /* Signs are read where the rule can write one (a target's 负) */
+    source_numbers(&rule->source, rule->sign_id >= 0 ? rule->source_minus : NULL, src, spaced, S, &pool);
     if (rule->target_words.count > 0 && rule->source_numeral_count > 0) add_numeral_numbers(rule, src, S, &pool);
     pool.in_digits = pool.count;
     if (rule->source_words.count > 0) add_word_numbers(rule, src, S, &pool);
@@ -1609,6 +1716,7 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     free(by_words);
     readings_free(&rs);
     free(used);
+    free(negative);
     free(offsets);
     free(out_text);
     free(src_text);

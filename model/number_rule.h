@@ -119,6 +119,25 @@
  *     that one is digits only).  Its digits (7 and 05 of 7点05分) are no
  *     numbers of their own, as 10万's 10 is none: "at 7." no longer drops
  *     the minutes, nor "at five" the hour.
+ *   - A minus sign, for a Chinese target (number_rule_set_source_sign,
+ *     _target_sign): an English source's number right after a "-" that
+ *     begins a word, with nothing between them (-10, "It is -10 degrees";
+ *     not the range 1990-2000, COVID-19, nor "5 - 3"; without `spaced`, a
+ *     "-" that no digit comes right before) is negative.  The output may
+ *     write it, in digits or numerals, only right after a sign, 负, "-" or
+ *     零下; where it would begin it without one (the digits or numerals
+ *     that would begin it, but a lone 一 or 两, words as often), those are
+ *     banned and 负 takes the highest of their logits, the one token the
+ *     rule raises rather than bans: "It is -10 degrees today." was
+ *     今天是10度。 (the model alone too: its training data holds no negative
+ *     number, so it gives a sign next to no probability, and a ban alone
+ *     made 今天是华盛行。 of it), now 今天是负十度。.  Beam search scores the
+ *     raised 负 as the token whose place it took (beam.c).  Any number may
+ *     follow a sign (零下10度 for "10 degrees below zero"; the range 3-5).
+ *     Not held: an English target (the model writes no sign it could be
+ *     held to: "-" came out glued, It's-10, and "minus" in pieces), a
+ *     Chinese source's 负 and 零下, an English source's "minus ten", nor the
+ *     order of -10 and 10 ("From -10 to 10 degrees." 从10度到负10度。).
  *   - A number written as a run of two numerals or more is used up for
  *     the digits too (五十 then 50 is 50 twice); a lone numeral, maybe a
  *     word, is not (第二 "second" beside 2:30).
@@ -176,6 +195,14 @@ void number_rule_set_target(NumberRule *rule, int id, const char *text, bool con
 bool number_rule_is_time_separator(const char *text);
 bool number_rule_is_minute_mark(const char *text);
 void number_rule_set_source_minute_mark(NumberRule *rule, int id);
+
+/* Is `text` a piece of a minus sign: "-", 负, or 零下's 下?  Source token
+ * `id` is one (only an English source's "-" is read: -10); target token
+ * `id` is one (set for a Chinese target: its 负 is the sign the rule has
+ * the output write for a negative number). */
+bool number_rule_is_sign(const char *text);
+void number_rule_set_source_sign(NumberRule *rule, int id, const char *text);
+void number_rule_set_target_sign(NumberRule *rule, int id, const char *text);
 
 /* Target token `id` is the Chinese numeral `text`, one of the characters
  * number_rule_is_numeral accepts (a piece that starts a word). */

@@ -280,6 +280,86 @@ static void test_number_rule_bans_numerals_of_another_value(void **state)
     number_rule_free(r);
 }
 
+/* A minus sign (number_rule.h): an English source's -10 ("-" with white
+ * space before it, none after) is written in Chinese only after 负, "-"
+ * or 零下; where the output would begin it without one (10, 十), those are
+ * banned and 负 takes the highest of their logits.  It was 今天是10度。 for
+ * "It is -10 degrees today.".  The range 1-2 and "5 - 3" hold no
+ * negative number; a rule with no 负 to write (an English target) reads
+ * no sign. */
+enum { SIGN_V = 37, MINUS = 33, FU = 34, LING = 35, XIA = 36 };
+
+static NumberRule *sign_rule(bool with_signs)
+{
+    static const char *const han[7] = {"一", "二", "两", "十", "千", "万", "点"};
+    NumberRule *r = digits_rule(SIGN_V, WORD, CONT, true);
+    for (int i = 0; i < 7; i++) number_rule_set_numeral(r, HAN_ONE + i, han[i]);
+    number_rule_set_numeral(r, LING, "零");
+    if (!with_signs) return r;
+    number_rule_set_source_sign(r, MINUS, "-");
+    number_rule_set_target_sign(r, MINUS, "-");
+    number_rule_set_target_sign(r, FU, "负");
+    number_rule_set_target_sign(r, XIA, "下");
+    return r;
+}
+
+/* The logits after `history`, from 0 but 1: 5, 十: 3, 负: -2, "-": -1. */
+static void sign_logits(const NumberRule *r, const int *src, const bool *spaced, int S, const int *history, int len,
+                        float logits[SIGN_V])
+{
+    for (int i = 0; i < SIGN_V; i++) logits[i] = 0.0f;
+    logits[WORD + 1] = 5.0f;
+    logits[HAN_TEN] = 3.0f;
+    logits[FU] = -2.0f;
+    logits[MINUS] = -1.0f;
+    number_rule_ban(r, src, spaced, S, history, len, logits);
+}
+
+static void test_number_rule_holds_a_minus_sign(void **state)
+{
+    (void)state;
+    NumberRule *r = sign_rule(true), *no_sign = sign_rule(false);
+    /* "cat -10", "1-2" (a range), "5 - 3" */
+    static const int minus_10[] = {CAT, MINUS, WORD + 1, CONT + 0}, range[] = {WORD + 1, MINUS, WORD + 2},
+                     spaced_out[] = {WORD + 5, MINUS, WORD + 3}, ten[] = {WORD + 1, CONT + 0};
+    static const bool minus_10_spaced[] = {false, true, false, false}, range_spaced[] = {false, false, false},
+                      spaced_out_spaced[] = {false, true, true};
+    float l[SIGN_V];
+    /* at the start: neither 1 nor 十 may begin -10; 负 takes the 1's logit */
+    sign_logits(r, minus_10, minus_10_spaced, 4, NULL, 0, l);
+    assert_true(l[WORD + 1] == -INFINITY && l[HAN_TEN] == -INFINITY);
+    assert_true(l[FU] == 5.0f && l[MINUS] == -1.0f);
+    /* after 负, "-" or 零下 the number may begin, and 负 is no longer raised */
+    static const int after[3][2] = {{FU}, {MINUS}, {LING, XIA}};
+    for (int a = 0; a < 3; a++) {
+        sign_logits(r, minus_10, minus_10_spaced, 4, after[a], a == 2 ? 2 : 1, l);
+        if (l[WORD + 1] != 5.0f || l[HAN_TEN] != 3.0f || l[FU] != -2.0f)
+            fail_msg("after sign %d: 1 %g, 十 %g, 负 %g", a, (double)l[WORD + 1], (double)l[HAN_TEN], (double)l[FU]);
+    }
+    /* 零 alone leaves 下 free (零下 is a sign), and after 负1 only ##0 goes on */
+    sign_logits(r, minus_10, minus_10_spaced, 4, (const int[]){LING}, 1, l);
+    assert_true(l[XIA] == 0.0f);
+    sign_logits(r, minus_10, minus_10_spaced, 4, (const int[]){FU, WORD + 1}, 2, l);
+    assert_true(l[CONT + 0] == 0.0f && l[CAT] == -INFINITY);
+    /* -10 written: used up, no 1 again, nothing raised */
+    sign_logits(r, minus_10, minus_10_spaced, 4, (const int[]){FU, WORD + 1, CONT + 0, CAT}, 4, l);
+    assert_true(l[WORD + 1] == -INFINITY && l[FU] == -2.0f);
+    /* no negative number: a range, a spaced minus, a plain 10 */
+    sign_logits(r, range, range_spaced, 3, NULL, 0, l);
+    assert_true(l[WORD + 1] == 5.0f && l[WORD + 2] == 0.0f && l[FU] == -2.0f);
+    sign_logits(r, range, NULL, 3, NULL, 0, l);
+    assert_true(l[WORD + 2] == 0.0f);
+    sign_logits(r, spaced_out, spaced_out_spaced, 3, NULL, 0, l);
+    assert_true(l[WORD + 3] == 0.0f && l[FU] == -2.0f);
+    sign_logits(r, ten, NULL, 2, NULL, 0, l);
+    assert_true(l[WORD + 1] == 5.0f && l[HAN_TEN] == 3.0f && l[FU] == -2.0f);
+    /* no 负 to write: the sign is not read, -10 is 10 as before */
+    sign_logits(no_sign, minus_10, minus_10_spaced, 4, NULL, 0, l);
+    assert_true(l[WORD + 1] == 5.0f && l[HAN_TEN] == 3.0f);
+    number_rule_free(no_sign);
+    number_rule_free(r);
+}
+
 /* A run of numerals that is a number but no whole reading yet must go on,
  * as a number of digits must (number_rule.h): after 十 for 12 only 二 (or
  * 两), never 十 and a word (the 三十 of 36.5, the 五号 of 512 were such
@@ -1217,6 +1297,7 @@ int main(void)
         cmocka_unit_test(test_separators_under_both_rules),
         cmocka_unit_test(test_number_rule_reads_where_the_text_had_spaces),
         cmocka_unit_test(test_number_rule_reads_a_time),
+        cmocka_unit_test(test_number_rule_holds_a_minus_sign),
         cmocka_unit_test(test_is_digits),
         cmocka_unit_test(test_greedy_and_beam_never_repeat_an_ngram),
         cmocka_unit_test(test_batched_greedy_follows_the_rule_too),

@@ -9,7 +9,8 @@
  *     keeps at least one token (the rule's promise: "some token is always
  *     left"), so greedy and beam search always have something to choose;
  *     what was banned stays banned, and a source without a number bans
- *     nothing more;
+ *     nothing more (the one logit the rule raises, a minus sign's, takes
+ *     the highest logit it banned: with every logit 0 it stays 0);
  *   - number_rule_readings of any string of digits, points and commas
  *     fits its buffer, says as many readings as it writes, and writes
  *     only numerals and 点 (二 and 零, never 两 and 〇).
@@ -44,7 +45,7 @@ static const Piece PIECES[] = {
     {"ten", false},   {"twelve", false}, {"twenty", false}, {"thousand", false}, {"hundred", false},
     {"-", false},     {"and", false},   {"ty", true},    {"teen", true},   {"s", true},     {"nis", true},
     {"of", false},    {"first", false}, {"second", false}, {"thousands", false}, {"th", true}, {"ieth", true},
-    {":", false},     {"分", false},
+    {":", false},     {"分", false},     {"负", false},   {"下", false},
 };
 enum { N_PIECES = sizeof PIECES / sizeof *PIECES };
 static const char *const NUMERALS[] = {"零", "〇", "一", "二", "两", "三", "四", "五", "六", "七",
@@ -64,6 +65,10 @@ static NumberRule *make_rule(bool chinese_target)
                                                                                       p->continues);
         if (!chinese_target && number_rule_is_minute_mark(p->text)) number_rule_set_source_minute_mark(rule, id);
         if (time_separator) number_rule_set_target(rule, id, p->text, p->continues);
+        if (chinese_target && !p->continues && number_rule_is_sign(p->text)) { /* -10 read, 负 written */
+            number_rule_set_source_sign(rule, id, p->text);
+            number_rule_set_target_sign(rule, id, p->text);
+        }
         if (!number_rule_is_digits(p->text) && !separator) continue;
         number_rule_set_source(rule, id, p->text, p->continues);
         number_rule_set_target(rule, id, p->text, p->continues);
