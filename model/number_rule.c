@@ -50,11 +50,18 @@ struct NumberRule {
     bool *source_minute_mark;    /* [source V] 分: a time's minutes end with it (七点零五分) */
     /* Minus signs (number_rule_set_source_sign, _target_sign) */
     bool *source_minus;          /* [source V] "-" */
-    signed char *target_sign;    /* [target V] SIGN_ALONE ("-", 负) or SIGN_AFTER_ZERO (零下's 下), or 0 */
+    signed char *target_sign;    /* [target V] SIGN_MINUS ("-"), SIGN_FU (负), SIGN_AFTER_ZERO (零下's 下), or 0 */
     int sign_id;                 /* the target's 负, which the rule writes for a negative number, or -1 */
 };
 
-enum { SIGN_ALONE = 1, SIGN_AFTER_ZERO = 2 };
+enum { SIGN_MINUS = 1, SIGN_FU, SIGN_AFTER_ZERO };
+
+/* What a number begun after the output so far may be (signed_at): no
+ * negative one (no sign before it); any ("-" and 零下 come before positive
+ * numbers too: the range 3-5, 零下10度 for "10 degrees below zero"); only
+ * a negative one (负, which says it: 负 and 2000 for "-5 ... 2000" would
+ * flip the sign of the 2000). */
+typedef enum { UNSIGNED, SIGNED, NEGATIVE } Sign;
 
 static void side_init(Side *s, int V)
 {
@@ -200,7 +207,7 @@ void number_rule_set_source_sign(NumberRule *rule, int id, const char *text)
 void number_rule_set_target_sign(NumberRule *rule, int id, const char *text)
 {
     ASSERT(id >= 0 && id < rule->target.V && number_rule_is_sign(text));
-    rule->target_sign[id] = strcmp(text, "下") == 0 ? SIGN_AFTER_ZERO : SIGN_ALONE;
+    rule->target_sign[id] = strcmp(text, "下") == 0 ? SIGN_AFTER_ZERO : strcmp(text, "负") == 0 ? SIGN_FU : SIGN_MINUS;
     if (strcmp(text, "负") == 0) rule->sign_id = id;
 }
 
@@ -507,20 +514,18 @@ static bool number_is(const Pool *pool, int k, const char *p, int n, bool whole)
     return (whole ? pool->len[k] == n : pool->len[k] >= n) && memcmp(pool->text + pool->start[k], p, (size_t)n) == 0;
 }
 
-/* May number k be written by a number that began after a minus sign
- * (`sign`) or not?  A negative one only after one; any other either way
- * (零下10度 for "10 degrees below zero", the range 3-5). */
-static bool sign_fits(const Pool *pool, int k, bool sign)
+/* May number k be written by a number begun where `sign` says (Sign)? */
+static bool sign_fits(const Pool *pool, int k, Sign sign)
 {
-    return sign || !pool->negative[k];
+    return sign == SIGNED || (sign == NEGATIVE) == pool->negative[k];
 }
 
 /* The first unused number that reads p[0..n-1], or -1 (digits: the
  * numbers said in words are not among them); after a sign, a negative
  * one first. */
-static int unused_equal(const Pool *pool, const char *p, int n, bool sign)
+static int unused_equal(const Pool *pool, const char *p, int n, Sign sign)
 {
-    for (int pass = sign ? 0 : 1; pass < 2; pass++)
+    for (int pass = sign != UNSIGNED ? 0 : 1; pass < 2; pass++)
         for (int k = 0; k < pool->in_digits; k++)
             if (!pool->used[k] && (pass == 1 || pool->negative[k]) && sign_fits(pool, k, sign) &&
                 number_is(pool, k, p, n, true))
@@ -530,7 +535,7 @@ static int unused_equal(const Pool *pool, const char *p, int n, bool sign)
 
 /* Does an unused number other than `except` that a number begun after a
  * sign (or not: `sign`) may write begin with p[0..n-1]? */
-static bool unused_prefix(const Pool *pool, const char *p, int n, int except, bool sign)
+static bool unused_prefix(const Pool *pool, const char *p, int n, int except, Sign sign)
 {
     for (int k = 0; k < pool->in_digits; k++)
         if (k != except && !pool->used[k] && sign_fits(pool, k, sign) && number_is(pool, k, p, n, false)) return true;
@@ -639,19 +644,21 @@ typedef struct {
     Place place;
     char *p;
     int n;
-    bool sign; /* the number began right after a minus sign (signed_at) */
+    Sign sign; /* what it may be, by the sign right before it (signed_at) */
 } Output;
 
-/* Does the output ids[0..i-1] end with a minus sign, "-", 负 or 零下, so
- * that a number begun at ids[i] may be a negative one? */
-static bool signed_at(const NumberRule *rule, const int *ids, int i)
+/* Does the output ids[0..i-1] end with a minus sign, "-", 负 or 零下, and
+ * so what may a number begun at ids[i] be (Sign)? */
+static Sign signed_at(const NumberRule *rule, const int *ids, int i)
 {
     const Side *t = &rule->target;
     int last = i > 0 ? ids[i - 1] : -1, before = i > 1 ? ids[i - 2] : -1;
-    if (last < 0 || last >= t->V) return false;
-    return rule->target_sign[last] == SIGN_ALONE ||
-           (rule->target_sign[last] == SIGN_AFTER_ZERO && before >= 0 && before < t->V &&
-            rule->numeral[before] == HAN_DIGIT[0]);
+    if (last < 0 || last >= t->V) return UNSIGNED;
+    if (rule->target_sign[last] == SIGN_FU) return NEGATIVE;
+    bool sign = rule->target_sign[last] == SIGN_MINUS ||
+                (rule->target_sign[last] == SIGN_AFTER_ZERO && before >= 0 && before < t->V &&
+                 rule->numeral[before] == HAN_DIGIT[0]);
+    return sign ? SIGNED : UNSIGNED;
 }
 
 /* The output wrote number k: it is used up, in either of its forms. */
@@ -697,7 +704,7 @@ static bool magnitude_goes_on(const NumberRule *rule, const Pool *pool, const Ou
 static Output output_numbers(const NumberRule *rule, const int *ids, int n, Pool *pool, char *text)
 {
     const Side *t = &rule->target;
-    Output o = {OUTSIDE, text, 0, false};
+    Output o = {OUTSIDE, text, 0, UNSIGNED};
     for (int i = 0; i < n; i++) {
         if (magnitude_goes_on(rule, pool, &o, ids[i])) {
             o.n += HAN_BYTES;
@@ -731,7 +738,7 @@ static Output output_numbers(const NumberRule *rule, const int *ids, int n, Pool
  * k * NUMBER_RULE_READINGS_ROOM, ended by a 0) that begins with run[0..n-1]
  * (`whole`: that is run[0..n-1]), a negative one only for a run begun
  * after a sign (`sign`)?  Its index, or -1. */
-static int reading_of(const Pool *pool, const char *readings, const char *run, size_t n, bool whole, bool sign)
+static int reading_of(const Pool *pool, const char *readings, const char *run, size_t n, bool whole, Sign sign)
 {
     for (int k = 0; k < pool->count; k++) {
         if (pool->used[k] || !sign_fits(pool, k, sign)) continue;
@@ -753,14 +760,15 @@ static int reading_of(const Pool *pool, const char *readings, const char *run, s
  * the output ends with, left in run (room: HAN_BYTES · (len + 1));
  * *a_number says whether that run is a number rather than maybe a word:
  * two numerals or more, or one that is not 一 or 两 (一起, 两个); *sign
- * whether it began right after a minus sign (signed_at): only such a run
- * reads a negative number. */
+ * what the sign right before it lets it be (signed_at): only a run after
+ * one reads a negative number. */
 static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *pool, const char *readings, char *run,
-                         bool *a_number, bool *sign, bool lone)
+                         bool *a_number, Sign *sign, bool lone)
 {
     size_t n = 0;
     bool magnitude = false;
-    *a_number = *sign = false;
+    *a_number = false;
+    *sign = UNSIGNED;
     for (int i = 0; i < len; i++) {
         const char *c = ids[i] >= 0 && ids[i] < rule->target.V ? rule->numeral[ids[i]] : NULL;
         if (c) {
@@ -780,7 +788,10 @@ static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *
         n = 0;
         magnitude = false;
     }
-    if (n == 0) *a_number = *sign = false;
+    if (n == 0) {
+        *a_number = false;
+        *sign = UNSIGNED;
+    }
     return n;
 }
 
@@ -791,8 +802,8 @@ typedef struct {
     char *run;      /* the run the output ends with, n bytes (room: one numeral more) */
     size_t n;
     bool a_number;
-    bool sign;            /* the run began after a minus sign */
-    bool here;            /* the output ends with one: a run begun now would have */
+    Sign sign;            /* what the run may be, by the sign before it */
+    Sign here;            /* what a run begun now may be */
     float *raise;         /* the highest logit of a numeral banned for writing a
                              negative number without its sign (ban_digits) */
     const Output *digits; /* the output's digits: a 万 亿 may go on with them (284万) */
@@ -822,13 +833,14 @@ static void numerals_read(const NumberRule *rule, Pool *pool, const int *history
  * (no reading begins so, or an earlier rule banned the ones that would).
  * A negative number's reading may begin only after a minus sign: a
  * numeral that would begin one without it (but a lone 一 or 两, words as
- * often) is banned, and its logit offered to the sign (numerals->raise). */
+ * often) is banned, and its logit offered to the sign (numerals->raise);
+ * after a sign, even a lone numeral begins a reading or is banned. */
 static void ban_numerals(const NumberRule *rule, const Pool *pool, const Numerals *numerals, float *logits)
 {
     const char *readings = numerals->readings;
     char *run = numerals->run;
     size_t n = numerals->n;
-    bool sign = n > 0 ? numerals->sign : numerals->here;
+    Sign sign = n > 0 ? numerals->sign : numerals->here;
     bool must_go_on = numerals->a_number && reading_of(pool, readings, run, n, true, sign) < 0;
     bool *goes_on = must_go_on ? xcalloc((size_t)rule->target.V, sizeof *goes_on) : NULL;
     int going_on = 0;
@@ -840,10 +852,12 @@ static void ban_numerals(const NumberRule *rule, const Pool *pool, const Numeral
         /* 点 where no reading goes on with it is a word, never banned; nor
          * a 万 亿 that goes on with digits (284万) */
         bool with_digits = numerals->digits && magnitude_goes_on(rule, pool, numerals->digits, id);
-        bool unsigned_negative = !prefix && n == 0 && !sign && c != POINT && !with_digits &&
-                                 !rule->alone_a_word[id] && reading_of(pool, readings, run, HAN_BYTES, false, true) >= 0;
+        bool unsigned_negative = !prefix && n == 0 && sign == UNSIGNED && c != POINT && !with_digits &&
+                                 !rule->alone_a_word[id] &&
+                                 reading_of(pool, readings, run, HAN_BYTES, false, NEGATIVE) >= 0;
         if (unsigned_negative && logits[id] > *numerals->raise) *numerals->raise = logits[id];
-        if (!prefix && c != POINT && !with_digits && (n > 0 || is_magnitude(c) || unsigned_negative))
+        /* right after a sign a lone numeral is a number too (负二 is no word) */
+        if (!prefix && c != POINT && !with_digits && (n > 0 || is_magnitude(c) || unsigned_negative || sign != UNSIGNED))
             logits[id] = -INFINITY;
         if (must_go_on && prefix && logits[id] > -INFINITY) {
             goes_on[id] = true;
@@ -1578,7 +1592,7 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
      * write a negative number without it is banned, and the highest logit
      * of those goes to the sign (负) instead: where the model would begin
      * -10 as 10 or 十, it writes 负 first (number_rule.h). */
-    bool here = signed_at(rule, history, len);
+    Sign here = signed_at(rule, history, len);
     float raise = -INFINITY;
     /* Digit tokens: continue the number, or (where it may end) begin a new one. */
     for (int j = 0; j < tgt->count; j++) {
@@ -1592,7 +1606,7 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
         }
         if (!ok && !(o.place == IN_DIGITS && tgt->continues[id])) {
             ok = may_end && unused_prefix(pool, d, m, complete, here);
-            if (!ok && may_end && !here && unused_prefix(pool, d, m, complete, true) && logits[id] > raise)
+            if (!ok && may_end && here == UNSIGNED && unused_prefix(pool, d, m, complete, NEGATIVE) && logits[id] > raise)
                 raise = logits[id];
         }
         if (!ok) logits[id] = -INFINITY;

@@ -133,7 +133,10 @@
  *     number, so it gives a sign next to no probability, and a ban alone
  *     made 今天是华盛行。 of it), now 今天是负十度。.  Beam search scores the
  *     raised 负 as the token whose place it took (beam.c).  Any number may
- *     follow a sign (零下10度 for "10 degrees below zero"; the range 3-5).
+ *     follow "-" or 零下 (零下10度 for "10 degrees below zero"; the range
+ *     3-5); after 负 only a negative one, and a lone numeral there too must
+ *     begin its reading ("-5 is less than 1990-2000." was 负二零零零...,
+ *     the sign on the 2000).
  *     Not held: an English target (the model writes no sign it could be
  *     held to: "-" came out glued, It's-10, and "minus" in pieces), a
  *     Chinese source's 负 and 零下, an English source's "minus ten", nor the

@@ -283,7 +283,8 @@ static void test_number_rule_bans_numerals_of_another_value(void **state)
 /* A minus sign (number_rule.h): an English source's -10 ("-" with white
  * space before it, none after) is written in Chinese only after 负, "-"
  * or 零下; where the output would begin it without one (10, 十), those are
- * banned and 负 takes the highest of their logits.  It was 今天是10度。 for
+ * banned and 负 takes the highest of their logits.  After 负 only a
+ * negative number may begin (a positive one would come out negative).  It was 今天是10度。 for
  * "It is -10 degrees today.".  The range 1-2 and "5 - 3" hold no
  * negative number; a rule with no 负 to write (an English target) reads
  * no sign. */
@@ -344,6 +345,16 @@ static void test_number_rule_holds_a_minus_sign(void **state)
     /* -10 written: used up, no 1 again, nothing raised */
     sign_logits(r, minus_10, minus_10_spaced, 4, (const int[]){FU, WORD + 1, CONT + 0, CAT}, 4, l);
     assert_true(l[WORD + 1] == -INFINITY && l[FU] == -2.0f);
+    /* "cat -10 cat 2": after 负 only the negative one (负 and 2 would
+     * flip the 2), no lone 二 either; after "-" either (a range) */
+    static const int minus_10_2[] = {CAT, MINUS, WORD + 1, CONT + 0, CAT, WORD + 2};
+    static const bool minus_10_2_spaced[] = {false, true, false, false, true, true};
+    sign_logits(r, minus_10_2, minus_10_2_spaced, 6, (const int[]){FU}, 1, l);
+    assert_true(l[WORD + 1] == 5.0f && l[WORD + 2] == -INFINITY && l[HAN_TWO] == -INFINITY);
+    sign_logits(r, minus_10_2, minus_10_2_spaced, 6, (const int[]){MINUS}, 1, l);
+    assert_true(l[WORD + 1] == 5.0f && l[WORD + 2] == 0.0f);
+    sign_logits(r, minus_10_2, minus_10_2_spaced, 6, NULL, 0, l); /* unsigned: the 2, not the 1 */
+    assert_true(l[WORD + 1] == -INFINITY && l[WORD + 2] == 0.0f && l[HAN_TWO] == 0.0f && l[FU] == 5.0f);
     /* no negative number: a range, a spaced minus, a plain 10 */
     sign_logits(r, range, range_spaced, 3, NULL, 0, l);
     assert_true(l[WORD + 1] == 5.0f && l[WORD + 2] == 0.0f && l[FU] == -2.0f);
