@@ -52,7 +52,10 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
  * messages (cannot open, a directory, not a regular file), "PATH:N: longer
  * than 65536 bytes", "PATH:N: NUL byte in line", "PATH:N: not valid UTF-8",
  * "PATH: read error: ..." or
- * "PATH: N lines, DATA_PATH has M sentences (its non-blank lines)". */
+ * "PATH: N lines, DATA_PATH has M sentences (its non-blank lines)", or
+ * "PATH: reads as English in N of M lines, ..." when most of its lines
+ * that read as a language (tokenizer_reads_as_han) are not in
+ * target_lang. */
 int evaluate_file(const char *path, const Dataset *data, const char *data_path,
                   const char *target_lang, EvalSentences *each, EvalScores *out, Error *err);
 

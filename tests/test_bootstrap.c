@@ -250,6 +250,15 @@ static void test_compare_refuses_a_file_that_does_not_pair(void **state)
         {"nul.hyps", TEXT("a\nb\0c\n"), ":2: NUL byte in line"},
         {"utf8.hyps", TEXT("a\nb\xff\n"), ":2: not valid UTF-8"},
         {"missing.hyps", NULL, 0, ": cannot open"},
+        /* the other direction's translations of the same TSV (zh-en's
+         * --hyps beside an en-zh run): they paired, scored BLEU 0 and
+         * made this run "measurably higher", status 0 */
+        {"english.hyps",
+         TEXT("I love China.\nI want to eat fish.\nHow are you?\nThe cat is sleeping.\nWe are students.\n"
+              "She likes tea.\nHe reads.\nIt rains today.\nTom's dog is big.\nPlease open the door.\n"
+              "I don't know.\nWhere is the station?\nThe water is cold.\n\n42\nThank you very much!\n"),
+         ": reads as English in 14 of 14 lines, where this run's translations are Chinese: the translations "
+         "of the other direction?"},
     };
 #undef TEXT
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -278,9 +287,9 @@ static void test_compare_needs_eval_and_is_an_input(void **state)
     expect_in(r.err, "--compare needs --eval");
     run_result_free(&r);
 
-    char lines[TINY_LINES * 2 + 1];
-    for (int i = 0; i < TINY_LINES; i++) memcpy(lines + 2 * i, "x\n", 2);
-    const char *theirs = temp_file("theirs.hyps", lines, TINY_LINES * 2);
+    char lines[TINY_LINES * 4 + 1]; /* Chinese, as an en-zh run's translations are */
+    for (int i = 0; i < TINY_LINES; i++) memcpy(lines + 4 * i, "好\n", 4);
+    const char *theirs = temp_file("theirs.hyps", lines, TINY_LINES * 4);
     const char *over[] = {"./translate", "-q", "-c", TINY, "--eval", TINY_TSV, "--compare", theirs,
                           "--hyps", theirs, NULL};
     r = run_program(over, NULL, 0);
@@ -289,7 +298,7 @@ static void test_compare_needs_eval_and_is_an_input(void **state)
     assert_string_equal(r.out, ""); /* refused before translating */
     size_t len;
     char *kept = read_file(theirs, &len);
-    assert_true(kept && len == TINY_LINES * 2 && memcmp(kept, lines, len) == 0);
+    assert_true(kept && len == TINY_LINES * 4 && memcmp(kept, lines, len) == 0);
     free(kept);
     run_result_free(&r);
 }
