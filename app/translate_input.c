@@ -255,9 +255,9 @@ static void encode_held_back(Session *s, const char *text, long len, int line, B
 /* Translate the n lines buf[0..n-1] (numbered from first_line): encode
  * each in input order (its messages held back), decode each model's lines
  * together (translator_run_many), then write every line's result in input
- * order and flush once, each line's messages on stderr with it, in the
- * order one line at a time says them: those of its encoding, then those
- * of its translation.  Every line's are said, whatever became of the
+ * order, each line's messages on stderr with it (standard output flushed
+ * before them), in the order one line at a time says them: those of its
+ * encoding, then those of its translation.  Every line's are said, whatever became of the
  * others. */
 static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int n, int first_line)
 {
@@ -287,8 +287,24 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
             l->cut = cut[k];
         }
     }
+    bool failed = false;
     for (int i = 0; i < n; i++) {
         BatchLine *l = &lines[i];
+        /* Standard output holds the lines before this one unflushed: a line
+         * with messages sends them first, so that with both streams in one
+         * log (2>&1) its messages come with it, as one line at a time gives
+         * them, not all of a batch's before its first line.  (With -o FILE
+         * nothing to do: the streams are apart.)  Once that write fails the
+         * run stops there, as one line at a time does (stop_if_output_failed). */
+        bool says = (l->held && l->held[0]) || (l->tr && l->status != EXIT_OK) || l->cut ||
+                    (l->tr && l->text && !l->text[0]);
+        if (!failed && says && s->out == stdout) failed = translate_outputs_stdout_failed();
+        if (failed) {
+            free(l->text);
+            free(l->held);
+            translator_source_ids_free(&l->src);
+            continue;
+        }
         if (l->held) fputs(l->held, stderr);
         if (l->tr && l->status != EXIT_OK)
             fprintf(stderr, "translate: line %d: %s\n", first_line + i, l->err.message);

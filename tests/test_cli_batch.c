@@ -350,6 +350,45 @@ static void test_notes_come_in_line_order(void **state)
     }
 }
 
+/* With both streams in one log (2>&1), each line's messages come with it,
+ * as one line at a time gives them: a maxi-batch wrote all its lines'
+ * messages first and its lines after (standard output is flushed once a
+ * batch), so a log of a file read "line 5: invalid UTF-8" before line 1's
+ * translation. */
+static void test_messages_come_with_their_lines_in_one_log(void **state)
+{
+    (void)state;
+    static const char input[] = "I love China.\n_\n哈哈哈哈哈哈哈哈哈哈哈哈\n這是我的電腦。\nbad \xff byte\n"
+                                "\nGood morning.\n";
+    const char *program = test_program("./translate");
+    for (int models = 0; models < 2; models++) {
+        RunResult got[2];
+        for (int one = 0; one < 2; one++) {
+            const char *argv[12] = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", program, "-b", "1"};
+            int n = 6;
+            if (models == 0) {
+                argv[n++] = "-c";
+                argv[n++] = "configs/zh-en.yaml";
+            }
+            if (one) {
+                argv[n++] = "--maxi-batch";
+                argv[n++] = "1";
+            }
+            argv[n] = NULL;
+            got[one] = run_program(argv, input, strlen(input));
+            assert_int_equal(got[one].status, 1); /* the bad byte */
+        }
+        expect_in(got[1].out, "translate: line 5: invalid UTF-8");
+        if (strcmp(got[0].out, got[1].out) != 0) {
+            print_in_full(&got[0]);
+            print_in_full(&got[1]);
+            fail_msg("batched and one line at a time differ in one log");
+        }
+        run_result_free(&got[0]);
+        run_result_free(&got[1]);
+    }
+}
+
 /* Nothing read is lost at the end: a last line without '\n', and more
  * lines than one maxi-batch holds. */
 static void test_every_line_is_answered(void **state)
@@ -383,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_an_empty_translation_is_said),
         cmocka_unit_test(test_every_line_is_answered),
         cmocka_unit_test(test_notes_come_in_line_order),
+        cmocka_unit_test(test_messages_come_with_their_lines_in_one_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
