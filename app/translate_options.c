@@ -232,12 +232,14 @@ static int parse_options(int argc, char **argv, TranslateOptions *opt)
             break;
         case OPT_ALIGNMENT: {
             /* Marian's `--alignment soft` and `--alignment 0.5` forms too: a
-             * following hard, soft or threshold is the value, not a sentence
+             * following hard, soft or number is the value, not a sentence
              * (`--alignment 0.5` translated the text "0.5" and left standard
-             * input unread). */
+             * input unread), and a number outside (0, 1) is refused as the
+             * value it was meant to be (`--alignment 1` did the same). */
             AlignmentChoice next;
             Error err = {{0}};
-            if (!optarg && optind < argc && alignment_parse(argv[optind], &next, &err) == 0)
+            if (!optarg && optind < argc &&
+                (alignment_parse(argv[optind], &next, &err) == 0 || cli_plain_decimal(argv[optind])))
                 optarg = argv[optind++];
             err = (Error){{0}};
             if (alignment_parse(optarg, &opt->alignment, &err)) {

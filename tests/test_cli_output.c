@@ -283,13 +283,21 @@ static void test_bad_alignment_and_ngram_values_are_usage_errors(void **state)
         {"./translate", "--alignment= 0.5", "x", NULL},
         {"./translate", "--no-repeat-ngram", " 2", "x", NULL},
         {"./translate", "--no-repeat-ngram", "+2", "x", NULL},
+        /* a number spaced from --alignment is its value, in range or not:
+         * `--alignment 1` translated the text "1" with hard alignments
+         * (and, without TEXT, left standard input unread), status 0 */
+        {"./translate", "--alignment", "1", NULL},
+        {"./translate", "--alignment", "0", "x", NULL},
+        {"./translate", "--alignment", "1.5", "x", NULL},
     };
     static const char *const messages[] = {"--alignment: expected hard, soft or a threshold",
                                            "--alignment: expected", "--no-repeat-ngram: expected a number",
                                            "--no-repeat-ngram: expected a number", "--alignment: expected",
                                            "--alignment: expected", "--alignment: expected",
                                            "--no-repeat-ngram: expected a number",
-                                           "--no-repeat-ngram: expected a number"};
+                                           "--no-repeat-ngram: expected a number",
+                                           "--alignment: expected hard, soft or a threshold between 0 and 1, got '1'",
+                                           "--alignment: expected", "--alignment: expected"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         RunResult r = run(cases[i], NULL);
         assert_int_equal(r.status, 2);
