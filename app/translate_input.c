@@ -290,15 +290,15 @@ static ExitStatus translate_batch(Session *s, char **buf, const long *lens, int 
     bool failed = false;
     for (int i = 0; i < n; i++) {
         BatchLine *l = &lines[i];
-        /* Standard output holds the lines before this one unflushed: a line
-         * with messages sends them first, so that with both streams in one
-         * log (2>&1) its messages come with it, as one line at a time gives
-         * them, not all of a batch's before its first line.  (With -o FILE
-         * nothing to do: the streams are apart.)  Once that write fails the
-         * run stops there, as one line at a time does (stop_if_output_failed). */
+        /* The output holds the lines before this one unflushed: a line with
+         * messages sends them first, so that with both streams in one log
+         * (2>&1, or -o /dev/stdout) its messages come with it, as one line
+         * at a time gives them, not all of a batch's before its first line.
+         * Once that write fails the run stops there, as one line at a time
+         * does (stop_if_output_failed). */
         bool says = (l->held && l->held[0]) || (l->tr && l->status != EXIT_OK) || l->cut ||
                     (l->tr && l->text && !l->text[0]);
-        if (!failed && says && s->out == stdout) failed = translate_outputs_stdout_failed();
+        if (!failed && says) failed = stop_if_output_failed(s, NULL);
         if (failed) {
             free(l->text);
             free(l->held);

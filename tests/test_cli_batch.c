@@ -361,31 +361,31 @@ static void test_messages_come_with_their_lines_in_one_log(void **state)
     static const char input[] = "I love China.\n_\n哈哈哈哈哈哈哈哈哈哈哈哈\n這是我的電腦。\nbad \xff byte\n"
                                 "\nGood morning.\n";
     const char *program = test_program("./translate");
+    /* one line at a time, batched, batched into -o /dev/stdout (a stream
+     * of its own on the same descriptor) */
     for (int models = 0; models < 2; models++) {
-        RunResult got[2];
-        for (int one = 0; one < 2; one++) {
+        RunResult got[3];
+        for (int way = 0; way < 3; way++) {
             const char *argv[12] = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", program, "-b", "1"};
             int n = 6;
             if (models == 0) {
                 argv[n++] = "-c";
                 argv[n++] = "configs/zh-en.yaml";
             }
-            if (one) {
-                argv[n++] = "--maxi-batch";
-                argv[n++] = "1";
-            }
+            argv[n++] = way == 0 ? "--maxi-batch" : way == 1 ? "--mini-batch" : "-o";
+            argv[n++] = way == 0 ? "1" : way == 1 ? "2" : "/dev/stdout";
             argv[n] = NULL;
-            got[one] = run_program(argv, input, strlen(input));
-            assert_int_equal(got[one].status, 1); /* the bad byte */
+            got[way] = run_program(argv, input, strlen(input));
+            assert_int_equal(got[way].status, 1); /* the bad byte */
         }
-        expect_in(got[1].out, "translate: line 5: invalid UTF-8");
-        if (strcmp(got[0].out, got[1].out) != 0) {
-            print_in_full(&got[0]);
-            print_in_full(&got[1]);
-            fail_msg("batched and one line at a time differ in one log");
-        }
-        run_result_free(&got[0]);
-        run_result_free(&got[1]);
+        expect_in(got[0].out, "translate: line 5: invalid UTF-8");
+        for (int way = 1; way < 3; way++)
+            if (strcmp(got[way].out, got[0].out) != 0) {
+                print_in_full(&got[0]);
+                print_in_full(&got[way]);
+                fail_msg("%s and one line at a time differ in one log", way == 1 ? "batched" : "-o /dev/stdout");
+            }
+        for (int way = 0; way < 3; way++) run_result_free(&got[way]);
     }
 }
 
