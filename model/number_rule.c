@@ -913,12 +913,15 @@ static int numeral_run(const NumberRule *rule, const int *src, int S, int i, cha
 /* Does a time, hour 点 minutes 分 (七点零五分, 7点05分, 十二点三十分),
  * begin at src[i]?  Returns the index after its 分 and sets *hour and
  * *minute, or returns i.  Without the 分, N点M stays what numeral_run
- * reads (三点一四 is 3.14; 2点20 may be 2.20 or a time, as ever). */
-static int time_at(const NumberRule *rule, const int *src, int S, int i, int *hour, int *minute)
+ * reads (三点一四 is 3.14; 2点20 may be 2.20 or a time, as ever).
+ * *score: its minutes are one figure, 1 to 9, with no 零 before it
+ * (七点五分, 7点5分), which says a score as often as a time: 7.5 points
+ * (他得了七点五分。) or 7:05. */
+static int time_at(const NumberRule *rule, const int *src, int S, int i, int *hour, int *minute, bool *score)
 {
     const Side *s = &rule->source;
     enum { PART = 64 }; /* a part is a few numerals or digits: 二十三, 05 */
-    int at = i, value[2];
+    int at = i, value[2] = {0, 0};
     for (int part = 0; part < 2; part++) {
         char text[PART + 1], decimals[PART + 1], digits[PART + 1];
         size_t n = 0;
@@ -939,6 +942,7 @@ static int time_at(const NumberRule *rule, const int *src, int S, int i, int *ho
             return i;
         value[part] = (int)v;
         at++;
+        if (part == 1) *score = v >= 1 && v <= 9 && (n == 1 || n == HAN_BYTES); /* 5, 五: no 0, 零 */
     }
     *hour = value[0];
     *minute = value[1];
@@ -957,7 +961,9 @@ static bool source_numeral_words(const NumberRule *rule, const int *src, int S, 
     *unread = false;
     for (int i = 0; i < S;) {
         bool sure, numerals;
-        int hour, minute, after_time = time_at(rule, src, S, i, &hour, &minute);
+        int hour, minute;
+        bool score;
+        int after_time = time_at(rule, src, S, i, &hour, &minute, &score);
         if (after_time > i) { /* a time: the pool's (add_numeral_numbers), read there */
             any_sure = true;
             i = after_time;
@@ -1547,12 +1553,21 @@ static void add_numeral_numbers(const NumberRule *rule, const int *src, int S, P
     char *run = xmalloc(room), *decimals = xmalloc(room), *digits = xmalloc(room);
     for (int i = 0; i < S;) {
         bool sure, numerals;
-        int hour, minute, after_time = time_at(rule, src, S, i, &hour, &minute);
+        int hour, minute;
+        bool score;
+        int after_time = time_at(rule, src, S, i, &hour, &minute, &score);
         if (after_time > i) { /* one number, H:MM; its digits (7点05分) only part of it */
             char time[16];
             snprintf(time, sizeof time, "%d:%02d", hour, minute);
             remove_digits_within(pool, i, after_time);
             pool_add(pool, 0, "", time);
+            if (score) { /* 七点五分: or 7.5 (points), the same number written another way */
+                char tenths[2] = {(char)('0' + minute), '\0'};
+                int t = pool->count - 1;
+                pool_add(pool, (uint64_t)hour, tenths, "");
+                pool->twin[t] = pool->count - 1;
+                pool->twin[pool->count - 1] = t;
+            }
             i = after_time;
             continue;
         }

@@ -118,7 +118,10 @@
  *     English says 7:05 "seven oh five", and "oh" is no number word, so
  *     that one is digits only).  Its digits (7 and 05 of 7点05分) are no
  *     numbers of their own, as 10万's 10 is none: "at 7." no longer drops
- *     the minutes, nor "at five" the hour.
+ *     the minutes, nor "at five" the hour.  But minutes of one figure, 1
+ *     to 9, with no 零 (七点五分, 7点5分) say a score as often as a time
+ *     (他得了七点五分。 "He got 7.5."): that one is 7:05 or 7.5, one
+ *     number written either way (used up by either).
  *   - A minus sign, for a Chinese target (number_rule_set_source_sign,
  *     _target_sign): an English source's number right after a "-" that
  *     begins a word, with nothing between them (-10, "It is -10 degrees";

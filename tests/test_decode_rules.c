@@ -810,6 +810,29 @@ static void test_number_rule_reads_a_time(void **state)
         if (strcmp(got, cases[c].expect) != 0)
             fail_msg("%s:\n  expected %s\n  got      %s", cases[c].what, cases[c].expect, got);
     }
+    /* 二点六分 with one figure after 点 and no 零 is a time or a score
+     * (七点五分, 7.5 points: 他得了七点五分。 came out "He got at 7:05."
+     * where it was "He got 7.5."): 2:06 or 2.6, "two point six" too,
+     * used up in either form */
+    static const int t_2_6[] = {ZH_TWO, ZH_POINT, ZH_SIX, ZH_MINUTE, CAT};
+    static const int ids_2_6[] = {EN_TWO, EN_SIX, EN_POINT, EN_COLON, CAT, ZW + 2, ZW + 6};
+    static const struct {
+        const char *what;
+        int history[4], len;
+        const char *expect; /* two six point : cat 2 6 */
+    } score_cases[] = {
+        {"二点六分: two or 2 may begin it", {0}, 0, "x.xxxx."},
+        {"二点六分, after two: point (2.6)", {EN_TWO}, 1, "..x...."},
+        {"二点六分, after two point: six", {EN_TWO, EN_POINT}, 2, ".x....."},
+        {"二点六分, after 2: \":\" (2:06)", {ZW + 2}, 1, "...x..."},
+        {"二点六分, after two point six: used up, no 2:06 after it", {EN_TWO, EN_POINT, EN_SIX}, 3, "..xxx.."},
+    };
+    for (size_t c = 0; c < sizeof score_cases / sizeof *score_cases; c++) {
+        char got[8];
+        these_allowed(r, t_2_6, 5, score_cases[c].history, score_cases[c].len, ids_2_6, 7, got);
+        if (strcmp(got, score_cases[c].expect) != 0)
+            fail_msg("%s:\n  expected %s\n  got      %s", score_cases[c].what, score_cases[c].expect, got);
+    }
     /* without the 分, 二点十五 is what it was: after two, "point" may go on */
     static const int no_mark[] = {ZH_TWO, ZH_POINT, ZH_TEN, ZH_FIVE, CAT};
     float logits[ZH_EN_V] = {0};
