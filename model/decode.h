@@ -44,9 +44,12 @@ int decode_limit(const ModelArch *arch, int S, float ratio, int extra);
 
 /* Rules on which tokens a step may choose, which greedy decoding and
  * every beam hypothesis apply alike (decode_ban).  Only the choice is
- * restricted: the log-probabilities recorded and scored stay the model's
- * (as in Hugging Face's beam search, which applies its rules after the
- * log-softmax).  A NULL DecodeRules is no rule. */
+ * restricted: the log-probabilities recorded stay the model's (as in
+ * Hugging Face's beam search, which applies its rules after the
+ * log-softmax), and so do the scores, but for the one token a rule
+ * raises rather than bans, the number rule's 负 (number_rule.h), which
+ * beam search ranks with the logit it was given (beam.c; greedy's score,
+ * beam_score, counts the model's).  A NULL DecodeRules is no rule. */
 typedef struct {
     int no_repeat_ngram;       /* n >= 1: never complete an n-gram twice (decode_ban_repeats); 0: off */
     const NumberRule *numbers; /* not NULL: write the source's numbers, no others (number_rule.h) */
@@ -65,7 +68,8 @@ const bool *decode_rules_spaced(const DecodeRules *rules, int first);
 
 /* logits[token] = -inf for every token `rules` bans after history[0..len-1]
  * (the output so far, <s> not included) for source src[0..S-1], spaced as
- * spaced[0..S-1] says (decode_rules_spaced; may be NULL). */
+ * spaced[0..S-1] says (decode_rules_spaced; may be NULL); the number
+ * rule's 负 may be raised (number_rule_ban). */
 void decode_ban(const DecodeRules *rules, const int *src, const bool *spaced, int S, const int *history, int len,
                 float *logits);
 

@@ -248,7 +248,9 @@ bool number_rule_is_separator(const char *text);
 bool number_rule_applies(const NumberRule *rule, const int *src, int S);
 
 /* Set to -INFINITY every logit (logits[tgt_vocab]) of a token the rule
- * bans after output history[0..len-1], for source src[0..S-1];
+ * bans after output history[0..len-1], for source src[0..S-1], and raise
+ * the target's 负 to the best logit of those banned for beginning a
+ * negative number without its sign (above: a minus sign);
  * spaced[0..S-1] (may be NULL: not known) says which source tokens came
  * after white space (Encoding's spaced, encode.h). */
 void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced, int S, const int *history,
