@@ -426,6 +426,7 @@ typedef struct {
     int in_digits; /* numbers 0..in_digits-1 may be written in digits; the
                       rest, an English source's words, only in numerals */
     bool *negative; /* [count] a minus sign before it in the source (-10): written only after one */
+    bool any_negative; /* some source number is negative: a 负 may be the rule's (signed_at) */
 } Pool;
 
 /* The digits of the run of digit tokens at ids[i] (the first any digit
@@ -648,12 +649,16 @@ typedef struct {
 } Output;
 
 /* Does the output ids[0..i-1] end with a minus sign, "-", 负 or 零下, and
- * so what may a number begun at ids[i] be (Sign)? */
-static Sign signed_at(const NumberRule *rule, const int *ids, int i)
+ * so what may a number begun at ids[i] be (Sign)?  After 负 only a
+ * negative one where the source has one; else the 负 is the model's own,
+ * its number the source's (负五 for "negative 5", which the rule reads as
+ * 5: it was 负限度, the 五 banned), and any may follow it. */
+static Sign signed_at(const NumberRule *rule, const Pool *pool, const int *ids, int i)
 {
     const Side *t = &rule->target;
     int last = i > 0 ? ids[i - 1] : -1, before = i > 1 ? ids[i - 2] : -1;
     if (last < 0 || last >= t->V) return UNSIGNED;
+    if (rule->target_sign[last] == SIGN_FU && !pool->any_negative) return SIGNED; /* the model's own */
     if (rule->target_sign[last] == SIGN_FU) return NEGATIVE;
     bool sign = rule->target_sign[last] == SIGN_MINUS ||
                 (rule->target_sign[last] == SIGN_AFTER_ZERO && before >= 0 && before < t->V &&
@@ -720,7 +725,7 @@ static Output output_numbers(const NumberRule *rule, const int *ids, int n, Pool
             if (!goes_on) {
                 finish(pool, &o);
                 memcpy(o.p, d, (size_t)m);
-                o.sign = signed_at(rule, ids, i);
+                o.sign = signed_at(rule, pool, ids, i);
             }
             o.n += m;
             o.place = IN_DIGITS;
@@ -773,7 +778,7 @@ static size_t output_run(const NumberRule *rule, const int *ids, int len, Pool *
         const char *c = ids[i] >= 0 && ids[i] < rule->target.V ? rule->numeral[ids[i]] : NULL;
         if (c) {
             memcpy(run + n, c, HAN_BYTES);
-            if (n == 0) *sign = signed_at(rule, ids, i);
+            if (n == 0) *sign = signed_at(rule, pool, ids, i);
             if (c != POINT || (n > 0 && reading_of(pool, readings, run, n + HAN_BYTES, false, *sign) >= 0)) {
                 *a_number = n > 0 || !rule->alone_a_word[ids[i]];
                 magnitude |= is_magnitude(c);
@@ -1607,7 +1612,7 @@ static void ban_digits(const NumberRule *rule, Pool *pool, const int *history, i
      * write a negative number without it is banned, and the highest logit
      * of those goes to the sign (负) instead: where the model would begin
      * -10 as 10 or 十, it writes 负 first (number_rule.h). */
-    Sign here = signed_at(rule, history, len);
+    Sign here = signed_at(rule, pool, history, len);
     float raise = -INFINITY;
     /* Digit tokens: continue the number, or (where it may end) begin a new one. */
     for (int j = 0; j < tgt->count; j++) {
@@ -1724,9 +1729,10 @@ void number_rule_ban(const NumberRule *rule, const int *src, const bool *spaced,
     int *offsets = xmalloc((size_t)numbers * 5 * sizeof *offsets);
     bool *used = xcalloc((size_t)numbers, sizeof *used), *negative = xcalloc((size_t)numbers, sizeof *negative);
     Pool pool = {src_text, offsets, offsets + numbers, offsets + 2 * numbers, offsets + 3 * numbers,
-                 offsets + 4 * numbers, 0, used, 0, 0, negative};
+                 offsets + 4 * numbers, 0, used, 0, 0, negative, false};
     /* Signs are read where the rule can write one (a target's 负) */
     source_numbers(&rule->source, rule->sign_id >= 0 ? rule->source_minus : NULL, src, spaced, S, &pool);
+    for (int k = 0; k < pool.count; k++) pool.any_negative |= pool.negative[k];
     if (rule->target_words.count > 0 && rule->source_numeral_count > 0) add_numeral_numbers(rule, src, S, &pool);
     pool.in_digits = pool.count;
     if (rule->source_words.count > 0) add_word_numbers(rule, src, S, &pool);

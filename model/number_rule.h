@@ -139,7 +139,9 @@
  *     follow "-" or 零下 (零下10度 for "10 degrees below zero"; the range
  *     3-5); after 负 only a negative one, and a lone numeral there too must
  *     begin its reading ("-5 is less than 1990-2000." was 负二零零零...,
- *     the sign on the 2000).
+ *     the sign on the 2000), where the source has one: else the 负 is the
+ *     model's own, and any of its numbers may follow ("The temperature is
+ *     negative 5 degrees." 体温是负五度。, not 负限度。).
  *     Not held: an English target (the model writes no sign it could be
  *     held to: "-" came out glued, It's-10, and "minus" in pieces), a
  *     Chinese source's 负 and 零下, an English source's "minus ten", nor the

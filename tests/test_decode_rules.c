@@ -364,6 +364,12 @@ static void test_number_rule_holds_a_minus_sign(void **state)
     assert_true(l[WORD + 3] == 0.0f && l[FU] == -2.0f);
     sign_logits(r, ten, NULL, 2, NULL, 0, l);
     assert_true(l[WORD + 1] == 5.0f && l[HAN_TEN] == 3.0f && l[FU] == -2.0f);
+    /* no negative number in the source: a 负 the model wrote itself (for
+     * "negative 5": 体温是负五度。, which came out 体温是负限度。 when only
+     * a negative number could follow 负) goes on with any of its numbers */
+    sign_logits(r, ten, NULL, 2, (const int[]){FU}, 1, l);
+    if (l[WORD + 1] != 5.0f || l[HAN_TEN] != 3.0f)
+        fail_msg("after 负 with no negative number: 1 %g, 十 %g", (double)l[WORD + 1], (double)l[HAN_TEN]);
     /* no 负 to write: the sign is not read, -10 is 10 as before */
     sign_logits(no_sign, minus_10, minus_10_spaced, 4, NULL, 0, l);
     assert_true(l[WORD + 1] == 5.0f && l[HAN_TEN] == 3.0f);
