@@ -74,6 +74,8 @@ static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt, bool chine
                 number_rule_set_source_numeral(rule, id, piece);
             if (!side && !chinese_target && !continues && number_rule_is_minute_mark(piece))
                 number_rule_set_source_minute_mark(rule, id);
+            if (!side && !chinese_target && !continues && number_rule_is_duration_mark(piece))
+                number_rule_set_source_duration_mark(rule, id);
             /* minus signs: an English source's -10 comes out 负10 (or -10, 零下10) */
             if (chinese_target && !continues && number_rule_is_sign(piece))
                 (side ? number_rule_set_target_sign : number_rule_set_source_sign)(rule, id, piece);

@@ -48,6 +48,7 @@ struct NumberRule {
     const char **source_numeral; /* [source V] the numeral a source token is, as read, or NULL */
     int source_numeral_count;
     bool *source_minute_mark;    /* [source V] 分: a time's minutes end with it (七点零五分) */
+    bool *source_duration_mark;  /* [source V] 钟: 分钟 is minutes that passed (二点五分钟), no time */
     /* Minus signs (number_rule_set_source_sign, _target_sign) */
     bool *source_minus;          /* [source V] "-" */
     signed char *target_sign;    /* [target V] SIGN_MINUS ("-"), SIGN_FU (负), SIGN_AFTER_ZERO (零下's 下), or 0 */
@@ -113,6 +114,7 @@ NumberRule *number_rule_new(int src_vocab, int tgt_vocab)
     r->source_numeral = xcalloc((size_t)src_vocab, sizeof *r->source_numeral);
     r->source_numeral_count = 0;
     r->source_minute_mark = xcalloc((size_t)src_vocab, sizeof *r->source_minute_mark);
+    r->source_duration_mark = xcalloc((size_t)src_vocab, sizeof *r->source_duration_mark);
     r->source_minus = xcalloc((size_t)src_vocab, sizeof *r->source_minus);
     r->target_sign = xcalloc((size_t)tgt_vocab, sizeof *r->target_sign);
     r->sign_id = -1;
@@ -131,6 +133,7 @@ void number_rule_free(NumberRule *rule)
     free(rule->alone_a_word);
     free(rule->source_numeral);
     free(rule->source_minute_mark);
+    free(rule->source_duration_mark);
     free(rule->source_minus);
     free(rule->target_sign);
     words_free(&rule->source_words);
@@ -162,6 +165,11 @@ bool number_rule_is_minute_mark(const char *text)
     return strcmp(text, "分") == 0;
 }
 
+bool number_rule_is_duration_mark(const char *text)
+{
+    return strcmp(text, "钟") == 0;
+}
+
 static void side_set(Side *s, int id, const char *text, bool continues)
 {
     ASSERT(id >= 0 && id < s->V);
@@ -191,6 +199,12 @@ void number_rule_set_source_minute_mark(NumberRule *rule, int id)
 {
     ASSERT(id >= 0 && id < rule->source.V);
     rule->source_minute_mark[id] = true;
+}
+
+void number_rule_set_source_duration_mark(NumberRule *rule, int id)
+{
+    ASSERT(id >= 0 && id < rule->source.V);
+    rule->source_duration_mark[id] = true;
 }
 
 bool number_rule_is_sign(const char *text)
@@ -918,7 +932,8 @@ static int numeral_run(const NumberRule *rule, const int *src, int S, int i, cha
 /* Does a time, hour 点 minutes 分 (七点零五分, 7点05分, 十二点三十分),
  * begin at src[i]?  Returns the index after its 分 and sets *hour and
  * *minute, or returns i.  Without the 分, N点M stays what numeral_run
- * reads (三点一四 is 3.14; 2点20 may be 2.20 or a time, as ever).
+ * reads (三点一四 is 3.14; 2点20 may be 2.20 or a time, as ever), as
+ * with 分钟 (二点五分钟 is 2.5 minutes, no time).
  * *score: its minutes are one figure, 1 to 9, with no 零 before it
  * (七点五分, 7点5分), which says a score as often as a time: 7.5 points
  * (他得了七点五分。) or 7:05. */
@@ -947,6 +962,8 @@ static int time_at(const NumberRule *rule, const int *src, int S, int i, int *ho
             return i;
         value[part] = (int)v;
         at++;
+        /* 分钟: a duration, 二点五分钟 2.5 minutes (what numeral_run reads) */
+        if (part == 1 && at < S && src[at] >= 0 && src[at] < s->V && rule->source_duration_mark[src[at]]) return i;
         if (part == 1) *score = v >= 1 && v <= 9 && (n == 1 || n == HAN_BYTES); /* 5, 五: no 0, 零 */
     }
     *hour = value[0];

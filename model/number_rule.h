@@ -111,7 +111,8 @@
  *     1990).
  *   - For an English target, a Chinese source's time, an hour and
  *     minutes between 点 and 分 (七点零五分, 7点05分, 十二点三十分; hour
- *     0..24, minutes 0..59), is one number, H:MM, never the decimal its
+ *     0..24, minutes 0..59; not 分钟, minutes that passed: 二点五分钟 is
+ *     2.5 minutes), is one number, H:MM, never the decimal its
  *     点 would make (七点零五 alone is 7.05 as ever): it is written 7:05
  *     (the target's ":" joins it, as "." joins 1.5) or, with minutes 0 or
  *     10 to 59, in words, the hour's then the minutes' (seven fifteen;
@@ -203,6 +204,10 @@ void number_rule_set_target(NumberRule *rule, int id, const char *text, bool con
 bool number_rule_is_time_separator(const char *text);
 bool number_rule_is_minute_mark(const char *text);
 void number_rule_set_source_minute_mark(NumberRule *rule, int id);
+/* Is `text` 钟, which after 分 makes 分钟, minutes of time that passed:
+ * 二点五分钟 is 2.5 minutes, no time?  Source token `id` is that 钟. */
+bool number_rule_is_duration_mark(const char *text);
+void number_rule_set_source_duration_mark(NumberRule *rule, int id);
 
 /* Is `text` a piece of a minus sign: "-", 负, or 零下's 下?  Source token
  * `id` is one (only an English source's "-" is read: -10); target token

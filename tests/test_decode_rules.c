@@ -526,9 +526,9 @@ static void test_number_rule_reads_english_number_words(void **state)
  * fifty one thousand hundred - ##s si ##x and of second th ##ousand
  * hundredth (25..47); 百 千 (31, 32) are source numerals too; 48 is the
  * source's 点 and the target's "point"; 49 the source's 分 and the
- * target's ":". */
-enum { ZH_EN_V = 50, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED,
-       ZH_THOUSAND, ZH_POINT = 48, ZH_MINUTE = 49, EN_COLON = 49 };
+ * target's ":"; 50 the source's 钟 (分钟) and the target's "clock". */
+enum { ZH_EN_V = 51, ZW = 5, ZC = 15, ZH_TEN = 25, ZH_TWO, ZH_FIVE, ZH_SIX, ZH_THREE, ZH_MYRIAD, ZH_HUNDRED,
+       ZH_THOUSAND, ZH_POINT = 48, ZH_MINUTE = 49, EN_COLON = 49, ZH_CLOCK = 50 };
 enum { EN_TWELVE = 25, EN_TWENTY, EN_TWO, EN_SIX, EN_TY, EN_TEEN, EN_TEN, EN_NIS, EN_FIFTEEN, EN_FIFTY, EN_ONE,
        EN_THOUSAND, EN_HUNDRED, EN_DASH, EN_S, EN_SI, EN_X, EN_AND, EN_OF, EN_SECOND, EN_TH, EN_OUSAND,
        EN_HUNDREDTH, EN_POINT };
@@ -541,7 +541,7 @@ static NumberRule *zh_en_rule(void)
         "<pad>", "<unk>", "<s>", "</s>", "cat", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
         "twelve", "twenty", "two", "six", "ty", "teen", "ten", "nis", "fifteen", "fifty", "one", "thousand",
-        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand", "hundredth", "point", ":"};
+        "hundred", "-", "s", "si", "x", "and", "of", "second", "th", "ousand", "hundredth", "point", ":", "clock"};
     for (int d = 0; d < 10; d++) {
         char text[2] = {(char)('0' + d), 0};
         number_rule_set_source(r, ZW + d, text, false);
@@ -552,6 +552,7 @@ static NumberRule *zh_en_rule(void)
     for (int i = 0; i < 8; i++) number_rule_set_source_numeral(r, ZH_TEN + i, han[i]);
     number_rule_set_source_numeral(r, ZH_POINT, "点");
     number_rule_set_source_minute_mark(r, ZH_MINUTE);
+    number_rule_set_source_duration_mark(r, ZH_CLOCK);
     number_rule_set_target(r, EN_COLON, ":", false);
     for (int id = 0; id < ZH_EN_V; id++) {
         bool continues = (id >= ZC && id < ZC + 10) || id == EN_TY || id == EN_TEEN || id == EN_NIS || id == EN_S ||
@@ -839,6 +840,13 @@ static void test_number_rule_reads_a_time(void **state)
         if (strcmp(got, score_cases[c].expect) != 0)
             fail_msg("%s:\n  expected %s\n  got      %s", score_cases[c].what, score_cases[c].expect, got);
     }
+    /* 分钟 is minutes that passed, no time: 二点十五分钟 is 2.15 minutes
+     * (等了二点五分钟。 "Wait ... 2:05", 他跑了七点零五分钟。 "at 7:05"):
+     * after two, "point" may go on */
+    static const int duration[] = {ZH_TWO, ZH_POINT, ZH_TEN, ZH_FIVE, ZH_MINUTE, ZH_CLOCK};
+    float after_two[ZH_EN_V] = {0};
+    number_rule_ban(r, duration, NULL, 6, (const int[]){EN_TWO}, 1, after_two);
+    if (after_two[EN_POINT] != 0) fail_msg("二点十五分钟: \"point\" banned after two, as in a time");
     /* without the 分, 二点十五 is what it was: after two, "point" may go on */
     static const int no_mark[] = {ZH_TWO, ZH_POINT, ZH_TEN, ZH_FIVE, CAT};
     float logits[ZH_EN_V] = {0};

@@ -45,7 +45,7 @@ static const Piece PIECES[] = {
     {"ten", false},   {"twelve", false}, {"twenty", false}, {"thousand", false}, {"hundred", false},
     {"-", false},     {"and", false},   {"ty", true},    {"teen", true},   {"s", true},     {"nis", true},
     {"of", false},    {"first", false}, {"second", false}, {"thousands", false}, {"th", true}, {"ieth", true},
-    {":", false},     {"分", false},     {"负", false},   {"下", false},
+    {":", false},     {"分", false},     {"负", false},   {"下", false},     {"钟", false},
 };
 enum { N_PIECES = sizeof PIECES / sizeof *PIECES };
 static const char *const NUMERALS[] = {"零", "〇", "一", "二", "两", "三", "四", "五", "六", "七",
@@ -64,6 +64,7 @@ static NumberRule *make_rule(bool chinese_target)
         (chinese_target ? number_rule_set_source_piece : number_rule_set_target_piece)(rule, id, p->text,
                                                                                       p->continues);
         if (!chinese_target && number_rule_is_minute_mark(p->text)) number_rule_set_source_minute_mark(rule, id);
+        if (!chinese_target && number_rule_is_duration_mark(p->text)) number_rule_set_source_duration_mark(rule, id);
         if (time_separator) number_rule_set_target(rule, id, p->text, p->continues);
         if (chinese_target && !p->continues && number_rule_is_sign(p->text)) { /* -10 read, 负 written */
             number_rule_set_source_sign(rule, id, p->text);
