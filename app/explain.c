@@ -185,11 +185,16 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
     if (d->no_repeat_ngram)
         fprintf(out, "  --no-repeat-ngram %d: a token that would repeat %d tokens already output is never kept.\n",
                 d->no_repeat_ngram, d->no_repeat_ngram);
-    if (copies)
+    if (copies) {
         fprintf(out, "  copy_numbers: the source has numbers, so a digit is kept only where it copies one\n"
                      "  of them, and a number ends only where it is whole; Chinese numerals and English\n"
                      "  number words likewise say only the source's values (model/number_rule.h has the\n"
-                     "  details and the one exception).\n");
+                     "  details).\n");
+        /* the one token the rule raises: kept at p = 0.000, rank 4424, unexplained */
+        if (number_rule_writes_signs(d->numbers))
+            fprintf(out, "  A negative number is written after its sign: where the model would begin one\n"
+                         "  without it, 负 is kept first in its place, however improbable the model finds it.\n");
+    }
     fprintf(out, "  Each step: the model's %d most probable next tokens after this translation's\n"
                  "  prefix, with their probabilities; * marks the token kept.\n", TRANSLATION_TOP_K);
 }

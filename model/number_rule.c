@@ -641,6 +641,8 @@ static void readings_add_time(Readings *rs, int hour, int minute, int owner)
 static bool source_numeral_words(const NumberRule *rule, const int *src, int S, Readings *rs, bool *unread);
 static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool *pool);
 
+bool number_rule_writes_signs(const NumberRule *rule) { return rule->sign_id >= 0; }
+
 bool number_rule_applies(const NumberRule *rule, const int *src, int S)
 {
     for (int i = 0; i < S; i++)

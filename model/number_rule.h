@@ -253,6 +253,9 @@ bool number_rule_is_separator(const char *text);
 /* Does source src[0..S-1] hold a number, so that the rule can ban
  * anything at all? */
 bool number_rule_applies(const NumberRule *rule, const int *src, int S);
+/* Does it write a minus sign (负) before a negative source number, the
+ * one token it may raise rather than ban (a Chinese target)? */
+bool number_rule_writes_signs(const NumberRule *rule);
 
 /* Set to -INFINITY every logit (logits[tgt_vocab]) of a token the rule
  * bans after output history[0..len-1], for source src[0..S-1], and raise

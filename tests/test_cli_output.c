@@ -536,6 +536,12 @@ static void test_explain_under_copy_numbers(void **state)
     expect_in(out, "copy_numbers: the source has numbers, so a digit is kept only where it copies one");
     expect_in(out, "13912345678");
     free(out);
+    /* the one token the rule raises, kept at p = 0.000: said why */
+    const char *negative[] = {"./translate", "-q", "-b", "1", "--explain", "It is -10 degrees today.", NULL};
+    out = output_of(negative);
+    expect_in(out, "负 is kept first in its place, however improbable the model finds it");
+    expect_in(out, "kept 负");
+    free(out);
     const char *plain[] = {"./translate", "-q", "-b", "1", "--explain", "Cheer up.", NULL};
     out = output_of(plain);
     if (strstr(out, "copy_numbers")) fail_msg("a source without numbers gets the rule's note:\n%s", out);
