@@ -169,7 +169,7 @@ static void explain_sublayer_tail(FILE *out, const ModelArch *arch, int T, const
 /* ---- the walk-through ------------------------------------------------------ */
 
 /* Which search produced the output, and what that means for the steps. */
-static void steps_heading(FILE *out, const SearchSettings *d, const Translation *t)
+static void steps_heading(FILE *out, const SearchSettings *d, const Translation *t, const bool *spaced)
 {
     bool copies = d->copy_numbers && d->numbers && number_rule_applies(d->numbers, t->src_ids, t->src_len);
     if (d->beam > 1)
@@ -190,10 +190,14 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
                      "  of them, and a number ends only where it is whole; Chinese numerals and English\n"
                      "  number words likewise say only the source's values (model/number_rule.h has the\n"
                      "  details).\n");
-        /* the one token the rule raises: kept at p = 0.000, rank 4424, unexplained */
+        /* the one token the rule raises: kept at p = 0.000, rank 4424,
+         * unexplained; said only where the source has a negative number,
+         * as only there is 负 raised ("I have 3 apples." had it too) */
+        bool negative = number_rule_reads_negative(d->numbers, t->src_ids, spaced, t->src_len);
         if (number_rule_writes_signs(d->numbers))
-            fprintf(out, "  A negative number is written after its sign: where the model would begin one\n"
-                         "  without it, 负 is kept first in its place, however improbable the model finds it.\n");
+            if (negative) /* (apart: the line above is a mutant's text) */
+                fprintf(out, "  A negative number is written after its sign: where the model would begin one\n"
+                             "  without it, 负 is kept first in its place, however improbable the model finds it.\n");
     }
     fprintf(out, "  Each step: the model's %d most probable next tokens after this translation's\n"
                  "  prefix, with their probabilities; * marks the token kept.\n", TRANSLATION_TOP_K);
@@ -202,11 +206,12 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
 /* The steps of `t`: what each read, its true top-k, and the token kept
  * (its rank counted in `logits` [T, V], the teacher-forced pass, when it
  * is not among the top-k). */
-static void explain_steps(FILE *out, const Translator *tr, const Translation *t, const float *logits)
+static void explain_steps(FILE *out, const Translator *tr, const Translation *t, const float *logits,
+                          const bool *spaced)
 {
     const Vocab *v = tr->tgt_vocab;
     int V = tr->config.arch.tgt_vocab;
-    steps_heading(out, &tr->config.decode, t);
+    steps_heading(out, &tr->config.decode, t, spaced);
     int width = snprintf(NULL, 0, "%d", t->steps); /* the step numbers right-aligned, their rows too */
     for (int i = 0; i < t->steps; i++) {
         const int *top = t->top_ids + (size_t)i * TRANSLATION_TOP_K;
@@ -355,7 +360,8 @@ void explain_print(FILE *out, const Translator *tr, const char *text, const Sour
     }
     fprintf(out, "  final LayerNorm → output projection → logits: [%d, %d]\n\n", T, a->tgt_vocab);
 
-    explain_steps(out, tr, t, acts.logits);
+    /* the source's spacing as the search read it (t's source is src's) */
+    explain_steps(out, tr, t, acts.logits, t->src_len == src->count ? src->spaced : NULL);
     acts_free(&acts);
 }
 

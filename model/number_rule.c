@@ -643,6 +643,17 @@ static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool 
 
 bool number_rule_writes_signs(const NumberRule *rule) { return rule->sign_id >= 0; }
 
+bool number_rule_reads_negative(const NumberRule *rule, const int *src, const bool *spaced, int S)
+{
+    if (rule->sign_id < 0) return false; /* signs read only where written (number_rule_ban) */
+    /* as source_numbers marks them: a number's first digit token right
+     * after its minus sign */
+    for (int i = 0; i < S; i++)
+        if (digits_of(&rule->source, src[i])[0] && minus_before(&rule->source, rule->source_minus, src, spaced, i))
+            return true;
+    return false;
+}
+
 bool number_rule_applies(const NumberRule *rule, const int *src, int S)
 {
     for (int i = 0; i < S; i++)

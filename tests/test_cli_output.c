@@ -535,12 +535,25 @@ static void test_explain_under_copy_numbers(void **state)
     expect_in(out, "greedy decoding produced it (the most probable token each step, unless banned)");
     expect_in(out, "copy_numbers: the source has numbers, so a digit is kept only where it copies one");
     expect_in(out, "13912345678");
+    /* no negative number, so no 负 of the rule's: its note was here too */
+    if (strstr(out, "负 is kept first"))
+        fail_msg("a source without a negative number gets the note on the rule's 负:\n%s", out);
     free(out);
-    /* the one token the rule raises, kept at p = 0.000: said why */
+    /* the one token the rule raises, kept at p = 0.000: said why, greedy
+     * and beam; not for a range (1990-2000), whose "-" is no sign */
     const char *negative[] = {"./translate", "-q", "-b", "1", "--explain", "It is -10 degrees today.", NULL};
     out = output_of(negative);
     expect_in(out, "负 is kept first in its place, however improbable the model finds it");
     expect_in(out, "kept 负");
+    free(out);
+    const char *beam[] = {"./translate", "-q", "--explain", "It is -10 degrees today.", NULL};
+    out = output_of(beam);
+    expect_in(out, "负 is kept first in its place, however improbable the model finds it");
+    free(out);
+    const char *range[] = {"./translate", "-q", "-b", "1", "--explain", "He lived there from 1990-2000.", NULL};
+    out = output_of(range);
+    expect_in(out, "copy_numbers: the source has numbers");
+    if (strstr(out, "负 is kept first")) fail_msg("a range gets the note on the rule's 负:\n%s", out);
     free(out);
     const char *plain[] = {"./translate", "-q", "-b", "1", "--explain", "Cheer up.", NULL};
     out = output_of(plain);
