@@ -134,7 +134,13 @@ int evaluate_file(const char *path, const Dataset *data, const char *data_path,
             status = error_set(err, "%s:%zu: not valid UTF-8", path, count + 1);
         else if (count < data->count)
             score_line(&bleu, &chrf, each, count, text, data->target_text[count], tok);
-        if (!status) { /* which language the line reads as (none: no vote) */
+        /* which language the line reads as (none: no vote), where its
+         * reference reads as the target language: a reference may read as
+         * the other ("iPhone 15 Pro Max上市了。", 3 Han characters and 3
+         * words, the first Latin), and a translation as good as it is no
+         * sign of the other direction (a 1-line TSV's was refused) */
+        if (!status && count < data->count &&
+            tokenizer_reads_as_han(data->target_text[count], strlen(data->target_text[count])) == zh) {
             int han = tokenizer_reads_as_han(text, strlen(text));
             voted += han >= 0;
             other += han >= 0 && (han == 1) != zh;
@@ -148,7 +154,8 @@ int evaluate_file(const char *path, const Dataset *data, const char *data_path,
     /* In the other language, the translations of the other direction (the
      * zh-en model's --hyps of the same TSV, set beside an en-zh run): they
      * scored BLEU 0.10 and the run "measurably higher", status 0.  Refused
-     * by the count that refuses --eval's swapped columns. */
+     * by the count that refuses --eval's swapped columns, over the lines
+     * whose references read as the target language. */
     if (!status && other * 2 > voted)
         status = error_set(err, "%s: reads as %s in %zu of %zu lines, where this run's translations are %s: "
                                 "the translations of the other direction?",

@@ -54,8 +54,8 @@ void evaluate(const Model *model, const Dataset *data, const Vocab *tgt_vocab,
  * "PATH: read error: ..." or
  * "PATH: N lines, DATA_PATH has M sentences (its non-blank lines)", or
  * "PATH: reads as English in N of M lines, ..." when most of its lines
- * that read as a language (tokenizer_reads_as_han) are not in
- * target_lang. */
+ * that read as a language (tokenizer_reads_as_han), among those whose
+ * references read as target_lang, are not in target_lang. */
 int evaluate_file(const char *path, const Dataset *data, const char *data_path,
                   const char *target_lang, EvalSentences *each, EvalScores *out, Error *err);
 

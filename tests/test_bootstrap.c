@@ -276,6 +276,35 @@ static void test_compare_refuses_a_file_that_does_not_pair(void **state)
     }
 }
 
+/* The references themselves are never "the other direction": a Chinese
+ * reference may read as English (3 Han characters, 3 Latin words, the
+ * first Latin), and a 1-line TSV's own reference, given as --compare, was
+ * refused ("reads as English in 1 of 1 lines", status 1).  Only lines
+ * whose references read as the target language count; the other
+ * direction's lines beside them are still refused. */
+static void test_compare_takes_the_references_themselves(void **state)
+{
+    (void)state;
+    static const char one[] = "The iPhone 15 Pro Max is out.\tiPhone 15 Pro Max上市了。\n";
+    const char *data = temp_file("latin.tsv", one, sizeof one - 1);
+    static const char refs[] = "iPhone 15 Pro Max上市了。\n";
+    const char *theirs = temp_file("latin-refs.hyps", refs, sizeof refs - 1);
+    const char *argv[] = {"./translate", "-q", "-c", TINY, "--eval", data, "--compare", theirs, NULL};
+    RunResult r = run_program(argv, NULL, 0);
+    if (r.status != 0) fail_msg("the references refused: status %d, stderr '%s'", r.status, r.err);
+    expect_in(r.out, "compared with ");
+    run_result_free(&r);
+    static const char two[] = "The iPhone 15 Pro Max is out.\tiPhone 15 Pro Max上市了。\n"
+                              "I love China.\t我爱中国。\n";
+    argv[5] = temp_file("latin2.tsv", two, sizeof two - 1);
+    static const char english[] = "iPhone 15 Pro Max上市了。\nI love China.\n";
+    argv[7] = temp_file("latin-english.hyps", english, sizeof english - 1);
+    r = run_program(argv, NULL, 0);
+    assert_int_equal(r.status, 1);
+    expect_in(r.err, ": reads as English in 1 of 1 lines");
+    run_result_free(&r);
+}
+
 /* --compare needs --eval; --hyps never replaces the file compared with,
  * and says so before translating anything. */
 static void test_compare_needs_eval_and_is_an_input(void **state)
@@ -345,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_the_interval_is_the_middle_95_percent),
         cmocka_unit_test(test_compare_prints_the_difference_and_its_interval),
         cmocka_unit_test(test_compare_refuses_a_file_that_does_not_pair),
+        cmocka_unit_test(test_compare_takes_the_references_themselves),
         cmocka_unit_test(test_compare_needs_eval_and_is_an_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
