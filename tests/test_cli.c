@@ -44,6 +44,9 @@ static void test_help_and_version(void **state)
     assert_int_equal(r.status, 0);
     expect_in(r.out, "Usage: translate");
     expect_in(r.out, "--attention");
+    /* `--alignment 1` is refused, not translated (ac3eb36): --help showed
+     * only --alignment[=...], so the spaced value was README's alone */
+    expect_in(r.out, "Spaced too: a hard, soft");
     run_result_free(&r);
     const char *version[] = {"./translate", "-V", NULL};
     r = run(version, NULL);
