@@ -193,11 +193,10 @@ static void steps_heading(FILE *out, const SearchSettings *d, const Translation 
         /* the one token the rule raises: kept at p = 0.000, rank 4424,
          * unexplained; said only where the source has a negative number,
          * as only there is 负 raised ("I have 3 apples." had it too) */
-        bool negative = number_rule_reads_negative(d->numbers, t->src_ids, spaced, t->src_len);
-        if (number_rule_writes_signs(d->numbers))
-            if (negative) /* (apart: the line above is a mutant's text) */
-                fprintf(out, "  A negative number is written after its sign: where the model would begin one\n"
-                             "  without it, 负 is kept first in its place, however improbable the model finds it.\n");
+        bool raises = number_rule_reads_negative(d->numbers, t->src_ids, spaced, t->src_len);
+        if (raises)
+            fprintf(out, "  A negative number is written after its sign: where the model would begin one\n"
+                         "  without it, 负 is kept first in its place, however improbable the model finds it.\n");
     }
     fprintf(out, "  Each step: the model's %d most probable next tokens after this translation's\n"
                  "  prefix, with their probabilities; * marks the token kept.\n", TRANSLATION_TOP_K);

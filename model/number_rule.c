@@ -641,8 +641,6 @@ static void readings_add_time(Readings *rs, int hour, int minute, int owner)
 static bool source_numeral_words(const NumberRule *rule, const int *src, int S, Readings *rs, bool *unread);
 static int add_word_numbers(const NumberRule *rule, const int *src, int S, Pool *pool);
 
-bool number_rule_writes_signs(const NumberRule *rule) { return rule->sign_id >= 0; }
-
 bool number_rule_reads_negative(const NumberRule *rule, const int *src, const bool *spaced, int S)
 {
     if (rule->sign_id < 0) return false; /* signs read only where written (number_rule_ban) */

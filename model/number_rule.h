@@ -253,12 +253,10 @@ bool number_rule_is_separator(const char *text);
 /* Does source src[0..S-1] hold a number, so that the rule can ban
  * anything at all? */
 bool number_rule_applies(const NumberRule *rule, const int *src, int S);
-/* Does it write a minus sign (负) before a negative source number, the
- * one token it may raise rather than ban (a Chinese target)? */
-bool number_rule_writes_signs(const NumberRule *rule);
 /* Does source src[0..S-1] (spaced as for number_rule_ban; may be NULL)
- * hold a negative number ("-10"), so that the rule may raise 负 for it?
- * Only then does it: "I have 3 apples." never gets a 负 of the rule's. */
+ * hold a negative number ("-10"), so that the rule may raise 负 for it,
+ * the one token it raises rather than bans (a Chinese target only)?  Only
+ * then does it: "I have 3 apples." never gets a 负 of the rule's. */
 bool number_rule_reads_negative(const NumberRule *rule, const int *src, const bool *spaced, int S);
 
 /* Set to -INFINITY every logit (logits[tgt_vocab]) of a token the rule

@@ -38,6 +38,9 @@ timeout=${MUTATION_TIMEOUT:-300}
 start=$(date +%s)
 
 # ---- the mutants: one directory per mutant with file, tests, what, orig, repl
+if grep -q $'\r' "$list"; then
+    echo "mutation: $list has CR line endings (CRLF): its texts would match nothing" >&2; exit 2
+fi
 rm -rf "$out/m"; mkdir -p "$out/m" "$out/logs"
 awk -v dir="$out/m" '
     function flush() { if (id != "") { close(d "/orig"); close(d "/repl") } }
@@ -87,8 +90,11 @@ cd "$src" || exit 2
 drifted=$(sort "$out/m/ORDER" | uniq -d | sed 's/$/: id given twice/'
           while read -r id; do
               m="$out/m/$id"; file=$(cat "$m/file")
-              if [ ! -f "$file" ]; then echo "$id: $file: no such file"; continue; fi
+              # the repo's, not only the scratch copy's: a file deleted there stays here
+              if [ ! -f "$repo/$file" ] || [ ! -f "$file" ]; then echo "$id: $file: no such file"; continue; fi
               [ "${file%.c}" = "$file" ] && { echo "$id: $file: not a .c file"; continue; }
+              # (an empty text would be found everywhere, and index() never move on)
+              [ -s "$m/orig" ] || { echo "$id: no original text (its '- ' lines)"; continue; }
               n=$(ORIG="$m/orig" perl -0777 -ne '
                   BEGIN { local $/; open my $o, "<", $ENV{ORIG} or die; $orig = <$o> }
                   my $i = 0; my $n = 0; while (($i = index($_, $orig, $i)) >= 0) { $n++; $i += length $orig }
@@ -134,6 +140,8 @@ for id in "${selected[@]}"; do
     result=; by=-
     if [ ! -f "$file" ]; then
         result=no-longer-applies; by="$file: no such file"
+    elif [ ! -s "$m/orig" ]; then
+        result=invalid; by="no original text (its '- ' lines)"
     elif [ "${file%.c}" = "$file" ]; then
         # restoring a header's old time would leave objects built with the
         # mutant looking up to date: mutants go in .c files only
