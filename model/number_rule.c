@@ -683,8 +683,7 @@ static Sign signed_at(const NumberRule *rule, const Pool *pool, const int *ids, 
     const Side *t = &rule->target;
     int last = i > 0 ? ids[i - 1] : -1, before = i > 1 ? ids[i - 2] : -1;
     if (last < 0 || last >= t->V) return UNSIGNED;
-    if (rule->target_sign[last] == SIGN_FU && !pool->any_negative) return SIGNED; /* the model's own */
-    if (rule->target_sign[last] == SIGN_FU) return NEGATIVE;
+    if (rule->target_sign[last] == SIGN_FU) return pool->any_negative ? NEGATIVE : SIGNED; /* else the model's own */
     bool sign = rule->target_sign[last] == SIGN_MINUS ||
                 (rule->target_sign[last] == SIGN_AFTER_ZERO && before >= 0 && before < t->V &&
                  rule->numeral[before] == HAN_DIGIT[0]);
