@@ -5,10 +5,9 @@
  *
  * The live hypotheses of a group of sentences are the rows of one decoding
  * step, sentence by sentence, each sentence's in rank order: a step then
- * reads the weights once for all of them, not once per sentence.  (On the
- * float16 AVX-512 tiles that saves less than it seems: their cost per row
- * is flat from 4 rows on, which one sentence's beam of 4 already fills;
- * what goes is the per-sentence work around the products.)  Every row
+ * reads the weights once for all of them, not once per sentence, and the
+ * float16 tiles convert each weight once for up to 12 rows (gemm_f16.c):
+ * one sentence's beam of 4 fills a third of one.  Every row
  * attends to its own sentence's memory (Batch.src_of), so nothing of the
  * source is copied per hypothesis.  Slot j of sentence s (a hypothesis's
  * place between steps) owns the K/V store rows (s·beam + j)·cap.. and its
@@ -23,8 +22,8 @@
  * The same bits as beam_decode need each product of a step to take the
  * kernel it takes for one sentence's hypotheses, whose rows do not depend
  * on each other: at most rows_alike() rows (gemm_i8.h's small-M kernels with
- * --int8, gemm_f16.h's for a float16 model, gemm.h's small-M path for
- * float32).  So a mini-batch is
+ * --int8, gemm.h's small-M path for float32; gemm_f16.h's rows never
+ * depend on each other, and its one-thread limit is the group).  So a mini-batch is
  * decoded rows_alike() / beam sentences at a time, and each group's sources
  * are encoded in chunks of at most that many tokens (a longer sentence
  * alone, as it is encoded on its own). */

@@ -179,10 +179,12 @@ void embedding_forward(float *out, const int *ids, const float *table, int T, in
     scale_and_add_positions(out, T, D, first_pos);
 }
 
-void embedding_forward_f16(float *out, const int *ids, const uint16_t *table, int T, int D,
+void embedding_forward_f16(float *out, const int *ids, const uint16_t *table, bool packed, int T, int D,
                            int first_pos)
 {
-    for (int t = 0; t < T; t++) gemm_f16_widen(out + (size_t)t * D, table + (size_t)ids[t] * D, (size_t)D);
+    for (int t = 0; t < T; t++)
+        if (packed) gemm_f16_panel_row(out + (size_t)t * D, table, ids[t], D);
+        else gemm_f16_widen(out + (size_t)t * D, table + (size_t)ids[t] * D, (size_t)D);
     scale_and_add_positions(out, T, D, first_pos);
 }
 

@@ -6,7 +6,7 @@
  * within GEMM_I8_SMALL_M rows a row of A gets the same bits whatever rows
  * are beside it.  One row of A (a batch-1 decoding step) takes 8 rows of
  * q at a time, 8 independent chains (what keeps both FMA units busy, as
- * gemm_f16.c's tile1_avx2 found), the int8 values sign-extended and
+ * gemm_f16.c's one-row tiles once found), the int8 values sign-extended and
  * converted in registers, the next 8 rows fetched meanwhile: q is read
  * once, at a quarter of float32's bytes.  Several rows (a beam, a
  * mini-batch) convert each 16 values once for ROWS_AVX512 (6) rows of A

@@ -90,8 +90,9 @@ void dropout_backward(float *d_x, const float *mask, size_t n);
 void embedding_forward(float *out, const int *ids, const float *table, int T, int D,
                        int first_pos);
 /* The same with table float16 (inference; the same bits as on its
- * widened float32 copy). */
-void embedding_forward_f16(float *out, const int *ids, const uint16_t *table, int T, int D,
+ * widened float32 copy), row by row or, when packed, in the panels of
+ * gemm_f16.h (a tied output projection's). */
+void embedding_forward_f16(float *out, const int *ids, const uint16_t *table, bool packed, int T, int D,
                            int first_pos);
 /* d_table[ids[t]] += d_out[t] · sqrt(D) for t < T (repeated ids sum);
  * positions have no parameters. */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../common/util.h"
 #include "gemm_f16.h"
@@ -93,8 +95,10 @@ static int check_meta(const SafeFile *file, const ModelArch *arch, VocabHashes h
 /* ---- loading ------------------------------------------------------------- */
 
 /* vec_all_finite on float16 bits: exponent all ones (0x7c00) is Inf or NaN.
- * Every matrix of a float16 model goes through it at each start of
- * translate (17.9 MB for en-zh): compiled also for AVX2 and AVX-512,
+ * The embeddings a float16 model keeps as stored go through it at each
+ * start of translate (the matrices are checked as they are packed,
+ * gemm_f16_pack); it was every matrix too (17.9 MB for en-zh), measured
+ * so: compiled also for AVX2 and AVX-512,
  * where the same loop takes 16 or 32 values per instruction instead of 8
  * (x86-64's baseline SSE2).  Over en-zh's file, its pages already mapped,
  * side by side on a loaded Xeon: 2.4 ms (SSE2), 1.8 (AVX2), 1.45
@@ -132,18 +136,54 @@ static int not_finite(const char *path, const ParamSpec *spec, size_t i, bool na
                      nan ? "NaN" : "Inf", i);
 }
 
-/* spec's float16 slot: pointed into the mapped file (`map`), or read into
- * the block as stored (the file's tensor is F16); then checked. */
+/* The first Inf or NaN of n float16 values, as an error. */
+static int half_not_finite(const char *path, const ParamSpec *spec, const uint16_t *x, Error *err)
+{
+    for (size_t i = 0; i < spec->numel; i++)
+        if ((x[i] & 0x7c00u) == 0x7c00u) return not_finite(path, spec, i, x[i] & 0x3ffu, err);
+    return 0;
+}
+
+/* A packed tensor's values, from the mapped file or read, packed into its panels
+ * (gemm_f16_pack, which also checks them).  Its pages of the mapped file
+ * are then given back (madvise): the products read only the panels, and
+ * the resident size stays the file's, not the file's plus the panels'. */
+static int load_matrix_half(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
+                            unsigned char *map, Error *err)
+{
+    const uint16_t *x = map ? (const uint16_t *)(map + t->offset) : NULL;
+    uint16_t *read = NULL;
+    if (!map) {
+        read = xmalloc(spec->numel * sizeof *read);
+        if (safetensors_read_raw(file, t, read, err)) {
+            free(read);
+            return -1;
+        }
+        x = read;
+    }
+    int status = 0;
+    if (!gemm_f16_pack(*spec->half_slot, x, (int)spec->shape[0], (int)spec->shape[1]))
+        status = half_not_finite(file->path, spec, x, err);
+    free(read);
+    if (map) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE), from = (t->offset + page - 1) / page * page;
+        size_t to = (t->offset + t->nbytes) / page * page;
+        if (to > from) madvise(map + from, to - from, MADV_DONTNEED);
+    }
+    return status;
+}
+
+/* spec's float16 slot: packed (load_matrix_half), or pointed into the mapped file (`map`), or read into the block as stored
+ * (the file's tensor is F16); then checked. */
 static int load_half(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
                      unsigned char *map, Error *err)
 {
+    if (spec->packed) return load_matrix_half(file, t, spec, map, err);
     if (map) *spec->half_slot = (uint16_t *)(map + t->offset);
     uint16_t *x = *spec->half_slot;
     if (!map && safetensors_read_raw(file, t, x, err)) return -1;
     if (all_finite_f16(x, spec->numel)) return 0;
-    for (size_t i = 0; i < spec->numel; i++)
-        if ((x[i] & 0x7c00u) == 0x7c00u) return not_finite(file->path, spec, i, x[i] & 0x3ffu, err);
-    return 0;
+    return half_not_finite(file->path, spec, x, err);
 }
 
 static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
@@ -237,7 +277,6 @@ static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, 
             status = t ? load_tensor(file, t, &specs[i], half, map, err)
                        : error_set(err, "%s: missing tensor '%s'", path, specs[i].name);
         }
-        if (half && arch->tied_output) model->params.generator_weight_f16 = model->params.tgt_embed_f16;
     }
     /* Every tensor of the file must be one we know: anything else means
      * the file belongs to another model (e.g. untied vs tied output). */
@@ -290,7 +329,10 @@ static int load_path(Model *model, const char *path, const ModelArch *arch, Voca
      * 45% of a translation's time (docs/web.md), so the weights are
      * widened once here instead, at twice the memory. */
     bool f16_kernel = strcmp(gemm_f16_kernel_name(), "generic") != 0;
-    Keep keep = !inference || !f16_kernel || !all_half(&file, arch, &aligned) ? KEEP_F32
+    /* The packed matrices are addressed by rows as the file's (gemm_f16.h):
+     * W_K and W_V start at rows D and 2D, which a panel boundary must be. */
+    bool panels_fit = arch->d_model % GEMM_F16_PANEL == 0;
+    Keep keep = !inference || !f16_kernel || !panels_fit || !all_half(&file, arch, &aligned) ? KEEP_F32
                 : aligned                                      ? KEEP_F16_MAPPED
                                                                : KEEP_F16_READ;
     int status = load_from(model, &file, arch, hashes, NULL, keep, err);

@@ -48,6 +48,7 @@ static void add_int8(SpecList *list, float **slot, uint16_t **half_slot, Int8Mat
     s->slot = slot;
     s->half_slot = half_slot;
     s->int8_slot = int8_slot;
+    s->packed = half_slot && kind == PARAM_MATRIX;
     s->data = *slot;
     s->kind = kind;
 }
@@ -103,6 +104,7 @@ size_t params_describe(const ModelArch *arch, Params *p, ParamSpec **specs)
         "weight");
     add_int8(&l, &p->tgt_embed, &p->tgt_embed_f16, arch->tied_output ? &p->generator_weight_i8 : NULL,
              PARAM_EMBEDDING, (size_t)arch->tgt_vocab, D, "tgt_embed.", "weight");
+    l.items[l.count - 1].packed = arch->tied_output; /* the generator's too */
     for (int i = 0; i < arch->encoder_layers; i++) {
         EncoderLayerParams *e = &p->encoder[i];
         snprintf(layer, sizeof layer, "transformer.encoder.layers.%d.", i);
@@ -189,14 +191,20 @@ void params_alloc_half(Params *p, const ModelArch *arch, bool with_block)
     ParamSpec *specs;
     size_t n = params_describe(arch, p, &specs);
     for (size_t i = 0; i < n; i++) {
-        if (specs[i].half_slot) p->half_count += specs[i].numel;
+        if (specs[i].packed)
+            p->panels_count += gemm_f16_panels_size((int)specs[i].shape[0], (int)specs[i].shape[1]);
+        else if (specs[i].half_slot) p->half_count += specs[i].numel;
         else p->count += specs[i].numel;
     }
     if (with_block) p->half = big_calloc(p->half_count, sizeof(uint16_t));
+    p->panels = big_calloc(p->panels_count, sizeof(uint16_t));
     p->data = big_calloc(p->count, sizeof(float));
-    size_t floats = 0, halves = 0;
+    size_t floats = 0, halves = 0, packed = 0;
     for (size_t i = 0; i < n; i++) {
-        if (specs[i].half_slot) {
+        if (specs[i].packed) {
+            *specs[i].half_slot = p->panels + packed;
+            packed += gemm_f16_panels_size((int)specs[i].shape[0], (int)specs[i].shape[1]);
+        } else if (specs[i].half_slot) {
             *specs[i].half_slot = p->half ? p->half + halves : NULL;
             halves += specs[i].numel;
         } else {
@@ -233,7 +241,8 @@ void params_quantize_int8(Params *p, const ModelArch *arch)
         const uint16_t *f16 = s->half_slot ? *s->half_slot : NULL;
         *s->int8_slot = (Int8Matrix){q, scales};
         for (size_t r = 0; r < R; r++) {
-            if (f16) gemm_f16_widen(row, f16 + r * C, C);
+            if (f16 && s->packed) gemm_f16_panel_row(row, f16, (int)r, (int)C);
+            else if (f16) gemm_f16_widen(row, f16 + r * C, C);
             else memcpy(row, f32 + r * C, C * sizeof *row);
             scales[r] = gemm_i8_quantize_row(q + r * C, row, (int)C);
         }
@@ -249,6 +258,7 @@ void params_free(Params *p)
     if (!p) return;
     big_free(p->int8, p->int8_bytes, 1);
     big_free(p->half, p->half_count, sizeof(uint16_t));
+    big_free(p->panels, p->panels_count, sizeof(uint16_t));
     if (p->map) munmap(p->map, p->map_bytes);
     big_free(p->data, p->count, sizeof(float));
     free(p->encoder);

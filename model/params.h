@@ -14,8 +14,12 @@
  *
  * Inference on a float16 file keeps its matrices and embeddings float16
  * (params_alloc_half, model.h's model_load_inference): then each `*_f16`
- * field below points into a second block of float16 bits (`Params.half`)
- * and its float twin is NULL; only biases and LayerNorms stay float32.
+ * field below is float16 bits and its float twin is NULL; only biases and
+ * LayerNorms stay float32.  A matrix's points into `Params.panels`,
+ * packed for the products (gemm_f16.h: 16 rows at a time, their values
+ * side by side), and so does tgt_embed's when it is the generator too
+ * (tied); an embedding's otherwise into `Params.half` or the mapped file,
+ * row by row.
  * Otherwise (training, float32 files) every `*_f16` field is NULL.
  *
  * Dimension letters: D d_model, F d_ff, V vocabulary size. */
@@ -83,13 +87,18 @@ typedef struct {
     NormParams decoder_norm;     /* final decoder LayerNorm */
     float *generator_weight;     /* [V_tgt, D]; == tgt_embed when tied */
     float *generator_bias;       /* [V_tgt] */
-    /* float16 inference (see top): the block and the matrices in it */
+    /* float16 inference (see top): the blocks and the tensors in them */
     uint16_t *half;              /* a block of `half_count` float16 values, or NULL */
-    size_t half_count;           /* float16 values of the model (in `half` or in `map`) */
+    size_t half_count;           /* float16 values of the embeddings (in `half` or in `map`) */
     void *map;                   /* or: the weights file mapped read-only, which the
-                                    `*_f16` fields point into (model.c), or NULL */
+                                    embeddings' `*_f16` fields point into (model.c), or NULL */
     size_t map_bytes;
-    uint16_t *src_embed_f16, *tgt_embed_f16, *generator_weight_f16;
+    uint16_t *panels;            /* the matrices packed (gemm_f16_pack), `panels_count`
+                                    values, or NULL */
+    size_t panels_count;
+    uint16_t *src_embed_f16;     /* row by row */
+    uint16_t *tgt_embed_f16;     /* row by row, or packed when tied (ParamSpec.packed) */
+    uint16_t *generator_weight_f16; /* packed; == tgt_embed_f16 when tied */
     /* int8 inference (--int8): the block holding every Int8Matrix's
      * values and scales (the float or float16 matrices stay, for
      * everything but the products), or NULL */
@@ -116,6 +125,8 @@ typedef struct {
     size_t offset;               /* floats from the start of the flat block */
     float **slot;                /* the Params field that points at it */
     uint16_t **half_slot;        /* its float16 twin (matrices and embeddings), else NULL */
+    bool packed;                 /* that twin is packed (gemm_f16.h): the matrices, and
+                                    tgt_embed when it is also the generator */
     Int8Matrix *int8_slot;       /* its int8 twin (the matrices a product reads: tgt_embed's
                                     is the generator's when tied), else NULL */
     float *data;                 /* where it is (after params_alloc) */
@@ -139,12 +150,14 @@ size_t params_tensor_count(const ModelArch *arch);
 
 /* Allocate the flat block (zeroed) and point every field into it. */
 void params_alloc(Params *params, const ModelArch *arch);
-/* The float16 layout: every tensor with a half_slot (matrices and
- * embeddings) gets its place in `half` (half_count values, zeroed; its
- * float field NULL), the others theirs in `data` (zeroed), each block
- * in descriptor order.  Without `with_block` there is no `half` block and
- * the half slots stay NULL: the caller points them into `map`.
- * params_free frees the blocks and unmaps `map`. */
+/* The float16 layout: every packed tensor (ParamSpec.packed) gets its
+ * place in `panels` (gemm_f16_panels_size values, zeroed; its float field
+ * NULL), every other one with a half_slot its place in `half` (half_count
+ * values, zeroed), the others theirs in `data` (zeroed), each block in
+ * descriptor order.  Without `with_block` there is no `half` block and
+ * those half slots stay NULL: the caller points them into `map`.  The
+ * caller fills the panels (gemm_f16_pack).  params_free frees the blocks and unmaps
+ * `map`. */
 void params_alloc_half(Params *params, const ModelArch *arch, bool with_block);
 /* Give every tensor with an int8_slot its int8 twin (gemm_i8_quantize_row
  * row by row, from its float32 or float16 values), in one new block

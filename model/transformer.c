@@ -134,10 +134,10 @@ static void linear(float *out, const float *x, const float *w, const uint16_t *w
     else linear_forward(out, x, w + row0 * I, bias, N, I, O);
 }
 
-static void embed(float *out, const int *ids, const float *table, const uint16_t *table16, int T,
-                  int D, int first_pos)
+static void embed(float *out, const int *ids, const float *table, const uint16_t *table16, bool packed,
+                  int T, int D, int first_pos)
 {
-    if (table16) embedding_forward_f16(out, ids, table16, T, D, first_pos);
+    if (table16) embedding_forward_f16(out, ids, table16, packed, T, D, first_pos);
     else embedding_forward(out, ids, table, T, D, first_pos);
 }
 
@@ -509,7 +509,7 @@ void transformer_encode(Activations *a, const Model *m, const Batch *b)
     ASSERT(N <= a->size.src_rows);
     for (int i = 0; i < b->count; i++)
         embed(a->src_x + (size_t)b->src_start[i] * D, b->src_ids + b->src_start[i], m->params.src_embed,
-              m->params.src_embed_f16, src_len(b, i), D, 0);
+              m->params.src_embed_f16, false, src_len(b, i), D, 0);
     Dropout drop = {a->dropout, a->rng};
     maybe_dropout(a->src_x, a->src_mask, (size_t)N * D, drop);
     const float *x = a->src_x;
@@ -532,7 +532,7 @@ void transformer_decode(Activations *a, const Model *m, const Batch *b)
     ASSERT(N <= a->size.tgt_rows);
     for (int i = 0; i < b->count; i++)
         embed(a->tgt_x + (size_t)b->tgt_start[i] * D, b->tgt_ids + b->tgt_start[i], m->params.tgt_embed,
-              m->params.tgt_embed_f16, tgt_rows(b, i), D, b->tgt_pos);
+              m->params.tgt_embed_f16, arch->tied_output, tgt_rows(b, i), D, b->tgt_pos);
     Dropout drop = {a->dropout, a->rng};
     maybe_dropout(a->tgt_x, a->tgt_mask, (size_t)N * D, drop);
     const float *x = a->tgt_x;

@@ -1,10 +1,12 @@
 /* test_gemm_f16.c — the float16-weight products (model/gemm_f16.h) against
- * the plain loops, and a float16 model kept float16 (model_load_inference)
- * against the same file widened to float32.
+ * the plain loops, the packing into panels, and a float16 model kept
+ * float16 (model_load_inference) against the same file widened to float32.
  *
- * Shapes are odd on purpose: M across the small-kernel limit, N not a
- * multiple of the 4-row tile, K not a multiple of 8 (the scalar tail),
- * each kernel (F16C, and the generic path forced) in turn. */
+ * Shapes are odd on purpose: M across the tile heights (12 rows with
+ * AVX-512, 6 with AVX2) and the one-thread limit, N not a multiple of a
+ * panel (16) or of a tile's panels, K not a multiple of 8 (the packing's
+ * tail), each kernel (AVX-512, AVX2 forced, the generic path forced) in
+ * turn. */
 #include "testutil.h"
 
 #include <math.h>
@@ -28,6 +30,14 @@ static uint16_t random_half(Rng *rng)
     return sign | (uint16_t)(exp << 10) | mant;
 }
 
+/* B[N,K] packed into new panels (free them). */
+static uint16_t *packed(const uint16_t *B, int N, int K)
+{
+    uint16_t *panels = malloc(gemm_f16_panels_size(N, K) * sizeof *panels);
+    assert_true(gemm_f16_pack(panels, B, N, K));
+    return panels;
+}
+
 /* gemm_f16_nt against the double-summed reference on M×N×K, with the
  * tolerance of test_gemm (float sums of K products). */
 static void check_shape(int M, int N, int K, Rng *rng)
@@ -37,7 +47,8 @@ static void check_shape(int M, int N, int K, Rng *rng)
     uint16_t *B = malloc((size_t)N * K * sizeof *B);
     for (int i = 0; i < M * K; i++) A[i] = 2.0f * rng_uniform(rng) - 1.0f;
     for (int i = 0; i < N * K; i++) B[i] = random_half(rng);
-    gemm_f16_nt(C, A, B, M, N, K);
+    uint16_t *panels = packed(B, N, K);
+    gemm_f16_nt(C, A, panels, M, N, K);
     gemm_f16_nt_reference(R, A, B, M, N, K);
     for (int i = 0; i < M * N; i++) {
         float tol = 1e-5f * (float)K + 1e-4f * fabsf(R[i]);
@@ -45,22 +56,21 @@ static void check_shape(int M, int N, int K, Rng *rng)
             fail_msg("%s M=%d N=%d K=%d: C[%d] = %.9g, reference %.9g", gemm_f16_kernel_name(), M, N,
                      K, i, C[i], R[i]);
     }
-    free(A), free(B), free(C), free(R);
+    free(A), free(B), free(C), free(R), free(panels);
 }
 
 static void check_all_shapes(void)
 {
-    static const int Ms[] = {1, 2, 3, 7, 8, 9, 32, 33};
-    static const int Ns[] = {1, 3, 4, 5, 8, 17, 30};
+    static const int Ms[] = {1, 2, 3, 7, 8, 13, 32, 33};
+    static const int Ns[] = {1, 3, 16, 17, 33, 150};
     static const int Ks[] = {1, 7, 8, 9, 16, 17, 33, 256};
     Rng rng;
     rng_seed(&rng, 12);
     for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
         for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
             for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++) check_shape(Ms[m], Ns[n], Ks[k], &rng);
-    /* Large M on a matrix the widening does in several blocks (rows of
-     * 2^18 / K floats at a time): 1100 rows of K = 256 is 2 blocks + 76. */
-    check_shape(12, 1100, 256, &rng);
+    /* More rows than a block of them (96), over an odd number of panels */
+    check_shape(200, 1100, 256, &rng);
 }
 
 static void test_products_match_the_reference(void **state)
@@ -69,85 +79,137 @@ static void test_products_match_the_reference(void **state)
     check_all_shapes();
 }
 
-/* With the x86 kernels (AVX-512, and AVX2 forced) a row's results do not
- * depend on the rows beside it (so a sentence in a batch gets the bits it
- * gets alone): 2 to 5, 13 and GEMM_F16_SMALL_M rows at once equal each row
- * by itself, bit for bit (every height of the several-row tiles, 6 rows
- * of A with AVX-512, 4 with AVX2), over 19 and 20 rows of B (short tiles
- * of 1 and 2 rows of B past the AVX2 tiles' 3, of 3 and 0 past 4). */
+/* A row's results do not depend on the rows beside it (so a sentence in a
+ * batch gets the bits it gets alone): 2 to 7, 13, GEMM_F16_SMALL_M and 100
+ * rows at once (every height of the AVX-512 and AVX2 tiles, and the
+ * threads' path) equal each row by itself, bit for bit, with every kernel,
+ * over 19 rows of B (a panel and a short one), 32 (a pair of panels) and
+ * 150 (9 panels and a short one: a one-row tile of 8 panels and an odd
+ * last panel). */
 static void test_rows_are_independent(void **state)
 {
     (void)state;
-    static const char *const kernels[] = {"avx512", "avx2"};
-    static const int Ms[] = {2, 3, 4, 5, 13, GEMM_F16_SMALL_M};
-    static const int Ns[] = {19, 20};
-    enum { N_MAX = 20, K = 43 }; /* K: a tail past 8 and 16 */
+    static const char *const kernels[] = {"avx512", "avx2", "generic"};
+    static const int Ms[] = {2, 3, 4, 5, 6, 7, 13, GEMM_F16_SMALL_M, 100};
+    static const int Ns[] = {19, 32, 150};
+    enum { M_MAX = 100, N_MAX = 150, K = 43 }; /* K: a tail past 8 and 16 */
     Rng rng;
     rng_seed(&rng, 3);
-    float A[GEMM_F16_SMALL_M * K], C[GEMM_F16_SMALL_M * N_MAX], one[N_MAX];
-    uint16_t B[N_MAX * K];
-    for (int i = 0; i < GEMM_F16_SMALL_M * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    static float A[M_MAX * K], C[M_MAX * N_MAX], one[N_MAX];
+    static uint16_t B[N_MAX * K];
+    for (int i = 0; i < M_MAX * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
     for (int i = 0; i < N_MAX * K; i++) B[i] = random_half(&rng);
+    parallel_set_threads(2);
     for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
         if (!gemm_force_kernel(kernels[k]) || strcmp(gemm_f16_kernel_name(), kernels[k]) != 0) continue;
         for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
             for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
                 int N = Ns[n];
-                gemm_f16_nt(C, A, B, Ms[m], N, K);
+                uint16_t *panels = packed(B, N, K);
+                gemm_f16_nt(C, A, panels, Ms[m], N, K);
                 for (int i = 0; i < Ms[m]; i++) {
-                    gemm_f16_nt(one, A + i * K, B, 1, N, K);
+                    gemm_f16_nt(one, A + i * K, panels, 1, N, K);
                     if (memcmp(one, C + i * N, (size_t)N * sizeof *one) != 0)
                         fail_msg("%s, %d rows × %d: row %d differs from itself alone", kernels[k], Ms[m], N,
                                  i);
                 }
+                free(panels);
             }
     }
+    parallel_set_threads(1);
     gemm_force_kernel(NULL);
 }
 
-/* The AVX-512 tiles' order of summation, exactly: lane l (of 16) sums the
- * products of k = l, l + 16, ... by fused multiply-adds in k order, the
- * lanes are added in the tree l + (l + 8), then + 4, + 2, + 1 (that of
- * GCC's _mm512_reduce_add_ps, which the tiles used until their sums were
- * reduced 16 at a time), then the k tail in order.  Every tile shape (1×8
- * rows of decoding, 6×4 of a batch, the short ones at the edges) gets the
- * same bits, so a change of that order shows here, not as a translation
- * that differs in the last digit of its score. */
-static float tree_sum(const float *a, const uint16_t *b, int K)
+/* The order of summation, exactly (gemm_f16.h): each output is one chain
+ * of fused multiply-adds, k ascending, from zero.  Every kernel (AVX-512,
+ * AVX2 forced, the generic path forced) and every tile shape (one row's 8
+ * panels, 12 or 6 rows' tiles, the short ones at the edges) gets those
+ * bits, so a change of that order shows here, not as a translation that
+ * differs in the last digit of its score. */
+static float chain_sum(const float *a, const uint16_t *b, int K)
 {
-    float lane[16] = {0};
-    int k = 0;
-    for (; k + 16 <= K; k += 16)
-        for (int l = 0; l < 16; l++) lane[l] = fmaf(a[k + l], safetensors_f16_to_f32_scalar(b[k + l]), lane[l]);
-    for (int half = 8; half >= 1; half /= 2)
-        for (int l = 0; l < half; l++) lane[l] = lane[l] + lane[l + half];
-    float sum = lane[0];
-    for (; k < K; k++) sum += a[k] * safetensors_f16_to_f32_scalar(b[k]);
+    float sum = 0.0f;
+    for (int k = 0; k < K; k++) sum = fmaf(a[k], safetensors_f16_to_f32_scalar(b[k]), sum);
     return sum;
 }
 
-static void test_avx512_tiles_sum_in_the_documented_order(void **state)
+static void test_every_kernel_sums_in_the_documented_order(void **state)
 {
     (void)state;
-    if (strcmp(gemm_f16_kernel_name(), "avx512") != 0) return;
-    enum { N = 23, K = 2 * 16 * 16 + 5 };
-    static const int Ms[] = {1, 2, 3, 4, 5, 13};
+    static const char *const kernels[] = {"avx512", "avx2", "generic"};
+    enum { N = 150, K = 2 * 16 * 16 + 5 };
+    static const int Ms[] = {1, 2, 5, 6, 7, 12, 13};
     Rng rng;
     rng_seed(&rng, 5);
     static float A[13 * K], C[13 * N];
     static uint16_t B[N * K];
     for (int i = 0; i < 13 * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
     for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
-    for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
-        gemm_f16_nt(C, A, B, Ms[m], N, K);
-        for (int i = 0; i < Ms[m]; i++)
-            for (int j = 0; j < N; j++) {
-                float want = tree_sum(A + (size_t)i * K, B + (size_t)j * K, K);
-                if (memcmp(&want, &C[i * N + j], sizeof want) != 0)
-                    fail_msg("M=%d: C[%d][%d] = %.9g, the documented order gives %.9g", Ms[m], i, j,
-                             C[i * N + j], want);
-            }
+    uint16_t *panels = packed(B, N, K);
+    int checked = 0;
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+        if (!gemm_force_kernel(kernels[k]) || strcmp(gemm_f16_kernel_name(), kernels[k]) != 0) continue;
+        checked++;
+        for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+            gemm_f16_nt(C, A, panels, Ms[m], N, K);
+            for (int i = 0; i < Ms[m]; i++)
+                for (int j = 0; j < N; j++) {
+                    float want = chain_sum(A + (size_t)i * K, B + (size_t)j * K, K);
+                    if (memcmp(&want, &C[i * N + j], sizeof want) != 0)
+                        fail_msg("%s M=%d: C[%d][%d] = %.9g, the documented order gives %.9g", kernels[k],
+                                 Ms[m], i, j, C[i * N + j], want);
+                }
+        }
     }
+    assert_true(checked >= 1); /* the generic path at least */
+    gemm_force_kernel(NULL);
+    free(panels);
+}
+
+/* Packing: each row comes back exactly (gemm_f16_panel_row), past the
+ * last whole panel too, whether the 8-at-a-time path or the tail packed
+ * it; the padding is zeros; an Inf or a NaN anywhere is reported. */
+static void test_packing_keeps_every_value_and_finds_non_finite_ones(void **state)
+{
+    (void)state;
+    static const int Ns[] = {1, 15, 16, 17, 48, 150};
+    static const int Ks[] = {1, 7, 8, 9, 43, 256};
+    Rng rng;
+    rng_seed(&rng, 8);
+    static uint16_t B[150 * 256];
+    static float row[256];
+    for (int i = 0; i < 150 * 256; i++) B[i] = random_half(&rng);
+    for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++)
+        for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++) {
+            int N = Ns[n], K = Ks[k];
+            uint16_t *panels = packed(B, N, K);
+            for (int j = 0; j < N; j++) {
+                gemm_f16_panel_row(row, panels, j, K);
+                for (int c = 0; c < K; c++)
+                    if (row[c] != safetensors_f16_to_f32_scalar(B[(size_t)j * K + c]))
+                        fail_msg("N=%d K=%d: row %d value %d came back as %.9g", N, K, j, c, row[c]);
+            }
+            const uint16_t *last = panels + (size_t)(N / 16 * 16) * K; /* a short panel, if any */
+            for (int c = 0; N % 16 && c < K; c++)
+                for (int l = N % 16; l < 16; l++)
+                    if (last[(size_t)c * 16 + l] != 0) fail_msg("N=%d K=%d: padding row %d is not zero", N, K, l);
+            /* an Inf, then a NaN, in the last row of the last whole panel
+             * (the vector path when it is one) and in the last row */
+            int rows[] = {N / 16 * 16 - 1, N - 1};
+            for (int r = 0; r < 2; r++) {
+                if (rows[r] < 0) continue;
+                size_t at = (size_t)rows[r] * K + (size_t)K - 1;
+                uint16_t keep = B[at];
+                static const uint16_t bad[] = {0x7c00, 0xfe01};
+                for (int b = 0; b < 2; b++) {
+                    B[at] = bad[b];
+                    if (gemm_f16_pack(panels, B, N, K))
+                        fail_msg("N=%d K=%d: 0x%04x at row %d not reported", N, K, bad[b], rows[r]);
+                }
+                B[at] = keep;
+            }
+            free(panels);
+        }
 }
 
 /* On an AVX-512 machine the AVX2 tiles are checked too, forced. */
@@ -172,9 +234,8 @@ static void test_generic_path_matches_the_reference(void **state)
 }
 
 /* A product with a vocabulary-sized, uneven B gives the same bits on 1, 2
- * and 3 threads, with each kernel: the small-M kernels (one thread
- * whatever the count) and more rows, which widen B and take gemm_nt's
- * threads. */
+ * and 3 threads, with each kernel: up to GEMM_F16_SMALL_M rows (one thread
+ * whatever the count) and more, split between the threads by panels. */
 static void test_products_give_the_same_bits_on_any_thread_count(void **state)
 {
     (void)state;
@@ -188,14 +249,15 @@ static void test_products_give_the_same_bits_on_any_thread_count(void **state)
     float *one = malloc((size_t)64 * N * sizeof *one), *many = malloc((size_t)64 * N * sizeof *many);
     for (int i = 0; i < 64 * K; i++) A[i] = 2.0f * rng_uniform(&rng) - 1.0f;
     for (int i = 0; i < N * K; i++) B[i] = random_half(&rng);
+    uint16_t *panels = packed(B, N, K);
     for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
         if (!gemm_force_kernel(kernels[k])) continue;
         for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
             parallel_set_threads(1);
-            gemm_f16_nt(one, A, B, Ms[m], N, K);
+            gemm_f16_nt(one, A, panels, Ms[m], N, K);
             for (int threads = 2; threads <= 3; threads++) {
                 parallel_set_threads(threads);
-                gemm_f16_nt(many, A, B, Ms[m], N, K);
+                gemm_f16_nt(many, A, panels, Ms[m], N, K);
                 if (memcmp(one, many, (size_t)Ms[m] * N * sizeof *one) != 0)
                     fail_msg("%s M=%d: %d threads differ from one", gemm_f16_kernel_name(), Ms[m], threads);
             }
@@ -203,7 +265,7 @@ static void test_products_give_the_same_bits_on_any_thread_count(void **state)
     }
     parallel_set_threads(1);
     gemm_force_kernel(NULL);
-    free(A), free(B), free(one), free(many);
+    free(A), free(B), free(one), free(many), free(panels);
 }
 
 /* Widening is exact: every one of the 65,536 float16 values, through the
@@ -229,7 +291,7 @@ static const VocabHashes hashes = {0x1234, 0x5678};
 
 static ModelArch small_arch(bool tied)
 {
-    ModelArch a = {.d_model = 24, .heads = 3, .encoder_layers = 2, .decoder_layers = 2,
+    ModelArch a = {.d_model = 32, .heads = 4, .encoder_layers = 2, .decoder_layers = 2,
                    .d_ff = 40, .activation = ACTIVATION_RELU, .norm_first = true, .max_len = 24,
                    .scale_attention = true, .tied_output = tied, .src_vocab = 37, .tgt_vocab = 29};
     return a;
@@ -267,7 +329,14 @@ static void check_same_decoding(bool tied)
         assert_null(half.params.src_embed);
         assert_null(half.params.decoder[0].ffn.linear1_weight);
         assert_non_null(half.params.decoder[0].ffn.linear1_bias);
-        assert_true(half.params.half_count + half.params.count == wide.params.count);
+        /* the matrices packed, the embeddings as stored, the rest float32 */
+        size_t matrices = (size_t)a.encoder_layers * (4 * 32 * 32 + 2 * 40 * 32) +
+                          (size_t)a.decoder_layers * (8 * 32 * 32 + 2 * 40 * 32) + (size_t)a.tgt_vocab * 32;
+        assert_int_equal(half.params.half_count + half.params.count + matrices, wide.params.count);
+        assert_true(half.params.panels_count >= matrices);
+        assert_ptr_equal(half.params.generator_weight_f16,
+                         tied ? half.params.tgt_embed_f16 : half.params.panels + half.params.panels_count -
+                                                                 gemm_f16_panels_size(a.tgt_vocab, 32));
     }
     Decoder dw, dh;
     decode_init(&dw, &wide);
@@ -333,13 +402,11 @@ static void test_kept_half_decodes_as_widened_untied(void **state)
 /* A mini-batch decoded together (decode_greedy_many) gives each sentence
  * the tokens it gets alone, while sentences leave the batch at different
  * steps (their limits differ, some reach </s>) and the live ones are
- * packed again: with AVX-512 the products' rows are independent, so the
- * logits of every step are the same bits and so are the tokens.  12
- * sentences: rows of 4 and a remainder, both halves of the tile path. */
-static void test_batch_whose_sentences_end_apart_equals_each_alone(void **state)
+ * packed again: the products' rows are independent, so the logits of
+ * every step are the same bits and so are the tokens.  12 sentences: a
+ * whole AVX-512 tile of rows and a short one. */
+static void check_batch_against_each_alone(void)
 {
-    (void)state;
-    if (strcmp(gemm_f16_kernel_name(), "avx512") != 0) return; /* only that kernel promises it */
     ModelArch a = small_arch(true);
     const char *path = saved_f16(&a, "batch16.safetensors");
     Model half;
@@ -372,6 +439,34 @@ static void test_batch_whose_sentences_end_apart_equals_each_alone(void **state)
     if (ended_apart < 3) fail_msg("only %d length changes in the batch: the test proves little", ended_apart);
     decode_free(&dec);
     model_free(&half);
+}
+
+static void test_batch_whose_sentences_end_apart_equals_each_alone(void **state)
+{
+    (void)state;
+    static const char *const kernels[] = {"avx512", "avx2"}; /* generic: widened at load */
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++)
+        if (gemm_force_kernel(kernels[k]) && strcmp(gemm_f16_kernel_name(), kernels[k]) == 0)
+            check_batch_against_each_alone();
+    gemm_force_kernel(NULL);
+}
+
+/* The packed matrices are addressed by rows as the file's, so W_K and W_V
+ * (rows D and 2D of in_proj_weight) must start on a panel: a d_model that
+ * is not a multiple of 16 is widened at load, and decodes the same. */
+static void test_d_model_off_the_panels_is_widened(void **state)
+{
+    (void)state;
+    ModelArch a = small_arch(true);
+    a.d_model = 24, a.heads = 3;
+    const char *path = saved_f16(&a, "d24.safetensors");
+    Model m;
+    Error err = {{0}};
+    assert_int_equal(model_load_inference(&m, path, &a, hashes, &err), 0);
+    assert_false(model_is_half(&m));
+    assert_null(m.params.panels);
+    assert_non_null(m.params.decoder[0].self_attn.in_proj_weight);
+    model_free(&m);
 }
 
 static void test_float32_file_stays_float32(void **state)
@@ -428,7 +523,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_products_match_the_reference),
         cmocka_unit_test(test_rows_are_independent),
-        cmocka_unit_test(test_avx512_tiles_sum_in_the_documented_order),
+        cmocka_unit_test(test_every_kernel_sums_in_the_documented_order),
+        cmocka_unit_test(test_packing_keeps_every_value_and_finds_non_finite_ones),
         cmocka_unit_test(test_avx2_path_matches_the_reference),
         cmocka_unit_test(test_generic_path_matches_the_reference),
         cmocka_unit_test(test_products_give_the_same_bits_on_any_thread_count),
@@ -437,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_generic_path_widens_at_load),
         cmocka_unit_test(test_kept_half_decodes_as_widened_untied),
         cmocka_unit_test(test_batch_whose_sentences_end_apart_equals_each_alone),
+        cmocka_unit_test(test_d_model_off_the_panels_is_widened),
         cmocka_unit_test(test_float32_file_stays_float32),
         cmocka_unit_test(test_nan_in_half_matrix_is_refused),
     };
