@@ -6,10 +6,10 @@
  * rows are beside it, which beam_decode_many relies on (it keeps each
  * product within those kernels' row counts):
  *   - a float32 model: gemm_nt's small-M path, on every kernel (gemm.h);
- *   - a float16 model kept float16: the AVX2 and AVX-512 tiles
- *     (gemm_f16.h), both checked on an AVX-512 machine (AVX2 forced); on
- *     a CPU without them the shipped model is checked on the generic
- *     kernel (widened at load, rows independent).
+ *   - a float16 model kept float16: every row count (gemm_f16.h), the
+ *     AVX2 and AVX-512 kernels both checked on an AVX-512 machine (AVX2
+ *     forced); on a CPU without them the shipped model is checked on the
+ *     generic kernel (widened at load, rows independent).
  * Sentences of different lengths: some end at different steps, one stops
  * at its length limit, one is longer than an encoder chunk (encoded alone),
  * and there are more sentences than one group holds.  Also: the bounds on
