@@ -48,6 +48,41 @@ static void test_words_are_found_by_name(void **state)
     assert_false(number_words_extends("thousands", thousand));
 }
 
+/* Every part of every word, plural and ordinal is a part of one: the
+ * letter-pair filter in front of number_words_contains's search turns
+ * nothing away that the search alone would find (the last pair of a word,
+ * an ordinal's, a plural's "ds"), and nothing else gets through it. */
+static void test_every_part_of_a_word_is_contained(void **state)
+{
+    (void)state;
+    static const char *const OTHER[] = {
+        "zeroth",     "first",      "second",     "third",      "fourth",     "fifth",       "sixth",
+        "seventh",    "eighth",     "ninth",      "tenth",      "eleventh",   "twelfth",     "thirteenth",
+        "fourteenth", "fifteenth",  "sixteenth",  "seventeenth", "eighteenth", "nineteenth", "twentieth",
+        "thirtieth",  "fortieth",   "fiftieth",   "sixtieth",   "seventieth", "eightieth",   "ninetieth",
+        "hundredth",  "thousandth", "millionth",  "billionth",  "hundreds",   "thousands",   "millions",
+        "billions",   "tens"};
+    enum { OTHERS = sizeof OTHER / sizeof *OTHER };
+    for (int w = 0; w < NUMBER_WORDS + OTHERS; w++) {
+        const char *word = w < NUMBER_WORDS ? WORD[w] : OTHER[w - NUMBER_WORDS];
+        size_t n = strlen(word);
+        for (size_t from = 0; from < n; from++)
+            for (size_t to = from + 1; to <= n; to++) {
+                char part[16];
+                snprintf(part, sizeof part, "%.*s", (int)(to - from), word + from);
+                if (!number_words_contains(part)) fail_msg("'%s' of '%s' is not contained", part, word);
+            }
+    }
+    /* the byte token 0x00's piece, "", is part of every word */
+    assert_true(number_words_contains(""));
+    /* a pair that is in no word; pairs that are, in no one word (one, ##t);
+     * the end of one word, a space and the start of the next; other bytes */
+    assert_false(number_words_contains("tz") || number_words_contains("xs") || number_words_contains("onet") ||
+                 number_words_contains("ns ") ||
+                 number_words_contains(" ") || number_words_contains("e\xc3\xa9") || number_words_contains("\xc3") ||
+                 number_words_contains("Six") || number_words_contains("six1"));
+}
+
 /* The words of each number's English readings (number_words_of). */
 static void test_the_words_of_a_number(void **state)
 {
@@ -222,6 +257,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_words_are_found_by_name),
+        cmocka_unit_test(test_every_part_of_a_word_is_contained),
         cmocka_unit_test(test_the_words_of_a_number),
         cmocka_unit_test(test_the_readings_of_a_number),
         cmocka_unit_test(test_english_runs_have_values),
