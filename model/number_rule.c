@@ -141,13 +141,23 @@ void number_rule_free(NumberRule *rule)
     free(rule);
 }
 
+/* Is `text` the string `word`?  The first bytes are compared here, and
+ * strcmp is called only when they agree: translate asks the predicates
+ * below of every piece of both vocabularies at each start (number_rule_of
+ * in app/translator.c, ~13,000 pieces for en-zh), and a call to strcmp
+ * for each of them was ~20% of that loop (perf). */
+static inline bool is_word(const char *text, const char *word)
+{
+    return text[0] == word[0] && strcmp(text, word) == 0;
+}
+
 bool number_rule_is_digits(const char *text)
 {
-    size_t n = strlen(text);
-    if (n < 1 || n > MAX_DIGITS) return false;
-    for (size_t i = 0; i < n; i++)
-        if (text[i] < '0' || text[i] > '9') return false;
-    return true;
+    /* no strlen first: most pieces stop at their first byte here (a strlen
+     * of each was 7% of number_rule_of, perf) */
+    size_t n = 0;
+    while (n <= MAX_DIGITS && text[n] >= '0' && text[n] <= '9') n++;
+    return n >= 1 && n <= MAX_DIGITS && text[n] == '\0';
 }
 
 bool number_rule_is_separator(const char *text)
@@ -157,17 +167,17 @@ bool number_rule_is_separator(const char *text)
 
 bool number_rule_is_time_separator(const char *text)
 {
-    return strcmp(text, ":") == 0;
+    return is_word(text, ":");
 }
 
 bool number_rule_is_minute_mark(const char *text)
 {
-    return strcmp(text, "分") == 0;
+    return is_word(text, "分");
 }
 
 bool number_rule_is_duration_mark(const char *text)
 {
-    return strcmp(text, "钟") == 0;
+    return is_word(text, "钟");
 }
 
 static void side_set(Side *s, int id, const char *text, bool continues)
@@ -209,7 +219,7 @@ void number_rule_set_source_duration_mark(NumberRule *rule, int id)
 
 bool number_rule_is_sign(const char *text)
 {
-    return strcmp(text, "-") == 0 || strcmp(text, "负") == 0 || strcmp(text, "下") == 0;
+    return is_word(text, "-") || is_word(text, "负") || is_word(text, "下");
 }
 
 void number_rule_set_source_sign(NumberRule *rule, int id, const char *text)
@@ -283,7 +293,7 @@ void number_rule_set_source_numeral(NumberRule *rule, int id, const char *text)
  * hundred and five, tens of thousands. */
 static bool is_joiner(const char *word)
 {
-    return strcmp(word, "-") == 0 || strcmp(word, "and") == 0 || strcmp(word, "of") == 0;
+    return is_word(word, "-") || is_word(word, "and") || is_word(word, "of");
 }
 
 /* The "point" of a decimal (three point one four): part of a run of
@@ -291,7 +301,7 @@ static bool is_joiner(const char *word)
  * joiner, which no reading holds. */
 static bool is_point(const char *word)
 {
-    return strcmp(word, "point") == 0;
+    return is_word(word, "point");
 }
 
 /* The index of `word` in a reading: a number word's (number_words_index),
@@ -306,7 +316,9 @@ static void words_set(Words *w, int id, const char *text, bool continues)
     ASSERT(id >= 0 && id < w->V);
     w->continues[id] = continues;
     bool joiner = !continues && (is_joiner(text) || is_point(text));
-    if (strlen(text) >= WORD_ROOM || !(joiner || number_words_contains(text))) return;
+    /* the length last: most pieces are none of these, and a strlen of
+     * each was 4% of number_rule_of (perf) */
+    if (!(joiner || number_words_contains(text)) || strlen(text) >= WORD_ROOM) return;
     if (w->piece[id][0]) return; /* told twice */
     strcpy(w->piece[id], text);
     w->count++;
