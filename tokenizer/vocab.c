@@ -306,6 +306,11 @@ static int add_entry(Vocab *v, const char *token, size_t token_len, const char *
     }
     v->text_len += need;
     vocab_table_put(&v->index, at, v->size, hash);
+    /* vocab_hash: the token with its NUL, so that "ab","c" and "a","bc"
+     * differ.  Here, not in a loop of its own at the end: FNV-1a is one
+     * chain of multiplies (4 cycles a byte), which here runs beside the
+     * parsing of the next lines; alone it was ~10% of a load (perf). */
+    v->hash = fnv1a(v->hash, v->text + e->token, token_len + 1);
     v->size++;
     return 0;
 }
@@ -332,6 +337,7 @@ Vocab *vocab_new(size_t expected)
     if (expected < MIN_EXPECTED) expected = MIN_EXPECTED;
     if (expected > MAX_EXPECTED) expected = MAX_EXPECTED;
     Vocab *v = xcalloc(1, sizeof *v);
+    v->hash = FNV_OFFSET;
     vocab_table_alloc(&v->index, pow2_at_least(2 * expected));
     v->cap = expected;
     v->entry = xmalloc(v->cap * sizeof *v->entry);
@@ -340,13 +346,10 @@ Vocab *vocab_new(size_t expected)
     return v;
 }
 
-/* What is derived from the token list once it is complete.  The hash
- * covers the token strings in id order, each with its NUL so that
- * "ab","c" and "a","bc" differ. */
+/* What is derived from the token list once it is complete (the hash is
+ * add_entry's). */
 void vocab_finish(Vocab *v)
 {
-    v->hash = FNV_OFFSET;
-    for (int id = 0; id < v->size; id++) v->hash = fnv1a(v->hash, token_of(v, id), length_of(v, id) + 1);
     for (int b = 0; b < 256; b++) v->byte_text[b][0] = (char)b, v->byte_text[b][1] = '\0';
     v->max_piece = 0;
     for (int id = VOCAB_SPECIALS + (v->subword ? VOCAB_BYTE_TOKENS : 0); id < v->size; id++) {

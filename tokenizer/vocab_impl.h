@@ -62,7 +62,8 @@ Vocab *vocab_new(size_t expected);
 int vocab_add(Vocab *v, const char *token, const char *cased, Error *err);
 /* A token's count as its file gave it (0 for one added by vocab_add). */
 double vocab_count(const Vocab *v, int id);
-/* Once every token is in: the hash and what lookup needs. */
+/* Once every token is in: what lookup needs (vocab_hash is kept up to
+ * date as each token is added). */
 void vocab_finish(Vocab *v);
 
 /* Byte token k (0..VOCAB_BYTE_TOKENS-1) as written in the file. */
