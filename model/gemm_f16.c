@@ -29,12 +29,13 @@
  * projection (model.c).
  *
  * Streaming B: a batch-1 step reads every weight once from L3 or memory;
- * a row's tile fetches the panels of the tile after next (_mm_prefetch,
- * spread over its k loop) while it computes.  decode_bench on an Intel
- * Xeon (family 6 model 167), 400 dev sentences, ms per decoder step
- * against the replaced kernels' 0.29-0.33: fetching the next tile's
- * panels 0.33, the tile after next's 0.29-0.32, one more 0.29-0.31, four
- * tiles ahead 0.31-0.33.
+ * a row's tile fetches the panels FETCH_AHEAD (16) panels on from its
+ * own (_mm_prefetch, spread over its k loop) while it computes.
+ * decode_bench on an Intel Xeon (family 6 model 167), 400 dev sentences,
+ * ms per decoder step, 3 runs each: AVX-512 (8-panel tiles) fetching the
+ * next tile's panels 0.33, 16 on 0.29-0.32, 24 on 0.28-0.32, 40 on
+ * 0.31-0.33, the replaced kernels 0.29-0.33; AVX2 (4-panel tiles) 8 on
+ * 0.342, 16 on 0.312-0.313, 24 on 0.317-0.318, the replaced 0.319.
  *
  * Threads: only for more than GEMM_F16_SMALL_M rows (a long sentence's or
  * a mini-batch's encoder), by blocks of panels, each thread all rows of
@@ -411,8 +412,12 @@ typedef struct {
     Kernel kernel;
 } Product;
 
+/* How far ahead of its first panel a one-row tile fetches (see the top):
+ * as many panels as it has, FETCH_AHEAD on. */
+enum { FETCH_AHEAD = 16 };
+
 /* One row of A against panels p0..p1-1: ROW_PANELS at a time, each tile
- * fetching the panels of the tile after next (see the top). */
+ * fetching ahead. */
 static void one_row(const Product *pr, int p0, int p1)
 {
     int K = pr->K;
@@ -421,7 +426,7 @@ static void one_row(const Product *pr, int p0, int p1)
     for (int p = p0; p < p1; p += width) {
         int W = p1 - p < width ? p1 - p : width, cols = pr->N - p * P;
         const uint16_t *b = pr->panels + (size_t)p * P * K;
-        int next = p + W + width, next_end = next + width < p1 ? next + width : p1;
+        int next = p + FETCH_AHEAD, next_end = next + width < p1 ? next + width : p1;
         const char *pf = next < p1 ? (const char *)(pr->panels + (size_t)next * P * K) : NULL;
         const char *pf_end = (const char *)(pr->panels + (size_t)next_end * P * K);
         if (pr->kernel == KERNEL_AVX512) row_tile_avx512(pr->C + (size_t)p * P, pr->A, b, cols, pf, pf_end, W, K);
