@@ -47,7 +47,7 @@ typedef void GemmWidenFn(float *out, const void *B, size_t first, size_t count, 
  * 16,000-word output projection would be 16 MB widened whole) and gemm_nt
  * multiplies by it, with its kernels and threads.  Each value of B is
  * widened once per call, not once per row of A; a row's bits are those
- * gemm_nt gives it.  (gemm_f16.h's and gemm_i8.h's large-M path.) */
+ * gemm_nt gives it.  (gemm_i8.h's large-M path.) */
 void gemm_nt_widened(float *C, const float *A, const void *B, GemmWidenFn *widen, int M, int N, int K);
 
 /* The plain triple loops the kernels are tested against (same contracts

@@ -25,8 +25,9 @@
  * 88 -> 124); the same shapes as one row: 1024 outputs 63 -> 75, 5230
  * outputs 42 -> 38.  A file translated in mini-batches spent 54%
  * (greedy) and 78% (beam 4) of its time in them.  The price is the
- * packing, at load (gemm_f16_pack), and a second copy of a tied output
- * projection (model.c).
+ * packing, at load (gemm_f16_pack): the matrices are copied out of the
+ * mapped file into a block of their own at each start (model.c), and a
+ * tied output projection's embedding lookups read a row across its panel.
  *
  * Streaming B: a batch-1 step reads every weight once from L3 or memory;
  * a row's tile fetches the panels FETCH_AHEAD (16) panels on from its
@@ -275,8 +276,9 @@ static void row_tile_avx512(float *c, const float *a, const uint16_t *b, int col
 #define TILE_CASE(R) \
     case R: tile_body_avx512(c, ldc, a, (size_t)K, b, cols, NULL, NULL, R, PANELS_AVX512, K); break;
 
-/* R <= 12 rows of A against PANELS_AVX512 panels (the last pair of an odd
- * count ends in padding the loads may read: gemm_f16_nt sees to that). */
+/* R <= 12 rows of A against PANELS_AVX512 panels, both of which exist
+ * (tiles() gives an odd last panel one-panel tiles instead; the second
+ * panel's rows past N are the padding, read but never stored). */
 __attribute__((target("avx512f,fma,f16c")))
 static void tile_avx512(float *c, size_t ldc, const float *a, const uint16_t *b, int cols, int R, int K)
 {

@@ -262,8 +262,10 @@ static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, 
         model->arch = *arch;
         if (half) params_alloc_half(&model->params, arch, keep == KEEP_F16_READ);
         else params_alloc(&model->params, arch);
-        /* Mapped, the file's pages are the model's: no zeroed block to
-         * fill, no copy (they were 55% of start-up's CPU time, perf). */
+        /* Mapped, the embeddings are read in the file's pages: no zeroed
+         * block to fill, no copy (they were 55% of start-up's CPU time,
+         * perf).  The matrices (and a tied tgt_embed) are copied all the
+         * same, packed (load_matrix_half), and their pages given back. */
         unsigned char *map = keep == KEEP_F16_MAPPED ? safetensors_map(file) : NULL;
         if (keep == KEEP_F16_MAPPED && !map) { /* cannot map: read instead */
             params_free(&model->params);

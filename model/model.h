@@ -39,10 +39,12 @@ int model_load(Model *model, const char *path, const ModelArch *arch, VocabHashe
                Error *err);
 
 /* model_load for inference only (translating, evaluating): when every
- * matrix and embedding of the file is F16 they stay float16 in memory
- * (params.h: the `*_f16` fields; their float fields NULL), half the bytes
- * and no widening at load; biases and LayerNorms are widened.  Other files
- * load as model_load does.  The same checks and errors.  Such a model
+ * matrix and embedding of the file is F16, a float16 kernel runs here
+ * (gemm_f16.h) and d_model is a multiple of 16 (a panel's rows), they stay
+ * float16 in memory (params.h: the `*_f16` fields; their float fields
+ * NULL; the matrices packed into panels), half the bytes and no widening
+ * at load; biases and LayerNorms are widened.  Other files load as
+ * model_load does.  The same checks and errors.  Such a model
  * runs forward passes (transformer_encode/decode, decode.h, beam.h), never
  * training or saving. */
 int model_load_inference(Model *model, const char *path, const ModelArch *arch, VocabHashes hashes,
