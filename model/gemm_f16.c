@@ -214,7 +214,7 @@ static inline void fetch_ahead(const char **from, const char *end, size_t step)
 
 static size_t fetch_step(const char *from, const char *end, int K)
 {
-    return from ? ((size_t)(end - from) / (size_t)K + 63) & ~(size_t)63 : 0;
+    return from && K > 0 ? ((size_t)(end - from) / (size_t)K + 63) & ~(size_t)63 : 0;
 }
 
 /* Rows of A in an AVX-512 tile of more than one row (see the top). */

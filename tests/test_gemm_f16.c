@@ -268,6 +268,29 @@ static void test_products_give_the_same_bits_on_any_thread_count(void **state)
     free(A), free(B), free(one), free(many), free(panels);
 }
 
+/* K = 0: C is zeros, as gemm_nt gives, with every kernel; one row over
+ * more panels than two one-row tiles (whose panels it would fetch ahead,
+ * spread over a k loop that never runs: a division by zero before) and
+ * several rows. */
+static void test_empty_inner_dimension_gives_zeros(void **state)
+{
+    (void)state;
+    static const char *const kernels[] = {"avx512", "avx2", "generic"};
+    enum { N = 300 };
+    static float A[13], C[13 * N];
+    static const uint16_t panels[1];
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+        if (!gemm_force_kernel(kernels[k])) continue;
+        for (int M = 1; M <= 13; M += 12) {
+            for (int i = 0; i < M * N; i++) C[i] = 1.0f;
+            gemm_f16_nt(C, A, panels, M, N, 0);
+            for (int i = 0; i < M * N; i++)
+                if (C[i] != 0.0f) fail_msg("%s M=%d K=0: C[%d] = %g", gemm_f16_kernel_name(), M, i, C[i]);
+        }
+    }
+    gemm_force_kernel(NULL);
+}
+
 /* Widening is exact: every one of the 65,536 float16 values, through the
  * fast path (8 at a time) and its tail, equals the scalar conversion. */
 static void test_widen_is_exact(void **state)
@@ -529,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_generic_path_matches_the_reference),
         cmocka_unit_test(test_products_give_the_same_bits_on_any_thread_count),
         cmocka_unit_test(test_widen_is_exact),
+        cmocka_unit_test(test_empty_inner_dimension_gives_zeros),
         cmocka_unit_test(test_kept_half_decodes_as_widened_tied),
         cmocka_unit_test(test_generic_path_widens_at_load),
         cmocka_unit_test(test_kept_half_decodes_as_widened_untied),
