@@ -91,7 +91,7 @@ static NumberRule *number_rule_of(const Vocab *src, const Vocab *tgt, bool chine
 
 /* ---- mapped weights changed under us (translator.h) ---------------------- */
 
-static const char CHANGED[] = "changed in place since it was loaded (its pages are mapped, not copied), "
+static const char CHANGED[] = "changed in place since it was loaded (its embeddings are read from its mapped pages), "
                               "so the model is not used again: replace a model by renaming a new file over it";
 
 /* The mappings to watch for SIGBUS, each with its whole message ready:

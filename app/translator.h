@@ -40,8 +40,8 @@ ExitStatus translator_open(Translator *tr, const char *config_path, Error *err);
 ExitStatus translator_open_config(Translator *tr, Config *config, Error *err);
 void translator_close(Translator *tr); /* NULL-safe, leaves it zeroed */
 
-/* A float16 model's matrices are its file's pages, mapped, not copied
- * (model/safetensors.c).  Rewritten in place while we run (cp over it),
+/* A float16 model's embeddings are its file's pages, mapped, not copied
+ * (model/safetensors.c; its matrices are copied at load, packed).  Rewritten in place while we run (cp over it),
  * the file would change the model under us; truncated, reading a page
  * past its new end raises SIGBUS.  So: has the file been changed in place
  * (same file, other size or modification time) since it was loaded?  Then

@@ -6,8 +6,9 @@
  * The live hypotheses of a group of sentences are the rows of one decoding
  * step, sentence by sentence, each sentence's in rank order: a step then
  * reads the weights once for all of them, not once per sentence, and the
- * float16 tiles convert each weight once for up to 12 rows (gemm_f16.c):
- * one sentence's beam of 4 fills a third of one.  Every row
+ * float16 tiles convert each weight once for up to 12 rows with AVX-512,
+ * 6 with AVX2 (gemm_f16.c): one sentence's beam of 4 fills a third or two
+ * thirds of one.  Every row
  * attends to its own sentence's memory (Batch.src_of), so nothing of the
  * source is copied per hypothesis.  Slot j of sentence s (a hypothesis's
  * place between steps) owns the K/V store rows (s·beam + j)·cap.. and its

@@ -10,8 +10,9 @@
  * model_load_inference keeps its matrices float16): there reading meant
  * zeroing a 16 MB block and copying the file into it, 55% of the CPU time
  * of `translate` up to its first sentence (perf, issue 12), so it maps the
- * file (safetensors_map) and reads the tensors in place, after the header
- * has been checked against the file's size.  The window for SIGBUS is then
+ * file (safetensors_map) and reads the embeddings in place, and the
+ * matrices once, as it packs them for the products (gemm_f16.h), after the
+ * header has been checked against the file's size.  The window for SIGBUS is then
  * a file truncated in place while translate runs; our own writers never do
  * that (they rename a new file over the old, which stays whole), and
  * app/translator.c turns it, and any change in place, into an error

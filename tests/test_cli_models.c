@@ -1027,7 +1027,7 @@ static void copy_en_zh(const char *name, char dir[600], char config[700])
     free(yaml);
 }
 
-/* A float16 model's file is mapped, not copied: changed in place while
+/* A float16 model's file is mapped (its embeddings read from it): changed in place while
  * translate runs (cp over it), it is not used again — each line that needs
  * it fails, status 3 — and truncated in the middle of a batch it stops
  * the run with the same message (or, between batches, the lines left fail) (SIGBUS in the mapping), never a silent
