@@ -174,25 +174,24 @@ void gemm_f16_nt_reference(float *C, const float *A, const uint16_t *B, int M, i
         }
 }
 
-/* Rows i0..i1-1 of C, panels p0..p1-1; each output one chain of fmaf, k
- * ascending from zero, as the x86 kernels. */
+/* Rows i0..i1-1 of C, panels p0..p1-1, each panel widened once; each
+ * output one chain of fmaf, k ascending from zero, as the x86 kernels. */
 static void tiles_generic(float *C, const float *A, const uint16_t *panels, int i0, int i1, int p0, int p1,
                           int N, int K)
 {
-    float w[P], acc[P];
+    float *w = xmalloc((size_t)P * (K + 1) * sizeof *w), acc[P];
     for (int p = p0; p < p1; p++) {
-        const uint16_t *panel = panels + (size_t)p * P * K;
+        gemm_f16_widen(w, panels + (size_t)p * P * K, (size_t)P * K);
         int cols = N - p * P < P ? N - p * P : P;
         for (int i = i0; i < i1; i++) {
             const float *a = A + (size_t)i * K;
             for (int l = 0; l < P; l++) acc[l] = 0.0f;
-            for (int k = 0; k < K; k++) {
-                for (int l = 0; l < P; l++) w[l] = safetensors_f16_to_f32_scalar(panel[(size_t)k * P + l]);
-                for (int l = 0; l < P; l++) acc[l] = fmaf(a[k], w[l], acc[l]);
-            }
+            for (int k = 0; k < K; k++)
+                for (int l = 0; l < P; l++) acc[l] = fmaf(a[k], w[(size_t)k * P + l], acc[l]);
             memcpy(C + (size_t)i * N + (size_t)p * P, acc, (size_t)cols * sizeof *acc);
         }
     }
+    free(w);
 }
 
 /* ---- the x86 kernels (F16C + AVX2 + FMA, or AVX-512) ---------------------- */
