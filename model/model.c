@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "../common/util.h"
 #include "gemm_f16.h"
@@ -136,54 +134,53 @@ static int not_finite(const char *path, const ParamSpec *spec, size_t i, bool na
                      nan ? "NaN" : "Inf", i);
 }
 
-/* The first Inf or NaN of n float16 values, as an error. */
-static int half_not_finite(const char *path, const ParamSpec *spec, const uint16_t *x, Error *err)
+/* The first Inf or NaN of n float16 values (x[0] being value `first` of
+ * the tensor), as an error; 0 if there is none. */
+static int half_not_finite(const char *path, const ParamSpec *spec, const uint16_t *x, size_t first, size_t n,
+                           Error *err)
 {
-    for (size_t i = 0; i < spec->numel; i++)
-        if ((x[i] & 0x7c00u) == 0x7c00u) return not_finite(path, spec, i, x[i] & 0x3ffu, err);
+    for (size_t i = 0; i < n; i++)
+        if ((x[i] & 0x7c00u) == 0x7c00u) return not_finite(path, spec, first + i, x[i] & 0x3ffu, err);
     return 0;
 }
 
-/* A packed tensor's values, from the mapped file or read, packed into its panels
- * (gemm_f16_pack, which also checks them).  Its pages of the mapped file
- * are then given back (madvise): the products read only the panels, and
- * the resident size stays the file's, not the file's plus the panels'. */
-static int load_matrix_half(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
-                            unsigned char *map, Error *err)
+/* Rows of a matrix read at a time to be packed: a whole number of panels,
+ * ~64 KiB at K = 512. */
+enum { PACK_ROWS = 4 * GEMM_F16_PANEL };
+
+/* A packed tensor's values read from the file PACK_ROWS rows at a time
+ * and packed into its panels (gemm_f16_pack, which also checks them).
+ * Read, not taken from the mapping: packed, its values are copied anyway,
+ * and a read fills no page tables (a file just written sits in 4 KiB
+ * pages: 4,360 of them for en-zh cost ~1 ms to map, safetensors.c), and
+ * leaves what it packs from in the cache. */
+static int load_matrix_half(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec, Error *err)
 {
-    const uint16_t *x = map ? (const uint16_t *)(map + t->offset) : NULL;
-    uint16_t *read = NULL;
-    if (!map) {
-        read = xmalloc(spec->numel * sizeof *read);
-        if (safetensors_read_raw(file, t, read, err)) {
-            free(read);
-            return -1;
-        }
-        x = read;
+    int N = (int)spec->shape[0], K = (int)spec->shape[1], status = 0;
+    uint16_t *rows = xmalloc((size_t)PACK_ROWS * (K + 1) * sizeof *rows);
+    for (int j0 = 0; status == 0 && j0 < N; j0 += PACK_ROWS) {
+        int n = N - j0 < PACK_ROWS ? N - j0 : PACK_ROWS;
+        size_t first = (size_t)j0 * K, count = (size_t)n * K;
+        status = safetensors_read_part(file, t, first * sizeof *rows, count * sizeof *rows, rows, err);
+        if (status == 0 && !gemm_f16_pack(*spec->half_slot + first, rows, n, K))
+            status = half_not_finite(file->path, spec, rows, first, count, err);
     }
-    int status = 0;
-    if (!gemm_f16_pack(*spec->half_slot, x, (int)spec->shape[0], (int)spec->shape[1]))
-        status = half_not_finite(file->path, spec, x, err);
-    free(read);
-    if (map) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE), from = (t->offset + page - 1) / page * page;
-        size_t to = (t->offset + t->nbytes) / page * page;
-        if (to > from) madvise(map + from, to - from, MADV_DONTNEED);
-    }
+    free(rows);
     return status;
 }
 
-/* spec's float16 slot: packed (load_matrix_half), or pointed into the mapped file (`map`), or read into the block as stored
- * (the file's tensor is F16); then checked. */
+/* spec's float16 slot: packed (load_matrix_half), or pointed into the
+ * mapped file (`map`), or read into the block as stored (the file's tensor
+ * is F16); then checked. */
 static int load_half(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
                      unsigned char *map, Error *err)
 {
-    if (spec->packed) return load_matrix_half(file, t, spec, map, err);
+    if (spec->packed) return load_matrix_half(file, t, spec, err);
     if (map) *spec->half_slot = (uint16_t *)(map + t->offset);
     uint16_t *x = *spec->half_slot;
     if (!map && safetensors_read_raw(file, t, x, err)) return -1;
     if (all_finite_f16(x, spec->numel)) return 0;
-    return half_not_finite(file->path, spec, x, err);
+    return half_not_finite(file->path, spec, x, 0, spec->numel, err);
 }
 
 static int load_tensor(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
@@ -264,8 +261,8 @@ static int load_from(Model *model, const SafeFile *file, const ModelArch *arch, 
         else params_alloc(&model->params, arch);
         /* Mapped, the embeddings are read in the file's pages: no zeroed
          * block to fill, no copy (they were 55% of start-up's CPU time,
-         * perf).  The matrices (and a tied tgt_embed) are copied all the
-         * same, packed (load_matrix_half), and their pages given back. */
+         * perf).  The matrices (and a tied tgt_embed) are read all the
+         * same, to be packed (load_matrix_half). */
         unsigned char *map = keep == KEEP_F16_MAPPED ? safetensors_map(file) : NULL;
         if (keep == KEEP_F16_MAPPED && !map) { /* cannot map: read instead */
             params_free(&model->params);

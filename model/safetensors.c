@@ -581,10 +581,17 @@ void *safetensors_map(const SafeFile *file)
     return map == MAP_FAILED ? NULL : map;
 }
 
+int safetensors_read_part(const SafeFile *file, const SafeTensor *t, size_t from, size_t n, void *out,
+                          Error *err)
+{
+    ASSERT(from <= t->nbytes && n <= t->nbytes - from);
+    if (read_at(file->fd, out, n, t->offset + from) == 0) return 0;
+    return error_set(err, "%s: tensor '%s': cannot read: %s", file->path, t->name, read_problem());
+}
+
 int safetensors_read_raw(const SafeFile *file, const SafeTensor *t, void *out, Error *err)
 {
-    if (read_at(file->fd, out, t->nbytes, t->offset) == 0) return 0;
-    return error_set(err, "%s: tensor '%s': cannot read: %s", file->path, t->name, read_problem());
+    return safetensors_read_part(file, t, 0, t->nbytes, out, err);
 }
 
 int safetensors_to_f32(const SafeFile *file, const SafeTensor *t, float *out, Error *err)

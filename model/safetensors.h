@@ -88,6 +88,9 @@ int safetensors_to_f32(const SafeFile *file, const SafeTensor *t, float *out, Er
 void *safetensors_map(const SafeFile *file);
 /* Its nbytes bytes as stored (e.g. to compare two files); same errors. */
 int safetensors_read_raw(const SafeFile *file, const SafeTensor *t, void *out, Error *err);
+/* Bytes from..from+n-1 of those (within them), as stored; same errors. */
+int safetensors_read_part(const SafeFile *file, const SafeTensor *t, size_t from, size_t n, void *out,
+                          Error *err);
 /* One float16 (bits h) widened by the portable scalar code that
  * safetensors_to_f32 uses where there is no F16C and for the tail of a
  * tensor; exposed so tests can check it on all 65,536 values. */
