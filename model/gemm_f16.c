@@ -450,8 +450,10 @@ static void tiles(const Product *pr, int i0, int i1, int p0, int p1)
         bool wide = pr->kernel == KERNEL_AVX512;
         int rows = wide ? ROWS_AVX512 : ROWS_AVX2, width = wide ? PANELS_AVX512 : 1;
         for (int p = p0; p < p1; p += width)
-            for (int i = i0; i < i1; i += rows) {
-                int R = i1 - i < rows ? i1 - i : rows;
+            /* the rows in tiles of sizes as equal as can be (8 rows as 4 + 4,
+             * not 6 + 2: a short tile widens its panels for few rows) */
+            for (int i = i0, left = (i1 - i0 + rows - 1) / rows, R; i < i1; i += R, left--) {
+                R = (i1 - i + left - 1) / left;
                 float *c = pr->C + (size_t)i * N + (size_t)p * P;
                 const float *a = pr->A + (size_t)i * K;
                 const uint16_t *b = pr->panels + (size_t)p * P * K;
