@@ -19,6 +19,7 @@
 #include "../model/gemm_f16.h"
 #include "../model/model.h"
 #include "../model/parallel.h"
+#include "../model/params.h"
 #include "../model/safetensors.h"
 
 /* A random float16 in about [-2, 2] (finite: exponent below 31). */
@@ -559,6 +560,51 @@ static void test_nan_in_half_matrix_is_refused(void **state)
     free(bytes);
 }
 
+/* A load reads each matrix PACK_ROWS (64) rows at a time and packs them at
+ * their place (model.c): the panels are those of the whole matrix packed
+ * at once, the last panel's padding included, for 83 rows (a whole read,
+ * then a panel and a short one: the tied embedding and the untied
+ * generator) and 96, 44 and 32 (one read or two, each whole panels, or a
+ * short last panel). */
+static void test_load_packs_each_matrix_as_a_whole(void **state)
+{
+    (void)state;
+    if (strcmp(gemm_f16_kernel_name(), "generic") == 0) skip(); /* widened at load */
+    for (int tied = 0; tied < 2; tied++) {
+        ModelArch a = small_arch(tied);
+        a.tgt_vocab = 83;
+        a.d_ff = 44;
+        const char *path = saved_f16(&a, "packs16.safetensors");
+        Model m;
+        Error err = {{0}};
+        assert_int_equal(model_load_inference(&m, path, &a, hashes, &err), 0);
+        assert_true(model_is_half(&m));
+        SafeFile f;
+        assert_int_equal(safetensors_open(path, &f, &err), 0);
+        ParamSpec *specs;
+        size_t n = params_describe(&a, &m.params, &specs), checked = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!specs[i].packed) continue;
+            int N = (int)specs[i].shape[0], K = (int)specs[i].shape[1];
+            const SafeTensor *t = safetensors_find(&f, specs[i].name);
+            assert_non_null(t);
+            uint16_t *B = malloc((size_t)N * K * sizeof *B);
+            uint16_t *want = malloc(gemm_f16_panels_size(N, K) * sizeof *want);
+            assert_int_equal(safetensors_read_raw(&f, t, B, &err), 0);
+            assert_true(gemm_f16_pack(want, B, N, K));
+            if (memcmp(want, *specs[i].half_slot, gemm_f16_panels_size(N, K) * sizeof *want) != 0)
+                fail_msg("%s (%d x %d): packed at load unlike the whole matrix", specs[i].name, N, K);
+            checked += N == 83;
+            free(B);
+            free(want);
+        }
+        assert_int_equal(checked, 1); /* the tied embedding, or the generator */
+        free(specs);
+        safetensors_close(&f);
+        model_free(&m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -578,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_d_model_off_the_panels_is_widened),
         cmocka_unit_test(test_float32_file_stays_float32),
         cmocka_unit_test(test_nan_in_half_matrix_is_refused),
+        cmocka_unit_test(test_load_packs_each_matrix_as_a_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
