@@ -26,9 +26,11 @@
  * outputs 42 -> 38.  A file translated in mini-batches spent 54%
  * (greedy) and 78% (beam 4) of its time in them.  The price is the
  * packing, at load (gemm_f16_pack): the matrices are read from the
- * file into a block of their own at each start (model.c: +1.2 ms of
- * start-up, 14 MB for en-zh, most of it the kernel clearing the fresh
- * pages and the copy itself), and a
+ * file into a block of their own at each start (model.c: 14 MB for
+ * en-zh; start-up with an empty sentence 5.1 -> 6.7-7.0 ms, hyperfine,
+ * 2 x 80 and 150 runs alternated against bd12f89 on the Intel Xeon, the
+ * system time 1.4-1.8 -> 3.8-4.3 ms: most of it the kernel clearing the
+ * fresh pages, and the copy itself), and a
  * tied output projection's embedding lookups read a row across its panel.
  *
  * Streaming B: a batch-1 step reads every weight once from L3 or memory;
