@@ -169,16 +169,40 @@ static int load_matrix_half(const SafeFile *file, const SafeTensor *t, const Par
     return status;
 }
 
+/* Values checked at a time of a tensor read to be checked. */
+enum { CHECK_VALUES = 1 << 15 };
+
+/* A mapped tensor's values checked as read from the file, CHECK_VALUES at a
+ * time, not through the mapping: the mapping is read only once translate
+ * watches it (app/translator.c), so a file truncated while the model loads
+ * is an Error, not a SIGBUS in the middle of the check; and only the
+ * embedding rows a translation looks up are ever mapped into memory. */
+static int check_half_read(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec, Error *err)
+{
+    uint16_t *part = xmalloc(CHECK_VALUES * sizeof *part);
+    int status = 0;
+    for (size_t first = 0; status == 0 && first < spec->numel; first += CHECK_VALUES) {
+        size_t n = spec->numel - first < CHECK_VALUES ? spec->numel - first : CHECK_VALUES;
+        status = safetensors_read_part(file, t, first * sizeof *part, n * sizeof *part, part, err);
+        if (status == 0 && !all_finite_f16(part, n)) status = half_not_finite(file->path, spec, part, first, n, err);
+    }
+    free(part);
+    return status;
+}
+
 /* spec's float16 slot: packed (load_matrix_half), or pointed into the
- * mapped file (`map`), or read into the block as stored (the file's tensor
- * is F16); then checked. */
+ * mapped file (`map`) and checked as read (check_half_read), or read into
+ * the block as stored (the file's tensor is F16) and checked there. */
 static int load_half(const SafeFile *file, const SafeTensor *t, const ParamSpec *spec,
                      unsigned char *map, Error *err)
 {
     if (spec->packed) return load_matrix_half(file, t, spec, err);
-    if (map) *spec->half_slot = (uint16_t *)(map + t->offset);
+    if (map) {
+        *spec->half_slot = (uint16_t *)(map + t->offset);
+        return check_half_read(file, t, spec, err);
+    }
     uint16_t *x = *spec->half_slot;
-    if (!map && safetensors_read_raw(file, t, x, err)) return -1;
+    if (safetensors_read_raw(file, t, x, err)) return -1;
     if (all_finite_f16(x, spec->numel)) return 0;
     return half_not_finite(file->path, spec, x, 0, spec->numel, err);
 }
