@@ -53,6 +53,7 @@
 #include "gemm_f16.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/util.h"
