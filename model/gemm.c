@@ -118,15 +118,15 @@ static size_t panel_stride(int kc, int width)
     return ((size_t)kc * width + 15) / 16 * 16 + PANEL_SKEW;
 }
 
-/* Below this many multiply-adds a product runs on the calling thread:
- * waking a worker has a cost (model/parallel.h).  2^22 left the 32-row
+/* GEMM_THREAD_MIN_FMAS (gemm.h): below it a product runs on the calling
+ * thread, waking a worker has a cost (model/parallel.h).  2^22 left the 32-row
  * training products on one thread; at 2^20 they split, and on an idle AMD
  * EPYC (Zen 5, 2 threads) went 172 -> 301 GF/s (nn 32×256×256),
  * 206 -> 359 (nt), 201 -> 340 (tn), OpenBLAS 197-263; translating (a
  * sentence, a file of 1,000 lines greedy or beam 4) took the same time
  * either way.  (On a Zen 3 host busy with other guests the same change
  * measured nothing clear.) */
-#define THREAD_MIN_FMAS (1u << 20)
+#define THREAD_MIN_FMAS GEMM_THREAD_MIN_FMAS
 
 /* ---- the references --------------------------------------------------- */
 

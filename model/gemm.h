@@ -30,6 +30,9 @@
  * in a taller product. */
 #define GEMM_SMALL_M 16
 
+/* See "threads" below (gemm.c says how it was chosen). */
+#define GEMM_THREAD_MIN_FMAS (1u << 20)
+
 /* C[M,N] (+)= A[M,K] · B[N,K]ᵀ   (forward: out = in · Wᵀ, W in PyTorch's
  * [out_features, in_features] layout). */
 void gemm_nt(float *C, const float *A, const float *B, int M, int N, int K, bool accumulate);
@@ -61,10 +64,11 @@ void gemm_nn_reference(float *C, const float *A, const float *B, int M, int N, i
 void gemm_tn_reference(float *C, const float *A, const float *B, int M, int N, int K,
                        bool accumulate);
 
-/* Products of at least 2²⁰ multiply-adds are split between the threads of
- * model/parallel.h (parallel_set_threads; smaller ones run on the calling
- * thread).  While one thread's call uses the workers, another thread's
- * call runs on that thread alone. */
+/* Products of at least GEMM_THREAD_MIN_FMAS multiply-adds are split
+ * between the threads of model/parallel.h (parallel_set_threads; smaller
+ * ones run on the calling thread); gemm_f16_nt's taller products too.
+ * While one thread's call uses the workers, another thread's call runs on
+ * that thread alone. */
 
 /* "avx512", "avx2" or "generic" (gemm.c's plain C): the kernel gemm_* use.
  * By default the fastest this CPU runs; the environment variable

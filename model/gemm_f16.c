@@ -159,10 +159,18 @@ bool gemm_f16_pack(uint16_t *panels, const uint16_t *B, int N, int K)
     return finite;
 }
 
+/* The row's values, 16 apart, gathered a block at a time and widened as a
+ * row-major row is (gemm_f16_widen): a tied embedding's lookup runs for
+ * every row of every decoding step. */
 void gemm_f16_panel_row(float *out, const uint16_t *panels, int j, int K)
 {
     const uint16_t *panel = panels + (size_t)(j / P * P) * K + j % P;
-    for (int k = 0; k < K; k++) out[k] = safetensors_f16_to_f32_scalar(panel[(size_t)k * P]);
+    uint16_t row[256];
+    for (int k0 = 0; k0 < K; k0 += 256) {
+        int n = K - k0 < 256 ? K - k0 : 256;
+        for (int k = 0; k < n; k++) row[k] = panel[(size_t)(k0 + k) * P];
+        gemm_f16_widen(out + k0, row, (size_t)n);
+    }
 }
 
 /* ---- the plain path ------------------------------------------------------ */
@@ -496,6 +504,6 @@ void gemm_f16_nt(float *C, const float *A, const uint16_t *panels, int M, int N,
         return;
     }
     /* blocks of 2 panels: an AVX-512 tile's pair never straddles threads */
-    double work = (double)M * N * K * ((double)PARALLEL_MIN_WORK / (1u << 20));
+    double work = (double)M * N * K * ((double)PARALLEL_MIN_WORK / GEMM_THREAD_MIN_FMAS);
     parallel_for_blocks(count, 2, work, panels_run, &pr);
 }
