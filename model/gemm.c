@@ -1154,7 +1154,11 @@ static void pack_block(const Kernel *kern, float *dst, const float *src, size_t 
 /* gemm_nt on a few rows: small_nt instead of the blocked loops.  Decided on
  * the whole product, and a threaded one is then split by columns only, so
  * the path (and the bits) never depend on the thread count. */
-typedef enum { PATH_BLOCKED, PATH_SMALL, PATH_TURNED } Path;
+typedef enum { PATH_BLOCKED, PATH_SMALL, PATH_TURNED, PATH_GENERIC } Path;
+
+/* The generic kernel's tile width (generic_product, below); a threaded
+ * generic product is split by columns in bands of whole tiles. */
+enum { GEN_NR = 16 };
 
 /* The path a whole product takes, decided once: a threaded product's bands
  * all take it (split by columns for PATH_SMALL, so each band keeps the
@@ -1162,6 +1166,7 @@ typedef enum { PATH_BLOCKED, PATH_SMALL, PATH_TURNED } Path;
  * gives the blocked path's bits anyway; PATH_SMALL does not. */
 static Path path_of(const Kernel *kern, const Product *p)
 {
+    if (!kern->micro) return PATH_GENERIC;
     bool nt = p->a_cs == 1 && p->b_rs == 1;
     if (nt && kern->small_nt && p->m <= SMALL_M) return PATH_SMALL;
     if (nt && kern->micro_t && p->m <= SWAP_M) return PATH_TURNED;
@@ -1243,8 +1248,14 @@ static void row_block_times_panel(const Kernel *kern, const Product *p, const Ro
  * kernel takes 83.7, 32×1024×256 86 -> 102; AVX-512, 100×5230×256
  * 153 -> 178, 192×5230×256 177 -> 197.  Beyond one row block it lost as
  * often as it won (512×256×1024: 199 -> 180), so it stops at MC. */
+static void generic_product(const Product *p);
+
 static void product_run(const Kernel *kern, const Product *p, Path path)
 {
+    if (path == PATH_GENERIC) {
+        generic_product(p);
+        return;
+    }
     if (path == PATH_SMALL) {
         kern->small_nt(p->c, p->ldc, p->a, p->a_rs, p->b, p->b_cs, p->m, p->n, p->k, p->accumulate);
         return;
@@ -1336,7 +1347,8 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
 {
     Path path = path_of(kern, p);
     bool by_rows = p->m >= p->n && path == PATH_BLOCKED;
-    Bands bands = {kern, p, path, by_rows, by_rows ? p->m : p->n, by_rows ? kern->mr : kern->nr};
+    int tile = path == PATH_GENERIC ? GEN_NR : by_rows ? kern->mr : kern->nr;
+    Bands bands = {kern, p, path, by_rows, by_rows ? p->m : p->n, tile};
     int tiles = (bands.len + bands.tile - 1) / bands.tile;
     double work = (double)p->m * p->n * p->k * ((double)PARALLEL_MIN_WORK / THREAD_MIN_FMAS);
     parallel_for(tiles, work, bands_run, &bands);
@@ -1353,9 +1365,9 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
  * per column per k, from a packed panel of GEN_NR columns of B ([k][GEN_NR],
  * zero past the edge) reused by every row of A, each element in k order.
  * Either way an element's order of summation depends only on K, never on
- * the tile it falls in, M, N, the other rows or the threads (there are
- * none here), and it is added to C once at the end when accumulating. */
-enum { GEN_NR = 16 };
+ * the tile it falls in, M, N, the other rows or the threads (which take
+ * bands of columns, as the x86 kernels' products do: product_run_threaded),
+ * and it is added to C once at the end when accumulating. */
 
 #ifdef __wasm_simd128__
 /* gemm_nt's form in WebAssembly SIMD128 intrinsics (make web): no packing,
@@ -1531,13 +1543,7 @@ static void gemm(const Product *p)
     ASSERT(p->m >= 0 && p->n >= 0 && p->k >= 0);
     const Kernel *kern = current_kernel();
     if (p->m == 0 || p->n == 0) return;
-    if (!kern->micro) {
-        if (p->k == 0) {
-            if (!p->accumulate) memset(p->c, 0, (size_t)p->m * p->n * sizeof *p->c);
-        } else {
-            generic_product(p);
-        }
-    } else if (p->k == 0) { /* an empty sum: C = 0, or C unchanged */
+    if (p->k == 0) { /* an empty sum: C = 0, or C unchanged */
         if (!p->accumulate) memset(p->c, 0, (size_t)p->m * p->n * sizeof *p->c);
     } else {
         product_run_threaded(kern, p);
