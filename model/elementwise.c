@@ -127,13 +127,14 @@ CLONES static void activation_backward_range(const Pointwise *w, size_t i0, size
     const float *d_out = w->a, *in = w->b, *mask = w->c;
     if (w->act == ACTIVATION_RELU) {
         if (mask)
-            /* Where in <= 0 this multiplies 0 by the multiplier (0 or
-             * 1/(1 - p)): +0, as choosing 0 gave.  Choosing between
-             * d_out · mask and 0 instead left the multiply inside the
-             * branch, where GCC may not make it unconditional (it could
-             * trap), and the AVX2 build of the loop stayed scalar: 4.6% of
-             * a one-thread training step on an AMD EPYC (Zen 3), 0.6% now
-             * (perf; train_bench 3,464 -> 3,667 tokens/s, the same bits). */
+            /* Where in <= 0 (or is NaN) this multiplies 0 by the
+             * multiplier (0 or 1/(1 - p)): +0, as choosing 0 gave.
+             * Choosing between d_out · mask and 0 instead left the
+             * multiply inside the branch, where GCC may not make it
+             * unconditional (it could trap), and the AVX2 build of the
+             * loop stayed scalar: 4.6% of a one-thread training step on an
+             * AMD EPYC (Zen 3), 0.6% now (perf; train_bench 3,464 -> 3,667
+             * tokens/s, the same bits). */
             for (size_t i = i0; i < i1; i++) d_in[i] = (in[i] > 0.0f ? d_out[i] : 0.0f) * mask[i];
         else
             for (size_t i = i0; i < i1; i++) d_in[i] = in[i] > 0.0f ? d_out[i] : 0.0f;

@@ -950,7 +950,7 @@ static void small_nt_avx2(float *C, size_t ldc, const float *A, size_t lda, cons
 typedef struct {
     const char *name;
     int mr, nr;
-    MicroKernel *micro; /* NULL: run the references */
+    MicroKernel *micro; /* NULL: the generic kernel (generic_product) */
     /* Optional fast pack_panel for one panel whose lines run along k with
      * the given stride (A of gemm_nt and gemm_nn, B of gemm_nt); NULL:
      * pack_panel does it. */
@@ -1153,7 +1153,9 @@ static void pack_block(const Kernel *kern, float *dst, const float *src, size_t 
 
 /* gemm_nt on a few rows: small_nt instead of the blocked loops.  Decided on
  * the whole product, and a threaded one is then split by columns only, so
- * the path (and the bits) never depend on the thread count. */
+ * the path (and the bits) never depend on the thread count.  A kernel
+ * without a micro-kernel (the generic one) takes PATH_GENERIC whatever
+ * the product. */
 typedef enum { PATH_BLOCKED, PATH_SMALL, PATH_TURNED, PATH_GENERIC } Path;
 
 /* The generic kernel's tile width (generic_product, below); a threaded
@@ -1234,7 +1236,10 @@ static void row_block_times_panel(const Kernel *kern, const Product *p, const Ro
     }
 }
 
-/* The blocked loops of the file's opening comment, on the calling thread.
+static void generic_product(const Product *p);
+
+/* The blocked loops of the file's opening comment, on the calling thread
+ * (or the path's own: small_nt, turned_run, generic_product).
  *
  * When all of C's rows fit in one row block (M ≤ MC) and B has its lines
  * along k (gemm_nt), each panel of B is packed and at once used by every
@@ -1248,8 +1253,6 @@ static void row_block_times_panel(const Kernel *kern, const Product *p, const Ro
  * kernel takes 83.7, 32×1024×256 86 -> 102; AVX-512, 100×5230×256
  * 153 -> 178, 192×5230×256 177 -> 197.  Beyond one row block it lost as
  * often as it won (512×256×1024: 199 -> 180), so it stops at MC. */
-static void generic_product(const Product *p);
-
 static void product_run(const Kernel *kern, const Product *p, Path path)
 {
     if (path == PATH_GENERIC) {
@@ -1339,10 +1342,11 @@ static void bands_run(void *ctx, int t0, int t1)
     product_run(b->kern, &part, b->path);
 }
 
-/* Split C into one band per thread along its longer side, in whole tiles,
- * and run the bands at once (model/parallel.h): only products of at least
- * THREAD_MIN_FMAS multiply-adds, passed to parallel_for as that threshold's
- * share of PARALLEL_MIN_WORK. */
+/* Split C into one band per thread, in whole tiles, and run the bands at
+ * once (model/parallel.h): along its longer side on the blocked path, by
+ * columns on the others; only products of at least THREAD_MIN_FMAS
+ * multiply-adds, passed to parallel_for as that threshold's share of
+ * PARALLEL_MIN_WORK. */
 static void product_run_threaded(const Kernel *kern, const Product *p)
 {
     Path path = path_of(kern, p);
@@ -1366,8 +1370,8 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
  * zero past the edge) reused by every row of A, each element in k order.
  * Either way an element's order of summation depends only on K, never on
  * the tile it falls in, M, N, the other rows or the threads (which take
- * bands of columns, as the x86 kernels' products do: product_run_threaded),
- * and it is added to C once at the end when accumulating. */
+ * bands of columns: product_run_threaded), and it is added to C once at
+ * the end when accumulating. */
 
 #ifdef __wasm_simd128__
 /* gemm_nt's form in WebAssembly SIMD128 intrinsics (make web): no packing,
