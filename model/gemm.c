@@ -126,7 +126,6 @@ static size_t panel_stride(int kc, int width)
  * sentence, a file of 1,000 lines greedy or beam 4) took the same time
  * either way.  (On a Zen 3 host busy with other guests the same change
  * measured nothing clear.) */
-#define THREAD_MIN_FMAS GEMM_THREAD_MIN_FMAS
 
 /* ---- the references --------------------------------------------------- */
 
@@ -1344,7 +1343,7 @@ static void bands_run(void *ctx, int t0, int t1)
 
 /* Split C into one band per thread, in whole tiles, and run the bands at
  * once (model/parallel.h): along its longer side on the blocked path, by
- * columns on the others; only products of at least THREAD_MIN_FMAS
+ * columns on the others; only products of at least GEMM_THREAD_MIN_FMAS
  * multiply-adds, passed to parallel_for as that threshold's share of
  * PARALLEL_MIN_WORK. */
 static void product_run_threaded(const Kernel *kern, const Product *p)
@@ -1354,7 +1353,7 @@ static void product_run_threaded(const Kernel *kern, const Product *p)
     int tile = path == PATH_GENERIC ? GEN_NR : by_rows ? kern->mr : kern->nr;
     Bands bands = {kern, p, path, by_rows, by_rows ? p->m : p->n, tile};
     int tiles = (bands.len + bands.tile - 1) / bands.tile;
-    double work = (double)p->m * p->n * p->k * ((double)PARALLEL_MIN_WORK / THREAD_MIN_FMAS);
+    double work = (double)p->m * p->n * p->k * ((double)PARALLEL_MIN_WORK / GEMM_THREAD_MIN_FMAS);
     parallel_for(tiles, work, bands_run, &bands);
 }
 
